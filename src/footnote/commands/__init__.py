@@ -1,0 +1,25 @@
+"""CLI commands, one module per family; each module exposes ``register(group)``.
+
+- ``corpus``: ingest, sources, status          - ``search``: search
+- ``evaluate``: eval, calibrate                 - ``ask``: ask
+- ``serve``: serve                              - ``migrate``: migrate
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+MODULES = ("corpus", "search", "evaluate", "ask", "serve", "migrate")
+
+
+def register_all(group: click.Group) -> None:
+    for name in MODULES:
+        try:
+            module = importlib.import_module(f"footnote.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"footnote.commands.{name}":
+                continue  # a command family not built yet
+            raise
+        module.register(group)

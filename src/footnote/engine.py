@@ -1,0 +1,135 @@
+"""The composition root: ``Engine.from_settings`` builds store, models and stages once; the CLI, the
+server and the evaluation all go through it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footnote.models.embedders import make_embedder
+from footnote.models.protocols import ChatModel, Embedder, Reranker
+from footnote.settings import Settings, load_settings
+from footnote.store import Store, open_store
+
+if TYPE_CHECKING:
+    from footnote.answer.types import Answer, Event
+    from footnote.corpus.ingest import IngestReport
+    from footnote.retrieve.types import SearchResult
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    """Holds the store and the models; stages are built from them lazily."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder | None,
+        reranker: Reranker | None = None,
+        chat_models: dict[str, ChatModel] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.reranker = reranker
+        self.chat_models: dict[str, ChatModel] = dict(chat_models or {})
+        if embedder is not None:
+            store.bind_embedder(embedder.name, embedder.dim)
+        self._retriever: Any = None
+        self._answerer: Any = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engine:
+        """Build an engine from settings (or ``load_settings(**overrides)``)."""
+        settings = settings or load_settings(**overrides)
+        store = open_store(settings.store.url, settings.store)
+        embedder = make_embedder(settings.embedder)
+        from footnote.models.rerankers import make_reranker
+
+        reranker = make_reranker(settings.retrieve)
+        from footnote.models.chat import make_chat_models
+
+        chat_models = make_chat_models(settings.models)
+        return cls(settings, store, embedder, reranker, chat_models)
+
+    # -- ingest --------------------------------------------------------------------------------
+    def ingest(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        prune: bool = False,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> IngestReport:
+        from footnote.corpus.ingest import Ingestor
+
+        return Ingestor(self.settings, self.store, self.embedder).run(
+            paths, kind=kind, lang=lang, prune=prune, progress=progress
+        )
+
+    # -- retrieval -----------------------------------------------------------------------------
+    @property
+    def retriever(self) -> Any:
+        if self._retriever is None:
+            from footnote.retrieve.pipeline import Retriever
+
+            self._retriever = Retriever(
+                self.settings, self.store, self.embedder, self.reranker, self.chat_models.get("router")
+            )
+        return self._retriever
+
+    def search(self, question: str, *, lang: str | None = None) -> SearchResult:
+        result: SearchResult = self.retriever.search(question, lang=lang)
+        return result
+
+    # -- answering -----------------------------------------------------------------------------
+    @property
+    def answerer(self) -> Any:
+        if self._answerer is None:
+            from footnote.answer.pipeline import Answerer
+
+            self._answerer = Answerer(self.settings, self.retriever, self.store, self.chat_models)
+        return self._answerer
+
+    def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
+        answer: Answer = self.answerer.ask(question, fallback=fallback)
+        return answer
+
+    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+        """The turn as events (stage, token, citation, verdict, done); the last is DONE with the Answer."""
+        events: Iterator[Event] = self.answerer.ask_stream(question, fallback=fallback)
+        return events
+
+    # -- status --------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        st = self.store.stats()
+        bound = self.store.embedder_info()
+        lexical_only = self.embedder is None or st.embedded == 0
+        return {
+            "store": st.url,
+            "sources": st.sources,
+            "fragments": st.fragments,
+            "embedded": st.embedded,
+            "by_kind": st.by_kind,
+            "by_lang": st.by_lang,
+            "embedder": self.embedder.name if self.embedder else None,
+            "store_embedder": bound[0] if bound else None,
+            "dim": bound[1] if bound else None,
+            "lexical_only": lexical_only,
+            "reranker": self.reranker.name if self.reranker else "fusion",
+            "chat_models": {role: m.name for role, m in self.chat_models.items()},
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

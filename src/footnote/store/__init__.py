@@ -1,0 +1,34 @@
+"""Stores: the ``Store`` protocol and its backends, opened by URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from footnote.errors import StoreError
+from footnote.settings import StoreSettings
+from footnote.store.protocol import Hit, Original, Store, StoreStats
+
+__all__ = ["Hit", "Original", "Store", "StoreStats", "open_store", "sqlite_path_from_url"]
+
+
+def sqlite_path_from_url(url: str) -> Path:
+    """``sqlite:///abs/path``, ``sqlite:///rel/path`` (relative) or a plain path → Path."""
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///"):])
+    if url.startswith("sqlite://"):
+        raise StoreError(f"store URL {url!r}: use sqlite:///path or a plain path")
+    return Path(url)
+
+
+def open_store(url: str, settings: StoreSettings | None = None) -> Store:
+    """Open (and migrate) the store at ``url``: a path or sqlite:/// URL → SQLite; postgresql:// → PostgreSQL."""
+    settings = settings or StoreSettings(url=url)
+    if url.startswith(("postgresql://", "postgres://")):
+        from footnote.store.postgres import PostgresStore
+
+        return PostgresStore(url, settings)
+    if "://" in url and not url.startswith("sqlite:"):
+        raise StoreError(f"store URL {url!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
+    from footnote.store.sqlite import SqliteStore
+
+    return SqliteStore(sqlite_path_from_url(url), settings)

@@ -1,0 +1,129 @@
+"""The ``Store`` protocol every backend implements (SQLite embedded, PostgreSQL + pgvector).
+
+Semantics both backends keep (the conformance suite in ``footnote.store.conformance`` checks them):
+- ``put_source`` replaces a source, its fragments, embeddings and original atomically (one
+  transaction): readers see the old version or the new one, never a mix; a failure leaves the old.
+- Originals are content-addressed by sha256 and shared between sources with the same bytes.
+- Lexical search tokenises with ``footnote.store.text`` (Snowball stemming by the fragment's
+  language for the stemmed column; verbatim lower-cased tokens for the unstemmed one).
+- Dense search is cosine over L2-normalised float32 vectors; scores are cosines in [-1, 1].
+- A store remembers which embedder (name, dim) filled it; opening it with another raises StoreError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from footnote.corpus.records import Fragment, Source
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One lane hit: a fragment id and the lane's own score (cosine for dense; bm25-like, higher
+    is better, for lexical; similarity for trigram; 1.0 for an exact address)."""
+
+    fragment_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    sources: int
+    fragments: int
+    embedded: int
+    by_kind: dict[str, int]
+    by_lang: dict[str, int]
+    embedder: str | None
+    dim: int | None
+    url: str
+
+
+@dataclass(frozen=True)
+class Original:
+    """A stored original file, served as uploaded."""
+
+    sha256: str
+    name: str
+    media_type: str
+    data: bytes
+
+
+@runtime_checkable
+class Store(Protocol):
+    url: str
+
+    def close(self) -> None: ...
+
+    # --- embedder binding -------------------------------------------------------------------
+    def embedder_info(self) -> tuple[str, int] | None:
+        """(embedder name, dim) that filled this store, or None while it has no embeddings."""
+        ...
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder; StoreError if the store was filled by a different name or dim."""
+        ...
+
+    # --- writing ----------------------------------------------------------------------------
+    def source_hash(self, source_id: str) -> str | None:
+        """The stored content hash of a source, or None if absent."""
+        ...
+
+    def put_source(
+        self,
+        source: Source,
+        fragments: Sequence[Fragment],
+        embeddings: np.ndarray | None,
+        original: bytes,
+    ) -> None:
+        """Insert or atomically replace a source with its fragments, embeddings (rows aligned with
+        ``fragments``, or None for lexical-only) and original bytes."""
+        ...
+
+    def delete_source(self, source_id: str) -> None: ...
+
+    # --- reading ----------------------------------------------------------------------------
+    def list_sources(self) -> list[Source]: ...
+
+    def get_source(self, source_id: str) -> Source | None: ...
+
+    def get_fragments(self, fragment_ids: Sequence[str]) -> list[Fragment]:
+        """Fragments by id, in the order asked; unknown ids are skipped."""
+        ...
+
+    def fragments_of(self, source_id: str) -> list[Fragment]: ...
+
+    def get_original(self, source_id: str) -> Original | None: ...
+
+    def stats(self) -> StoreStats: ...
+
+    def iter_embeddings(self, batch: int = 1000) -> Iterable[tuple[list[str], np.ndarray]]:
+        """All (fragment ids, vectors) in batches — for migration and calibration."""
+        ...
+
+    def get_embeddings(self, fragment_ids: Sequence[str]) -> np.ndarray:
+        """Vectors for the given ids, in order (zeros for a fragment without one)."""
+        ...
+
+    # --- lanes ------------------------------------------------------------------------------
+    def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
+        """Top-k fragments by cosine to ``vector`` (restricted to ``kinds`` when given)."""
+        ...
+
+    def search_lexical(
+        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """Full-text search: ``stemmed`` uses the Snowball column (query stemmed in ``lang``, or both
+        Russian and English when None), else the verbatim column. Any query term may match (OR)."""
+        ...
+
+    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
+        """Fragments whose address is exactly (book, loc) — never a neighbour."""
+        ...
+
+    def search_trigram(self, text: str, k: int) -> list[Hit]:
+        """Fuzzy match of ``text`` against ``addr_label || source_id || tokens``."""
+        ...
