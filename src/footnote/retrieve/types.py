@@ -17,6 +17,11 @@ class Verdict(StrEnum):
     BAIL_OUT = "bail_out"
     INSUFFICIENT = "insufficient"
 
+    @property
+    def abstains(self) -> bool:
+        """Retrieval-level abstention: the gate found nothing close (no answer is attempted)."""
+        return self is Verdict.BAIL_OUT
+
 
 class Lane(StrEnum):
     DENSE_LECTURES = "dense_lectures"
@@ -84,6 +89,7 @@ class GateSignal:
 
     max_score: float
     lecture_count: int
+    value: float  # the scalar "do we know this?" signal the gate compares (higher = more confident); AUROC is measured on it
     thresholds: dict[str, float]
     extra: dict[str, float] = field(default_factory=dict)  # e.g. margin, lane agreement, combined signal
 
@@ -99,3 +105,4 @@ class SearchResult:
     rounds: int
     trace: tuple[StageTrace, ...]
     lexical_only: bool = False
+    model_calls: int = 0  # router calls made (round 2 only: a bail-out costs none)
