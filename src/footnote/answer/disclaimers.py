@@ -1,0 +1,90 @@
+"""Texts the server paints in the user's language (never the model's): the fallback disclaimer, the
+polite decline, and the honest "not in the corpus" that says what was searched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+LANG_NAMES: dict[str, str] = {"en": "English", "ru": "Russian"}
+
+_FALLBACK = {
+    "en": "Not found in the corpus. This answer comes from the model's general knowledge, not from the "
+    "sources, and may be wrong; only the numbered citations point to the corpus.",
+    "ru": "В корпусе этого нет. Ответ дан по общим знаниям модели, а не по источникам, и может быть "
+    "неточным; на корпус указывают только пронумерованные ссылки.",
+}
+
+_DECLINE = {
+    "en": "This question is outside what this library covers, so I won't answer it here.",
+    "ru": "Этот вопрос выходит за рамки того, чему посвящена эта библиотека, поэтому здесь я на него не отвечу.",
+}
+
+_NOT_FOUND = {
+    "en": "I found nothing on this in the corpus, so I won't guess.",
+    "ru": "В корпусе об этом ничего не нашлось, поэтому гадать не буду.",
+}
+
+_SEARCHED = {
+    "en": "Searched for {queries} in {kinds}.",
+    "ru": "Искал {queries} — {kinds}.",
+}
+
+_NO_CORPUS = {
+    "en": "The corpus is empty.",
+    "ru": "Корпус пуст.",
+}
+
+_KIND_NAMES: dict[str, dict[str, str]] = {
+    "en": {
+        "track_transcript": "lecture transcripts",
+        "verse": "verses",
+        "commentary": "commentary",
+        "prose_chapter": "prose",
+        "letter": "letters",
+    },
+    "ru": {
+        "track_transcript": "расшифровки лекций",
+        "verse": "стихи",
+        "commentary": "комментарии",
+        "prose_chapter": "прозу",
+        "letter": "письма",
+    },
+}
+
+_QUOTES = {"en": ("“", "”"), "ru": ("«", "»")}
+_AND = {"en": " and ", "ru": " и "}
+
+
+def _lang(lang: str) -> str:
+    return lang if lang in _FALLBACK else "en"
+
+
+def fallback_disclaimer(lang: str) -> str:
+    return _FALLBACK[_lang(lang)]
+
+
+def decline_text(lang: str) -> str:
+    return _DECLINE[_lang(lang)]
+
+
+def kind_name(kind: str, lang: str) -> str:
+    return _KIND_NAMES[_lang(lang)].get(kind, kind.replace("_", " "))
+
+
+def _join(items: Sequence[str], lang: str) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + _AND[_lang(lang)] + items[-1]
+
+
+def not_found_text(lang: str, queries: Sequence[str], kinds: Sequence[str]) -> str:
+    """“Not in the corpus”, with the queries searched and the kinds of material searched."""
+    lg = _lang(lang)
+    head = _NOT_FOUND[lg]
+    if not kinds:
+        return f"{head} {_NO_CORPUS[lg]}"
+    lq, rq = _QUOTES[lg]
+    qs = _join([f"{lq}{q}{rq}" for q in dict.fromkeys(q.strip() for q in queries if q.strip())], lg)
+    ks = _join([kind_name(k, lg) for k in kinds], lg)
+    return f"{head} {_SEARCHED[lg].format(queries=qs, kinds=ks)}"

@@ -1,0 +1,406 @@
+"""``Answerer``: the turn from the gate to the reader ("The flow: Ask", steps 8–12).
+
+search → (bail-out: "not in the corpus", no model call) → outline (model planner, or the extractive
+planner) → compact → synthesize (streams; model, or the chosen sentences) → citations resolved on the
+server + prose check → (``corpus_insufficient``: fallback, or "not in the corpus" saying what was
+searched). ``ask`` consumes ``ask_stream``. Every stage reports counts and milliseconds into the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from footnote.answer import disclaimers
+from footnote.answer.citations import (
+    CITE,
+    Carried,
+    KnownNames,
+    MentionIndex,
+    ProseChecker,
+    StreamCleaner,
+    clean_citations,
+    resolve,
+)
+from footnote.answer.compact import Compacted, compact
+from footnote.answer.extractive import (
+    Pick,
+    TermScorer,
+    extractive_pieces,
+    outline_from_picks,
+    select_sentences,
+    split_sentences,
+)
+from footnote.answer.fallback import ask_fallback, attach_citations, probes
+from footnote.answer.planner import MalformedOutline, plan_outline
+from footnote.answer.synthesizer import synth_messages
+from footnote.answer.types import Answer, AnswerMode, Event, EventKind, Note, Outline
+from footnote.corpus.lang import detect_lang
+from footnote.errors import FootnoteError, ModelError, UsageError
+from footnote.models.chat import CountingChatModel
+from footnote.models.protocols import ChatModel
+from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
+from footnote.retrieve.types import Candidate, SearchResult, Verdict
+from footnote.settings import Settings
+from footnote.store.protocol import Store
+
+log = logging.getLogger(__name__)
+
+
+class RetrieverLike(Protocol):
+    def search(self, question: str, *, lang: str | None = None) -> SearchResult: ...
+
+    def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000.0, 3)
+
+
+@dataclass
+class _Turn:
+    """Per-turn state (the Answerer itself is shared by concurrent turns)."""
+
+    question: str
+    lang: str
+    fallback_on: bool
+    models: dict[str, CountingChatModel]
+    counters: dict[str, list[int]]
+    t0: float = field(default_factory=time.perf_counter)
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    result: SearchResult | None = None
+    answer: Answer | None = None
+
+    def calls(self) -> int:
+        return sum(c[0] for c in self.counters.values())
+
+    def stage(self, name: str, t0: float, counts: dict[str, int] | None = None, **info: Any) -> Event:
+        st = {"name": name, "ms": _ms(t0), "counts": dict(counts or {}), "info": info}
+        self.stages.append(st)
+        return Event(EventKind.STAGE, {"name": name, "ms": st["ms"], "counts": st["counts"]})
+
+
+class Answerer:
+    """Builds answers from a retriever's notes; the no-model mode is first-class."""
+
+    def __init__(
+        self, settings: Settings, retriever: RetrieverLike, store: Store, chat_models: dict[str, ChatModel] | None = None
+    ) -> None:
+        self.settings = settings
+        self.retriever = retriever
+        self.store = store
+        self.chat_models = dict(chat_models or {})
+        a = settings.answer
+        self.mentions = MentionIndex(store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
+        self.scorer = TermScorer()
+
+    # -- public --------------------------------------------------------------------------------
+    def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
+        turn = self._turn(question, fallback)
+        for _ in self._run(turn):
+            pass
+        assert turn.answer is not None
+        return turn.answer
+
+    def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
+        """Answer from a search already run for ``question`` (evaluation scores search and answer
+        from one retrieval)."""
+        turn = self._turn(question, fallback)
+        for _ in self._run(turn, result):
+            pass
+        assert turn.answer is not None
+        return turn.answer
+
+    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+        """STAGE…, TOKEN…, CITATION…, VERDICT, DONE (``Answer.to_dict()``); ERROR on failure."""
+        try:
+            turn = self._turn(question, fallback)
+            yield from self._run(turn)
+        except FootnoteError as e:
+            yield Event(EventKind.ERROR, {"message": e.message, "type": type(e).__name__})
+
+    # -- turn ----------------------------------------------------------------------------------
+    def _turn(self, question: str, fallback: bool | None) -> _Turn:
+        q = " ".join(question.split())
+        if not q:
+            raise UsageError("the question is empty")
+        if len(q) > self.settings.answer.max_question_chars:
+            raise UsageError(
+                f"the question is {len(q)} characters long; the limit is {self.settings.answer.max_question_chars} "
+                "(answer.max_question_chars)"
+            )
+        counters = {role: [0] for role in self.chat_models}
+        models = {role: CountingChatModel(m, counters[role]) for role, m in self.chat_models.items()}
+        fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
+        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters)
+
+    def _run(self, turn: _Turn, result: SearchResult | None = None) -> Iterator[Event]:
+        a = self.settings.answer
+        if result is None:
+            result = self.retriever.search(turn.question)
+        turn.result = result
+        for st in result.trace:
+            yield Event(EventKind.STAGE, {"name": f"search.{st.name}", "ms": round(st.ms, 3), "counts": dict(st.counts)})
+        can_fallback = turn.fallback_on and "fallback" in turn.models
+        if result.verdict is Verdict.BAIL_OUT:
+            if can_fallback and a.fallback_on_bail_out:
+                yield from self._fallback(turn, "bail_out")
+            else:
+                yield from self._not_found(turn, "bail_out")
+            return
+        notes = tuple(
+            Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
+        )
+        outline, picks = yield from self._plan(turn, notes)
+        if outline.empty:
+            if can_fallback:
+                yield from self._fallback(turn, "empty_outline")
+            else:
+                yield from self._not_found(turn, "empty_outline")
+            return
+        t0 = time.perf_counter()
+        ctx = compact(notes, outline)
+        yield turn.stage("compact", t0, {"notes_in": len(notes), "notes_out": len(ctx.notes)})
+        yield from self._synthesize(turn, ctx, picks)
+
+    # -- plan ----------------------------------------------------------------------------------
+    def _plan(
+        self, turn: _Turn, notes: tuple[Note, ...]
+    ) -> Generator[Event, None, tuple[Outline, list[Pick] | None]]:
+        a = self.settings.answer
+        t0 = time.perf_counter()
+        planner = turn.models.get("planner")
+        if planner is not None and notes:
+            try:
+                res = plan_outline(
+                    planner, turn.question, notes, turn.lang, passage_chars=a.passage_chars,
+                    attempts=a.planner_attempts, max_theses=a.max_theses,
+                )
+            except MalformedOutline as e:
+                turn.degraded.append(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")
+                log.warning("%s", e.message)
+            except ModelError as e:
+                if a.on_model_failure == "error":
+                    raise
+                turn.degraded.append(f"planner: {e.message}; extractive planner used")
+            else:
+                yield turn.stage(
+                    "outline", t0, {"theses": len(res.outline.theses), "bad_refs": res.bad_refs, "attempts": res.attempts},
+                    planner="model",
+                )
+                return res.outline, None
+        picks, info = select_sentences(turn.question, turn.lang, notes, a, self.scorer)
+        outline = outline_from_picks(picks)
+        yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
+        return outline, picks
+
+    # -- synthesize ----------------------------------------------------------------------------
+    def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
+        a = self.settings.answer
+        t0 = time.perf_counter()
+        cleaner = StreamCleaner(set(ctx.by_n), self._checker(ctx.notes), a.stream_flush_chars)
+        synth = turn.models.get("synthesizer")
+        tokens = 0
+        how = "extractive"
+        if synth is not None:
+            how = "model"
+            try:
+                for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars)):
+                    for piece in cleaner.feed(delta):
+                        tokens += 1
+                        yield Event(EventKind.TOKEN, {"text": piece})
+            except ModelError as e:
+                if a.on_model_failure == "error":
+                    raise
+                if cleaner.shown:
+                    turn.degraded.append(f"synthesizer: {e.message}; answer cut short")
+                else:
+                    turn.degraded.append(f"synthesizer: {e.message}; extractive answer used")
+                    how = "extractive"
+        if how == "extractive":
+            if picks is None:
+                picks, _ = select_sentences(turn.question, turn.lang, ctx.notes, a, self.scorer)
+                picks = picks or _leading(ctx)
+                renumber = {n.n: n.n for n in ctx.notes}
+            else:
+                renumber = ctx.renumber
+            for piece in extractive_pieces(picks, renumber):
+                for clean in cleaner.feed(piece):
+                    tokens += 1
+                    yield Event(EventKind.TOKEN, {"text": clean})
+        for piece in cleaner.finish():
+            tokens += 1
+            yield Event(EventKind.TOKEN, {"text": piece})
+        yield turn.stage(
+            "synthesize", t0, {"pieces": tokens, "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed},
+            synthesizer=how,
+        )
+        text = cleaner.text
+        if not text.strip() or not CITE.search(text):
+            # nothing grounded survived the checks: say so rather than show an uncited answer
+            turn.degraded.append("synthesizer: no cited sentence survived; not found")
+            yield from self._not_found(turn, "no_grounded_text", dropped=cleaner.dropped, removed=cleaner.removed,
+                                       removed_names=cleaner.removed_mentions)
+            return
+        yield from self._finish(
+            turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False, disclaimer=None,
+            dropped=cleaner.dropped, removed=cleaner.removed, removed_names=cleaner.removed_mentions, notes=ctx.notes,
+        )
+
+    def _checker(self, notes: Sequence[Note]) -> ProseChecker:
+        titles, files = self._source_names(notes)
+        return ProseChecker(self.mentions.get(), Carried.of(notes, titles, files))
+
+    def _source_names(self, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
+        titles: dict[str, str] = {}
+        files: dict[str, str] = {}
+        for sid in dict.fromkeys(n.fragment.source_id for n in notes):
+            src = self.store.get_source(sid)
+            if src is not None:
+                titles[sid] = src.title
+                files[sid] = src.original_name
+        return titles, files
+
+    # -- endings -------------------------------------------------------------------------------
+    def _finish(
+        self, turn: _Turn, text: str, by_n: dict[int, Note], mode: AnswerMode, *, corpus_insufficient: bool,
+        disclaimer: str | None, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
+        notes: Sequence[Note] = (), reason: str | None = None,
+    ) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        used = [int(x) for x in CITE.findall(text) if x.isdigit()]
+        titles, _ = self._source_names([by_n[n] for n in used if n in by_n])
+        citations = resolve(used, by_n, titles)
+        for c in citations:
+            yield Event(EventKind.CITATION, c.to_dict())
+        yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed})
+        result = turn.result
+        assert result is not None
+        verdict = result.verdict
+        trace = self._trace(turn, notes, removed_names, reason)
+        answer = Answer(
+            answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
+            disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed,
+            model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace,
+        )
+        turn.answer = answer
+        yield Event(EventKind.VERDICT, {
+            "verdict": verdict.value, "mode": mode.value, "corpus_insufficient": corpus_insufficient,
+            "disclaimer": disclaimer,
+        })
+        yield Event(EventKind.DONE, answer.to_dict())
+
+    def _not_found(
+        self, turn: _Turn, reason: str, *, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = ()
+    ) -> Iterator[Event]:
+        result = turn.result
+        assert result is not None
+        queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
+        known: KnownNames = self.mentions.get()
+        text = disclaimers.not_found_text(turn.lang, queries, known.kinds)
+        yield Event(EventKind.TOKEN, {"text": text})
+        yield from self._finish(
+            turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
+            removed=removed, removed_names=removed_names, reason=reason,
+        )
+
+    def _fallback(self, turn: _Turn, reason: str) -> Iterator[Event]:
+        a = self.settings.answer
+        model = turn.models["fallback"]
+        t0 = time.perf_counter()
+        try:
+            reply = ask_fallback(
+                model, turn.question, turn.lang, corpus_description=a.corpus_description,
+                pmin=a.fallback_probes_min, pmax=a.fallback_probes_max, attempts=a.planner_attempts,
+            )
+        except ModelError as e:
+            if a.on_model_failure == "error":
+                raise
+            turn.degraded.append(f"fallback: {e.message}; not found")
+            yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
+            yield from self._not_found(turn, reason)
+            return
+        if not reply.in_scope:
+            yield turn.stage("fallback", t0, {"in_scope": 0, "probes": 0}, model_disclaimer=bool(reply.disclaimer))
+            text = disclaimers.decline_text(turn.lang)
+            yield Event(EventKind.TOKEN, {"text": text})
+            yield from self._finish(turn, text, {}, AnswerMode.DECLINED, corpus_insufficient=True, disclaimer=None,
+                                    reason=reason)
+            return
+        qs = probes(turn.question, reply, a.fallback_probes_min, a.fallback_probes_max)
+        min_score = self._fallback_min_score(turn)
+        cands = self.retriever.probe(qs, min_score=min_score, k=a.fallback_probe_k)
+        notes = tuple(Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(cands, 1))
+        # the model saw no notes: every [n] it wrote is forged
+        answer_text, _, forged = clean_citations(reply.answer, set())
+        checker = self._checker(notes)
+        answer_text, removed, names = checker.check(answer_text)
+        cited, _ = attach_citations(answer_text, turn.lang, notes, self.scorer, a.fallback_cite_min_overlap)
+        yield turn.stage(
+            "fallback", t0, {"in_scope": 1, "probes": len(qs), "probe_hits": len(notes)},
+            min_score=min_score, model_disclaimer=bool(reply.disclaimer), probe_queries=qs,
+        )
+        pieces = split_sentences(cited) if cited else []
+        for i, s in enumerate(pieces):
+            yield Event(EventKind.TOKEN, {"text": ("" if i == 0 else " ") + s})
+        text = " ".join(pieces)
+        yield from self._finish(
+            turn, text, {n.n: n for n in notes}, AnswerMode.FALLBACK, corpus_insufficient=True,
+            disclaimer=disclaimers.fallback_disclaimer(turn.lang), dropped=forged, removed=removed,
+            removed_names=names, notes=notes, reason=reason,
+        )
+
+    def _fallback_min_score(self, turn: _Turn) -> float:
+        result = turn.result
+        if result is not None and "fallback_min_score" in result.signal.thresholds:
+            return float(result.signal.thresholds["fallback_min_score"])
+        embedder = getattr(self.retriever, "embedder", None)
+        name = embedder.name if embedder is not None else self.settings.embedder.name
+        langs = self.mentions.get()
+        return self.settings.gate.thresholds(name, turn.lang, langs.corpus_lang).fallback_min_score
+
+    # -- trace ---------------------------------------------------------------------------------
+    def _trace(self, turn: _Turn, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None) -> dict[str, Any]:
+        r = turn.result
+        assert r is not None
+        out: dict[str, Any] = {
+            "question_lang": turn.lang,
+            "search": {
+                "verdict": r.verdict.value,
+                "rounds": r.rounds,
+                "lexical_only": r.lexical_only,
+                "model_calls": r.model_calls,
+                "plan": plan_dict(r),
+                "signal": signal_dict(r.signal),
+                "candidates": len(r.candidates),
+                "stages": [trace_dict(t) for t in r.trace],
+            },
+            "stages": turn.stages,
+            "notes": [{"n": n.n, "fragment_id": n.fragment.id, "score": round(float(n.score), 6)} for n in notes],
+            "model_calls": r.model_calls + turn.calls(),
+            "model_calls_by_role": {role: c[0] for role, c in turn.counters.items()},
+            "fallback_enabled": turn.fallback_on,
+            "degraded": list(turn.degraded),
+            "removed_mentions": list(removed_names),
+            "total_ms": _ms(turn.t0),
+        }
+        if reason:
+            out["insufficient_reason"] = reason
+        return out
+
+
+def _leading(ctx: Compacted) -> list[Pick]:
+    """No sentence shares the question's terms: the first sentence of each cited note."""
+    out: list[Pick] = []
+    for n in ctx.notes:
+        sents = split_sentences(n.fragment.text)
+        if sents:
+            out.append(Pick(n.n, sents[0], n.score, 0.0, 0))
+    return out
+
+
+__all__ = ["Answerer", "Outline"]

@@ -1,0 +1,129 @@
+"""``footnote ingest``, ``footnote sources``, ``footnote status``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.errors import UsageError
+
+
+class _Bar:
+    """A progress bar on stderr, created when the total is first known (hidden when not a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar: Any = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(length=total, label="ingesting", file=sys.stderr,
+                                          item_show_func=lambda _: None, show_pos=True)
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--kind", default=None, help="Kind for sources that do not declare one (see settings.corpus.kinds).")
+@click.option("--lang", default=None, help="Language for sources that do not declare one (else detected).")
+@click.option("--prune", is_flag=True, help="Delete stored sources under PATHs that are no longer there.")
+@common_options
+def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool) -> None:
+    """Load, chunk, embed and store the files under PATH… (idempotent)."""
+    kinds = ctx.settings.corpus.kinds
+    if kind is not None and kind not in kinds:
+        raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
+    bar = _Bar(enabled=sys.stderr.isatty())
+    with ctx.engine() as engine:
+        try:
+            report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar)
+        finally:
+            bar.close()
+    if ctx.as_json:
+        data = report.to_dict()
+        data["sources"] = [{k: e[k] for k in ("path", "source_id", "status", "fragments", "error")}
+                           for e in data["sources"]]
+        ctx.emit(data)
+    else:
+        for e in report.entries:
+            if e.error:
+                click.echo(f"failed: {e.error}" if e.path in e.error else f"failed: {e.path}: {e.error}", err=True)
+        s = report.summary()
+        pruned = f", {s['pruned']} pruned" if prune else ""
+        emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
+        click.echo(f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, "
+                   f"{s['failed']} failed{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb})")
+    if not report.ok:
+        sys.exit(1)
+
+
+@click.command("sources")
+@click.option("--kind", default=None, help="Only sources of this kind.")
+@common_options
+def sources(ctx: Ctx, kind: str | None) -> None:
+    """List the stored sources (id, kind, lang, title, fragments)."""
+    with ctx.engine() as engine:
+        rows: list[dict[str, Any]] = []
+        for src in engine.store.list_sources():
+            if kind is not None and src.kind != kind:
+                continue
+            n = src.meta.get("fragments") if src.meta else None
+            count = int(n) if n and n.isdigit() else len(engine.store.fragments_of(src.id))
+            rows.append({"id": src.id, "kind": src.kind, "lang": src.lang, "title": src.title,
+                         "fragments": count, "media_type": src.media_type})
+    rows.sort(key=lambda r: r["id"])
+    if ctx.as_json:
+        ctx.emit({"sources": rows})
+        return
+    if not rows:
+        click.echo("no sources (run: footnote ingest PATH…)")
+        return
+    w = min(48, max(len(r["id"]) for r in rows))
+    for r in rows:
+        click.echo(f"{r['id']:<{w}}  {r['kind']:<16} {r['lang']:<3} {r['fragments']:>6}  {r['title']}")
+    click.echo(f"{len(rows)} sources, {sum(r['fragments'] for r in rows)} fragments")
+
+
+@click.command("status")
+@common_options
+def status(ctx: Ctx) -> None:
+    """Store, embedder, counts per kind and language; says when search is lexical only."""
+    with ctx.engine() as engine:
+        st = engine.status()
+    if ctx.as_json:
+        ctx.emit(st)
+        return
+    click.echo(f"store:     {st['store']}")
+    emb = st["embedder"] or "none"
+    bound = f" (store filled by {st['store_embedder']}, dim {st['dim']})" if st.get("store_embedder") else ""
+    click.echo(f"embedder:  {emb}{bound}")
+    click.echo(f"sources:   {st['sources']}")
+    click.echo(f"fragments: {st['fragments']} ({st['embedded']} embedded)")
+    for title, key in (("by kind", "by_kind"), ("by lang", "by_lang")):
+        counts = st.get(key) or {}
+        click.echo(f"{title}:   " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"))
+    if st["lexical_only"]:
+        why = "no embedder configured" if st["embedder"] is None else "no embeddings stored"
+        click.echo(f"search:    lexical only ({why})")
+    else:
+        click.echo("search:    lexical + dense")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(ingest)
+    group.add_command(sources)
+    group.add_command(status)

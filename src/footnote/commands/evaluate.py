@@ -1,0 +1,136 @@
+"""``footnote eval``: run a labelled question set through search and write the report.
+
+``footnote calibrate`` lives in ``footnote.commands.calibrate`` (owned by retrieval); it is
+registered here, beside ``eval``, when that module exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.errors import UsageError
+from footnote.eval.questions import load_questions
+from footnote.eval.report import write_report
+from footnote.eval.runner import OnResult, prepare_engine, run_questions
+
+
+def _answer_scorer(engine: Any) -> OnResult:
+    """The answer-level scorer, when the answer package provides one (``footnote.eval.answers``)."""
+    try:
+        mod = importlib.import_module("footnote.eval.answers")
+    except ModuleNotFoundError as e:
+        if e.name == "footnote.eval.answers":
+            raise UsageError("--answers: answer-level scoring is not available in this build") from None
+        raise
+    scorer: OnResult = mod.make_scorer(engine)
+    return scorer
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """A short table for the terminal."""
+    def f(x: Any) -> str:
+        return "    –" if x is None else f"{x:5.3f}" if isinstance(x, float) else f"{x:5}"
+
+    cols = ("n", "recall@1", "recall@5", "recall@16", "mrr", "answer_rate", "abstain_rate", "crag")
+    lines = [f"{'cell':<28}" + "".join(f"{c:>13}" for c in cols)]
+    rows = [("overall", report["overall"]), *report["by_category_lang"].items()]
+    for name, cell in rows:
+        lines.append(f"{name:<28}" + "".join(f"{f(cell.get(c)):>13}" for c in cols))
+    lines.append("auroc: " + ", ".join(f"{k} {f(v).strip()}" for k, v in report["auroc"].items()))
+    lat = report["latency_ms"].get("total")
+    if lat:
+        lines.append(f"search latency: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    return lines
+
+
+@click.command("eval")
+@click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
+              help="Corpus file or folder to ingest (repeatable), e.g. eval/xquad/corpus.en.jsonl.")
+@click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
+              help="Question set (JSON Lines, eval/README.md format).")
+@click.option("--langs", default=None, help="Only questions in these languages, comma-separated (e.g. en,ru).")
+@click.option("--out", "out_dir", default="footnote-eval", type=click.Path(path_type=Path), show_default=True,
+              help="Where report.json, report.md, plots and the evaluation store go.")
+@click.option("--limit", default=None, type=int, help="At most N questions, spread over categories and languages.")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Write PNG plots.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
+@click.option("--answers", is_flag=True, help="Also score answers (needs footnote.eval.answers).")
+@common_options
+def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | None, out_dir: Path,
+             limit: int | None, plots: bool, progress: bool, answers: bool) -> None:
+    """Measure retrieval and abstention on labelled questions: recall@k, MRR, AUROC, CRAG, latency.
+
+    The corpus is ingested into a store of its own under OUT/stores (reused and not re-embedded
+    when unchanged), or into --store when given.
+    """
+    if limit is not None and limit <= 0:
+        raise UsageError("--limit must be a positive number")
+    lang_list = [x.strip() for x in langs.split(",") if x.strip()] if langs else None
+    qs = load_questions(questions, langs=lang_list, limit=limit)
+    settings = ctx.settings
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    engine, ingest_report = prepare_engine(settings, list(corpus), out_dir=out_dir, store_url=ctx.store,
+                                           progress=progress)
+    with engine:
+        if ingest_report.failed:
+            click.echo(f"warning: {ingest_report.failed} corpus entries failed to ingest", err=True)
+        on_result = _answer_scorer(engine) if answers else None
+        t1 = time.perf_counter()
+        outcomes = run_questions(lambda q: engine.search(q), qs, progress=progress, on_result=on_result)
+        search_s = time.perf_counter() - t1
+        emb = settings.embedder.name
+        gate = settings.gate.by_embedder.get(emb)
+        meta = {
+            "questions": str(questions),
+            "corpus": [str(c) for c in corpus],
+            "langs": lang_list,
+            "limit": limit,
+            "n_questions": len(qs),
+            "embedder": emb,
+            "reranker": settings.retrieve.reranker,
+            "router": engine.chat_models["router"].name if "router" in engine.chat_models else None,
+            "store": engine.store.url,
+            "thresholds": gate.default.model_dump() if gate else None,
+            "thresholds_by_lang_pair": {k: v.model_dump() for k, v in gate.by_lang_pair.items()} if gate else {},
+            "thresholds_fitted_on": gate.fitted_on if gate else None,
+            "ingest": ingest_report.summary(),
+            "started": started,
+            "seconds": round(time.perf_counter() - t0, 2),
+            "search_seconds": round(search_s, 2),
+        }
+        if answers:  # answer-level CRAG per category and language (footnote.eval.answers)
+            from footnote.eval.answers import answer_report
+
+            meta["answers"] = answer_report(outcomes)
+    report = write_report(out_dir, outcomes, meta, plots=plots)
+    if ctx.as_json:
+        ctx.emit(report)
+        return
+    for line in summary_lines(report):
+        click.echo(line)
+    if answers:
+        from footnote.eval.answers import summary_lines as answer_lines
+
+        for line in answer_lines(report["meta"]["answers"]):
+            click.echo(line)
+    click.echo(f"report: {out_dir / 'report.json'}, {out_dir / 'report.md'}", err=not sys.stdout.isatty())
+
+
+def register(group: click.Group) -> None:
+    group.add_command(evaluate)
+    try:
+        calibrate = importlib.import_module("footnote.commands.calibrate")
+    except ModuleNotFoundError as e:
+        if e.name != "footnote.commands.calibrate":
+            raise
+        return
+    calibrate.register(group)

@@ -1,0 +1,109 @@
+"""``footnote search "…" [--explain] [--json] [--lang L]``: retrieval up to the gate, no LLM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.errors import UsageError
+from footnote.retrieve.format import format_locator, lane_scores, search_result_dict, snippet
+from footnote.retrieve.types import SearchResult
+from footnote.store.protocol import Store
+
+
+def source_titles(store: Store, result: SearchResult) -> dict[str, str]:
+    """Titles of the sources the result's notes come from (a transcript's locator names its track)."""
+    out: dict[str, str] = {}
+    for c in result.candidates:
+        sid = c.fragment.source_id
+        if sid not in out:
+            src = store.get_source(sid)
+            out[sid] = src.title if src is not None else sid
+    return out
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def render_text(result: SearchResult, titles: dict[str, str], *, explain: bool, width: int = 240) -> list[str]:
+    """The human-readable search output, as lines."""
+    lines: list[str] = []
+    if result.lexical_only:
+        lines.append("(lexical only: no embedder configured — cosines are 0, ranking is by lexical evidence)")
+    if not result.candidates:
+        lines.append("no notes found")
+    for i, c in enumerate(result.candidates, 1):
+        f = c.fragment
+        where = format_locator(f.locator, titles.get(f.source_id))
+        title = titles.get(f.source_id, f.source_id)
+        head = f"[{i}] {where}" + (f" — {title}" if title and title not in where else "")
+        flags = "".join([" forced" if c.forced else "", " reserve" if c.reserve else ""])
+        rr = "–" if c.rerank is None else f"{c.rerank:.4f}"
+        lanes = " ".join(f"{k}={v:.3f}" for k, v in lane_scores(c).items())
+        lines.append(head)
+        lines.append(f"    {f.kind} · {f.lang} · cosine {c.score:.4f} · rerank {rr}{flags}")
+        lines.append(f"    lanes: {lanes or '–'}")
+        lines.append(f"    {snippet(f.text, width)}")
+    sig = result.signal
+    th = ", ".join(f"{k} {v:g}" for k, v in sig.thresholds.items())
+    extra = ", ".join(f"{k} {v:.4f}" for k, v in sig.extra.items())
+    lines.append("")
+    abst = " (abstains: nothing close in the corpus)" if result.verdict.abstains else ""
+    lines.append(f"verdict: {result.verdict.value}{abst}   rounds: {result.rounds}   model calls: {result.model_calls}")
+    lines.append(f"signal: {sig.value:.4f}   max cosine: {sig.max_score:.4f}   lecture chunks: {sig.lecture_count}")
+    if extra:
+        lines.append(f"signal inputs: {extra}")
+    if th:
+        lines.append(f"thresholds: {th}")
+    if explain:
+        p = result.plan
+        lines.append("")
+        lines.append(f"plan ({p.source}, lang {p.lang}):")
+        for sq in p.subquestions:
+            addrs = f"  addresses: {', '.join(a.label for a in sq.addresses)}" if sq.addresses else ""
+            paras = f"  paraphrases: {' | '.join(sq.paraphrases)}" if sq.paraphrases else ""
+            lines.append(f"  - {sq.text}{paras}{addrs}")
+        lines.append("stages:")
+        total = 0.0
+        for t in result.trace:
+            total += t.ms
+            info = ", ".join(f"{k}={_short(v)}" for k, v in t.info.items())
+            lines.append(f"  {t.name:<24} {t.ms:9.2f} ms  {_fmt_counts(t.counts)}" + (f"  [{info}]" if info else ""))
+        lines.append(f"  {'total':<24} {total:9.2f} ms")
+    return lines
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    s = str(v)
+    return s if len(s) <= 40 else s[:37] + "…"
+
+
+@click.command("search")
+@click.argument("question")
+@click.option("--explain", is_flag=True, help="Show the plan and every stage's counts and milliseconds.")
+@click.option("--lang", default=None, help="The question's language (default: detected).")
+@common_options
+def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
+    """Search the corpus: ranked notes with locators and scores, the gate's verdict (no LLM)."""
+    if not question.strip():
+        raise UsageError("the question is empty")
+    limit = ctx.settings.answer.max_question_chars
+    if len(question) > limit:
+        raise UsageError(f"the question is {len(question)} characters long; the limit is {limit}")
+    with ctx.engine() as engine:
+        result = engine.search(question, lang=lang)
+        titles = source_titles(engine.store, result)
+    if ctx.as_json:
+        ctx.emit(search_result_dict(result, titles))
+        return
+    for line in render_text(result, titles, explain=explain):
+        click.echo(line)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(search)

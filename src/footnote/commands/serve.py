@@ -1,0 +1,89 @@
+"""``footnote serve``: set up, ingest the demo corpus into an empty store, serve the API and web chat."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.engine import Engine
+from footnote.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def resolve_demo_dir(configured: str) -> Path | None:
+    """The demo folder: as configured (relative to the current directory), else beside the package's repo."""
+    p = Path(configured).expanduser()
+    if p.is_dir():
+        return p
+    if not p.is_absolute() and (REPO_ROOT / p).is_dir():
+        return REPO_ROOT / p
+    return None
+
+
+def _drop_demo_readme(engine: Engine, demo: Path) -> None:
+    """The demo's README describes the demo (its questions included) and is not part of the corpus."""
+    readme = (demo / "README.md").resolve().as_posix()
+    for src in engine.store.list_sources():
+        if src.origin == readme:
+            engine.store.delete_source(src.id)
+
+
+def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
+    """Ingest ``demo`` when the store holds no source; return a line saying what happened."""
+    stats = engine.store.stats()
+    if stats.sources:
+        return f"store {stats.url}: {stats.sources} sources, {stats.fragments} fragments"
+    if demo is None:
+        return f"store {stats.url} is empty and no demo corpus was found; add sources with `footnote ingest PATH`"
+    report = engine.ingest([demo])
+    _drop_demo_readme(engine, demo)
+    after = engine.store.stats()
+    line = f"ingested the demo corpus {demo}: {after.sources} sources, {after.fragments} fragments in {report.seconds:.1f} s"
+    if report.failed:
+        line += f" ({report.failed} failed: see `footnote ingest {demo}`)"
+    return line
+
+
+@click.command("serve")
+@click.option("--host", default=None, help="Address to bind (default settings.server.host, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port to bind (default settings.server.port, 8000).")
+@click.option("--demo", "demo", type=click.Path(path_type=Path), default=None,
+              help="Corpus folder ingested when the store is empty (default settings.server.demo_corpus).")
+@click.option("--no-demo", is_flag=True, help="Never ingest a demo corpus.")
+@click.option("--log-level", default="warning", type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+              help="uvicorn's log level.")
+@common_options
+def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_demo: bool, log_level: str) -> None:
+    """Serve the HTTP API and the web chat (ingesting the demo corpus into an empty store first)."""
+    import uvicorn
+
+    from footnote.server.app import create_app
+
+    settings = ctx.settings
+    host = host or settings.server.host
+    port = port if port is not None else settings.server.port
+    if demo is not None and not demo.is_dir():
+        raise UsageError(f"--demo {demo}: not a folder")
+    demo_dir = None if no_demo else (demo or resolve_demo_dir(settings.server.demo_corpus))
+    store_path = settings.store.url
+    if "://" not in store_path:
+        Path(store_path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    with Engine.from_settings(settings) as engine:
+        click.echo(ingest_demo_if_empty(engine, demo_dir), err=True)
+        status = engine.status()
+        if status["lexical_only"]:
+            click.echo("lexical-only mode: no embeddings, only word matches are searched", err=True)
+        app = create_app(engine, settings)
+        shown = f"[{host}]" if ":" in host else host
+        click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
+        uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(serve)

@@ -1,0 +1,173 @@
+"""Chunkers: documents → fragments. Two deliberately different strategies (sizes in ``settings.chunk``).
+
+- Transcripts: consecutive cues are packed into windows of about ``transcript_window_ms`` (45 s);
+  the next window starts at the first cue beginning within ``transcript_overlap_ms`` of the previous
+  window's end (a small overlap, always moving forward); a window never exceeds
+  ``transcript_max_chars`` (8000). Each window keeps the exact ``start_ms`` of its first cue and
+  ``end_ms`` of its last.
+- Library text: each block (a page, a verse, a commentary, a section) is chunked on its own — never
+  across blocks — by packing paragraphs up to ``text_target_chars`` (900); a paragraph longer than that
+  is split into sentences and packed; a sentence longer than ``text_max_chars`` is split on words.
+
+Fragment ids are ``f"{source_id}#{ordinal}"`` (0-based, in document order).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from footnote.corpus.records import (
+    Block,
+    Cue,
+    Document,
+    FileLocator,
+    Fragment,
+    Locator,
+    TranscriptLocator,
+    sha256_text,
+)
+from footnote.settings import ChunkSettings, Settings
+
+_PARA = re.compile(r"\n\s*\n")
+_SENT = re.compile(r"(?:(?<=[.!?…।॥])|(?<=[.!?…।॥][\"'»”)\]]))\s+|\n(?=\s*[-*•])")
+
+
+def _split_long(text: str, limit: int) -> list[str]:
+    """Split on whitespace into pieces of at most ``limit`` chars (a single huge word is cut)."""
+    out: list[str] = []
+    cur = ""
+    for word in text.split():
+        while len(word) > limit:
+            if cur:
+                out.append(cur)
+                cur = ""
+            out.append(word[:limit])
+            word = word[limit:]
+        if not cur:
+            cur = word
+        elif len(cur) + 1 + len(word) <= limit:
+            cur += " " + word
+        else:
+            out.append(cur)
+            cur = word
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _sentences(paragraph: str, max_chars: int) -> list[str]:
+    parts: list[str] = []
+    for s in _SENT.split(paragraph):
+        s = s.strip() if s else ""
+        if not s:
+            continue
+        parts.extend([s] if len(s) <= max_chars else _split_long(s, max_chars))
+    return parts
+
+
+def pack_text(text: str, cfg: ChunkSettings) -> list[str]:
+    """Pack paragraphs (then sentences, then words) into chunks of about ``text_target_chars``."""
+    target, cap = cfg.text_target_chars, max(cfg.text_max_chars, cfg.text_target_chars)
+    chunks: list[str] = []
+    cur: list[str] = []
+    size = 0
+    sep = "\n\n"
+
+    def flush() -> None:
+        nonlocal cur, size
+        if cur:
+            chunks.append(sep.join(cur))
+        cur, size = [], 0
+
+    for para in _PARA.split(text):
+        para = para.strip()
+        if not para:
+            continue
+        if len(para) <= target:
+            if cur and size + len(sep) + len(para) > target:
+                flush()
+            cur.append(para)
+            size += len(para) + (len(sep) if size else 0)
+            continue
+        # a long paragraph: pack its sentences into their own chunks
+        flush()
+        run: list[str] = []
+        run_size = 0
+        for s in _sentences(para, cap):
+            if run and run_size + 1 + len(s) > target:
+                chunks.append(" ".join(run))
+                run, run_size = [], 0
+            run.append(s)
+            run_size += len(s) + (1 if run_size else 0)
+        if run:
+            chunks.append(" ".join(run))
+    flush()
+    return chunks
+
+
+def _windows(cues: Sequence[Cue], cfg: ChunkSettings) -> list[tuple[int, int]]:
+    """Index ranges [i, j) of cues making the windows."""
+    out: list[tuple[int, int]] = []
+    n = len(cues)
+    i = 0
+    while i < n:
+        j = i + 1
+        chars = len(cues[i].text)
+        while j < n:
+            nxt = cues[j]
+            if nxt.end_ms - cues[i].start_ms > cfg.transcript_window_ms:
+                break
+            if chars + 1 + len(nxt.text) > cfg.transcript_max_chars:
+                break
+            chars += 1 + len(nxt.text)
+            j += 1
+        out.append((i, j))
+        if j >= n:
+            break
+        overlap_from = cues[j - 1].end_ms - cfg.transcript_overlap_ms
+        k = j
+        while k - 1 > i and cues[k - 1].start_ms >= overlap_from:
+            k -= 1
+        i = k if k > i else j
+    return out
+
+
+def chunk_transcript(cues: Sequence[Cue], cfg: ChunkSettings) -> list[tuple[str, int, int]]:
+    """(text, start_ms, end_ms) per window."""
+    out: list[tuple[str, int, int]] = []
+    for i, j in _windows(cues, cfg):
+        text = " ".join(c.text for c in cues[i:j])
+        start, end = cues[i].start_ms, cues[j - 1].end_ms
+        if len(text) <= cfg.transcript_max_chars:
+            out.append((text, start, end))
+        else:  # one cue alone is longer than the cap: same span, several pieces
+            out.extend((piece, start, end) for piece in _split_long(text, cfg.transcript_max_chars))
+    return out
+
+
+def _block_locator(block: Block, file: str) -> Locator:
+    if block.address is not None:
+        return block.address
+    return FileLocator(file=file, page=block.page, section=block.section)
+
+
+def chunk_document(doc: Document, settings: Settings) -> list[Fragment]:
+    """Fragments of one document: cue windows for a track, packed text per block otherwise."""
+    src = doc.source
+    cfg = settings.chunk
+    frags: list[Fragment] = []
+
+    def add(text: str, kind: str, lang: str, locator: Locator) -> None:
+        n = len(frags)
+        frags.append(Fragment(id=f"{src.id}#{n}", source_id=src.id, ordinal=n, kind=kind, lang=lang,
+                              text=text, locator=locator, content_hash=sha256_text(text)))
+
+    if doc.cues:
+        for text, start, end in chunk_transcript(doc.cues, cfg):
+            add(text, src.kind, src.lang, TranscriptLocator(src.id, start, end))
+    for block in doc.blocks:
+        loc = _block_locator(block, src.id)
+        for text in pack_text(block.text, cfg):
+            add(text, block.kind, block.lang, loc)
+    return frags

@@ -1,0 +1,291 @@
+"""Ingestion: ``load → chunk → embed → store``, idempotent and failure-isolated.
+
+- Each source's ``content_hash`` covers its bytes and every option that changes its fragments (see
+  ``LoadContext.fingerprint``; the embedder's name is mixed in here). A stored source with the same
+  hash is **unchanged**: nothing is written. A different hash is **replaced** with one
+  ``store.put_source`` call (one transaction), an absent one is **added**.
+- A source that fails to load (or to embed, or to store) is a **failed** entry; the store is untouched
+  for it and the other sources go on.
+- Embeddings are computed before ``put_source``; fragments of several small sources are gathered (up
+  to ``settings.corpus.ingest_flush_fragments``) and embedded together in batches of
+  ``settings.embedder.batch_size``.
+- Prune (``prune=True``): a stored source whose ``origin`` (the absolute path of the file it came from)
+  is one of the given paths or lies under one of the given directories, and which this run did not see,
+  is deleted. A file that still exists but failed to load counts as seen: its sources are kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from footnote.corpus.chunkers import chunk_document
+from footnote.corpus.loaders import iter_files, load_entries
+from footnote.corpus.records import Document, Fragment, Source
+from footnote.errors import FootnoteError, InputError, UsageError
+from footnote.models.protocols import Embedder
+from footnote.settings import Settings
+from footnote.store.protocol import Store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+
+
+class IngestStatus(StrEnum):
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+    REPLACED = "replaced"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class IngestEntry:
+    """What happened to one source (or to one file / JSONL line that failed before it had an id)."""
+
+    path: str
+    source_id: str | None
+    status: IngestStatus
+    fragments: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "source_id": self.source_id, "status": self.status.value,
+                "fragments": self.fragments, "error": self.error}
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    entries: tuple[IngestEntry, ...]
+    seconds: float
+    embedder: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    pruned: tuple[str, ...] = ()
+
+    def count(self, status: IngestStatus) -> int:
+        return sum(1 for e in self.entries if e.status is status)
+
+    @property
+    def fragments(self) -> int:
+        """Fragments written in this run (added and replaced sources)."""
+        return sum(e.fragments for e in self.entries if e.status in (IngestStatus.ADDED, IngestStatus.REPLACED))
+
+    @property
+    def failed(self) -> int:
+        return self.count(IngestStatus.FAILED)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "added": self.count(IngestStatus.ADDED),
+            "unchanged": self.count(IngestStatus.UNCHANGED),
+            "replaced": self.count(IngestStatus.REPLACED),
+            "failed": self.failed,
+            "pruned": len(self.pruned),
+            "fragments": self.fragments,
+            "seconds": round(self.seconds, 3),
+            "embedder": self.embedder,
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sources": [e.to_dict() for e in self.entries], "summary": self.summary(),
+                "pruned": list(self.pruned)}
+
+
+@dataclass
+class _Pending:
+    path: str
+    doc: Document
+    fragments: list[Fragment]
+    status: IngestStatus
+
+
+class Ingestor:
+    """Runs ingestion against a store with an (optional) embedder. Construct per run or reuse."""
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self._timings: dict[str, float] = {}
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _tick(self, stage: str, t0: float) -> None:
+        self._timings[stage] = self._timings.get(stage, 0.0) + (time.perf_counter() - t0) * 1000
+
+    def _final_hash(self, source: Source) -> str:
+        name = self.embedder.name if self.embedder is not None else "none"
+        if name == self.settings.embedder.name:
+            return source.content_hash
+        return hashlib.sha256(f"{source.content_hash}|embedder={name}".encode()).hexdigest()
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        bs = max(1, self.settings.embedder.batch_size)
+        parts = [self.embedder.embed_passages(texts[i : i + bs]) for i in range(0, len(texts), bs)]
+        if not parts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.vstack(parts).astype(np.float32, copy=False)
+
+    def _flush(self, pending: list[_Pending], entries: list[IngestEntry]) -> None:
+        if not pending:
+            return
+        texts = [f.text for p in pending for f in p.fragments]
+        t0 = time.perf_counter()
+        try:
+            vectors = self._embed(texts)
+        except FootnoteError as e:
+            self._tick("embed", t0)
+            entries.extend(IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, f"embedding failed: {e}")
+                           for p in pending)
+            pending.clear()
+            return
+        self._tick("embed", t0)
+        offset = 0
+        for p in pending:
+            n = len(p.fragments)
+            emb = vectors[offset : offset + n] if vectors is not None else None
+            offset += n
+            t1 = time.perf_counter()
+            try:
+                self.store.put_source(p.doc.source, p.fragments, emb, p.doc.original)
+            except FootnoteError as e:
+                entries.append(IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e)))
+                continue
+            finally:
+                self._tick("store", t1)
+            entries.append(IngestEntry(p.path, p.doc.source.id, p.status, n))
+        pending.clear()
+
+    def _prepare(self, doc: Document) -> tuple[Document, list[Fragment]]:
+        t0 = time.perf_counter()
+        frags = chunk_document(doc, self.settings)
+        self._tick("chunk", t0)
+        if not frags:
+            raise InputError(doc.path or doc.source.id, "no text to index")
+        src = dataclasses.replace(
+            doc.source,
+            content_hash=self._final_hash(doc.source),
+            meta={**doc.source.meta, "fragments": str(len(frags))},
+        )
+        return dataclasses.replace(doc, source=src), frags
+
+    # -- the run ---------------------------------------------------------------------------------
+    def run(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        prune: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        start = time.perf_counter()
+        self._timings = {}
+        if kind is not None and kind not in self.settings.corpus.kinds:
+            raise UsageError(f"unknown kind {kind!r} (known: {', '.join(self.settings.corpus.kinds)})")
+        if lang is not None:
+            lang = lang.strip().lower() or None
+        if self.embedder is not None:
+            self.store.bind_embedder(self.embedder.name, self.embedder.dim)  # StoreError on a mismatch
+        files = iter_files(paths, self.settings.corpus.audio_extensions)
+        entries: list[IngestEntry] = []
+        pending: list[_Pending] = []
+        pending_frags = 0
+        seen_ids: dict[str, str] = {}
+        failed_origins: set[str] = set()
+        flush_at = max(1, self.settings.corpus.ingest_flush_fragments)
+        for n, (file, root) in enumerate(files, start=1):
+            label = str(file)
+            origin = file.resolve().as_posix()
+            t0 = time.perf_counter()
+            try:
+                for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root):
+                    self._tick("load", t0)
+                    if isinstance(item, InputError):
+                        failed_origins.add(origin)
+                        entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, item.message))
+                        t0 = time.perf_counter()
+                        continue
+                    pend = self._consider(label, item, seen_ids, entries)
+                    if pend is not None:
+                        pending.append(pend)
+                        pending_frags += len(pend.fragments)
+                        if pending_frags >= flush_at:
+                            self._flush(pending, entries)
+                            pending_frags = 0
+                    t0 = time.perf_counter()
+            except InputError as e:
+                self._tick("load", t0)
+                failed_origins.add(origin)
+                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, e.message))
+            except FootnoteError as e:
+                failed_origins.add(origin)
+                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, str(e)))
+            if progress is not None:
+                progress(n, len(files), label)
+        self._flush(pending, entries)
+        pruned: list[str] = []
+        if prune:
+            t0 = time.perf_counter()
+            pruned = self._prune(paths, set(seen_ids), failed_origins, entries)
+            self._tick("prune", t0)
+        return IngestReport(
+            pruned=tuple(pruned),
+            entries=tuple(entries),
+            seconds=time.perf_counter() - start,
+            embedder=self.embedder.name if self.embedder is not None else None,
+            timings_ms=dict(self._timings),
+        )
+
+    def _consider(
+        self, label: str, doc: Document, seen_ids: dict[str, str], entries: list[IngestEntry]
+    ) -> _Pending | None:
+        sid = doc.source.id
+        if sid in seen_ids:
+            entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0,
+                                       f"duplicate source id {sid!r} (also from {seen_ids[sid]})"))
+            return None
+        seen_ids[sid] = label
+        try:
+            doc, frags = self._prepare(doc)
+        except InputError as e:
+            entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, e.message))
+            return None
+        stored = self.store.source_hash(sid)
+        if stored == doc.source.content_hash:
+            entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, len(frags)))
+            return None
+        status = IngestStatus.ADDED if stored is None else IngestStatus.REPLACED
+        return _Pending(label, doc, frags, status)
+
+    def _prune(
+        self, paths: Iterable[str | Path], seen_ids: set[str], failed_origins: set[str], entries: list[IngestEntry]
+    ) -> list[str]:
+        roots = [Path(p).resolve().as_posix() for p in paths]
+        out: list[str] = []
+        for src in self.store.list_sources():
+            if src.id in seen_ids or not src.origin or src.origin in failed_origins:
+                continue
+            if any(src.origin == r or src.origin.startswith(r.rstrip("/") + "/") for r in roots):
+                try:
+                    self.store.delete_source(src.id)
+                except FootnoteError as e:
+                    entries.append(IngestEntry(src.origin, src.id, IngestStatus.FAILED, 0, f"prune failed: {e}"))
+                    continue
+                out.append(src.id)
+        return out

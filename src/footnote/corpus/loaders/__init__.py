@@ -1,0 +1,125 @@
+"""Loaders: one per file type, chosen by suffix. ``load_path`` reads one file into documents.
+
+=============================  ===================================================================
+suffix                         loader
+=============================  ===================================================================
+``.srt`` ``.vtt`` ``.json``    transcripts (one track; paired with audio of the same stem)
+``.jsonl`` ``.ndjson``         corpus JSON Lines (one source per row)
+``.md`` ``.markdown`` ``.txt`` Markdown / plain text with optional front matter
+``.pdf``                       PDF, one block per page
+=============================  ===================================================================
+
+Audio files are never sources on their own: they ride with the transcript of the same stem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from footnote.corpus.loaders.base import LoadContext
+from footnote.corpus.loaders.jsonl import JSONL_SUFFIXES, load_jsonl_entries
+from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf
+from footnote.corpus.loaders.text import TEXT_SUFFIXES, load_text
+from footnote.corpus.loaders.transcripts import TRANSCRIPT_SUFFIXES, find_audio, load_transcript
+from footnote.corpus.records import Document
+from footnote.errors import InputError
+from footnote.settings import Settings
+
+__all__ = ["LOADERS", "LoadContext", "find_audio", "iter_files", "load_entries", "load_path", "supported_suffixes"]
+
+Loader = Callable[[Path, LoadContext], Iterator[Document]]
+
+LOADERS: dict[str, Loader] = {
+    **{s: load_transcript for s in TRANSCRIPT_SUFFIXES},
+    **{s: load_text for s in TEXT_SUFFIXES},
+    **{s: load_pdf for s in PDF_SUFFIXES},
+}
+
+
+def supported_suffixes() -> tuple[str, ...]:
+    return (*LOADERS, *JSONL_SUFFIXES)
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = (path.name,)
+    return any(p.startswith(".") for p in parts)
+
+
+def iter_files(paths: Iterable[str | Path], audio_extensions: tuple[str, ...] | None = None) -> list[tuple[Path, Path]]:
+    """(file, root) for every source file under ``paths``, sorted within each directory.
+
+    A directory is walked recursively (hidden files and folders skipped, unknown suffixes and audio
+    files skipped); its root is itself. A file given explicitly is always listed (an unsupported one
+    then fails with a clear message), rooted at its parent; an explicit audio file stands for the
+    transcript of the same stem. A missing path is listed too, so that it fails as an entry.
+    """
+    if audio_extensions is None:
+        audio_extensions = Settings().corpus.audio_extensions
+    audio = {e.lower() for e in audio_extensions}
+    known = set(supported_suffixes())
+    out: list[tuple[Path, Path]] = []
+    seen: set[Path] = set()
+
+    def add(f: Path, root: Path) -> None:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append((f, root))
+
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not _hidden(f, p) and f.suffix.lower() in known:
+                    add(f, p)
+        elif p.suffix.lower() in audio:
+            transcripts = [p.with_suffix(s) for s in TRANSCRIPT_SUFFIXES if p.with_suffix(s).is_file()]
+            add(transcripts[0] if transcripts else p, p.parent)
+        else:
+            add(p, p.parent)
+    return out
+
+
+def load_entries(
+    path: Path,
+    *,
+    settings: Settings,
+    kind: str | None = None,
+    lang: str | None = None,
+    root: Path | None = None,
+) -> Iterator[Document | InputError]:
+    """Documents of one file; a bad JSONL line is yielded as an InputError and the file goes on.
+    A file-level problem raises InputError."""
+    ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent)
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise InputError(path, "no such file or directory")
+    if suffix in JSONL_SUFFIXES:
+        yield from load_jsonl_entries(path, ctx)
+        return
+    loader = LOADERS.get(suffix)
+    if loader is None:
+        if suffix in {e.lower() for e in settings.corpus.audio_extensions}:
+            raise InputError(path, "an audio file needs a transcript of the same stem (.srt, .vtt or .json)")
+        raise InputError(path, f"unsupported file type {suffix or '(no suffix)'!r} "
+                         f"(supported: {', '.join(sorted(supported_suffixes()))})")
+    yield from loader(path, ctx)
+
+
+def load_path(
+    path: Path,
+    *,
+    settings: Settings,
+    kind: str | None = None,
+    lang: str | None = None,
+    root: Path | None = None,
+) -> Iterator[Document]:
+    """Documents of one file, choosing the loader by file type. Raises InputError at the first problem
+    (for JSONL: at the first bad line, after the good rows before it)."""
+    for item in load_entries(path, settings=settings, kind=kind, lang=lang, root=root):
+        if isinstance(item, InputError):
+            raise item
+        yield item

@@ -1,0 +1,105 @@
+"""PDF, one block per page (pypdfium2): ``page`` is 1-based; ``section`` is the title of the last
+outline (bookmark) entry that starts on or before the page, when the PDF has an outline.
+
+Pages without a text layer are skipped; a PDF with none at all, an encrypted PDF that needs a
+password, and a corrupt file are InputErrors.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pypdfium2 as pdfium
+
+from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
+from footnote.corpus.records import Block, Document
+from footnote.errors import InputError
+
+log = logging.getLogger(__name__)
+
+PDF_SUFFIXES = (".pdf",)
+
+_SOFT_HYPHEN = re.compile(r"[\ufffe\u00ad]\n?")
+_HYPHEN = re.compile(r"(\w)-\n(?=[a-zäöüßа-яё])")
+
+
+def _open(path: Path, data: bytes) -> Any:
+    if not data:
+        raise InputError(path, "empty file")
+    if not data.lstrip()[:5] == b"%PDF-":
+        raise InputError(path, "not a PDF file (no %PDF- header)")
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as e:
+        msg = str(e)
+        if "password" in msg.lower():
+            raise InputError(path, "encrypted PDF: it needs a password; decrypt it first") from e
+        raise InputError(path, f"corrupt or unreadable PDF ({msg})") from e
+
+
+def _outline(pdf: Any) -> tuple[list[int], list[str]]:
+    """Start page indexes (sorted) and titles of the outline entries; empty when there is none."""
+    entries: list[tuple[int, int, str]] = []
+    try:
+        for n, bm in enumerate(pdf.get_toc()):
+            dest = bm.get_dest()
+            idx = dest.get_index() if dest is not None else None
+            title = (bm.get_title() or "").strip()
+            if idx is not None and title:
+                entries.append((idx, n, title))
+    except Exception as e:  # a broken outline costs sections, not the document
+        log.debug("outline unreadable: %s", e)
+        return [], []
+    entries.sort()
+    return [e[0] for e in entries], [e[2] for e in entries]
+
+
+def _page_text(raw: str) -> str:
+    text = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = _SOFT_HYPHEN.sub("", text)
+    text = _HYPHEN.sub(r"\1", text)
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
+
+
+def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
+    data = read_bytes(path)
+    pdf = _open(path, data)
+    try:
+        kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
+        starts, titles = _outline(pdf)
+        pages: list[tuple[int, str, str | None]] = []
+        for i in range(len(pdf)):
+            try:
+                page = pdf[i]
+                textpage = page.get_textpage()
+                text = _page_text(textpage.get_text_range())
+                textpage.close()
+                page.close()
+            except pdfium.PdfiumError as e:
+                raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
+            if not text:
+                continue
+            k = bisect.bisect_right(starts, i) - 1
+            pages.append((i + 1, text, titles[k] if k >= 0 else None))
+        if not pages:
+            raise InputError(path, "PDF has no text layer (scanned images only?)")
+        meta_title = ""
+        try:
+            meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
+        except Exception:
+            meta_title = ""
+    finally:
+        pdf.close()
+    lang = ctx.choose_lang(None, "\n".join(t for _, t, _ in pages[:20]))
+    blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s) for p, t, s in pages)
+    source = make_source(
+        id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
+        content_hash=ctx.fingerprint(data), original=data, original_name=path.name,
+        media="application/pdf", origin=ctx.origin(path), meta={"pages": str(len(pages))},
+    )
+    yield Document(source=source, original=data, blocks=blocks, path=path)

@@ -1,0 +1,204 @@
+"""Answer-level scoring: is the answer right, cited, or an honest abstention? (CRAG-style)
+
+``score_answer``: correct when a normalised gold answer string appears in the answer or in the text of
+one of its cited notes, and every citation is valid (it resolves to a note of this turn and its number
+is in the answer). Points: +1 correct, 0 abstained (``not_found``/``declined``), −1 otherwise. A second,
+language-independent view, ``cites_gold``, asks whether a cited note comes from a gold source (the
+cross-lingual sets' gold strings are in the question's language, not the corpus's).
+
+``make_scorer(engine)`` plugs into ``footnote eval --answers`` (``run_questions(on_result=…)``): it
+answers from the search already run, so one retrieval serves both levels. ``python -m
+footnote.eval.answers --corpus … --questions …`` runs it standalone and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footnote.answer.types import Answer, AnswerMode
+from footnote.eval.metrics import mean, percentile
+from footnote.store.text import fold
+
+if TYPE_CHECKING:
+    from footnote.engine import Engine
+    from footnote.eval.questions import Question
+    from footnote.eval.runner import OnResult, Outcome
+    from footnote.retrieve.types import SearchResult
+
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+
+
+def normalise(text: str) -> str:
+    """SQuAD-style: folded (lower-case, no diacritics, ё→е), punctuation and English articles
+    dropped, whitespace collapsed."""
+    t = _PUNCT.sub(" ", fold(text))
+    t = _ARTICLES.sub(" ", t)
+    return " ".join(t.split())
+
+
+@dataclass(frozen=True)
+class AnswerScore:
+    points: int  # +1 correct, 0 abstained, −1 otherwise
+    correct: bool
+    abstained: bool
+    citations_valid: bool
+    cites_gold: bool
+    matched: str | None  # the gold string found, and where ("answer" / "note")
+
+    @property
+    def points_by_source(self) -> int:
+        """CRAG with 'correct' = a cited note comes from a gold source (language-independent)."""
+        if self.abstained:
+            return 0
+        return 1 if (self.cites_gold and self.citations_valid) else -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "points": self.points, "points_by_source": self.points_by_source, "correct": self.correct,
+            "abstained": self.abstained, "citations_valid": self.citations_valid, "cites_gold": self.cites_gold,
+            "matched": self.matched,
+        }
+
+
+def citations_valid(answer: Answer) -> bool:
+    """Every citation resolves to a note of this turn and is used in the displayed answer."""
+    turn_ids = {n["fragment_id"] for n in answer.trace.get("notes", [])} if "notes" in answer.trace else None
+    for c in answer.citations:
+        if f"[{c.n}]" not in answer.answer:
+            return False
+        if turn_ids is not None and c.fragment.id not in turn_ids:
+            return False
+    return True
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+
+
+def score_answer(answer: Answer, gold_answers: Sequence[str], gold_sources: Collection[str] = ()) -> AnswerScore:
+    abstained = answer.mode in (AnswerMode.NOT_FOUND, AnswerMode.DECLINED)
+    valid = citations_valid(answer)
+    cites_gold = any(c.fragment.source_id in gold_sources for c in answer.citations)
+    if abstained:
+        return AnswerScore(0, False, True, valid, cites_gold, None)
+    text = normalise(answer.answer)
+    notes = [normalise(c.fragment.text) for c in answer.citations]
+    matched: str | None = None
+    for g in gold_answers:
+        ng = normalise(g)
+        if _contains(text, ng):
+            matched = f"answer:{g}"
+            break
+        if any(_contains(n, ng) for n in notes):
+            matched = f"note:{g}"
+            break
+    correct = matched is not None and valid
+    return AnswerScore(1 if correct else -1, correct, False, valid, cites_gold, matched)
+
+
+def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
+    """``on_result`` for ``run_questions``: answer from the search just run, score, keep the figures."""
+
+    def on_result(q: Question, result: SearchResult) -> Mapping[str, Any]:
+        t0 = time.perf_counter()
+        answer: Answer = engine.answerer.answer_result(q.question, result, fallback=fallback)
+        ms = (time.perf_counter() - t0) * 1000.0
+        score = score_answer(answer, q.answers, q.gold)
+        return {"answer": {
+            **score.to_dict(), "mode": answer.mode.value, "ms": round(ms, 3), "model_calls": answer.model_calls,
+            "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
+            "n_citations": len(answer.citations),
+        }}
+
+    return on_result
+
+
+def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    rows = [o.extra["answer"] for o in outcomes if "answer" in o.extra]
+    n = len(rows)
+    ask_ms = [o.total_ms + o.extra["answer"]["ms"] for o in outcomes if "answer" in o.extra]
+
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    return {
+        "n": n,
+        "crag": r(mean([float(x["points"]) for x in rows])),
+        "crag_by_source": r(mean([float(x["points_by_source"]) for x in rows])),
+        "correct_rate": r(mean([1.0 if x["correct"] else 0.0 for x in rows])),
+        "abstain_rate": r(mean([1.0 if x["abstained"] else 0.0 for x in rows])),
+        "wrong_rate": r(mean([1.0 if x["points"] < 0 else 0.0 for x in rows])),
+        "invalid_citations": sum(1 for x in rows if not x["citations_valid"]),
+        "ask_ms_p50": r(percentile(ask_ms, 50)),
+        "ask_ms_p95": r(percentile(ask_ms, 95)),
+    }
+
+
+def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Answer-level figures overall, per category and language, per language."""
+    cells: dict[str, list[Outcome]] = {}
+    langs: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        cells.setdefault(o.question.cell, []).append(o)
+        langs.setdefault(o.question.lang, []).append(o)
+    return {
+        "overall": _cell(outcomes),
+        "by_lang": {k: _cell(v) for k, v in sorted(langs.items())},
+        "by_category_lang": {k: _cell(v) for k, v in sorted(cells.items())},
+    }
+
+
+COLUMNS = ("n", "crag", "crag_by_source", "correct_rate", "abstain_rate", "wrong_rate", "invalid_citations",
+           "ask_ms_p50", "ask_ms_p95")
+
+
+def summary_lines(report: Mapping[str, Any]) -> list[str]:
+    def f(x: Any) -> str:
+        return "–" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+    lines = ["answers (CRAG: +1 correct & cited validly, 0 abstained, −1 otherwise)",
+             f"{'cell':<30}" + "".join(f"{c:>16}" for c in COLUMNS)]
+    rows = [("overall", report["overall"]), *report["by_lang"].items(), *report["by_category_lang"].items()]
+    for name, cell in rows:
+        lines.append(f"{name:<30}" + "".join(f"{f(cell.get(c)):>16}" for c in COLUMNS))
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Standalone: ingest (cached store under --out), search + answer every question, print the table."""
+    from footnote.eval.questions import load_questions
+    from footnote.eval.runner import prepare_engine, run_questions
+    from footnote.settings import load_settings
+
+    ap = argparse.ArgumentParser(prog="python -m footnote.eval.answers")
+    ap.add_argument("--corpus", action="append", required=True, type=Path)
+    ap.add_argument("--questions", required=True, type=Path)
+    ap.add_argument("--embedder", default=None)
+    ap.add_argument("--config", default=None)
+    ap.add_argument("--langs", default=None)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/footnote-cache/answers-eval"))
+    ap.add_argument("--fallback", action="store_true")
+    ns = ap.parse_args(argv)
+    overrides = {"embedder.name": ns.embedder} if ns.embedder else {}
+    settings = load_settings(ns.config, **overrides)
+    langs = [x for x in ns.langs.split(",") if x] if ns.langs else None
+    qs = load_questions(ns.questions, langs=langs, limit=ns.limit)
+    engine, _ = prepare_engine(settings, ns.corpus, out_dir=ns.out, store_url=None, progress=False)
+    with engine:
+        outcomes = run_questions(lambda q: engine.search(q), qs, progress=False,
+                                 on_result=make_scorer(engine, fallback=True if ns.fallback else None))
+    for line in summary_lines(answer_report(outcomes)):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,240 @@
+"""Calibrating the coverage gate from labelled questions (``footnote calibrate``).
+
+1. :func:`collect` runs each question through ``Retriever.search`` (round one only) and keeps the
+   gate's inputs: max cosine, background similarity, lexical overlap, the query/corpus language pair.
+2. :func:`split_half` splits questions in two halves by paragraph (the gold id) or, for questions
+   without gold, by their base id (so an English question and its Russian twin stay together):
+   fit on one half, check on the other.
+3. :func:`fit_gate` chooses, per language pair, the signal's weights (background, lexical) by AUROC
+   on the fit half — a small grid, few parameters — and the thresholds:
+
+   - ``bail_out``: the highest value that still answers ``answer_target`` of in-corpus questions;
+   - ``good_enough``: the value that only ``1 − confident_quantile`` of out-of-corpus questions
+     reach (never below ``bail_out``); ``sufficient`` halfway between;
+   - ``reserve_floor``: the max-cosine equivalent of ``bail_out`` (the same quantile of in-corpus
+     max cosines); ``fallback_min_score``: the lower quartile of in-corpus gold cosines;
+     ``prefloor``: the lowest in-corpus gold cosine minus a margin (never drops a gold passage).
+4. :func:`buy_table` says what each threshold buys: answer rate on in-corpus questions, abstention
+   on near-miss and off-topic ones, per language pair and half.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from footnote.eval.metrics import auroc
+from footnote.eval.questions import Question
+from footnote.retrieve.types import SearchResult
+from footnote.settings import EmbedderGate, GateThresholds
+
+log = logging.getLogger(__name__)
+
+FIT, CHECK = 0, 1
+BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2)
+
+
+def split_half(q: Question) -> int:
+    """0 (fit) or 1 (check): by the gold paragraph id, else by the id before ``:`` (language twins)."""
+    key = q.gold[0] if q.gold else q.id.split(":")[0]
+    return zlib.crc32(key.encode("utf-8")) % 2
+
+
+@dataclass(frozen=True)
+class LabelledSignal:
+    """One question's gate inputs and its label."""
+
+    id: str
+    lang: str
+    pair: str  # "querylang-corpuslang"
+    category: str
+    answerable: bool
+    half: int
+    max_score: float
+    background: float
+    lexical_overlap: float
+    gold_cosine: float | None  # best cosine of a gold fragment among the candidates
+
+    def value(self, background_weight: float, lexical_weight: float) -> float:
+        return self.max_score - background_weight * self.background + lexical_weight * self.lexical_overlap
+
+
+def labelled_from(q: Question, result: SearchResult) -> LabelledSignal:
+    ex = result.signal.extra
+    corpus_lang = result.candidates[0].fragment.lang if result.candidates else q.lang
+    gold = [c.score for c in result.candidates if c.fragment.source_id in q.gold]
+    return LabelledSignal(
+        id=q.id, lang=q.lang, pair=f"{result.plan.lang}-{corpus_lang}", category=q.category,
+        answerable=q.answerable, half=split_half(q), max_score=float(result.signal.max_score),
+        background=float(ex.get("background", 0.0)), lexical_overlap=float(ex.get("lexical_overlap", 0.0)),
+        gold_cosine=max(gold) if gold else None,
+    )
+
+
+def collect(
+    search: Callable[[str], SearchResult],
+    questions: Sequence[Question],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[LabelledSignal]:
+    """Search every question and keep its gate inputs (``search`` should be round one only)."""
+    out: list[LabelledSignal] = []
+    for i, q in enumerate(questions):
+        out.append(labelled_from(q, search(q.question)))
+        if progress is not None:
+            progress(i + 1, len(questions))
+    return out
+
+
+@dataclass(frozen=True)
+class FitTargets:
+    answer_target: float = 0.96  # in-corpus questions answered on the fit half (bar: 0.95, held out)
+    confident_quantile: float = 0.99  # out-of-corpus questions below good_enough
+    prefloor_margin: float = 0.10
+    min_rows: int = 20  # a language pair with fewer labelled rows falls back to the default
+
+
+@dataclass(frozen=True)
+class PairFit:
+    pair: str
+    thresholds: GateThresholds
+    n_fit: int
+    auroc_fit: float | None
+    auroc_check: float | None
+    weights: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class GateFit:
+    default: GateThresholds
+    by_pair: dict[str, PairFit] = field(default_factory=dict)
+    default_pair: str = ""
+
+    def to_embedder_gate(self, fitted_on: str) -> EmbedderGate:
+        return EmbedderGate(
+            default=self.default, by_lang_pair={k: v.thresholds for k, v in self.by_pair.items()}, fitted_on=fitted_on
+        )
+
+    def settings_update(self, embedder: str, fitted_on: str) -> dict[str, Any]:
+        """The nested dict ``write_settings_file`` merges under ``gate.by_embedder.<embedder>``."""
+        eg = self.to_embedder_gate(fitted_on)
+        return {"gate": {"by_embedder": {embedder: eg.model_dump()}}}
+
+
+def _auroc(rows: Sequence[LabelledSignal], bw: float, lw: float) -> float | None:
+    return auroc([r.value(bw, lw) for r in rows], [r.answerable for r in rows])
+
+
+def fit_weights(rows: Sequence[LabelledSignal]) -> tuple[float, float]:
+    """(background_weight, lexical_weight) with the best AUROC on ``rows``; ties go to smaller weights."""
+    best = (-1.0, 0.0, 0.0)
+    for bw in BACKGROUND_GRID:
+        for lw in LEXICAL_GRID:
+            a = _auroc(rows, bw, lw)
+            if a is not None and a > best[0] + 1e-9:
+                best = (a, bw, lw)
+    return best[1], best[2]
+
+
+def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateThresholds, tuple[float, float]]:
+    """Thresholds for one language pair from its fit-half rows (see the module docstring)."""
+    bw, lw = fit_weights(rows)
+    pos = np.array([r.value(bw, lw) for r in rows if r.answerable])
+    neg = np.array([r.value(bw, lw) for r in rows if not r.answerable])
+    if len(pos) == 0:
+        raise ValueError("no answerable (in-corpus) questions to calibrate on")
+    bail = float(np.quantile(pos, 1.0 - targets.answer_target))
+    good = float(np.quantile(neg, targets.confident_quantile)) if len(neg) else float(np.quantile(pos, 0.5))
+    good = max(good, bail)
+    sufficient = (bail + good) / 2.0
+    max_pos = np.array([r.max_score for r in rows if r.answerable])
+    gold = np.array([r.gold_cosine for r in rows if r.answerable and r.gold_cosine is not None])
+    reserve = float(np.quantile(max_pos, 1.0 - targets.answer_target))
+    fallback = float(np.quantile(gold, 0.25)) if len(gold) else reserve
+    prefloor = max(0.0, float(gold.min()) - targets.prefloor_margin) if len(gold) else 0.0
+    t = GateThresholds(
+        bail_out=round(bail, 4), sufficient=round(sufficient, 4), good_enough=round(good, 4), min_lectures=2,
+        fallback_min_score=round(fallback, 4), reserve_floor=round(reserve, 4), prefloor=round(prefloor, 4),
+        background_weight=bw, lexical_weight=lw,
+    )
+    return t, (bw, lw)
+
+
+def fit_gate(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, *, fit_half: int | None = FIT) -> GateFit:
+    """Fit per language pair on the fit half (``fit_half=None``: on every row). The default is the
+    pair with the most rows whose query and corpus languages agree (else the largest pair)."""
+    targets = targets or FitTargets()
+    pairs: dict[str, list[LabelledSignal]] = {}
+    for r in rows:
+        pairs.setdefault(r.pair, []).append(r)
+    fits: dict[str, PairFit] = {}
+    for pair, prs in sorted(pairs.items()):
+        fit_rows = [r for r in prs if fit_half is None or r.half == fit_half]
+        check_rows = [r for r in prs if fit_half is not None and r.half != fit_half]
+        if len(fit_rows) < targets.min_rows or not any(r.answerable for r in fit_rows):
+            log.info("language pair %s: %d rows, too few to fit; uses the default", pair, len(fit_rows))
+            continue
+        t, (bw, lw) = fit_pair(fit_rows, targets)
+        fits[pair] = PairFit(pair, t, len(fit_rows), _auroc(fit_rows, bw, lw),
+                             _auroc(check_rows, bw, lw) if check_rows else None, (bw, lw))
+    if not fits:
+        raise ValueError("no language pair has enough labelled questions to calibrate on")
+    same = [p for p in fits if p.split("-")[0] == p.split("-")[-1]]
+    default_pair = max(same or list(fits), key=lambda p: fits[p].n_fit)
+    return GateFit(fits[default_pair].thresholds, fits, default_pair)
+
+
+def _rates(rows: Iterable[LabelledSignal], t: GateThresholds) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    by_cat: dict[str, list[LabelledSignal]] = {}
+    for r in rows:
+        by_cat.setdefault(r.category, []).append(r)
+    for cat, rs in sorted(by_cat.items()):
+        abstain = sum(r.value(t.background_weight, t.lexical_weight) < t.bail_out for r in rs)
+        key = "answer" if cat == "in_corpus" else "abstain"
+        out[f"{key}:{cat}"] = (abstain if key == "abstain" else len(rs) - abstain) / len(rs)
+        out[f"n:{cat}"] = len(rs)
+    return out
+
+
+def buy_table(rows: Sequence[LabelledSignal], fit: GateFit, *, steps: Sequence[float] = (-0.02, -0.01, 0.0, 0.01, 0.02)) -> list[dict[str, Any]]:
+    """What each threshold buys, per language pair and half: answer rate on in-corpus questions and
+    abstention on near-miss / off-topic ones at ``bail_out`` (and a few values around it), plus the
+    share of questions each verdict band gets."""
+    table: list[dict[str, Any]] = []
+    pairs = sorted({r.pair for r in rows})
+    for pair in pairs:
+        t = fit.by_pair[pair].thresholds if pair in fit.by_pair else fit.default
+        for half_name, half in (("fit", FIT), ("check", CHECK), ("all", None)):
+            prs = [r for r in rows if r.pair == pair and (half is None or r.half == half)]
+            if not prs:
+                continue
+            for d in steps:
+                tt = t.model_copy(update={"bail_out": round(t.bail_out + d, 4)})
+                row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": tt.bail_out, "chosen": d == 0.0}
+                row.update(_rates(prs, tt))
+                vals = [r.value(t.background_weight, t.lexical_weight) for r in prs]
+                row["auroc"] = auroc(vals, [r.answerable for r in prs])
+                row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
+                row["band:round2"] = sum(tt.bail_out <= v < t.good_enough for v in vals) / len(vals)
+                table.append(row)
+    return table
+
+
+def format_table(table: Sequence[dict[str, Any]]) -> list[str]:
+    cols = ["pair", "half", "bail_out", "answer:in_corpus", "abstain:near_miss", "abstain:off_topic",
+            "auroc", "band:round2", "band:good_enough"]
+    lines = ["  ".join(f"{c:>17}" for c in cols)]
+    for row in table:
+        cells = []
+        for c in cols:
+            v = row.get(c)
+            cells.append(f"{v:>17.3f}" if isinstance(v, float) else f"{'–' if v is None else v!s:>17}")
+        lines.append("  ".join(cells) + ("   ← chosen" if row.get("chosen") else ""))
+    return lines

@@ -1,0 +1,96 @@
+"""PNG plots of an evaluation (matplotlib, Agg backend: no display needed).
+
+- ``scores_<lang>.png``: distributions of the gate signal and of the max cosine per category;
+- ``roc.png``: the ROC of the gate signal (answerable vs not) per language, AUROC in the legend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from footnote.eval.metrics import auroc, roc_curve
+from footnote.eval.runner import Outcome
+
+
+def _plt():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_score_distributions(path: Path, outcomes: Sequence[Outcome], title: str = "") -> Path:
+    """Histograms of ``signal`` and ``max_score`` per category, side by side."""
+    plt = _plt()
+    cats = sorted({o.question.category for o in outcomes})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, attr, label in ((axes[0], "signal", "gate signal"), (axes[1], "max_score", "max cosine")):
+        values = [getattr(o, attr) for o in outcomes if not math.isnan(getattr(o, attr))]
+        if not values:
+            continue
+        lo, hi = min(values), max(values)
+        if hi <= lo:
+            hi = lo + 1e-3
+        bins = [lo + (hi - lo) * i / 30 for i in range(31)]
+        for cat in cats:
+            v = [getattr(o, attr) for o in outcomes if o.question.category == cat and not math.isnan(getattr(o, attr))]
+            if v:
+                ax.hist(v, bins=bins, alpha=0.5, label=f"{cat} (n={len(v)})")
+        thr = _threshold_of(outcomes, attr)
+        if thr is not None:
+            ax.axvline(thr, color="k", linestyle="--", linewidth=1, label="bail-out threshold")
+        ax.set_xlabel(label)
+        ax.set_ylabel("questions")
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "score distributions per category")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _threshold_of(outcomes: Sequence[Outcome], attr: str) -> float | None:
+    """The bail-out threshold the run used, when the pipeline put it in ``extra`` (max cosine only)."""
+    for o in outcomes:
+        t = o.extra.get("bail_out_threshold") if attr == "max_score" else o.extra.get("signal_threshold")
+        if isinstance(t, int | float):
+            return float(t)
+    return None
+
+
+def plot_roc(path: Path, outcomes: Sequence[Outcome]) -> Path:
+    """ROC of the gate signal per language (answerable = positive)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    for lang in sorted({o.question.lang for o in outcomes}):
+        items = [o for o in outcomes if o.question.lang == lang and not math.isnan(o.signal)]
+        scores = [o.signal for o in items]
+        labels = [o.question.answerable for o in items]
+        a = auroc(scores, labels)
+        if a is None:
+            continue
+        fpr, tpr, _ = roc_curve(scores, labels)
+        ax.plot(fpr, tpr, label=f"{lang}: AUROC {a:.3f}")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("false-positive rate (unanswerable answered)")
+    ax.set_ylabel("true-positive rate (answerable answered)")
+    ax.set_title("gate signal ROC")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_plots(out_dir: Path, outcomes: Sequence[Outcome]) -> list[str]:
+    """All plots into ``out_dir``; returns their paths."""
+    written: list[str] = []
+    for lang in sorted({o.question.lang for o in outcomes}):
+        items = [o for o in outcomes if o.question.lang == lang]
+        written.append(str(plot_score_distributions(out_dir / f"scores_{lang}.png", items, f"score distributions ({lang})")))
+    written.append(str(plot_roc(out_dir / "roc.png", outcomes)))
+    return written

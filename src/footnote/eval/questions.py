@@ -1,0 +1,99 @@
+"""Question sets in the JSON Lines format of ``eval/README.md``; bad rows fail with file:line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from footnote.errors import InputError
+
+CATEGORIES = ("in_corpus", "near_miss", "off_topic", "unanswerable_in_paragraph")
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    lang: str = Field(min_length=1)
+    answerable: bool
+    category: str = Field(min_length=1)
+    gold: list[str] = Field(default_factory=list)
+    answers: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    lang: str
+    answerable: bool
+    category: str
+    gold: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+
+    @property
+    def cell(self) -> str:
+        """The report cell key, e.g. ``in_corpus/ru``."""
+        return f"{self.category}/{self.lang}"
+
+
+def load_questions(
+    path: str | Path, *, langs: Sequence[str] | None = None, limit: int | None = None
+) -> list[Question]:
+    """Read a question file. ``langs`` keeps only those languages; ``limit`` keeps the first N
+    (after the language filter). A malformed row raises ``InputError`` naming file and line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(p, "question file not found") from None
+    except UnicodeDecodeError as e:
+        raise InputError(p, f"not UTF-8: {e}") from None
+    keep = {lg.strip() for lg in langs if lg.strip()} if langs else None
+    out: list[Question] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = _Row.model_validate(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise InputError(p, f"not valid JSON: {e.msg}", line=lineno) from None
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'row'}: {err['msg']}" for err in e.errors())
+            raise InputError(p, f"not a question row ({problems})", line=lineno) from None
+        if row.id in seen:
+            raise InputError(p, f"duplicate question id {row.id!r}", line=lineno)
+        seen.add(row.id)
+        if row.answerable and not row.gold:
+            raise InputError(p, f"answerable question {row.id!r} has no gold ids", line=lineno)
+        if keep is not None and row.lang not in keep:
+            continue
+        out.append(
+            Question(row.id, row.question, row.lang, row.answerable, row.category, tuple(row.gold), tuple(row.answers))
+        )
+    if not out:
+        raise InputError(p, "no questions" + (f" in languages {sorted(keep)}" if keep else ""))
+    return stratified_limit(out, limit) if limit is not None else out
+
+
+def stratified_limit(questions: Sequence[Question], limit: int) -> list[Question]:
+    """At most ``limit`` questions taken round-robin across cells (category/language), each cell
+    in file order, so a small run still covers every category and language. File order is kept."""
+    if limit <= 0 or limit >= len(questions):
+        return list(questions)
+    cells: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        cells.setdefault(q.cell, []).append(i)
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < limit:
+        for idx in cells.values():
+            if depth < len(idx) and len(chosen) < limit:
+                chosen.append(idx[depth])
+        depth += 1
+    return [questions[i] for i in sorted(chosen)]

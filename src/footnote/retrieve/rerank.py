@@ -1,0 +1,54 @@
+"""Rerank the capped pool: a configured :class:`Reranker` (cross-encoder over HTTP or local), or the
+offline ranking by fused lane evidence (:mod:`footnote.retrieve.fusion`). The result goes into
+``Candidate.rerank``; ``Candidate.score`` keeps the true cosine. If a configured reranker fails, the
+turn falls back to the fused ranking (logged, and said in the trace)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from footnote.errors import ModelError
+from footnote.models.protocols import Reranker
+from footnote.retrieve.fusion import evidence_of, fused_score, lane_tops
+from footnote.retrieve.types import Candidate
+from footnote.settings import RetrieveSettings
+
+log = logging.getLogger(__name__)
+
+
+def fused_order(cands: Sequence[Candidate], query_lang: str, rs: RetrieveSettings) -> list[Candidate]:
+    """Candidates with ``rerank`` = fused evidence score, best first (ties: cosine, then id)."""
+    tops = lane_tops(c.lanes for c in cands)
+    scored = [
+        replace(c, rerank=fused_score(c.score, evidence_of(c.lanes, tops), same_lang=c.fragment.lang == query_lang, rs=rs))
+        for c in cands
+    ]
+    scored.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
+    return scored
+
+
+def rerank(
+    question: str,
+    cands: Sequence[Candidate],
+    *,
+    reranker: Reranker | None,
+    query_lang: str,
+    rs: RetrieveSettings,
+) -> tuple[list[Candidate], str]:
+    """Ranked candidates and the method used (``fusion``, the reranker's name, or ``fusion (X failed)``)."""
+    if reranker is None or not cands:
+        return fused_order(cands, query_lang, rs), "fusion"
+    try:
+        scores = reranker.rerank(question, [c.fragment.text for c in cands])
+    except ModelError as e:
+        log.warning("reranker %s failed (%s); ranking by fused lane evidence", reranker.name, e.message)
+        return fused_order(cands, query_lang, rs), f"fusion ({reranker.name} failed)"
+    if len(scores) != len(cands):
+        log.warning("reranker %s returned %d scores for %d passages; ranking by fused lane evidence",
+                    reranker.name, len(scores), len(cands))
+        return fused_order(cands, query_lang, rs), f"fusion ({reranker.name} failed)"
+    ranked = [replace(c, rerank=float(s)) for c, s in zip(cands, scores, strict=True)]
+    ranked.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
+    return ranked, reranker.name

@@ -1,0 +1,27 @@
+"""Cheap inputs of the "do we know this?" signal that are not cosines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from footnote.corpus.records import Fragment
+from footnote.retrieve.plan import keywords
+from footnote.store.text import Analyzer, tokenize
+
+
+def content_terms(text: str, lang: str, analyzer: Analyzer) -> set[str]:
+    """Stemmed content words of ``text`` (stop words dropped)."""
+    toks = tokenize(" ".join(keywords(text)))
+    return set(analyzer.stem(toks, lang))
+
+
+def lexical_overlap(question: str, qlang: str, fragments: Sequence[Fragment], analyzer: Analyzer) -> float:
+    """The largest share of the question's content terms that one fragment carries (0 with none)."""
+    q = content_terms(question, qlang, analyzer)
+    if not q:
+        return 0.0
+    best = 0.0
+    for f in fragments:
+        terms = set(analyzer.stem(tokenize(f.text), f.lang))
+        best = max(best, len(q & terms) / len(q))
+    return best

@@ -1,0 +1,156 @@
+"""The FastAPI application: ``create_app(engine, settings)``.
+
+Routes: ``POST /api/ask`` (SSE or JSON), ``GET /api/search``, ``GET /api/sources``,
+``GET /api/sources/{id}`` (original, HTTP Range), ``GET /api/sources/{id}/pages/{n}`` (PDF page PNG),
+``GET /api/status``, ``POST /api/session`` (sets the key cookie for the web chat), ``GET /healthz``,
+the web chat at ``/`` and OpenAPI at ``/docs``. Errors from ``footnote.errors`` are translated here,
+once, by ``FootnoteError.http_status``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from footnote.engine import Engine
+from footnote.errors import AuthError, FootnoteError
+from footnote.server import routes_ask, routes_search, routes_sources
+from footnote.server.guard import BodyLimit, make_key_dependency, presented_key
+from footnote.server.pages import PageRenderer
+from footnote.server.sse import EventPump
+from footnote.server.state import JSON, ServerState, error_body
+from footnote.settings import Settings
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; style-src 'self'; "
+        "script-src 'self'; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+HTTP_REASONS = {400: "BadRequest", 401: "Unauthorized", 404: "NotFound", 405: "MethodNotAllowed",
+                413: "RequestTooLarge", 416: "RangeNotSatisfiable", 422: "InvalidRequest"}
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(FootnoteError)
+    async def footnote_error(request: Request, exc: FootnoteError) -> Response:
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
+        if exc.http_status >= 500:
+            log.error("%s %s: %s", request.method, request.url.path, exc.message)
+        return JSON(error_body(exc.message, type(exc).__name__), status_code=exc.http_status, headers=headers)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return JSON(error_body(str(exc.detail), HTTP_REASONS.get(exc.status_code, "HTTPError")),
+                    status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        return JSON(error_body(_validation_message(exc), "InvalidRequest", detail=detail), status_code=422)
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSON(error_body("internal error", "InternalError"), status_code=500)
+
+
+def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
+    """The HTTP API and the web chat over ``engine``."""
+    settings = settings or engine.settings
+    srv = settings.server
+    state = ServerState(
+        engine=engine,
+        settings=settings,
+        pump=EventPump(srv.stream_workers, srv.stream_queue_events),
+        pages=PageRenderer(srv.page_render_scale, srv.page_cache_size, srv.highlight_min_words),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.pump.shutdown()
+
+    app = FastAPI(
+        title="Footnote",
+        summary="Answers that cite their sources — or say they don't know.",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+    )
+    app.state.footnote = state
+    app.add_middleware(BodyLimit, limit=srv.max_request_bytes)
+    _install_handlers(app)
+
+    require_key = make_key_dependency(srv)
+    guarded = [Depends(require_key)]
+    app.include_router(routes_ask.make_router(state), dependencies=guarded)
+    app.include_router(routes_search.make_router(state), dependencies=guarded)
+    app.include_router(routes_sources.make_router(state), dependencies=guarded)
+
+    meta = APIRouter(tags=["meta"])
+
+    @meta.get("/openapi.json", include_in_schema=False, dependencies=guarded)
+    async def openapi() -> JSON:
+        return JSON(app.openapi())
+
+    @meta.get("/docs", include_in_schema=False, dependencies=guarded)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="Footnote API")
+
+    @meta.post("/api/session", dependencies=guarded)
+    async def session(request: Request) -> Response:
+        """Check the key (header) and hand the browser an HttpOnly cookie with it, so that audio and
+        page images (which cannot send headers) load."""
+        resp = JSON({"ok": True, "auth": bool(srv.api_key)})
+        key = presented_key(request, srv.cookie_name)
+        if srv.api_key and key:
+            resp.set_cookie(srv.cookie_name, key, httponly=True, samesite="strict", path="/")
+        return resp
+
+    @meta.get("/healthz")
+    async def healthz() -> JSON:
+        """Liveness (never needs the key)."""
+        return JSON({"status": "ok"})
+
+    @meta.get("/", include_in_schema=False)
+    async def index() -> Response:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers=PAGE_HEADERS)
+
+    app.include_router(meta)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def app_state(app: Any) -> ServerState:
+    """The server state of an app made by :func:`create_app` (tests and benchmarks use it)."""
+    st: ServerState = app.state.footnote
+    return st

@@ -1,0 +1,50 @@
+"""``GET /api/search`` (the ``footnote search --json`` document) and ``GET /api/status``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from footnote.retrieve.format import search_result_dict
+from footnote.server.state import JSON, ServerState
+
+
+def make_router(state: ServerState) -> APIRouter:
+    router = APIRouter(tags=["search"])
+    max_chars = state.settings.answer.max_question_chars
+    engine = state.engine
+
+    def search_doc(q: str, lang: str | None) -> dict[str, Any]:
+        result = engine.search(q, lang=lang)
+        titles: dict[str, str] = {}
+        for sid in {c.fragment.source_id for c in result.candidates}:
+            src = engine.store.get_source(sid)
+            if src is not None:
+                titles[sid] = src.title
+        return search_result_dict(result, titles)
+
+    @router.get("/api/search")
+    async def search(
+        q: Annotated[str, Query(description="The question or search text.")],
+        lang: Annotated[str | None, Query(description="Question language (detected when absent).")] = None,
+    ) -> JSON:
+        """Retrieval only (plan, lanes, fusion, gate): the ``footnote search --json`` document."""
+        q = q.strip()
+        if not q:
+            raise HTTPException(422, "the query 'q' is empty")
+        if len(q) > max_chars:
+            raise HTTPException(422, f"the query is {len(q)} characters long; the limit is {max_chars}")
+        return JSON(await run_in_threadpool(search_doc, q, lang))
+
+    @router.get("/api/status")
+    async def status() -> JSON:
+        """Store counts, embedder, lexical-only mode, models, and whether the fallback is enabled."""
+        data = await run_in_threadpool(engine.status)
+        data["fallback_enabled"] = state.settings.answer.enable_corpus_fallback
+        data["max_question_chars"] = max_chars
+        return JSON(data)
+
+    return router

@@ -1,0 +1,156 @@
+"""Sources: the list, the original as uploaded (with HTTP Range), and PDF pages with the passage lit.
+
+Everything is looked up by source id in the store and served from the store's bytes; nothing here
+touches the filesystem, so ``../``, absolute paths and symlinks name nothing and get 404.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from footnote.corpus.records import Source
+from footnote.errors import NotFound, UsageError
+from footnote.server.ranges import RangeNotSatisfiable, parse_range
+from footnote.server.state import JSON, ServerState, error_body
+from footnote.store import Original
+
+PDF = "application/pdf"
+# Types a browser could execute if opened directly: served as uploaded, but sandboxed.
+_PASSIVE_PREFIXES = ("audio/", "video/", "image/png", "image/jpeg", "image/gif", "image/webp", PDF)
+
+
+def source_dict(s: Source) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "kind": s.kind,
+        "title": s.title,
+        "lang": s.lang,
+        "media_type": s.media_type,
+        "original_name": s.original_name,
+        "origin": s.origin,
+        "meta": dict(s.meta),
+    }
+
+
+def _disposition(name: str) -> str:
+    ascii_name = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name) or "original"
+    return f"inline; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name)}"
+
+
+def original_response(request: Request, original: Original) -> Response:
+    data = original.data
+    size = len(data)
+    headers = {
+        "Accept-Ranges": "bytes",
+        "ETag": f'"{original.sha256}"',
+        "Content-Disposition": _disposition(original.name),
+        "Cache-Control": "private, max-age=3600",
+        "X-Content-Type-Options": "nosniff",
+    }
+    if not original.media_type.startswith(_PASSIVE_PREFIXES):
+        headers["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    media_type = original.media_type or "application/octet-stream"
+    if_range = request.headers.get("if-range")
+    range_header = request.headers.get("range")
+    if if_range and if_range.strip() != headers["ETag"]:
+        range_header = None  # the client's copy is stale: send it all
+    try:
+        rng = parse_range(range_header, size)
+    except RangeNotSatisfiable:
+        headers["Content-Range"] = f"bytes */{size}"
+        return JSON(error_body(f"range {range_header!r} is outside the {size} bytes of this source", "RangeNotSatisfiable"),
+                    status_code=416, headers=headers)
+    if rng is None:
+        body = b"" if request.method == "HEAD" else data
+        headers["Content-Length"] = str(size)
+        return Response(body, status_code=200, media_type=media_type, headers=headers)
+    headers["Content-Range"] = rng.content_range(size)
+    headers["Content-Length"] = str(rng.length)
+    body = b"" if request.method == "HEAD" else data[rng.start : rng.end + 1]
+    return Response(body, status_code=206, media_type=media_type, headers=headers)
+
+
+def make_router(state: ServerState) -> APIRouter:
+    router = APIRouter(tags=["sources"])
+    store = state.engine.store
+
+    def _source(source_id: str) -> Source:
+        src = store.get_source(source_id)
+        if src is None:
+            raise NotFound(f"no source {source_id!r} in the store")
+        return src
+
+    def _original(source_id: str) -> Original:
+        _source(source_id)
+        original = store.get_original(source_id)
+        if original is None:
+            raise NotFound(f"the original of source {source_id!r} is not stored")
+        return original
+
+    @router.get("/api/sources")
+    async def list_sources() -> JSON:
+        """Every stored source (id, kind, title, language, media type)."""
+        sources = await run_in_threadpool(store.list_sources)
+        return JSON({"sources": [source_dict(s) for s in sources], "count": len(sources)})
+
+    @router.get(
+        "/api/sources/{source_id:path}/pages/{page}",
+        response_class=Response,
+        responses={200: {"content": {"image/png": {}}, "description": "The page as PNG, the passage highlighted."}},
+    )
+    async def page_image(
+        source_id: str,
+        page: int,
+        fragment: Annotated[str | None, Query(description="Fragment id whose text to highlight.")] = None,
+        q: Annotated[str | None, Query(description="Text to highlight (when no fragment is given).", max_length=2000)] = None,
+    ) -> Response:
+        """A page of a stored PDF rendered to PNG, with the cited passage (``fragment``) or text (``q``) highlighted."""
+
+        def render() -> Response:
+            src = _source(source_id)
+            if src.media_type != PDF:
+                raise NotFound(f"source {source_id!r} is not a PDF ({src.media_type})")
+            passage = q
+            if fragment:
+                found = store.get_fragments([fragment])
+                if not found or found[0].source_id != source_id:
+                    raise NotFound(f"no fragment {fragment!r} in source {source_id!r}")
+                passage = found[0].text
+            original = _original(source_id)
+            out = state.pages.render(original.data, original.name, page, passage)
+            return Response(
+                out.png,
+                media_type="image/png",
+                headers={
+                    "X-Footnote-Page": str(out.page),
+                    "X-Footnote-Pages": str(out.pages),
+                    "X-Footnote-Highlights": str(out.highlights),
+                    "Cache-Control": "private, max-age=3600",
+                },
+            )
+
+        if fragment and q:
+            raise UsageError("give either 'fragment' or 'q', not both")
+        return await run_in_threadpool(render)
+
+    @router.head("/api/sources/{source_id:path}", response_class=Response, include_in_schema=False)
+    @router.get(
+        "/api/sources/{source_id:path}",
+        response_class=Response,
+        responses={
+            200: {"description": "The original file as uploaded."},
+            206: {"description": "A byte range of it (HTTP Range)."},
+            416: {"description": "The range lies outside the file."},
+        },
+    )
+    async def original(source_id: str, request: Request) -> Response:
+        """The original file as uploaded (audio, PDF, text), with HTTP Range so audio can seek."""
+        orig = await run_in_threadpool(_original, source_id)
+        return original_response(request, orig)
+
+    return router

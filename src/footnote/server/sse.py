@@ -1,0 +1,139 @@
+"""Server-Sent Events from a blocking event iterator, run off the event loop.
+
+``engine.ask_stream`` is a plain (blocking) generator. :class:`EventPump` runs it in a worker thread of
+a bounded pool and hands each event to the event loop through an asyncio queue. When the client goes
+away, the async side stops reading and sets a stop flag; the worker notices it at the next event (or
+while waiting for room in the queue), closes the generator and returns its thread to the pool — no
+thread outlives its request by more than one stage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from footnote.answer.types import Event, EventKind
+from footnote.errors import FootnoteError
+
+log = logging.getLogger(__name__)
+
+
+def sse_frame(event: str, data: Any) -> bytes:
+    """One SSE frame: ``event: NAME`` and a single-line JSON ``data:`` field."""
+    payload = json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":"))
+    return f"event: {event}\ndata: {payload}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class _Failure:
+    error: BaseException
+
+
+class _End:
+    pass
+
+
+_END = _End()
+
+
+class EventPump:
+    """Bounded thread pool that drives blocking event iterators for async consumers."""
+
+    def __init__(self, workers: int, queue_events: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="footnote-stream")
+        self._queue_events = queue_events
+        self._active = 0
+        self._lock = threading.Lock()
+
+    @property
+    def active(self) -> int:
+        """Worker threads currently inside an iterator (tests use it to prove nothing leaks)."""
+        with self._lock:
+            return self._active
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def events(self, make_iter: Callable[[], Iterator[Event]]) -> AsyncGenerator[Event, None]:
+        """Yield the iterator's events; raise what it raised. Closing this async generator early
+        (client disconnect) stops the worker."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Event | _Failure | _End] = asyncio.Queue()
+        room = threading.Semaphore(self._queue_events)
+        stop = threading.Event()
+
+        def put(item: Event | _Failure | _End) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is gone (server shutting down)
+                stop.set()
+
+        def work() -> None:
+            with self._lock:
+                self._active += 1
+            it: Iterator[Event] | None = None
+            try:
+                it = make_iter()
+                for ev in it:
+                    while not room.acquire(timeout=0.2):
+                        if stop.is_set():
+                            return
+                    if stop.is_set():
+                        return
+                    put(ev)
+            except BaseException as e:
+                if not stop.is_set():
+                    put(_Failure(e))
+            finally:
+                close = getattr(it, "close", None)
+                if close is not None:
+                    try:
+                        close()
+                    except Exception:  # pragma: no cover - a generator's cleanup failing
+                        log.exception("closing an ask stream failed")
+                put(_END)
+                with self._lock:
+                    self._active -= 1
+
+        loop.run_in_executor(self._pool, work)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, _End):
+                    return
+                if isinstance(item, _Failure):
+                    raise item.error
+                room.release()
+                yield item
+        finally:
+            stop.set()
+
+
+def error_payload(e: BaseException) -> dict[str, Any]:
+    """The ``error`` event's data (and the JSON error body's shape)."""
+    if isinstance(e, FootnoteError):
+        return {"message": e.message, "type": type(e).__name__, "status": e.http_status}
+    return {"message": "internal error", "type": "InternalError", "status": 500}
+
+
+async def sse_body(first: Event | None, rest: AsyncIterator[Event]) -> AsyncIterator[bytes]:
+    """Frames for a stream whose first event was already pulled (so early errors get a real status)."""
+    try:
+        if first is not None:
+            yield sse_frame(first.kind.value, first.data)
+        async for ev in rest:
+            yield sse_frame(ev.kind.value, ev.data)
+    except Exception as e:  # after the headers went out, an error can only be an event
+        if not isinstance(e, FootnoteError):
+            log.exception("ask stream failed")
+        yield sse_frame(EventKind.ERROR.value, error_payload(e))
+    finally:
+        aclose = getattr(rest, "aclose", None)
+        if aclose is not None:
+            await aclose()

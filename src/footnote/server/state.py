@@ -1,0 +1,34 @@
+"""What every route needs, built once per app by ``create_app`` (no module-level singletons)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from footnote.engine import Engine
+from footnote.server.pages import PageRenderer
+from footnote.server.sse import EventPump
+from footnote.settings import Settings
+
+
+@dataclass
+class ServerState:
+    engine: Engine
+    settings: Settings
+    pump: EventPump
+    pages: PageRenderer
+
+
+class JSON(JSONResponse):
+    """JSON as the CLI prints it: UTF-8 text (no ``\\u`` escapes), anything odd via ``str``."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, default=str, separators=(",", ":")).encode("utf-8")
+
+
+def error_body(message: str, kind: str, **extra: Any) -> dict[str, Any]:
+    """The one error shape of the API (the CLI's ``--json`` error shape, plus extras)."""
+    return {"error": message, "type": kind, **extra}

@@ -1,0 +1,392 @@
+/* Footnote web chat: streams POST /api/ask (Server-Sent Events over fetch), paints citation chips,
+   opens originals (audio span, PDF page with the passage highlighted, verse by address).
+   Every piece of answer or source text goes into the page with textContent — never innerHTML. */
+"use strict";
+(function () {
+  const I = window.FootnoteI18n;
+  const $ = (sel) => document.querySelector(sel);
+  const state = { lang: "en", key: sessionStorage.getItem("footnote-key") || "", status: null, busy: false };
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("data-")) node.setAttribute(k, String(v));
+      else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
+      else node.setAttribute(k, String(v));
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  function headers(extra) {
+    const h = Object.assign({}, extra || {});
+    if (state.key) h["X-API-Key"] = state.key;
+    return h;
+  }
+
+  const sourceUrl = (id) => "/api/sources/" + id.split("/").map(encodeURIComponent).join("/");
+
+  function fmtTime(ms) {
+    const s = Math.floor(ms / 1000);
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    const mm = h ? String(m).padStart(2, "0") : String(m);
+    return (h ? h + ":" : "") + mm + ":" + String(sec).padStart(2, "0");
+  }
+
+  /* What a citation opens: transcript (audio span), verse (address), pdf (page), passage (text). */
+  function citationType(c) {
+    const loc = c.locator || {};
+    if (loc.track_id !== undefined) return "transcript";
+    if (loc.book !== undefined) return "verse";
+    if (loc.page !== undefined && loc.page !== null) return "pdf";
+    return "passage";
+  }
+
+  function citationLabel(c, lang) {
+    const loc = c.locator || {};
+    const title = c.title || c.source_id;
+    switch (citationType(c)) {
+      case "transcript": return title + ", " + fmtTime(loc.start_ms) + "–" + fmtTime(loc.end_ms);
+      case "verse": return loc.label || (loc.book + " " + loc.loc);
+      case "pdf": return title + " " + I.t(lang, "page") + " " + loc.page;
+      default: return title + (loc.section ? " — " + loc.section : "");
+    }
+  }
+
+  // ---- status, key ----------------------------------------------------------------------------
+  async function loadStatus() {
+    const resp = await fetch("/api/status", { headers: headers() });
+    if (resp.status === 401) { showKeyForm(); return; }
+    if (!resp.ok) return;
+    state.status = await resp.json();
+    $("#key-form").hidden = true;
+    paintStatus();
+  }
+
+  function paintStatus() {
+    const s = state.status;
+    if (!s) return;
+    const lexical = Boolean(s.lexical_only);
+    document.body.classList.toggle("lexical-only", lexical);
+    const banner = $("#lexical-banner");
+    banner.hidden = !lexical;
+    banner.setAttribute("data-lexical-only", String(lexical));
+    banner.textContent = I.t(state.lang, "lexical_only");
+    $("#status-line").textContent = I.t(state.lang, "status", {
+      sources: s.sources, fragments: s.fragments, embedder: lexical ? I.t(state.lang, "lexical") : (s.embedder || ""),
+    });
+  }
+
+  function showKeyForm() {
+    $("#key-form").hidden = false;
+    $("#key-input").focus();
+  }
+
+  async function submitKey(ev) {
+    ev.preventDefault();
+    const key = $("#key-input").value.trim();
+    const resp = await fetch("/api/session", { method: "POST", headers: { "X-API-Key": key } });
+    const err = $("#key-error");
+    if (!resp.ok) {
+      err.hidden = false;
+      err.textContent = I.t(state.lang, "key_wrong");
+      return;
+    }
+    err.hidden = true;
+    state.key = key;
+    sessionStorage.setItem("footnote-key", key);
+    await loadStatus();
+  }
+
+  // ---- one turn -------------------------------------------------------------------------------
+  class Turn {
+    constructor(question, lang) {
+      this.lang = lang;
+      this.text = "";
+      this.citations = new Map();
+      this.pending = false;
+      this.stateLabel = el("p", { class: "turn__state", hidden: "" });
+      this.disclaimer = el("p", { class: "turn__disclaimer", role: "note", hidden: "" });
+      this.progress = el("p", { class: "turn__progress", text: I.t(lang, "searching") });
+      this.answer = el("div", { class: "turn__answer", dir: "auto" });
+      this.sources = el("ol", { class: "turn__sources", hidden: "" });
+      this.sourcesHead = el("h3", { class: "turn__sources-head", text: I.t(lang, "sources"), hidden: "" });
+      this.node = el("article", { class: "turn", "data-state": "pending", lang },
+        el("p", { class: "turn__question", dir: "auto", text: question }),
+        this.progress, this.stateLabel, this.disclaimer, this.answer, this.sourcesHead, this.sources);
+      $("#log").append(this.node);
+      this.node.scrollIntoView({ block: "end" });
+    }
+
+    onStage(data) {
+      const name = data.name || "";
+      const writing = /synth|answer|compose|write|extract/i.test(name);
+      this.progress.textContent = I.t(this.lang, writing ? "writing" : "searching") + " (" + name + ")";
+      this.node.setAttribute("data-stage", name);
+    }
+
+    onToken(data) {
+      this.text += data.text || "";
+      this.node.setAttribute("data-tokens", String(Number(this.node.getAttribute("data-tokens") || 0) + 1));
+      this.schedule();
+    }
+
+    onCitation(c) {
+      this.citations.set(Number(c.n), c);
+      this.schedule();
+    }
+
+    onVerdict(v) {
+      this.setMode(v.mode, v.disclaimer, v.verdict);
+    }
+
+    onDone(a) {
+      if (a.lang) this.lang = a.lang === "ru" ? "ru" : this.lang;
+      this.text = a.answer || "";
+      this.citations = new Map((a.citations || []).map((c) => [Number(c.n), c]));
+      this.setMode(a.mode, a.disclaimer, a.verdict);
+      this.progress.hidden = true;
+      this.node.setAttribute("data-done", "true");
+      this.render();
+    }
+
+    onError(message) {
+      this.progress.hidden = true;
+      this.node.setAttribute("data-state", "error");
+      this.node.setAttribute("data-done", "true");
+      this.stateLabel.hidden = false;
+      this.stateLabel.textContent = I.t(this.lang, "state_error");
+      this.answer.textContent = I.t(this.lang, "error_prefix") + " " + message;
+    }
+
+    setMode(mode, disclaimer, verdict) {
+      const st = { corpus: "answered", not_found: "not-found", fallback: "fallback", declined: "declined" }[mode] || "answered";
+      this.node.setAttribute("data-state", st);
+      this.node.setAttribute("data-mode", mode || "");
+      if (verdict) this.node.setAttribute("data-verdict", verdict);
+      this.stateLabel.hidden = false;
+      this.stateLabel.textContent = I.t(this.lang, "state_" + st.replace("-", "_"));
+      if (disclaimer) {
+        this.disclaimer.hidden = false;
+        this.disclaimer.textContent = disclaimer;  // the server's disclaimer, painted as given
+      }
+    }
+
+    schedule() {
+      if (this.pending) return;
+      this.pending = true;
+      requestAnimationFrame(() => { this.pending = false; this.render(); });
+    }
+
+    chip(c) {
+      const type = citationType(c);
+      const loc = c.locator || {};
+      return el("button", {
+        type: "button", class: "chip chip--" + type, "data-n": c.n, "data-type": type,
+        "data-source": c.source_id, "data-fragment": c.fragment_id,
+        "data-start-ms": loc.start_ms, "data-end-ms": loc.end_ms, "data-page": loc.page, "data-address": loc.label,
+        title: citationLabel(c, this.lang), "aria-label": "[" + c.n + "] " + citationLabel(c, this.lang),
+        on: { click: () => openCitation(c, this.lang) },
+      }, String(c.n));
+    }
+
+    render() {
+      const frag = document.createDocumentFragment();
+      const parts = this.text.split(/\[(\d+)\]/);
+      for (let i = 0; i < parts.length; i++) {
+        if (i % 2 === 0) { if (parts[i]) frag.append(document.createTextNode(parts[i])); continue; }
+        const c = this.citations.get(Number(parts[i]));
+        frag.append(c ? this.chip(c) : document.createTextNode("[" + parts[i] + "]"));
+      }
+      this.answer.replaceChildren(frag);
+      const items = [...this.citations.values()].sort((a, b) => a.n - b.n).map((c) =>
+        el("li", { class: "source", "data-n": c.n }, this.chip(c), el("span", { class: "source__label", text: citationLabel(c, this.lang) })));
+      this.sources.replaceChildren(...items);
+      this.sources.hidden = items.length === 0;
+      this.sourcesHead.hidden = items.length === 0;
+    }
+  }
+
+  // ---- SSE over fetch -------------------------------------------------------------------------
+  async function* sseEvents(resp) {
+    const reader = resp.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const frame = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        let event = "message";
+        const data = [];
+        for (const line of frame.split("\n")) {
+          if (line.startsWith("event:")) event = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+      }
+    }
+  }
+
+  async function ask(question) {
+    const lang = I.detectLang(question) || state.lang;
+    state.lang = lang;
+    I.apply(lang);
+    paintStatus();
+    const turn = new Turn(question, lang);
+    let resp;
+    try {
+      resp = await fetch("/api/ask", {
+        method: "POST",
+        headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+        body: JSON.stringify({ question, stream: true }),
+      });
+    } catch (e) {
+      turn.onError(String(e));
+      return;
+    }
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => ({ error: resp.statusText }));
+      turn.onError(body.error || resp.statusText);
+      if (resp.status === 401) showKeyForm();
+      return;
+    }
+    let finished = false;
+    try {
+      for await (const { event, data } of sseEvents(resp)) {
+        if (event === "stage") turn.onStage(data);
+        else if (event === "token") turn.onToken(data);
+        else if (event === "citation") turn.onCitation(data);
+        else if (event === "verdict") turn.onVerdict(data);
+        else if (event === "done") { turn.onDone(data); finished = true; }
+        else if (event === "error") { turn.onError(data.message || "error"); finished = true; }
+      }
+    } catch (e) {
+      turn.onError(String(e));
+      return;
+    }
+    if (!finished) turn.onError("the stream ended early");
+  }
+
+  // ---- the viewer: audio span, PDF page, verse, passage ----------------------------------------
+  const player = () => $("#player");
+
+  function playSpan(src, startMs, endMs) {
+    const a = player();
+    const start = startMs / 1000, end = endMs / 1000;
+    a.dataset.start = String(start);
+    a.dataset.end = String(end);
+    const go = () => {
+      a.currentTime = start;
+      const p = a.play();
+      if (p && p.catch) p.catch(() => {});  // autoplay refused: the position is still set
+    };
+    if (a.getAttribute("src") !== src) {
+      a.addEventListener("loadedmetadata", go, { once: true });
+      a.setAttribute("src", src);
+      a.load();
+    } else if (a.readyState >= 1) go();
+    else a.addEventListener("loadedmetadata", go, { once: true });
+  }
+
+  function onTimeUpdate() {
+    const a = player();
+    const end = parseFloat(a.dataset.end || "");
+    if (!Number.isNaN(end) && a.currentTime >= end) {
+      a.pause();
+      a.dataset.end = "";  // pressing play again continues past the span
+    }
+  }
+
+  function resetViewer() {
+    $("#viewer-audio").hidden = true;
+    $("#viewer-page").hidden = true;
+    $("#viewer-text").hidden = true;
+    const a = player();
+    a.pause();
+    a.dataset.end = "";
+  }
+
+  async function isAudio(url) {
+    try {
+      const r = await fetch(url, { method: "HEAD", headers: headers() });
+      return r.ok && /^(audio|video)\//.test(r.headers.get("content-type") || "");
+    } catch (e) {
+      return false;
+    }
+  }
+
+  async function openCitation(c, lang) {
+    const type = citationType(c);
+    const loc = c.locator || {};
+    const url = sourceUrl(c.source_id);
+    resetViewer();
+    const viewer = $("#viewer");
+    viewer.setAttribute("data-type", type);
+    viewer.setAttribute("data-n", String(c.n));
+    $("#viewer-title").textContent = "[" + c.n + "] " + citationLabel(c, lang);
+    $("#viewer-meta").textContent = "";
+    $("#viewer-open").setAttribute("href", url);
+    $("#viewer-open").textContent = I.t(lang, "open_original");
+    const text = $("#viewer-text");
+    text.textContent = c.text || "";
+    viewer.hidden = false;
+    if (type === "transcript") {
+      $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(loc.start_ms) + "–" + fmtTime(loc.end_ms);
+      text.hidden = false;
+      if (await isAudio(url)) {
+        $("#viewer-audio").hidden = false;
+        playSpan(url, loc.start_ms, loc.end_ms);
+      } else {
+        $("#viewer-meta").textContent = I.t(lang, "no_audio");
+      }
+    } else if (type === "pdf") {
+      const img = $("#page-image");
+      img.alt = citationLabel(c, lang);
+      img.setAttribute("data-page", String(loc.page));
+      img.src = url + "/pages/" + encodeURIComponent(loc.page) + "?fragment=" + encodeURIComponent(c.fragment_id || "");
+      $("#page-caption").textContent = I.t(lang, "page_long") + " " + loc.page + (loc.section ? " — " + loc.section : "");
+      $("#viewer-page").hidden = false;
+    } else if (type === "verse") {
+      $("#viewer-meta").textContent = I.t(lang, "verse") + " " + (loc.label || "");
+      text.hidden = false;
+    } else {
+      $("#viewer-meta").textContent = I.t(lang, "passage") + (loc.section ? " — " + loc.section : "");
+      text.hidden = false;
+    }
+  }
+
+  function closeViewer() {
+    resetViewer();
+    $("#viewer").hidden = true;
+  }
+
+  // ---- wiring ---------------------------------------------------------------------------------
+  document.addEventListener("DOMContentLoaded", () => {
+    I.apply(state.lang);
+    $("#ask-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const q = $("#question").value.trim();
+      if (!q || state.busy) return;
+      state.busy = true;
+      $("#ask-button").disabled = true;
+      $("#question").value = "";
+      try { await ask(q); } finally { state.busy = false; $("#ask-button").disabled = false; }
+    });
+    $("#question").addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("#ask-form").requestSubmit(); }
+    });
+    $("#key-form").addEventListener("submit", submitKey);
+    $("#viewer-close").addEventListener("click", closeViewer);
+    $("#viewer").addEventListener("click", (ev) => { if (ev.target === $("#viewer")) closeViewer(); });
+    document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeViewer(); });
+    player().addEventListener("timeupdate", onTimeUpdate);
+    loadStatus();
+  });
+})();

@@ -1,0 +1,468 @@
+"""The PostgreSQL + pgvector store: the seed's own layout, for corpora that outgrow one machine.
+
+Layout (``migrations/postgres``): ``sources``, ``fragments`` with ``embedding vector(dim)`` and an HNSW
+cosine index (``vector_cosine_ops``, created when the embedder is bound), two tsvector GIN indexes
+(stemmed: PostgreSQL's ``russian``/``english`` Snowball configs by the fragment's language; unstemmed:
+``simple``), a ``pg_trgm`` GIN index over ``addr_label || source_id || tokens``, originals in a
+content-addressed ``bytea`` table. Semantics are those of :mod:`footnote.store.protocol` (the
+conformance suite checks them on both backends).
+
+Text goes through :mod:`footnote.store.text` before PostgreSQL sees it (lower-case, diacritics folded,
+``ё``→``е``, tokens of letters and digits), so both backends tokenise alike; PostgreSQL stems. Query
+text is never parsed as tsquery syntax: each token becomes ``plainto_tsquery(config, token)`` and the
+parts are OR-ed with ``||``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from footnote.corpus.records import (
+    AddressLocator,
+    Fragment,
+    Source,
+    locator_from_dict,
+    locator_to_dict,
+    sha256_bytes,
+)
+from footnote.errors import StoreError
+from footnote.settings import StoreSettings
+from footnote.store.pg_support import (
+    MIGRATION_LOCK,
+    Pool,
+    Vec,
+    check_url,
+    ensure_extensions,
+    ensure_schema,
+    mask_url,
+    migrate,
+    register_vector,
+)
+from footnote.store.protocol import Hit, Original, StoreStats
+from footnote.store.text import SNOWBALL, fold, plain_text, tokenize
+
+log = logging.getLogger(__name__)
+
+_FRAG_COLS = "id, source_id, ordinal, kind, lang, text, locator, content_hash"
+_SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+#: Query configs for the stemmed lane by query language (None: Russian and English).
+_PG_CONFIG = {"ru": "russian", "en": "english"}
+
+
+def _source(row: Sequence[Any]) -> Source:
+    return Source(
+        id=row[0], kind=row[1], title=row[2], lang=row[3], content_hash=row[4], blob_sha256=row[5],
+        original_name=row[6], media_type=row[7], origin=row[8], meta={str(k): str(v) for k, v in row[9].items()},
+    )
+
+
+def _fragment(row: Sequence[Any]) -> Fragment:
+    return Fragment(
+        id=row[0], source_id=row[1], ordinal=row[2], kind=row[3], lang=row[4], text=row[5],
+        locator=locator_from_dict(row[6]), content_hash=row[7],
+    )
+
+
+def _clean(s: str) -> str:
+    """PostgreSQL text cannot hold NUL."""
+    return s.replace("\x00", " ")
+
+
+class PostgresStore:
+    """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
+
+    ``url`` (the attribute) is the connection URL with the password masked."""
+
+    def __init__(self, url: str, settings: StoreSettings) -> None:
+        check_url(url)
+        self._dsn = url
+        self.url = mask_url(url)
+        self.settings = settings
+        self._pool = Pool(url, settings.pg_pool_size, settings.pg_connect_timeout_s, self._configure)
+        # First connection: reachability, extensions, migrations — all before anything is written.
+        conn = self._pool.open_connection()
+        try:
+            ensure_extensions(conn, url)
+            self.schema = ensure_schema(conn)
+            migrate(conn)
+        except psycopg.Error as e:
+            raise StoreError(f"preparing the PostgreSQL store at {self.url} failed: {e}") from e
+        finally:
+            conn.close()
+        self._dim: int | None = None
+        info = self.embedder_info()
+        self._dim = info[1] if info else None
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        register_vector(conn)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- embedder binding -------------------------------------------------------------------------
+
+    def embedder_info(self) -> tuple[str, int] | None:
+        with self._pool.connection() as conn:
+            rows = dict(conn.execute(
+                "SELECT key, value FROM footnote_meta WHERE key IN ('embedder_name', 'embedder_dim')"
+            ).fetchall())
+        if "embedder_name" not in rows:
+            return None
+        return rows["embedder_name"], int(rows["embedder_dim"])
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        if dim <= 0 or dim > 16000:
+            raise StoreError(f"embedder {name!r}: dimension {dim} is out of pgvector's range (1..16000)")
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            rows = dict(conn.execute(
+                "SELECT key, value FROM footnote_meta WHERE key IN ('embedder_name', 'embedder_dim')"
+            ).fetchall())
+            if "embedder_name" in rows:
+                have = (rows["embedder_name"], int(rows["embedder_dim"]))
+                if have != (name, dim):
+                    raise StoreError(
+                        f"store {self.url} was filled by embedder {have[0]!r} (dim {have[1]}); the configured "
+                        f"embedder is {name!r} (dim {dim}). Use the same embedder, or a new store and re-ingest."
+                    )
+                self._dim = dim
+                if conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,):
+                    self._create_ann_index(conn)  # repair: a bulk load was interrupted
+                return
+            s = self.settings
+            conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({int(dim)})")
+            self._create_ann_index(conn)
+            conn.cursor().executemany(
+                "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)",
+                [("embedder_name", name), ("embedder_dim", str(dim)), ("hnsw_m", str(s.hnsw_m)),
+                 ("hnsw_ef_construction", str(s.hnsw_ef_construction))],
+            )
+        self._dim = dim
+
+    def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:
+        s = self.settings
+        log.info("building the HNSW index (m=%d, ef_construction=%d)", s.hnsw_m, s.hnsw_ef_construction)
+        conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS fragments_embedding_hnsw ON fragments USING hnsw (embedding vector_cosine_ops)"
+            f" WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})"
+        )
+
+    @contextlib.contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Drop the HNSW index while a large load runs and build it once at the end (pgvector builds an
+        index far faster than it inserts into one). Interrupted, the next ``bind_embedder`` rebuilds it."""
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
+        try:
+            yield
+        finally:
+            if self._dim is not None:
+                with self._pool.connection() as conn, conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                    self._create_ann_index(conn)
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def source_hash(self, source_id: str) -> str | None:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT content_hash FROM sources WHERE id = %s", [_clean(source_id)]).fetchone()
+        return row[0] if row else None
+
+    def _validate(
+        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
+    ) -> np.ndarray | None:
+        if sha256_bytes(original) != source.blob_sha256:
+            raise StoreError(f"source {source.id!r}: blob_sha256 does not match the original's bytes")
+        seen: set[str] = set()
+        for f in fragments:
+            if f.source_id != source.id:
+                raise StoreError(f"fragment {f.id!r} belongs to {f.source_id!r}, not to source {source.id!r}")
+            if f.id in seen:
+                raise StoreError(f"source {source.id!r}: duplicate fragment id {f.id!r}")
+            seen.add(f.id)
+        if embeddings is None:
+            return None
+        emb = np.asarray(embeddings, dtype=np.float32)
+        if emb.ndim != 2 or emb.shape[0] != len(fragments):
+            raise StoreError(
+                f"source {source.id!r}: embeddings of shape {emb.shape} do not match {len(fragments)} fragments"
+            )
+        dim = self._dim if self._dim is not None else (self.embedder_info() or (None, None))[1]
+        if dim is None:
+            raise StoreError(f"source {source.id!r}: embeddings given but no embedder is bound to {self.url}")
+        if emb.shape[1] != dim:
+            raise StoreError(f"source {source.id!r}: embeddings have dim {emb.shape[1]}, the store holds dim {dim}")
+        if not np.isfinite(emb).all():
+            raise StoreError(f"source {source.id!r}: embeddings contain NaN or infinity")
+        return emb
+
+    def put_source(
+        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
+    ) -> None:
+        emb = self._validate(source, fragments, embeddings, original)
+        rows = []
+        for i, f in enumerate(fragments):
+            loc = f.locator
+            book = loc.book if isinstance(loc, AddressLocator) else None
+            label = loc.label if isinstance(loc, AddressLocator) else ""
+            rows.append((
+                _clean(f.id), _clean(f.source_id), f.ordinal, _clean(f.kind), _clean(f.lang), _clean(f.text),
+                json.dumps(locator_to_dict(loc), ensure_ascii=False).replace("\\u0000", " "), f.content_hash,
+                _clean(book) if book is not None else None, fold(_clean(book)) if book is not None else None,
+                _clean(loc.loc) if isinstance(loc, AddressLocator) else None, _clean(label), fold(_clean(label)),
+                plain_text(f.text), Vec(emb[i]) if emb is not None else None,
+            ))
+        meta = json.dumps(dict(source.meta), ensure_ascii=False).replace("\\u0000", " ")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [_clean(source.id)])
+                old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = %s", [_clean(source.id)]).fetchone()
+                conn.execute(
+                    "INSERT INTO originals (sha256, size, data) VALUES (%s, %s, %s) ON CONFLICT (sha256) DO NOTHING",
+                    [source.blob_sha256, len(original), original],
+                )
+                conn.execute("DELETE FROM fragments WHERE source_id = %s", [_clean(source.id)])
+                conn.execute(
+                    f"INSERT INTO sources ({_SRC_COLS}, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, now())"
+                    " ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,"
+                    " lang = EXCLUDED.lang, content_hash = EXCLUDED.content_hash, blob_sha256 = EXCLUDED.blob_sha256,"
+                    " original_name = EXCLUDED.original_name, media_type = EXCLUDED.media_type,"
+                    " origin = EXCLUDED.origin, meta = EXCLUDED.meta, updated_at = now()",
+                    [_clean(source.id), _clean(source.kind), _clean(source.title), _clean(source.lang),
+                     source.content_hash, source.blob_sha256, _clean(source.original_name),
+                     _clean(source.media_type), _clean(source.origin), meta],
+                )
+                if rows:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            f"INSERT INTO fragments ({_FRAG_COLS}, book, book_key, loc, addr_label, addr_key,"
+                            " tokens, embedding) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%b)",
+                            rows,
+                        )
+                if old is not None and old[0] != source.blob_sha256:
+                    self._drop_orphan(conn, old[0])
+        except psycopg.Error as e:
+            raise StoreError(f"writing source {source.id!r} to {self.url} failed: {e}") from e
+
+    @staticmethod
+    def _drop_orphan(conn: psycopg.Connection[Any], sha: str) -> None:
+        conn.execute(
+            "DELETE FROM originals o WHERE o.sha256 = %s AND NOT EXISTS"
+            " (SELECT 1 FROM sources s WHERE s.blob_sha256 = o.sha256)",
+            [sha],
+        )
+
+    def delete_source(self, source_id: str) -> None:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [_clean(source_id)])
+                row = conn.execute("DELETE FROM sources WHERE id = %s RETURNING blob_sha256", [_clean(source_id)]).fetchone()
+                if row is not None:
+                    self._drop_orphan(conn, row[0])
+        except psycopg.Error as e:
+            raise StoreError(f"deleting source {source_id!r} from {self.url} failed: {e}") from e
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def list_sources(self) -> list[Source]:
+        with self._pool.connection() as conn:
+            return [_source(r) for r in conn.execute(f"SELECT {_SRC_COLS} FROM sources ORDER BY id").fetchall()]
+
+    def get_source(self, source_id: str) -> Source | None:
+        with self._pool.connection() as conn:
+            row = conn.execute(f"SELECT {_SRC_COLS} FROM sources WHERE id = %s", [_clean(source_id)]).fetchone()
+        return _source(row) if row else None
+
+    def get_fragments(self, fragment_ids: Sequence[str]) -> list[Fragment]:
+        if not fragment_ids:
+            return []
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_FRAG_COLS} FROM fragments WHERE id = ANY(%s)", [[_clean(i) for i in fragment_ids]]
+            ).fetchall()
+        by_id = {r[0]: _fragment(r) for r in rows}
+        return [by_id[i] for i in fragment_ids if i in by_id]
+
+    def fragments_of(self, source_id: str) -> list[Fragment]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_FRAG_COLS} FROM fragments WHERE source_id = %s ORDER BY ordinal", [_clean(source_id)]
+            ).fetchall()
+        return [_fragment(r) for r in rows]
+
+    def get_original(self, source_id: str) -> Original | None:
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT o.sha256, s.original_name, s.media_type, o.data FROM sources s"
+                " JOIN originals o ON o.sha256 = s.blob_sha256 WHERE s.id = %s",
+                [_clean(source_id)],
+            ).fetchone()
+        return Original(row[0], row[1], row[2], bytes(row[3])) if row else None
+
+    def stats(self) -> StoreStats:
+        with self._pool.connection() as conn:
+            sources = conn.execute("SELECT count(*) FROM sources").fetchone()
+            frag = conn.execute("SELECT count(*), count(embedding) FROM fragments").fetchone()
+            by_kind = dict(conn.execute("SELECT kind, count(*) FROM fragments GROUP BY kind").fetchall())
+            by_lang = dict(conn.execute("SELECT lang, count(*) FROM fragments GROUP BY lang").fetchall())
+        assert sources is not None and frag is not None
+        info = self.embedder_info()
+        return StoreStats(
+            sources=int(sources[0]), fragments=int(frag[0]), embedded=int(frag[1]),
+            by_kind={str(k): int(v) for k, v in by_kind.items()}, by_lang={str(k): int(v) for k, v in by_lang.items()},
+            embedder=info[0] if info else None, dim=info[1] if info else None, url=self.url,
+        )
+
+    def iter_embeddings(self, batch: int = 1000) -> Iterable[tuple[list[str], np.ndarray]]:
+        dim = self._dim
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="footnote_iter_emb", binary=True) as cur:
+            cur.itersize = max(1, batch)
+            cur.execute("SELECT id, embedding FROM fragments WHERE embedding IS NOT NULL ORDER BY id")
+            while True:
+                rows = cur.fetchmany(max(1, batch))
+                if not rows:
+                    break
+                mat = np.vstack([r[1] for r in rows]).astype(np.float32)
+                dim = dim or mat.shape[1]
+                yield [r[0] for r in rows], mat
+
+    def get_embeddings(self, fragment_ids: Sequence[str]) -> np.ndarray:
+        dim = self._dim or 0
+        out = np.zeros((len(fragment_ids), dim), dtype=np.float32)
+        if not fragment_ids or not dim:
+            return out
+        with self._pool.connection() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(
+                "SELECT id, embedding FROM fragments WHERE id = ANY(%s) AND embedding IS NOT NULL",
+                [[_clean(i) for i in fragment_ids]],
+            )
+            found = {r[0]: r[1] for r in cur.fetchall()}
+        for i, fid in enumerate(fragment_ids):
+            v = found.get(fid)
+            if v is not None:
+                out[i] = v
+        return out
+
+    # --- lanes ------------------------------------------------------------------------------------
+
+    def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
+        if k <= 0 or self._dim is None:
+            info = self.embedder_info() if self._dim is None else None
+            if k <= 0 or info is None:
+                return []
+            self._dim = info[1]
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self._dim or not np.isfinite(q).all() or not q.any():
+            if q.shape[0] != self._dim:
+                raise StoreError(f"query vector has dim {q.shape[0]}, the store holds dim {self._dim}")
+            return []
+        s = self.settings
+        where = "embedding IS NOT NULL" + (" AND kind = ANY(%(kinds)s)" if kinds is not None else "")
+        params: dict[str, Any] = {"q": Vec(q), "k": int(k), "kinds": list(kinds) if kinds is not None else None}
+        t0 = time.perf_counter()
+        with self._pool.connection() as conn, conn.transaction():
+            small = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM fragments WHERE embedding IS NOT NULL LIMIT %s) t",
+                [s.pg_exact_search_max + 1],
+            ).fetchone()
+            exact = small is not None and int(small[0]) <= s.pg_exact_search_max
+            if exact:
+                conn.execute("SET LOCAL enable_indexscan = off")
+            else:
+                conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(s.hnsw_ef_search), int(k))}")
+                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            rows = conn.execute(
+                f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
+                " ORDER BY embedding <=> %(q)b LIMIT %(k)s",
+                params,
+            ).fetchall()
+        log.debug("dense k=%d exact=%s %d hits in %.1f ms", k, exact, len(rows), (time.perf_counter() - t0) * 1e3)
+        return [Hit(r[0], float(r[1])) for r in rows]
+
+    @staticmethod
+    def _tsquery(query: str, configs: Sequence[str]) -> tuple[str, list[str]]:
+        """SQL for an OR of ``plainto_tsquery(config, token)`` over distinct folded tokens × configs."""
+        toks = list(dict.fromkeys(tokenize(_clean(query))))
+        parts: list[str] = []
+        params: list[str] = []
+        for t in toks:
+            for cfg in configs:
+                parts.append(f"plainto_tsquery('{cfg}', %s)")
+                params.append(t)
+        return " || ".join(parts), params
+
+    def search_lexical(
+        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[Hit]:
+        if k <= 0:
+            return []
+        if stemmed:
+            langs = [lang] if lang else ["ru", "en"]
+            configs = [_PG_CONFIG[lg] for lg in langs if lg in SNOWBALL and lg in _PG_CONFIG] + ["simple"]
+            column = "tsv_stem"
+        else:
+            configs, column = ["simple"], "tsv_plain"
+        expr, params = self._tsquery(query, configs)
+        if not expr:
+            return []
+        kind_sql = " AND f.kind = ANY(%s)" if kinds is not None else ""
+        args: list[Any] = [*params]
+        if kinds is not None:
+            args.append(list(kinds))
+        args.append(int(k))
+        sql = (
+            f"WITH q AS (SELECT ({expr}) AS q) SELECT f.id, ts_rank(f.{column}, q.q) AS r FROM fragments f, q"
+            f" WHERE numnode(q.q) > 0 AND f.{column} @@ q.q{kind_sql} ORDER BY r DESC, f.id LIMIT %s"
+        )
+        with self._pool.connection() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        return [Hit(r[0], float(r[1])) for r in rows if float(r[1]) > 0]
+
+    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT id FROM fragments WHERE book_key = %s AND loc = %s ORDER BY source_id, ordinal LIMIT %s",
+                [fold(_clean(book)), _clean(loc), int(k)],
+            ).fetchall()
+        return [Hit(r[0], 1.0) for r in rows]
+
+    def search_trigram(self, text: str, k: int) -> list[Hit]:
+        q = " ".join(fold(_clean(text)).split())
+        if k <= 0 or len(q) < 1:
+            return []
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {float(self.settings.pg_trigram_threshold)}")
+            rows = conn.execute(
+                "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || tokens) AS s"
+                " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || tokens)"
+                " ORDER BY s DESC, id LIMIT %(k)s",
+                {"q": q, "k": int(k)},
+            ).fetchall()
+        return [Hit(r[0], float(r[1])) for r in rows if float(r[1]) > 0]
+
+    # --- bulk helpers (migration, benchmarks) -----------------------------------------------------
+
+    def fragment_ids(self) -> Iterator[str]:
+        """Every fragment id (ordered), streamed."""
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="footnote_ids") as cur:
+            cur.execute("SELECT id FROM fragments ORDER BY id")
+            for r in cur:
+                yield r[0]

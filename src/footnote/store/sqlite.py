@@ -1,0 +1,597 @@
+"""The embedded SQLite store: one file, WAL, one writer, numbered migrations, FTS5 + trigram, numpy dense.
+
+Schema and rules: ``docs/store.md`` and ``store/migrations/sqlite/*.sql``. Every write is one
+``BEGIN IMMEDIATE`` transaction (a process-wide lock serialises this process's writers; SQLite's busy
+timeout the other processes'); readers never block and see a committed snapshot. Each thread gets its
+own connection.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import math
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from footnote.corpus.records import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Locator,
+    Source,
+    TranscriptLocator,
+    sha256_bytes,
+)
+from footnote.errors import StoreError
+from footnote.settings import StoreSettings
+from footnote.store.dense import DenseCache, DenseSnapshot, normalise_rows
+from footnote.store.protocol import Hit, Original, StoreStats
+from footnote.store.text import Analyzer, fold, fts_phrase, plain_text, tokenize, trigrams
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations" / "sqlite"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+MIN_SQLITE = (3, 34, 0)  # FTS5 trigram tokenizer
+
+_FRAGMENT_COLS = (
+    "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
+    "book, loc, addr_label, file, page, section, content_hash"
+)
+_SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+_IN_CHUNK = 500
+
+
+def load_migrations(directory: Path | None = None) -> list[tuple[int, str, str]]:
+    """(number, file name, sql) of every migration, checked to be numbered 1, 2, 3… without gaps."""
+    directory = directory or MIGRATIONS_DIR
+    found = []
+    for p in sorted(directory.glob("*.sql")):
+        m = _MIGRATION_NAME.match(p.name)
+        if not m:
+            raise StoreError(f"{p}: migration files are named NNNN_description.sql")
+        found.append((int(m.group(1)), p.name, p.read_text(encoding="utf-8")))
+    for i, (num, name, _) in enumerate(found, start=1):
+        if num != i:
+            raise StoreError(f"{directory}: migration {name} should be number {i:04d} (numbers run 1, 2, 3… with no gaps)")
+    return found
+
+
+def split_sql(script: str) -> list[str]:
+    """Complete SQL statements of ``script`` (so each runs inside our own transaction)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            stmt = buf.strip()
+            if stmt and not all(ln.strip().startswith("--") or not ln.strip() for ln in stmt.splitlines()):
+                out.append(stmt)
+            buf = ""
+    if buf.strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()):
+        raise StoreError(f"incomplete SQL statement at the end of a migration: {buf.strip()[:80]!r}")
+    return out
+
+
+def _locator_row(loc: Locator) -> tuple[Any, ...]:
+    """(loc_type, track_id, start_ms, end_ms, book, book_key, loc, addr_label, file, page, section)."""
+    if isinstance(loc, TranscriptLocator):
+        return ("t", loc.track_id, int(loc.start_ms), int(loc.end_ms), None, None, None, None, None, None, None)
+    if isinstance(loc, AddressLocator):
+        return ("a", None, None, None, loc.book, book_key(loc.book), loc.loc, loc.label, None, None, None)
+    if isinstance(loc, FileLocator):
+        return ("f", None, None, None, None, None, None, None, loc.file, loc.page, loc.section)
+    raise StoreError(f"unknown locator type {type(loc).__name__}")
+
+
+def book_key(book: str) -> str:
+    """How a book name is compared in the exact address lookup: folded (case and diacritics)."""
+    return " ".join(fold(book).split())
+
+
+def _fragment(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
+    (fid, sid, ordinal, kind, lang, text, lt, track, start, end, book, loc, label, file, page, section, ch) = row
+    locator: Locator
+    if lt == "t":
+        locator = TranscriptLocator(track, start, end)
+    elif lt == "a":
+        locator = AddressLocator(book, loc, label)
+    else:
+        locator = FileLocator(file, page, section)
+    return Fragment(fid, sid, ordinal, kind, lang, text, locator, ch)
+
+
+def _source(row: tuple[Any, ...]) -> Source:
+    sid, kind, title, lang, ch, blob, name, media, origin, meta = row
+    return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta))
+
+
+class SqliteStore:
+    """The ``Store`` protocol on one SQLite file (see the module docstring)."""
+
+    def __init__(self, path: Path, settings: StoreSettings) -> None:
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise StoreError(
+                f"SQLite {sqlite3.sqlite_version} is too old: Footnote needs {'.'.join(map(str, MIN_SQLITE))}+ "
+                "(FTS5 with the trigram tokenizer)"
+            )
+        self.path = Path(path).expanduser().resolve()
+        self.url = f"sqlite:///{self.path}"
+        self.settings = settings
+        self._busy_s = settings.sqlite_busy_timeout_ms / 1000.0
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._analyzer = Analyzer()
+        self._dense = DenseCache()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create the store's folder: {e}") from e
+        conn = self._conn()
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a Footnote SQLite store ({e})") from e
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
+        self._migrate(conn)
+
+    # --- connections and transactions ---------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"store {self.url} is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(
+                    str(self.path), timeout=self._busy_s, isolation_level=None, check_same_thread=False
+                )
+                conn.execute(f"PRAGMA busy_timeout={int(self.settings.sqlite_busy_timeout_ms)}")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA temp_store=MEMORY")
+                conn.execute("PRAGMA cache_size=-32000")
+            except sqlite3.Error as e:
+                raise StoreError(f"{self.path}: cannot open the store: {e}") from e
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction; rolled back on any exception; bumps the generation."""
+        conn = self._conn()
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                raise StoreError(f"{self.path}: the store is locked by another writer ({e})") from e
+            try:
+                yield conn
+                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                conn.execute("COMMIT")
+            except BaseException as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):
+                    raise StoreError(f"{self.path}: write failed and was rolled back: {e}") from e
+                raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement inside sees the same committed snapshot."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._conns_lock:
+            self._closed = True
+            for c in self._conns:
+                try:
+                    c.close()
+                except sqlite3.Error:  # pragma: no cover - closing never matters more than the caller
+                    log.debug("error closing a connection", exc_info=True)
+            self._conns.clear()
+        self._dense.clear()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- migrations -----------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        return int(self._conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        migrations = load_migrations()
+        latest = len(migrations)
+        if self.schema_version() == latest:
+            return
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                raise StoreError(f"{self.path}: cannot lock the store to migrate it ({e})") from e
+            try:
+                current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                if current > latest:
+                    raise StoreError(
+                        f"{self.path}: schema version {current} is newer than this Footnote knows ({latest}); "
+                        "upgrade Footnote"
+                    )
+                for num, name, sql in migrations[current:]:
+                    log.info("store %s: applying migration %s", self.path, name)
+                    for stmt in split_sql(sql):
+                        conn.execute(stmt)
+                    conn.execute(f"PRAGMA user_version={num}")
+                conn.execute("COMMIT")
+            except BaseException as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):
+                    raise StoreError(f"{self.path}: migration failed and was rolled back: {e}") from e
+                raise
+
+    # --- embedder binding -----------------------------------------------------------------------
+
+    def _binding(self, conn: sqlite3.Connection) -> tuple[str, int] | None:
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder_name', 'embedder_dim')"))
+        if "embedder_name" not in rows:
+            return None
+        return rows["embedder_name"], int(rows["embedder_dim"])
+
+    def embedder_info(self) -> tuple[str, int] | None:
+        return self._binding(self._conn())
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        if not name or int(dim) <= 0:
+            raise StoreError(f"bind_embedder: bad embedder ({name!r}, dim {dim})")
+        if self._binding(self._conn()) == (name, int(dim)):
+            return
+        with self._write() as conn:
+            old = self._binding(conn)
+            if old == (name, int(dim)):
+                return
+            if old is not None:
+                held = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+                if held:
+                    raise StoreError(
+                        f"store {self.url} holds {held} vectors from embedder {old[0]!r} (dim {old[1]}); it cannot "
+                        f"be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store PATH) "
+                        f"or switch the embedder back to {old[0]!r} (setting embedder.name)."
+                    )
+                log.info("store %s: rebinding empty embedder slot %s → %s", self.url, old, (name, dim))
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [("embedder_name", name), ("embedder_dim", str(int(dim)))],
+            )
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def source_hash(self, source_id: str) -> str | None:
+        row = self._conn().execute("SELECT content_hash FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return row[0] if row else None
+
+    def _validate(
+        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
+    ) -> tuple[str, np.ndarray | None]:
+        where = f"put_source({source.id!r})"
+        if not source.id:
+            raise StoreError(f"{where}: a source needs an id")
+        if not isinstance(original, bytes | bytearray | memoryview):
+            raise StoreError(f"{where}: the original must be bytes, not {type(original).__name__}")
+        sha = sha256_bytes(bytes(original))
+        if source.blob_sha256 and source.blob_sha256 != sha:
+            raise StoreError(f"{where}: blob_sha256 {source.blob_sha256[:12]}… does not match the original's {sha[:12]}…")
+        seen: set[str] = set()
+        for f in fragments:
+            if f.source_id != source.id:
+                raise StoreError(f"{where}: fragment {f.id!r} belongs to source {f.source_id!r}")
+            if f.id in seen:
+                raise StoreError(f"{where}: fragment id {f.id!r} appears twice")
+            seen.add(f.id)
+            if not isinstance(f.locator, TranscriptLocator | AddressLocator | FileLocator):
+                raise StoreError(f"{where}: fragment {f.id!r} has no valid locator")
+        if embeddings is None:
+            return sha, None
+        binding = self.embedder_info()
+        if binding is None:
+            raise StoreError(f"{where}: embeddings given but the store has no embedder bound (call bind_embedder)")
+        arr = np.asarray(embeddings)
+        if arr.ndim != 2 or arr.shape != (len(fragments), binding[1]):
+            raise StoreError(
+                f"{where}: embeddings of shape {arr.shape} do not fit {len(fragments)} fragments × dim {binding[1]} "
+                f"(embedder {binding[0]!r})"
+            )
+        if not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all():
+            raise StoreError(f"{where}: embeddings must be finite numbers")
+        return sha, normalise_rows(arr)
+
+    def put_source(
+        self,
+        source: Source,
+        fragments: Sequence[Fragment],
+        embeddings: np.ndarray | None,
+        original: bytes,
+    ) -> None:
+        sha, vecs = self._validate(source, fragments, embeddings, original)
+        if not source.blob_sha256:
+            source = replace(source, blob_sha256=sha)
+        an = self._analyzer
+        frag_rows, fts_rows, tri_rows = [], [], []
+        for f in fragments:
+            lrow = _locator_row(f.locator)
+            frag_rows.append((f.id, f.source_id, int(f.ordinal), f.kind, f.lang, f.text, *lrow, f.content_hash))
+            toks = tokenize(f.text)
+            plain = " ".join(toks)
+            fts_rows.append((" ".join(an.stem(toks, f.lang)), plain))
+            label = lrow[7] or ""
+            tri_rows.append(f"{fold(label)} {fold(f.source_id)} {' '.join(dict.fromkeys(toks))}")
+        src_row = (
+            source.id, source.kind, source.title, source.lang, source.content_hash, source.blob_sha256,
+            source.original_name, source.media_type, source.origin, json.dumps(dict(source.meta), ensure_ascii=False),
+        )  # fmt: skip
+        t0 = time.perf_counter()
+        with self._write() as conn:
+            old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (source.id,)).fetchone()
+            if old is not None:
+                self._delete_rows(conn, source.id)
+            if conn.execute("SELECT 1 FROM originals WHERE sha256 = ?", (sha,)).fetchone() is None:
+                conn.execute(
+                    "INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), bytes(original))
+                )
+            conn.execute(f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+            base = conn.execute("SELECT COALESCE(MAX(rid), 0) FROM fragments").fetchone()[0] + 1
+            rids = range(base, base + len(frag_rows))
+            conn.executemany(
+                "INSERT INTO fragments (rid, id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, "
+                "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(rid, *row) for rid, row in zip(rids, frag_rows, strict=True)],
+            )
+            conn.executemany(
+                "INSERT INTO fts (rowid, stemmed, plain) VALUES (?, ?, ?)",
+                [(rid, *row) for rid, row in zip(rids, fts_rows, strict=True)],
+            )
+            conn.executemany(
+                "INSERT INTO trigram (rowid, body) VALUES (?, ?)", list(zip(rids, tri_rows, strict=True))
+            )
+            if vecs is not None:
+                conn.executemany(
+                    "INSERT INTO embeddings (rid, vec) VALUES (?, ?)",
+                    [(rid, vecs[i].tobytes()) for i, rid in enumerate(rids)],
+                )
+            if old is not None and old[0] != sha:
+                self._gc_original(conn, old[0])
+        log.debug("put_source %s: %d fragments in %.1f ms", source.id, len(fragments), (time.perf_counter() - t0) * 1e3)
+
+    @staticmethod
+    def _delete_rows(conn: sqlite3.Connection, source_id: str) -> None:
+        sub = "(SELECT rid FROM fragments WHERE source_id = ?)"
+        conn.execute(f"DELETE FROM fts WHERE rowid IN {sub}", (source_id,))
+        conn.execute(f"DELETE FROM trigram WHERE rowid IN {sub}", (source_id,))
+        conn.execute(f"DELETE FROM embeddings WHERE rid IN {sub}", (source_id,))
+        conn.execute("DELETE FROM fragments WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+
+    @staticmethod
+    def _gc_original(conn: sqlite3.Connection, sha: str) -> None:
+        conn.execute(
+            "DELETE FROM originals WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM sources WHERE blob_sha256 = ?)",
+            (sha, sha),
+        )
+
+    def delete_source(self, source_id: str) -> None:
+        with self._write() as conn:
+            old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (source_id,)).fetchone()
+            if old is None:
+                return
+            self._delete_rows(conn, source_id)
+            self._gc_original(conn, old[0])
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def list_sources(self) -> list[Source]:
+        return [_source(r) for r in self._conn().execute(f"SELECT {_SOURCE_COLS} FROM sources ORDER BY id")]
+
+    def get_source(self, source_id: str) -> Source | None:
+        row = self._conn().execute(f"SELECT {_SOURCE_COLS} FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return _source(row) if row else None
+
+    def get_fragments(self, fragment_ids: Sequence[str]) -> list[Fragment]:
+        wanted = list(dict.fromkeys(fragment_ids))
+        found: dict[str, Fragment] = {}
+        with self._read() as conn:
+            for i in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[i : i + _IN_CHUNK]
+                q = f"SELECT {_FRAGMENT_COLS} FROM fragments WHERE id IN ({','.join('?' * len(chunk))})"
+                for row in conn.execute(q, chunk):
+                    found[row[0]] = _fragment(row)
+        return [found[i] for i in fragment_ids if i in found]
+
+    def fragments_of(self, source_id: str) -> list[Fragment]:
+        q = f"SELECT {_FRAGMENT_COLS} FROM fragments WHERE source_id = ? ORDER BY ordinal"
+        return [_fragment(r) for r in self._conn().execute(q, (source_id,))]
+
+    def get_original(self, source_id: str) -> Original | None:
+        row = self._conn().execute(
+            "SELECT o.sha256, s.original_name, s.media_type, o.data FROM sources s "
+            "JOIN originals o ON o.sha256 = s.blob_sha256 WHERE s.id = ?",
+            (source_id,),
+        ).fetchone()
+        return Original(row[0], row[1], row[2], bytes(row[3])) if row else None
+
+    def stats(self) -> StoreStats:
+        with self._read() as conn:
+            sources = conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0]
+            by_kind = dict(conn.execute("SELECT kind, COUNT(*) FROM fragments GROUP BY kind ORDER BY kind"))
+            by_lang = dict(conn.execute("SELECT lang, COUNT(*) FROM fragments GROUP BY lang ORDER BY lang"))
+            embedded = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            binding = self._binding(conn)
+        return StoreStats(
+            sources=sources,
+            fragments=sum(by_kind.values()),
+            embedded=embedded,
+            by_kind=by_kind,
+            by_lang=by_lang,
+            embedder=binding[0] if binding else None,
+            dim=binding[1] if binding else None,
+            url=self.url,
+        )
+
+    def iter_embeddings(self, batch: int = 1000) -> Iterable[tuple[list[str], np.ndarray]]:
+        binding = self.embedder_info()
+        if binding is None:
+            return
+        dim = binding[1]
+        # A private connection: the generator may be consumed slowly or from another thread.
+        conn = sqlite3.connect(str(self.path), timeout=self._busy_s, isolation_level=None)
+        try:
+            cur = conn.execute("SELECT f.id, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid ORDER BY e.rid")
+            while rows := cur.fetchmany(max(1, batch)):
+                mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+                yield [r[0] for r in rows], mat.astype(np.float32)
+        finally:
+            conn.close()
+
+    def get_embeddings(self, fragment_ids: Sequence[str]) -> np.ndarray:
+        binding = self.embedder_info()
+        dim = binding[1] if binding else 0
+        out = np.zeros((len(fragment_ids), dim), dtype=np.float32)
+        if not dim or not fragment_ids:
+            return out
+        pos: dict[str, list[int]] = {}
+        for i, fid in enumerate(fragment_ids):
+            pos.setdefault(fid, []).append(i)
+        wanted = list(pos)
+        with self._read() as conn:
+            for i in range(0, len(wanted), _IN_CHUNK):
+                chunk = wanted[i : i + _IN_CHUNK]
+                q = (
+                    "SELECT f.id, e.vec FROM fragments f JOIN embeddings e ON e.rid = f.rid "
+                    f"WHERE f.id IN ({','.join('?' * len(chunk))})"
+                )
+                for fid, blob in conn.execute(q, chunk):
+                    out[pos[fid]] = np.frombuffer(blob, dtype="<f4", count=dim)
+        return out
+
+    # --- lanes ----------------------------------------------------------------------------------
+
+    def _generation(self, conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+    def _load_dense(self) -> DenseSnapshot:
+        t0 = time.perf_counter()
+        with self._read() as conn:
+            gen = self._generation(conn)
+            binding = self._binding(conn)
+            count = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            rows = conn.execute(
+                "SELECT f.id, f.kind, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid ORDER BY e.rid"
+            )
+            snap = DenseSnapshot.build(gen, binding[1] if binding else 0, count if binding else 0, rows)
+        log.info("store %s: loaded %d vectors in %.0f ms", self.url, len(snap.ids), (time.perf_counter() - t0) * 1e3)
+        return snap
+
+    def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
+        conn = self._conn()
+        snap = self._dense.get(self._generation(conn), self._load_dense)
+        if not snap.ids:
+            return []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != snap.matrix.shape[1]:
+            raise StoreError(f"query vector has dim {q.shape[0]}, the store's vectors {snap.matrix.shape[1]}")
+        norm = float(np.linalg.norm(q))
+        if not np.isfinite(norm) or norm == 0.0:
+            return []
+        return snap.search(q / norm, k, kinds)
+
+    def search_lexical(
+        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[Hit]:
+        expr = self._analyzer.match_expression(query, stemmed=stemmed, lang=lang)
+        if not expr or k <= 0:
+            return []
+        column, weights = ("stemmed", "1.0, 0.0") if stemmed else ("plain", "0.0, 1.0")
+        params: list[Any] = [f"{column} : ({expr})"]
+        where = ""
+        if kinds is not None:
+            if not kinds:
+                return []
+            where = f" AND f.kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        params.append(k)
+        sql = (
+            f"SELECT f.id, bm25(fts, {weights}) AS r FROM fts JOIN fragments f ON f.rid = fts.rowid "
+            f"WHERE fts MATCH ?{where} ORDER BY r LIMIT ?"
+        )
+        return [Hit(fid, -float(r)) for fid, r in self._conn().execute(sql, params)]
+
+    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        rows = self._conn().execute(
+            "SELECT id FROM fragments WHERE book_key = ? AND loc = ? ORDER BY source_id, ordinal LIMIT ?",
+            (book_key(book), loc.strip(), k),
+        )
+        return [Hit(r[0], 1.0) for r in rows]
+
+    def search_trigram(self, text: str, k: int) -> list[Hit]:
+        """Fuzzy match on ``label || source_id || tokens``. Candidates: the rows holding any of the query's
+        rarest trigrams (at most ``settings.trigram_query_grams``, looked up one doclist at a time and
+        weighted by IDF — cheaper than FTS5's bm25 over thousands of rows); the best
+        ``max(trigram_pool, 10k)`` are re-scored by the share of *all* the query's trigrams they contain."""
+        grams = trigrams(text)
+        if not grams or k <= 0:
+            return []
+        ordered = sorted(grams)
+        with self._read() as conn:
+            df = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM trigram_vocab WHERE term IN ({','.join('?' * len(ordered))})", ordered
+                )
+            )
+            rare = sorted(df, key=lambda g: (df[g], g))[: max(1, self.settings.trigram_query_grams)]
+            if not rare:
+                return []
+            total = conn.execute("SELECT COUNT(*) FROM trigram").fetchone()[0]
+            weight: dict[int, float] = {}
+            for g in rare:
+                idf = math.log(1.0 + total / df[g])
+                for (rid,) in conn.execute("SELECT rowid FROM trigram WHERE trigram MATCH ?", (fts_phrase(g),)):
+                    weight[rid] = weight.get(rid, 0.0) + idf
+            pool = heapq.nlargest(max(self.settings.trigram_pool, 10 * k), weight.items(), key=lambda kv: (kv[1], -kv[0]))
+            rids = [rid for rid, _ in pool]
+            rows = conn.execute(
+                f"SELECT t.rowid, f.id, t.body FROM trigram t JOIN fragments f ON f.rid = t.rowid "
+                f"WHERE t.rowid IN ({','.join('?' * len(rids))})",
+                rids,
+            ).fetchall()
+        scored = [(len(grams & trigrams(body)) / len(grams), weight[rid], fid) for rid, fid, body in rows]
+        scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
+        return [Hit(fid, score) for score, _, fid in scored[:k]]
+
+
+__all__ = ["SqliteStore", "book_key", "load_migrations", "plain_text", "split_sql"]

@@ -1,0 +1,184 @@
+"""A scripted OpenAI-compatible chat server on loopback: real HTTP, real SSE streaming.
+
+Each ``POST /v1/chat/completions`` takes the next :class:`Reply` from the script (one list for every
+model, or a list per model name), answers it — a JSON completion, or ``text/event-stream`` chunks
+ending in ``data: [DONE]`` when the request says ``"stream": true`` — and records the request body in
+``requests`` so tests can inspect exactly what a model was shown. ``Reply(status=503)`` answers an
+error; ``Reply(delay_s=…)`` sleeps first (timeouts). An exhausted script answers HTTP 500 and records it
+in ``unexpected``.
+
+    with ScriptedOpenAIServer([Reply("Hello [1]."), Reply(status=503)]) as srv:
+        settings = ChatModelSettings(base_url=srv.base_url, model="m")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. ``chunks`` (streaming only) defaults to ``content`` split after spaces."""
+
+    content: str = ""
+    status: int = 200
+    delay_s: float = 0.0
+    chunks: tuple[str, ...] | None = None
+    chunk_delay_s: float = 0.0
+    raw: str | None = None  # a raw body for a non-streaming 200 (malformed replies)
+
+    def stream_chunks(self) -> list[str]:
+        if self.chunks is not None:
+            return list(self.chunks)
+        out: list[str] = []
+        word = ""
+        for ch in self.content:
+            word += ch
+            if ch == " ":
+                out.append(word)
+                word = ""
+        if word:
+            out.append(word)
+        return out
+
+
+class ScriptedOpenAIServer:
+    """Serve ``script`` (a list of replies, or a dict model name → list) on 127.0.0.1:<free port>."""
+
+    def __init__(self, script: Sequence[Reply] | dict[str, Sequence[Reply]]) -> None:
+        if isinstance(script, dict):
+            self._scripts: dict[str | None, list[Reply]] = {k: list(v) for k, v in script.items()}
+        else:
+            self._scripts = {None: list(script)}
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self.unexpected: list[dict[str, Any]] = []
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> ScriptedOpenAIServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw.decode("utf-8") or "{}")
+                except ValueError:
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                body["_path"] = self.path
+                body["_auth"] = self.headers.get("Authorization")
+                reply = server._next(body)
+                if reply is None:
+                    self._send_json(500, {"error": {"message": "script exhausted"}})
+                    return
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.status != 200:
+                    self._send_json(reply.status, {"error": {"message": f"scripted status {reply.status}"}})
+                    return
+                if body.get("stream"):
+                    self._send_stream(reply)
+                elif reply.raw is not None:
+                    self._send_bytes(200, reply.raw.encode("utf-8"), "application/json")
+                else:
+                    self._send_json(200, {
+                        "id": "chatcmpl-scripted", "object": "chat.completion", "model": body.get("model", ""),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": reply.content}}],
+                    })
+
+            def _send_bytes(self, status: int, data: bytes, ctype: str) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _send_json(self, status: int, obj: dict[str, Any]) -> None:
+                self._send_bytes(status, json.dumps(obj).encode("utf-8"), "application/json")
+
+            def _send_stream(self, reply: Reply) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Cache-Control", "no-cache")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    for piece in reply.stream_chunks():
+                        chunk = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+                                 "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        if reply.chunk_delay_s:
+                            time.sleep(reply.chunk_delay_s)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- script --------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def _next(self, body: dict[str, Any]) -> Reply | None:
+        with self._lock:
+            self.requests.append(body)
+            model = body.get("model")
+            queue = self._scripts.get(model) if model in self._scripts else self._scripts.get(None)
+            if not queue:
+                self.unexpected.append(body)
+                return None
+            return queue.pop(0)
+
+    def requests_for(self, model: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("model") == model]
+
+    def remaining(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._scripts.values())
+
+    def all_text_sent(self) -> str:
+        """Every message content the server received, joined (to check what models were shown)."""
+        return "\n".join(
+            str(m.get("content", "")) for r in self.requests for m in r.get("messages", []) if isinstance(m, dict)
+        )

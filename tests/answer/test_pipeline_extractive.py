@@ -1,0 +1,92 @@
+"""The no-model mode end to end: real SQLite store, hash embedder, the test corpus."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from footnote.answer.types import EventKind
+from footnote.cli import main
+from footnote.errors import UsageError
+
+from .conftest import FOG_Q, OFF_Q, RU_Q
+
+CONTRACT = {"answer", "citations", "verdict", "corpus_insufficient", "mode", "disclaimer", "dropped_citations",
+            "removed_mentions", "model_calls", "trace"}
+
+
+def test_extractive_answer_is_cited_sentences_streamed(build_engine: Any) -> None:
+    eng = build_engine()
+    events = list(eng.ask_stream(FOG_Q))
+    tokens = [e.data["text"] for e in events if e.kind is EventKind.TOKEN]
+    done = events[-1]
+    assert done.kind is EventKind.DONE
+    a = done.data
+    assert "".join(tokens).strip() == a["answer"]
+    assert a["mode"] == "corpus" and a["model_calls"] == 0 and a["corpus_insufficient"] is False
+    assert "Black Skerry beacon" in a["answer"] and "[1]" in a["answer"]
+    cited = {c["source_id"] for c in a["citations"]}
+    assert cited == {"fog.md"}
+    # every cited sentence is verbatim from its note
+    text = a["citations"][0]["text"]
+    for sentence in a["answer"].split(" [1]"):
+        s = sentence.strip(" .")
+        if s:
+            assert s in " ".join(text.split())
+    names = [e.data["name"] for e in events if e.kind is EventKind.STAGE]
+    assert "outline" in names and "synthesize" in names and "citations" in names
+    assert any(n.startswith("search.") for n in names)
+
+
+def test_off_topic_says_not_in_corpus_with_what_was_searched(build_engine: Any) -> None:
+    a = build_engine().ask(OFF_Q)
+    assert a.mode.value == "not_found" and a.corpus_insufficient and a.citations == ()
+    assert "nothing" in a.answer and f"“{OFF_Q}”" in a.answer and "prose" in a.answer
+
+
+def test_russian_not_found_is_in_russian(build_engine: Any) -> None:
+    a = build_engine().ask("Кто выиграл чемпионат мира по футболу 2018 года?")
+    assert a.mode.value == "not_found" and a.answer.startswith("В корпусе")
+
+
+def test_too_long_question_is_a_usage_error(build_engine: Any) -> None:
+    eng = build_engine(**{"answer.max_question_chars": 20})
+    with pytest.raises(UsageError, match="max_question_chars"):
+        eng.ask(FOG_Q)
+    ev = list(eng.ask_stream(FOG_Q))
+    assert ev[-1].kind is EventKind.ERROR
+
+
+def test_concurrent_asks_all_complete(build_engine: Any) -> None:
+    eng = build_engine()
+    qs = [FOG_Q, RU_Q, OFF_Q] * 8
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        answers = list(pool.map(eng.ask, qs))
+    assert [a.mode.value for a in answers] == ["corpus", "corpus", "not_found"] * 8
+
+
+def test_cli_ask_json_prints_the_contract(build_engine: Any, tmp_path: Path) -> None:
+    build_engine()  # ingests into tmp_path/store.db
+    r = CliRunner().invoke(main, ["ask", FOG_Q, "--json", "--store", str(tmp_path / "store.db"), "--embedder", "hash"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert set(data) >= CONTRACT
+    c = data["citations"][0]
+    assert {"n", "source_id", "kind", "locator", "text"} <= set(c)
+    assert data["mode"] in {"corpus", "fallback", "declined", "not_found"}
+
+
+def test_cli_ask_streams_then_lists_citations_and_verdict(build_engine: Any, tmp_path: Path) -> None:
+    build_engine()
+    r = CliRunner().invoke(main, ["ask", FOG_Q, "--no-fallback", "--store", str(tmp_path / "store.db"),
+                                  "--embedder", "hash"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert "Black Skerry" in lines[0]
+    assert any(line.startswith("[1] fog.md") for line in lines)
+    assert any(line.startswith("verdict: ") and "mode: corpus" in line for line in lines)

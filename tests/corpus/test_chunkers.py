@@ -1,0 +1,96 @@
+"""Chunkers: transcript windows and library packing, on made-up documents with known shapes."""
+
+from __future__ import annotations
+
+import itertools
+
+from footnote.corpus.chunkers import chunk_document, chunk_transcript, pack_text
+from footnote.corpus.records import (
+    AddressLocator,
+    Block,
+    Cue,
+    Document,
+    FileLocator,
+    Source,
+    TranscriptLocator,
+)
+from footnote.settings import Settings
+
+S = Settings()
+
+
+def _src(kind: str = "prose_chapter", sid: str = "doc") -> Source:
+    return Source(id=sid, kind=kind, title="t", lang="en", content_hash="h", blob_sha256="b",
+                  original_name="x", media_type="text/plain")
+
+
+def _cues(n: int, step_ms: int = 3000, words: int = 8) -> list[Cue]:
+    return [Cue(i * step_ms, (i + 1) * step_ms, " ".join(f"w{i}x{j}" for j in range(words))) for i in range(n)]
+
+
+def test_transcript_windows_are_about_45s_with_overlap() -> None:
+    cues = _cues(100)  # 300 s of 3-second cues
+    wins = chunk_transcript(cues, S.chunk)
+    assert 6 <= len(wins) <= 9
+    for _text, start, end in wins:
+        assert end - start <= S.chunk.transcript_window_ms
+        assert end - start >= S.chunk.transcript_window_ms - 3000 or end == cues[-1].end_ms
+        assert start % 3000 == 0 and end % 3000 == 0  # exact cue boundaries
+    for (_, s1, e1), (_, s2, _) in itertools.pairwise(wins):
+        assert s1 < s2 < e1  # overlap, forward progress
+        assert e1 - s2 <= S.chunk.transcript_overlap_ms
+    # every cue's text is in some window
+    joined = " ".join(t for t, _, _ in wins)
+    assert all(c.text in joined for c in cues)
+
+
+def test_transcript_char_cap() -> None:
+    cfg = S.chunk.model_copy(update={"transcript_max_chars": 200})
+    cues = _cues(40, step_ms=500, words=10)
+    wins = chunk_transcript(cues, cfg)
+    assert all(len(t) <= 200 for t, _, _ in wins)
+    assert wins[-1][2] == cues[-1].end_ms
+    huge = [Cue(0, 1000, "word " * 3000)]
+    pieces = chunk_transcript(huge, S.chunk)
+    assert len(pieces) >= 2 and all(len(t) <= S.chunk.transcript_max_chars for t, _, _ in pieces)
+    assert all((s, e) == (0, 1000) for _, s, e in pieces)
+
+
+def test_pack_paragraphs_then_sentences() -> None:
+    paras = [f"Paragraph {i} " + "short words here. " * 10 for i in range(12)]  # ~190 chars each
+    chunks = pack_text("\n\n".join(paras), S.chunk)
+    assert all(len(c) <= S.chunk.text_target_chars for c in chunks)
+    assert len(chunks) == 3  # 4 paragraphs (~760) fit in 900, 5 do not
+    assert "".join(chunks).replace("\n", "").replace(" ", "") == "".join(paras).replace(" ", "")
+    long_para = " ".join(f"Sentence number {i} says something about the harbour." for i in range(60))
+    chunks = pack_text(long_para, S.chunk)
+    assert len(chunks) >= 3 and all(len(c) <= S.chunk.text_target_chars for c in chunks)
+    assert all(c.endswith(".") for c in chunks)  # cut between sentences
+    no_stops = "word " * 1000
+    chunks = pack_text(no_stops, S.chunk)
+    assert all(len(c) <= S.chunk.text_max_chars for c in chunks)
+
+
+def test_blocks_are_never_crossed_and_ids_ordered() -> None:
+    addr = AddressLocator("HB", "1.1", "HB 1.1")
+    blocks = (
+        Block("Verse text one.", "verse", "en", address=addr),
+        Block("Commentary one.", "commentary", "en", address=addr),
+        Block("Page one text.", "prose_chapter", "en", page=1, section="Intro"),
+        Block("Page two text.", "prose_chapter", "ru", page=2, section="Intro"),
+    )
+    doc = Document(source=_src(), original=b"", blocks=blocks)
+    frags = chunk_document(doc, S)
+    assert [f.text for f in frags] == [b.text for b in blocks]
+    assert [f.kind for f in frags] == ["verse", "commentary", "prose_chapter", "prose_chapter"]
+    assert frags[3].lang == "ru"
+    assert frags[2].locator == FileLocator("doc", 1, "Intro")
+    assert [f.id for f in frags] == ["doc#0", "doc#1", "doc#2", "doc#3"]
+    assert [f.ordinal for f in frags] == [0, 1, 2, 3]
+
+
+def test_track_fragments_carry_track_locator() -> None:
+    doc = Document(source=_src("track_transcript", "talk.srt"), original=b"", cues=tuple(_cues(5)))
+    (frag,) = chunk_document(doc, S)
+    assert frag.locator == TranscriptLocator("talk.srt", 0, 15000)
+    assert frag.kind == "track_transcript"

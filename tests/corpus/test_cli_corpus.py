@@ -1,0 +1,132 @@
+"""``footnote ingest | sources | status`` through click's runner and as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+from corpus_support import generation
+
+from footnote.cli import main
+from footnote.corpus.chunkers import chunk_document
+from footnote.corpus.loaders import load_path
+from footnote.settings import Settings
+from footnote.store import open_store
+
+_SCRIPT = Path(sys.executable).parent / "footnote"
+FOOTNOTE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from footnote.cli import main; main()"]
+
+
+def _corpus(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "a.md").write_text("---\nkind: letter\n---\n# Dear friend\n\nThe harbour is calm today.\n", encoding="utf-8")
+    (d / "b.txt").write_text("Плоская проза о гавани и лодках.", encoding="utf-8")
+    (d / "c.srt").write_text("1\n00:00:00,000 --> 00:00:02,000\nA lecture line.\n", encoding="utf-8")
+    return d
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_ingest_json_sources_status(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "corpus")
+    db = str(tmp_path / "s.db")
+    code, out, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--json"])
+    assert code == 0
+    data = json.loads(out)
+    assert {e["status"] for e in data["sources"]} == {"added"}
+    assert sorted(e["path"] for e in data["sources"]) == sorted(str(d / n) for n in ("a.md", "b.txt", "c.srt"))
+    assert all(set(e) >= {"path", "status", "fragments", "error"} for e in data["sources"])
+    assert data["summary"]["added"] == 3 and data["summary"]["fragments"] == 3
+
+    code, out, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash"])
+    assert code == 0 and "0 added, 3 unchanged, 0 replaced, 0 failed" in out
+
+    code, out, _ = _run(["sources", "--store", db, "--embedder", "hash", "--json"])
+    rows = {r["id"]: r for r in json.loads(out)["sources"]}
+    assert rows["a.md"]["kind"] == "letter" and rows["b.txt"]["lang"] == "ru" and rows["c.srt"]["fragments"] == 1
+    code, out, _ = _run(["sources", "--store", db, "--embedder", "hash"])
+    assert code == 0 and "3 sources, 3 fragments" in out
+
+    code, out, _ = _run(["status", "--store", db, "--embedder", "hash", "--json"])
+    st = json.loads(out)
+    assert st["lexical_only"] is False and st["by_kind"] == {"letter": 1, "prose_chapter": 1, "track_transcript": 1}
+    code, out, _ = _run(["status", "--store", db, "--embedder", "none"])
+    assert code == 0 and "lexical only" in out
+
+
+def test_ingest_exit_codes(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "corpus")
+    (d / "bad.vtt").write_text("WEBVTT\n\n00:01.000 --> 00:xx.000\nhi\n", encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "none"])
+    assert code == 1
+    assert f"{d / 'bad.vtt'}:3: malformed timestamp" in err
+    assert "3 added, 0 unchanged, 0 replaced, 1 failed" in out
+    code, out, err = _run(["ingest", str(d), "--store", db, "--kind", "recipe"])
+    assert code == 2 and "recipe" in err
+    code, out, err = _run(["ingest", str(d), "--store", db, "--kind", "recipe", "--json"])
+    assert code == 2 and "recipe" in json.loads(out)["error"]
+    code, _, err = _run(["ingest", "--store", db])
+    assert code == 2  # no PATH: click's usage error
+    code, out, _ = _run(["ingest", str(tmp_path / "missing.md"), "--store", db, "--embedder", "none", "--json"])
+    assert code == 1 and "no such file" in json.loads(out)["sources"][0]["error"]
+
+
+def test_subprocess_ingest_json(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "corpus")
+    db = tmp_path / "p.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    proc = subprocess.run([*FOOTNOTE, "ingest", str(d), "--store", str(db), "--embedder", "hash", "--json"],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["summary"]["added"] == 3 and data["summary"]["failed"] == 0
+    assert generation(db) >= 3
+
+
+def test_kill_mid_ingest_leaves_consistent_store(tmp_path: Path) -> None:
+    d = tmp_path / "many"
+    d.mkdir()
+    para = "The harbour keeps its boats through the winter storms. " * 12
+    n = 1500
+    for i in range(n):
+        (d / f"{i:04d}.md").write_text(f"# Note {i}\n\n{para}\n\n{para}\n\nClosing line {i}.\n", encoding="utf-8")
+    db = tmp_path / "k.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    proc = subprocess.Popen([*FOOTNOTE, "ingest", str(d), "--store", str(db), "--embedder", "hash", "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                try:
+                    if generation(db) >= 40:
+                        break
+                except Exception:
+                    pass
+            time.sleep(0.02)
+        assert proc.poll() is None, "ingestion finished before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    settings = Settings()
+    store = open_store(str(db))
+    try:
+        sources = store.list_sources()
+        assert 0 < len(sources) < n
+        for src in sources:
+            (doc,) = load_path(d / src.id, settings=settings, root=d)
+            expected = [f.text for f in chunk_document(doc, settings)]
+            assert [f.text for f in store.fragments_of(src.id)] == expected
+        assert store.stats().fragments == sum(int(s.meta["fragments"]) for s in sources)
+    finally:
+        store.close()

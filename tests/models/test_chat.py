@@ -1,0 +1,154 @@
+"""The OpenAI-compatible client against the scripted server on loopback (real HTTP, real SSE)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from footnote.errors import ConfigError, ModelError, ModelTimeout
+from footnote.models.chat import OpenAIChatModel, extract_json, make_chat_models
+from footnote.models.protocols import ChatMessage
+from footnote.settings import ChatModelSettings, ModelsSettings
+from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+MSGS = [ChatMessage("system", "be brief"), ChatMessage("user", "hello")]
+
+
+def _model(srv: ScriptedOpenAIServer, **kw: object) -> OpenAIChatModel:
+    cfg = {"base_url": srv.base_url, "model": "m1", "api_key": "k", "retries": 2, "retry_backoff_s": 0.0, "timeout_s": 5.0}
+    cfg.update(kw)
+    return OpenAIChatModel("planner", ChatModelSettings(**cfg))
+
+
+def test_complete_sends_schema_and_key() -> None:
+    with ScriptedOpenAIServer([Reply('{"theses": []}')]) as srv:
+        m = _model(srv)
+        out = m.complete(MSGS, json_schema={"type": "object"})
+        assert json.loads(out) == {"theses": []}
+        req = srv.requests[0]
+        assert req["_path"] == "/v1/chat/completions"
+        assert req["_auth"] == "Bearer k"
+        assert req["model"] == "m1" and req["stream"] is False
+        assert req["response_format"]["type"] == "json_schema"
+        assert req["messages"][1] == {"role": "user", "content": "hello"}
+        assert m.calls == 1 and m.requests == 1
+
+
+def test_stream_yields_sse_deltas_in_order() -> None:
+    with ScriptedOpenAIServer([Reply(chunks=("Fog ", "horn [1", "]. ", "Done."))]) as srv:
+        m = _model(srv)
+        assert list(m.stream(MSGS)) == ["Fog ", "horn [1", "]. ", "Done."]
+        assert srv.requests[0]["stream"] is True
+
+
+def test_5xx_is_retried_then_succeeds() -> None:
+    with ScriptedOpenAIServer([Reply(status=503), Reply(status=429), Reply("ok")]) as srv:
+        m = _model(srv)
+        assert m.complete(MSGS) == "ok"
+        assert len(srv.requests) == 3 and m.requests == 3 and m.calls == 1
+
+
+def test_5xx_after_bounded_retries_is_a_clear_error() -> None:
+    with ScriptedOpenAIServer([Reply(status=500)] * 5) as srv:
+        m = _model(srv, retries=1)
+        with pytest.raises(ModelError) as ei:
+            m.complete(MSGS)
+        assert len(srv.requests) == 2  # 1 + 1 retry, no more
+        msg = ei.value.message
+        assert "models.planner" in msg and "HTTP 500" in msg and "2 attempts" in msg
+
+
+def test_stream_5xx_bounded() -> None:
+    with ScriptedOpenAIServer([Reply(status=502)] * 3) as srv:
+        m = _model(srv, retries=2)
+        with pytest.raises(ModelError, match="HTTP 502"):
+            list(m.stream(MSGS))
+        assert len(srv.requests) == 3
+
+
+def test_timeout_is_bounded_and_raises_model_timeout() -> None:
+    with ScriptedOpenAIServer([Reply("late", delay_s=0.8)] * 2) as srv:
+        m = _model(srv, retries=1, timeout_s=0.2)
+        with pytest.raises(ModelTimeout, match="timed out"):
+            m.complete(MSGS)
+        assert len(srv.requests) == 2
+
+
+def test_client_error_is_not_retried() -> None:
+    with ScriptedOpenAIServer([Reply(status=401), Reply("never")]) as srv:
+        m = _model(srv)
+        with pytest.raises(ModelError, match="HTTP 401"):
+            m.complete(MSGS)
+        assert len(srv.requests) == 1
+
+
+def test_schema_rejected_falls_back_to_json_object() -> None:
+    with ScriptedOpenAIServer([Reply(status=400), Reply('{"a": 1}')]) as srv:
+        m = _model(srv)
+        assert extract_json(m.complete(MSGS, json_schema={"type": "object"})) == {"a": 1}
+        assert srv.requests[1]["response_format"] == {"type": "json_object"}
+
+
+def test_unreachable_endpoint() -> None:
+    m = OpenAIChatModel("synthesizer", ChatModelSettings(
+        base_url="http://127.0.0.1:9/v1", model="x", retries=1, retry_backoff_s=0.0, timeout_s=1.0))
+    with pytest.raises(ModelError, match="cannot reach"):
+        m.complete(MSGS)
+
+
+def test_malformed_body_is_a_model_error() -> None:
+    with ScriptedOpenAIServer([Reply(raw="not json")]) as srv, pytest.raises(ModelError, match="malformed reply"):
+        _model(srv).complete(MSGS)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('{"theses": []}', {"theses": []}),
+    ('```json\n{"theses": [{"text": "a", "notes": [1]}]}\n```', {"theses": [{"text": "a", "notes": [1]}]}),
+    ('Sure! Here is the outline: {"theses": []} Hope it helps.', {"theses": []}),
+])
+def test_extract_json_tolerates_wrapping(text: str, expected: object) -> None:
+    assert extract_json(text) == expected
+
+
+def test_extract_json_rejects_prose() -> None:
+    with pytest.raises(ModelError, match="no JSON"):
+        extract_json("I think the answer is yes")
+
+
+def test_make_chat_models_only_configured_roles() -> None:
+    assert make_chat_models(ModelsSettings()) == {}
+    ms = ModelsSettings(synthesizer=ChatModelSettings(base_url="http://127.0.0.1:1/v1", model="s"))
+    models = make_chat_models(ms)
+    assert list(models) == ["synthesizer"]
+    with pytest.raises(ConfigError, match=r"models\.planner\.base_url"):
+        make_chat_models(ModelsSettings(planner=ChatModelSettings(base_url="ftp://x", model="p")))
+
+
+def test_llama_cpp_scheme_is_lazy() -> None:
+    ms = ModelsSettings(
+        planner=ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf", model="qwen"),
+        synthesizer=ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf", model="qwen"),
+    )
+    models = make_chat_models(ms)  # nothing loads yet
+    assert models["planner"].name == "llama-cpp:model.gguf"
+    assert models["planner"].engine_holder is models["synthesizer"].engine_holder  # type: ignore[attr-defined]
+    with pytest.raises(ModelError):
+        models["planner"].complete(MSGS)
+
+
+LOCAL_GGUF = os.environ.get("FOOTNOTE_LOCAL_GGUF", str(Path.home() / ".cache/footnote/qwen2.5-coder-1.5b-instruct.gguf"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed (make llm-local)")
+@pytest.mark.skipif(not Path(LOCAL_GGUF).is_file(), reason="local GGUF missing (make llm-local)")
+def test_llama_cpp_generates_json_and_streams() -> None:
+    s = ChatModelSettings(base_url=f"llama-cpp://{LOCAL_GGUF}", model="qwen", max_tokens=64, local_n_ctx=1024)
+    m = make_chat_models(ModelsSettings(planner=s))["planner"]
+    out = extract_json(m.complete([ChatMessage("user", 'Reply with {"ok": true} only.')], json_schema={"type": "object"}))
+    assert isinstance(out, dict)
+    assert "".join(m.stream([ChatMessage("user", "Say hello.")])).strip()

@@ -1,0 +1,248 @@
+"""The web chat in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+Screenshots go to artifacts/screenshots/. Under CI=true these tests run or fail, never skip.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serverkit import XSS_QUESTION, LiveServer, start_server, stop_server
+
+from footnote.engine import Engine
+from footnote.server.app import create_app
+from footnote.server.sse import sse_frame
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+FOG = "When do the Marrowick keepers start the fog horn, and how does it sound?"
+RED_LAMP = "Что означает красный фонарь на галерее маяка?"
+PARAFFIN = "How many gallons of paraffin may the oil store hold?"
+RISOTTO = "How long should I stir a mushroom risotto before adding the parmesan?"
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture
+def page(browser: Any, live: LiveServer) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(live.url + "/")
+    pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+    yield pg
+    ctx.close()
+    assert not errors, errors
+
+
+def ask(pg: Any, question: str) -> Any:
+    """Type a question, send it, wait until its turn is done; return the turn's locator."""
+    before = pg.locator(".turn").count()
+    pg.fill("#question", question)
+    pg.click("#ask-button")
+    turn = pg.locator(".turn").nth(before)
+    turn.wait_for(timeout=TIMEOUT_MS)
+    pg.wait_for_function(
+        "n => document.querySelectorAll('.turn')[n]?.dataset.done === 'true'", arg=before, timeout=TIMEOUT_MS
+    )
+    return turn
+
+
+def test_demo_question_streams_an_answer_with_chips(page: Any, screenshots: Path) -> None:
+    turn = ask(page, FOG)
+    assert turn.get_attribute("data-state") == "answered"
+    assert int(turn.get_attribute("data-tokens") or 0) > 0  # the text arrived as streamed tokens
+    chips = turn.locator(".turn__answer .chip")
+    assert chips.count() >= 1
+    assert turn.locator(".turn__state").inner_text() == "Answered from the corpus"
+    answer = turn.locator(".turn__answer").inner_text()
+    assert "fog horn" in answer and "[1]" not in answer  # [n] became chips
+    assert turn.locator(".turn__sources .source").count() == chips.evaluate_all(
+        "cs => new Set(cs.map(c => c.dataset.n)).size")
+    page.screenshot(path=str(screenshots / "chat-answered.png"), full_page=True)
+
+
+def test_transcript_chip_plays_the_cited_span(page: Any, screenshots: Path) -> None:
+    turn = ask(page, FOG)
+    chip = turn.locator(".turn__answer .chip--transcript").first
+    start_ms = int(chip.get_attribute("data-start-ms"))
+    end_ms = int(chip.get_attribute("data-end-ms"))
+    source = chip.get_attribute("data-source")
+    chip.click()
+    page.wait_for_selector("#viewer:not([hidden]) #viewer-audio:not([hidden])", timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        """([s, e]) => { const a = document.getElementById('player');
+               return a.readyState >= 1 && a.currentTime >= s && a.currentTime <= e; }""",
+        arg=[start_ms / 1000, end_ms / 1000], timeout=TIMEOUT_MS,
+    )
+    audio = page.evaluate(
+        "() => { const a = document.getElementById('player'); return {t: a.currentTime, src: a.currentSrc, d: a.duration}; }"
+    )
+    assert start_ms / 1000 <= audio["t"] <= end_ms / 1000
+    assert audio["src"].endswith("/api/sources/" + source)
+    assert audio["d"] > end_ms / 1000 - 1
+    page.screenshot(path=str(screenshots / "chat-transcript.png"))
+
+
+def test_pdf_chip_opens_the_page_with_the_passage(page: Any, screenshots: Path) -> None:
+    turn = ask(page, PARAFFIN)
+    assert turn.get_attribute("data-state") == "answered"
+    chip = turn.locator(".chip--pdf").first
+    page_no = chip.get_attribute("data-page")
+    fragment = chip.get_attribute("data-fragment")
+    chip.click()
+    page.wait_for_selector("#viewer:not([hidden]) #viewer-page:not([hidden])", timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => { const i = document.getElementById('page-image'); return i.complete && i.naturalWidth > 0; }",
+        timeout=TIMEOUT_MS,
+    )
+    img = page.evaluate(
+        "() => { const i = document.getElementById('page-image'); return {src: i.src, w: i.naturalWidth, h: i.naturalHeight}; }"
+    )
+    assert f"/pages/{page_no}?" in img["src"] and "fragment=" in img["src"]
+    assert fragment and fragment.split("#")[0] in img["src"].replace("%2F", "/").replace("%23", "#")
+    assert img["w"] > 400 and img["h"] > img["w"]  # a portrait page, rendered
+    assert f"Page {page_no}" in page.locator("#page-caption").inner_text()
+    page.screenshot(path=str(screenshots / "chat-pdf-page.png"))
+
+
+def test_off_topic_question_shows_not_in_corpus(page: Any, screenshots: Path) -> None:
+    turn = ask(page, RISOTTO)
+    assert turn.get_attribute("data-state") == "not-found"
+    assert turn.locator(".turn__state").inner_text() == "Not in the corpus"
+    assert turn.locator(".chip").count() == 0
+    page.screenshot(path=str(screenshots / "chat-not-found.png"), full_page=True)
+
+
+def test_russian_question_gets_a_russian_interface(page: Any, screenshots: Path) -> None:
+    turn = ask(page, RED_LAMP)
+    assert turn.get_attribute("data-state") == "answered"
+    assert turn.locator(".turn__state").inner_text() == "Ответ по корпусу"
+    assert page.evaluate("document.documentElement.lang") == "ru"
+    assert page.get_attribute("#question", "placeholder") == "Задайте вопрос по корпусу…"
+    assert page.locator("#ask-button").inner_text() == "Спросить"
+    page.screenshot(path=str(screenshots / "chat-russian.png"), full_page=True)
+
+
+def test_script_in_a_passage_renders_as_text(page: Any) -> None:
+    turn = ask(page, XSS_QUESTION)
+    assert page.evaluate("typeof window.__footnoteXss") == "undefined"
+    assert page.locator("#log script, #viewer script").count() == 0
+    turn.locator(".chip").first.click()
+    page.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+    shown = page.locator("#viewer-text").inner_text()
+    assert "<script>window.__footnoteXss = 1</script>" in shown
+    assert page.evaluate("typeof window.__footnoteXss") == "undefined"
+
+
+def test_phone_sized_screen(browser: Any, live: LiveServer, screenshots: Path) -> None:
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                              device_scale_factor=2)
+    pg = ctx.new_page()
+    try:
+        pg.goto(live.url + "/")
+        pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+        turn = ask(pg, FOG)
+        assert turn.get_attribute("data-state") == "answered"
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390  # nothing spills sideways
+        box = pg.locator("#ask-form").bounding_box()
+        assert box is not None and box["width"] <= 390 and box["y"] + box["height"] <= 844 + 1
+        pg.screenshot(path=str(screenshots / "chat-phone.png"))
+        turn.locator(".chip").first.tap()
+        pg.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+        vbox = pg.locator(".viewer__box").bounding_box()
+        assert vbox is not None and vbox["width"] >= 380
+        pg.screenshot(path=str(screenshots / "chat-phone-viewer.png"))
+    finally:
+        ctx.close()
+
+
+def test_lexical_only_banner(browser: Any, served_store: tuple[Path, Any], screenshots: Path) -> None:
+    _, settings = served_store
+    lexical = settings.with_overrides(**{"embedder.name": "none"})
+    with Engine.from_settings(lexical) as engine:
+        url, server, thread = start_server(create_app(engine, lexical))
+        ctx = browser.new_context(viewport={"width": 1000, "height": 700})
+        try:
+            pg = ctx.new_page()
+            pg.goto(url + "/")
+            banner = pg.locator("#lexical-banner")
+            banner.wait_for(state="visible", timeout=TIMEOUT_MS)
+            assert banner.get_attribute("data-lexical-only") == "true"
+            assert "Lexical-only" in banner.inner_text()
+            assert pg.evaluate("document.body.classList.contains('lexical-only')")
+            ask(pg, FOG)
+            pg.screenshot(path=str(screenshots / "chat-lexical-only.png"))
+        finally:
+            ctx.close()
+            stop_server(server, thread)
+
+
+def test_default_mode_has_no_lexical_banner(page: Any) -> None:
+    assert page.locator("#lexical-banner").is_hidden()
+
+
+def _scripted_turn(mode: str, disclaimer: str | None, answer: str) -> str:
+    done = {"answer": answer, "citations": [], "verdict": "insufficient", "corpus_insufficient": True,
+            "mode": mode, "disclaimer": disclaimer, "dropped_citations": 0, "removed_mentions": 0,
+            "model_calls": 1, "lang": "en", "trace": {}}
+    frames = [
+        sse_frame("stage", {"name": "search.gate", "ms": 1.0, "counts": {}}),
+        sse_frame("token", {"text": answer}),
+        sse_frame("verdict", {k: done[k] for k in ("verdict", "mode", "corpus_insufficient", "disclaimer")}),
+        sse_frame("done", done),
+    ]
+    return b"".join(frames).decode()
+
+
+@pytest.mark.parametrize(
+    ("mode", "state", "label"),
+    [("fallback", "fallback", "Answered from general knowledge — not from the corpus"),
+     ("declined", "declined", "Out of scope — declined")],
+)
+def test_fallback_and_declined_states_are_painted(page: Any, screenshots: Path, mode: str, state: str, label: str) -> None:
+    """The general-knowledge fallback needs a configured model; here the browser receives the event
+    stream such a server sends (same frames, same Answer shape) and must paint the state and the
+    server's disclaimer."""
+    disclaimer = "This answer is not from the corpus: it comes from the model's general knowledge." if mode == "fallback" else None
+    body = _scripted_turn(mode, disclaimer, "Lighthouses <b>often</b> use fog signals." if mode == "fallback" else "I can only answer about the corpus.")
+    page.route("**/api/ask", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body))
+    turn = ask(page, "Tell me about lighthouses in general")
+    assert turn.get_attribute("data-state") == state
+    assert turn.locator(".turn__state").inner_text() == label
+    if disclaimer:
+        assert turn.locator(".turn__disclaimer").is_visible()
+        assert turn.locator(".turn__disclaimer").inner_text() == disclaimer
+        assert "<b>often</b>" in turn.locator(".turn__answer").inner_text()
+        page.screenshot(path=str(screenshots / "chat-fallback.png"), full_page=True)
+    else:
+        assert turn.locator(".turn__disclaimer").is_hidden()
+    json.dumps(body)
+
+
+def test_api_key_prompt(browser: Any, served_store: tuple[Path, Any]) -> None:
+    _, settings = served_store
+    keyed = settings.with_overrides(**{"server.api_key": "browser-key"})
+    with Engine.from_settings(keyed) as engine:
+        url, server, thread = start_server(create_app(engine, keyed))
+        ctx = browser.new_context()
+        try:
+            pg = ctx.new_page()
+            pg.goto(url + "/")
+            pg.wait_for_selector("#key-form:not([hidden])", timeout=TIMEOUT_MS)
+            pg.fill("#key-input", "wrong")
+            pg.click("#key-form button")
+            pg.wait_for_selector("#key-error:not([hidden])", timeout=TIMEOUT_MS)
+            pg.fill("#key-input", "browser-key")
+            pg.click("#key-form button")
+            pg.wait_for_selector("#key-form[hidden]", state="attached", timeout=TIMEOUT_MS)
+            pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+            turn = ask(pg, FOG)
+            assert turn.get_attribute("data-state") == "answered"
+        finally:
+            ctx.close()
+            stop_server(server, thread)

