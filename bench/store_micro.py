@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -65,12 +66,15 @@ def bench_lexical(store: SqliteStore, n: int, per_source: int = 25) -> float:
             lg, text = chunks[(s + j) % len(chunks)]
             frags.append(Fragment(f"{src.id}#{j}", src.id, j, src.kind, lg, text, FileLocator(src.id, j + 1), sha256_text(text)))
         batches.append((src, frags, data))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for src, frags, data in batches:
         store.put_source(src, frags, None, data)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     chars = sum(len(f.text) for _, fr, _ in batches for f in fr)
-    print(f"lexical-only put_source: {n} fragments ({chars / n:.0f} chars avg) in {dt:.2f} s = {n / dt:,.0f} fragments/s")
+    print(
+        f"lexical-only put_source: {n} fragments ({chars / n:.0f} chars avg) in {dt:.2f} s = {n / dt:,.0f} fragments/s "
+        f"wall; {n / cpu:,.0f} fragments per CPU-second"
+    )
     return n / dt
 
 
@@ -97,21 +101,36 @@ def bench_dense(store: SqliteStore, n: int, dim: int, queries: int, per_source: 
     store.search_dense(qs[0], 50)
     print(f"dense cold load + first query at {n} x {dim}: {(time.perf_counter() - t0) * 1e3:.0f} ms")
     for label, kinds in (("all kinds", None), ("kinds=[verse, letter]", ["verse", "letter"])):
-        times = []
+        times, cpus = [], []
         for q in qs:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             store.search_dense(q, 50, kinds=kinds)
             times.append((time.perf_counter() - t) * 1e3)
-        times.sort()
-        print(f"dense search k=50, {label}: p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms")
+            cpus.append((time.thread_time() - c) * 1e3)
+        report(f"dense search k=50, {label}", times, cpus)
 
-    # brute-force check of the top-10 on a few queries
+    # brute-force check of the top-10 on a few queries, and the bare numpy floor on this machine now
     mat = np.vstack([v for _, v in store.iter_embeddings(batch=20000)])
     ids = [i for b, _ in store.iter_embeddings(batch=20000) for i in b]
     for q in qs[:3]:
         qn = q / np.linalg.norm(q)
         want = [ids[i] for i in np.argsort(-(mat @ qn))[:10]]
         assert [h.fragment_id for h in store.search_dense(q, 10)] == want
+    times, cpus = [], []
+    for q in qs:
+        t, c = time.perf_counter(), time.thread_time()
+        np.argpartition(-(mat @ q), 49)[:50]
+        times.append((time.perf_counter() - t) * 1e3)
+        cpus.append((time.thread_time() - c) * 1e3)
+    report("numpy floor (matrix @ q + argpartition, same matrix)", times, cpus)
+
+
+def report(label: str, times: list[float], cpus: list[float]) -> None:
+    times.sort()
+    print(
+        f"{label}: p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms wall; "
+        f"p50 {statistics.median(cpus):.1f} ms CPU (this thread; BLAS threads not counted)"
+    )
 
 
 def bench_lanes(store: SqliteStore, queries: int) -> None:
@@ -123,13 +142,13 @@ def bench_lanes(store: SqliteStore, queries: int) -> None:
         ("trigram k=10", lambda q: store.search_trigram(q, 10)),
         ("address k=10", lambda q: store.search_address("BK", "17.3", 10)),
     ):
-        times = []
+        times, cpus = [], []
         for i in range(queries):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             fn(qs[i % len(qs)])
             times.append((time.perf_counter() - t) * 1e3)
-        times.sort()
-        print(f"{label}: p50 {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms")
+            cpus.append((time.thread_time() - c) * 1e3)
+        report(label, times, cpus)
 
 
 def main() -> None:
@@ -139,9 +158,11 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--queries", type=int, default=50)
     args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
         store = SqliteStore(Path(tmp) / "lex.db", StoreSettings())
-        bench_lexical(store, args.lexical)
+        if args.lexical:
+            bench_lexical(store, args.lexical)
         store.close()
         store = SqliteStore(Path(tmp) / "dense.db", StoreSettings())
         bench_lexical(store, args.dense // 4)

@@ -93,6 +93,9 @@ class ChunkSettings(_Frozen):
 class StoreSettings(_Frozen):
     url: str = Field(DEFAULT_STORE, description="Store URL: a path, sqlite:///path, or postgresql://… (env FOOTNOTE_STORE).")
     sqlite_busy_timeout_ms: int = Field(30_000, description="How long a SQLite writer waits for the lock.")
+    lexical_max_df: float = Field(
+        0.5, description="Lexical lanes: query terms in more than this share of fragments are left out (BM25 weight ~0)."
+    )
     trigram_query_grams: int = Field(
         12, description="Trigram lane: a query is matched by at most this many of its rarest trigrams (then re-scored on all)."
     )
@@ -105,6 +108,9 @@ class StoreSettings(_Frozen):
     )
     pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
+    pg_lexical_prune_min_fragments: int = Field(
+        100, description="PostgreSQL lexical lanes: apply lexical_max_df only in stores of at least this many fragments."
+    )
     pg_trigram_threshold: float = Field(
         0.3, description="PostgreSQL address lane: pg_trgm.word_similarity_threshold for the trigram match."
     )
@@ -212,6 +218,9 @@ class RetrieveSettings(_Frozen):
     )
     fusion_trigram_weight: float = Field(0.05, description="Offline fusion: weight of normalised trigram similarity.")
     fusion_address_bonus: float = Field(1.0, description="Offline fusion: bonus of an exact address hit (puts it first).")
+    fusion_address_verse_bonus: float = Field(
+        0.5, description="Offline fusion: extra bonus of an exact address hit in the verses group (the verse before its commentaries)."
+    )
     cap_protect_lexical: int = Field(
         3, description="Top hits of each lexical/trigram lane per query kept through the cap regardless of cosine."
     )
@@ -272,6 +281,11 @@ class AnswerSettings(_Frozen):
     extractive_min_relative: float = Field(
         0.5, description="An extractive sentence needs at least this share of the best sentence's score."
     )
+    extractive_crosslingual_verdicts: tuple[str, ...] = Field(
+        ("sufficient", "good_enough"),
+        description="Gate verdicts under which a question in another language than its notes (no shared "
+        "terms) is still answered from the top notes; under others it is corpus_insufficient.",
+    )
     extractive_crosslingual_notes: int = Field(
         1, description="Question and notes in different languages (no shared terms): top notes answered from."
     )
@@ -306,6 +320,7 @@ class ServerSettings(_Frozen):
         2, description="Shortest run of consecutive matching words highlighted on a PDF page (a shorter passage: all of it)."
     )
     cookie_name: str = Field("footnote_key", description="HttpOnly cookie that carries the API key for the browser (audio, images).")
+    warm_up: bool = Field(True, description="Load the embedder and build the answer stages before the server accepts requests.")
 
 
 class Settings(_Frozen):

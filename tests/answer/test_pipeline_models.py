@@ -203,3 +203,14 @@ def test_fallback_off_per_turn_says_not_found(build_engine: Any, scripted: Any) 
 
 def test_corpus_files_untouched() -> None:
     assert "Ignore previous instructions" in CORPUS["lamp.md"]
+
+
+def test_uncited_model_answer_is_never_shown(build_engine: Any, scripted: Any) -> None:
+    srv = scripted({"planner-m": [Reply(OUTLINE_1)],
+                    "synthesizer-m": [Reply("I believe the horn is started at dusk. Nobody knows for sure.")]})
+    eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
+    events = list(eng.ask_stream(FOG_Q))
+    shown = "".join(e.data["text"] for e in events if e.kind is EventKind.TOKEN)
+    assert "dusk" not in shown and "Black Skerry beacon" in shown
+    done = events[-1].data
+    assert done["mode"] == "corpus" and any("cited no note" in d for d in done["trace"]["degraded"])

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
-from corpus_support import generation
+from corpus_support import bad_inputs, generation
 
 from footnote.cli import main
 from footnote.corpus.chunkers import chunk_document
@@ -75,6 +75,8 @@ def test_ingest_exit_codes(tmp_path: Path) -> None:
     assert code == 2 and "recipe" in err
     code, out, err = _run(["ingest", str(d), "--store", db, "--kind", "recipe", "--json"])
     assert code == 2 and "recipe" in json.loads(out)["error"]
+    code, _, err = _run(["ingest", str(d), "--store", db, "--lang", "english!"])
+    assert code == 2 and "language code" in err
     code, _, err = _run(["ingest", "--store", db])
     assert code == 2  # no PATH: click's usage error
     code, out, _ = _run(["ingest", str(tmp_path / "missing.md"), "--store", db, "--embedder", "none", "--json"])
@@ -97,7 +99,7 @@ def test_kill_mid_ingest_leaves_consistent_store(tmp_path: Path) -> None:
     d = tmp_path / "many"
     d.mkdir()
     para = "The harbour keeps its boats through the winter storms. " * 12
-    n = 1500
+    n = 600
     for i in range(n):
         (d / f"{i:04d}.md").write_text(f"# Note {i}\n\n{para}\n\n{para}\n\nClosing line {i}.\n", encoding="utf-8")
     db = tmp_path / "k.db"
@@ -130,3 +132,20 @@ def test_kill_mid_ingest_leaves_consistent_store(tmp_path: Path) -> None:
         assert store.stats().fragments == sum(int(s.meta["fragments"]) for s in sources)
     finally:
         store.close()
+
+
+def test_cli_bad_inputs_exit_1(tmp_path: Path, shared_dir: Path) -> None:
+    d = tmp_path / "bad"
+    expected = bad_inputs(d, shared_dir)
+    (d / "fine.md").write_text("Fine text.", encoding="utf-8")
+    db = str(tmp_path / "b.db")
+    code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "none", "--json"])
+    assert code == 1
+    data = json.loads(out)
+    failed = {Path(e["path"]).name for e in data["sources"] if e["status"] == "failed"}
+    assert failed == set(expected)
+    assert {e["source_id"] for e in data["sources"] if e["status"] == "added"} == {"fine.md", "row-a", "row-c"}
+    code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "none"])
+    assert code == 1
+    for name in expected:
+        assert str(d / name) in err

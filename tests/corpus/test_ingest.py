@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import random
 import shutil
 from collections.abc import Sequence
 from decimal import Decimal
@@ -12,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus_support import CountingStore, generation
-from pypdf import PdfReader, PdfWriter
+from corpus_support import CountingStore, bad_inputs, generation
 
 from footnote.corpus.ingest import Ingestor, IngestReport, IngestStatus
 from footnote.corpus.records import FileLocator, TranscriptLocator, sha256_bytes
@@ -72,44 +69,6 @@ def test_russian_jsonl_found_by_another_inflection(engine: Engine, shared_dir: P
     assert all("университет" in t for t in texts)
 
 
-def _bad_inputs(d: Path, shared: Path) -> dict[str, tuple[str, int | None]]:
-    """Write every kind of bad input; returns file name → (expected words in the error, line)."""
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "empty.md").write_bytes(b"")
-    (d / "garbage.txt").write_bytes(random.Random(7).randbytes(4096))
-    (d / "cp1251.md").write_bytes("# Глава\n\nТекст в неверной кодировке.\n".encode("cp1251"))
-    (d / "badtime.srt").write_text("1\n00:00:01,000 --> 00:00:02,500\nok\n\n2\n00:00:03,000 --> 00:00:0X,500\nbad\n",
-                                   encoding="utf-8")
-    (d / "badtime.vtt").write_text("WEBVTT\n\n00:01.000 --> 00:02\nhello\n", encoding="utf-8")
-    (d / "reversed.srt").write_text("1\n00:00:05,000 --> 00:00:02,000\nbackwards\n", encoding="utf-8")
-    (d / "overlap.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:05.000\na\n\n00:04.000 --> 00:06.000\nb\n",
-                                   encoding="utf-8")
-    (d / "reversed.json").write_text(json.dumps([{"start": 1.5, "end": 0.5, "text": "x"}]), encoding="utf-8")
-    (d / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + random.Random(3).randbytes(2000))
-    reader = PdfReader(shared / "data/pdf/GeoTopo-komprimiert.pdf")
-    writer = PdfWriter()
-    writer.add_page(reader.pages[9])
-    writer.encrypt(user_password="secret", owner_password="owner")
-    buf = io.BytesIO()
-    writer.write(buf)
-    (d / "encrypted.pdf").write_bytes(buf.getvalue())
-    (d / "rows.jsonl").write_text('{"id": "row-a", "text": "Alpha row text."}\n{"id": "row-b", "text": "unterminated\n'
-                                  '{"id": "row-c", "text": "Gamma row text."}\n', encoding="utf-8")
-    return {
-        "empty.md": ("empty file", None),
-        "garbage.txt": ("binary", None),
-        "cp1251.md": ("UTF-8", 1),
-        "badtime.srt": ("malformed timestamp", 6),
-        "badtime.vtt": ("malformed timestamp", 3),
-        "reversed.srt": ("reversed", 2),
-        "overlap.vtt": ("overlaps", 6),
-        "reversed.json": ("reversed", None),
-        "corrupt.pdf": ("corrupt", None),
-        "encrypted.pdf": ("encrypted", None),
-        "rows.jsonl": ("not valid JSON", 2),
-    }
-
-
 def _good_inputs(d: Path) -> None:
     (d / "good.md").write_text("# Good\n\nA good paragraph about harbours.\n", encoding="utf-8")
     (d / "good.srt").write_text("1\n00:00:00,000 --> 00:00:02,000\nA good cue.\n", encoding="utf-8")
@@ -117,7 +76,7 @@ def _good_inputs(d: Path) -> None:
 
 def test_each_bad_input_fails_alone(engine: Engine, shared_dir: Path, tmp_path: Path) -> None:
     d = tmp_path / "mixed"
-    expected = _bad_inputs(d, shared_dir)
+    expected = bad_inputs(d, shared_dir)
     _good_inputs(d)
     report = engine.ingest([d])
     failed = {Path(e.path).name: e for e in report.entries if e.status is IngestStatus.FAILED}
@@ -233,8 +192,10 @@ def test_embeddings_batched_across_sources(hash_settings: Settings, tmp_path: Pa
         (d / f"{i:02d}.txt").write_text(f"Tiny note {i}.", encoding="utf-8")
     store = open_store(settings.store.url, settings.store)
     emb = _RecordingEmbedder()
-    report = Ingestor(settings, store, emb).run([d])
+    ticks: list[tuple[int, int]] = []
+    report = Ingestor(settings, store, emb).run([d], progress=lambda done, total, _label: ticks.append((done, total)))
     assert report.count(IngestStatus.ADDED) == 30
+    assert ticks == [(i, 30) for i in range(1, 31)]
     assert emb.calls == [8, 8, 8, 6]  # one fragment per source, batched across sources
     assert store.stats().embedded == 30
     store.close()
@@ -262,3 +223,12 @@ def test_lexical_only_ingest(hash_settings: Settings, tmp_path: Path) -> None:
         assert report.ok and report.embedder is None
         st = eng.status()
         assert st["lexical_only"] is True and st["fragments"] == 1 and st["embedded"] == 0
+
+
+def test_duplicate_ids_fail_the_second(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"id": "same", "text": "first"}\n', encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text('{"id": "same", "text": "second"}\n', encoding="utf-8")
+    report = engine.ingest([tmp_path])
+    assert [e.status for e in report.entries] == [IngestStatus.ADDED, IngestStatus.FAILED]
+    assert "duplicate source id 'same'" in (report.entries[1].error or "")
+    assert engine.store.fragments_of("same")[0].text == "first"

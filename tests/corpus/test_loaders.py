@@ -239,7 +239,8 @@ def test_content_hash_covers_options(tmp_path: Path) -> None:
 def test_iter_files(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / ".hidden").mkdir()
-    for name in ("a.md", "sub/b.srt", "sub/b.mp3", "c.xhtml", ".hidden/d.md", ".e.txt", "f.pdf"):
+    for name in ("a.md", "sub/b.srt", "sub/b.mp3", "c.xhtml", ".hidden/d.md", ".e.txt", "f.pdf", "README.md",
+                 "sub/LICENSE.txt"):
         (tmp_path / name).write_bytes(b"x")
     got = [(f.relative_to(tmp_path).as_posix(), r) for f, r in iter_files([tmp_path])]
     assert got == [("a.md", tmp_path), ("f.pdf", tmp_path), ("sub/b.srt", tmp_path)]

@@ -114,3 +114,15 @@ def test_search_text_and_explain(tmp_path: Path, files: tuple[Path, Path]) -> No
     assert "stages:" in r.output and " ms " in r.output and "total" in r.output
     r = CliRunner().invoke(main, ["search", "   ", "--store", store, "--embedder", "hash"])
     assert r.exit_code == 2 and "empty" in r.output
+
+
+def test_eval_answers_flag_adds_the_answer_section(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    pytest.importorskip("footnote.eval.answers")
+    corpus, questions = files
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out),
+                                  "--embedder", "hash", "--no-progress", "--no-plots", "--answers"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["answers"]["overall"]["n"] == 6
+    assert all("answer" in json.loads(line)["extra"] for line in (out / "questions.jsonl").read_text().splitlines())

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, cast
 
 import httpx
 import pytest
 from serverkit import LiveServer, start_server, stop_server
 
+from footnote.answer.types import Event
 from footnote.engine import Engine
 from footnote.server.app import app_state, create_app
 
@@ -225,6 +228,44 @@ def test_client_disconnect_releases_the_worker(live: LiveServer) -> None:
     assert pump.active == 0
 
 
+class SlowEngine(Engine):
+    """The real engine, its events paced out, so a client can hang up mid-turn."""
+
+    closed: ClassVar[threading.Event] = threading.Event()
+    yielded: ClassVar[list[str]] = []
+
+    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+        events = list(super().ask_stream(question, fallback=fallback))
+        try:
+            for ev in events:
+                time.sleep(0.2)
+                self.yielded.append(ev.kind.value)
+                yield ev
+        finally:
+            self.closed.set()
+
+
+def test_hanging_up_mid_stream_stops_the_turn(served_store: tuple[Path, Any]) -> None:
+    _, settings = served_store
+    engine = cast(SlowEngine, SlowEngine.from_settings(settings))
+    app = create_app(engine, settings)
+    url, server, thread = start_server(app)
+    try:
+        total = len(list(Engine.ask_stream(engine, FOG)))
+        with httpx.Client(timeout=30) as client, client.stream("POST", url + "/api/ask", json={"question": FOG}) as r:
+            assert r.status_code == 200
+            next(r.iter_bytes())  # the first event arrived; now hang up
+        assert engine.closed.wait(10), "the turn's generator was never closed"
+        deadline = time.monotonic() + 10
+        while app_state(app).pump.active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert app_state(app).pump.active == 0
+        assert len(engine.yielded) < total  # it stopped early, not after running to the end
+    finally:
+        stop_server(server, thread)
+        engine.close()
+
+
 def test_api_key_enforced(served_store: tuple[Path, Any]) -> None:
     _, settings = served_store
     keyed = settings.with_overrides(**{"server.api_key": "s3cret-key"})
@@ -240,9 +281,10 @@ def test_api_key_enforced(served_store: tuple[Path, Any]) -> None:
 def check_key(c: httpx.Client) -> None:
     assert c.get("/healthz").status_code == 200
     assert c.get("/").status_code == 200  # the page shell asks for the key itself
+    assert c.get("/docs").status_code == 200  # so does the API page (it loads /openapi.json with the key)
     for method, path in [("GET", "/api/status"), ("GET", "/api/sources"), ("GET", "/api/search?q=fog"),
                          ("GET", f"/api/sources/{AUDIO_ID}"), ("GET", f"/api/sources/{PDF_ID}/pages/1"),
-                         ("POST", "/api/ask"), ("GET", "/openapi.json"), ("GET", "/docs")]:
+                         ("POST", "/api/ask"), ("GET", "/openapi.json")]:
         r = c.request(method, path, json={"question": "fog"} if method == "POST" else None)
         assert r.status_code == 401, path
         assert r.headers.get("www-authenticate") == "Bearer" and "API key" in r.json()["error"]

@@ -246,3 +246,34 @@ def test_api_key_prompt(browser: Any, served_store: tuple[Path, Any]) -> None:
         finally:
             ctx.close()
             stop_server(server, thread)
+
+
+def test_verse_chip_shows_address_and_text(page: Any, live: LiveServer, screenshots: Path) -> None:
+    for question in ("What does HB 3.2 say?", "What must the horn do when the Black Skerry is hidden?"):
+        turn = ask(page, question)
+        if turn.locator(".chip--verse").count():
+            break
+    chip = turn.locator(".chip--verse").first
+    address = chip.get_attribute("data-address")
+    assert address
+    chip.click()
+    page.wait_for_selector("#viewer:not([hidden]) #viewer-text:not([hidden])", timeout=TIMEOUT_MS)
+    assert address in page.locator("#viewer-title").inner_text()
+    assert address in page.locator("#viewer-meta").inner_text()
+    stored = [f for f in live.engine.store.fragments_of(chip.get_attribute("data-source"))
+              if getattr(f.locator, "label", None) == address]
+    assert stored and page.locator("#viewer-text").inner_text().strip() == stored[0].text.strip()
+    assert page.locator("#viewer-audio").is_hidden() and page.locator("#viewer-page").is_hidden()
+    page.screenshot(path=str(screenshots / "chat-verse.png"))
+
+
+def test_api_docs_page_renders_offline(browser: Any, live: LiveServer) -> None:
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        pg.goto(live.url + "/docs")
+        pg.wait_for_selector("#api .turn", timeout=TIMEOUT_MS)
+        titles = pg.locator("#api .turn__question").all_inner_texts()
+        assert "POST /api/ask" in titles and "GET /api/sources/{source_id}" in titles
+    finally:
+        ctx.close()

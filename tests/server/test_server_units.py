@@ -7,7 +7,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,24 @@ from footnote.errors import NotFound
 from footnote.server.pages import match_spans
 from footnote.server.ranges import ByteRange, RangeNotSatisfiable, parse_range
 from footnote.server.sse import EventPump, sse_body, sse_frame
+
+
+def run_async(make: Callable[[], Awaitable[Any]]) -> Any:
+    """asyncio.run in a fresh thread (Playwright's sync API keeps a loop on the main thread)."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(make())  # type: ignore[arg-type]
+        except BaseException as e:
+            out["error"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(60)
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
 
 
 def test_sse_frame_is_one_json_line() -> None:
@@ -52,7 +71,7 @@ def test_pump_stops_the_worker_when_the_consumer_leaves() -> None:
         await events.aclose()
         return got
 
-    assert asyncio.run(consume()) == ["0", "1", "2"]
+    assert run_async(consume) == ["0", "1", "2"]
     assert closed.wait(5), "the generator was never closed"
     deadline = time.monotonic() + 5
     while pump.active and time.monotonic() < deadline:
@@ -80,7 +99,7 @@ def test_pump_backpressure_bounds_the_buffer() -> None:
         assert len(produced) <= 4 + 2  # the worker waits for the reader
         await events.aclose()
 
-    asyncio.run(slow_reader())
+    run_async(slow_reader)
     pump.shutdown()
 
 
@@ -103,7 +122,7 @@ def test_pump_raises_the_iterators_error_and_sse_turns_later_ones_into_events() 
         first = await events.__anext__()
         return [chunk async for chunk in sse_body(first, events)]
 
-    frames = asyncio.run(run())
+    frames = run_async(run)
     assert frames[0].startswith(b"event: stage")
     assert frames[-1].startswith(b"event: error") and b"gone midway" in frames[-1]
     pump.shutdown()

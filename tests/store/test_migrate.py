@@ -14,8 +14,10 @@ from click.testing import CliRunner
 
 from footnote.cli import main
 from footnote.engine import Engine
+from footnote.models.embedders import HashEmbedder
 from footnote.settings import StoreSettings, load_settings
 from footnote.store import open_store
+from footnote.store.conformance import make_fragments, make_source
 from footnote.store.copy import copy_store
 from footnote.store.protocol import Store
 
@@ -122,12 +124,15 @@ def test_migrate_dimension_mismatch_writes_nothing(tmp_path: Path, shared_dir: P
     src_url, _ = _sqlite_store(tmp_path, shared_dir, rows=3)
     dst = open_store(pg_url, StoreSettings(url=pg_url))
     dst.bind_embedder("hash", 128)
+    other, data = make_source("already-there")
+    frags = make_fragments(other, ["a fragment embedded at dim 128"])
+    dst.put_source(other, frags, HashEmbedder(128).embed_passages([frags[0].text]), data)
     dst.close()
     code, out = _migrate("--from", src_url, "--to", pg_url)
     assert code != 0 and "128" in out["error"] and "384" in out["error"]
     dst = open_store(pg_url, StoreSettings(url=pg_url))
     try:
-        assert dst.stats().sources == 0
+        assert [s.id for s in dst.list_sources()] == ["already-there"]
     finally:
         dst.close()
 

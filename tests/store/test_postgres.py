@@ -71,7 +71,7 @@ def test_schema_indexes_and_migrations(pg_url: str) -> None:
         assert "USING gin (tsv_stem)" in idx["fragments_tsv_stem"]
         assert "USING gin (tsv_plain)" in idx["fragments_tsv_plain"]
         assert coltype == "vector(64)"
-        assert versions == [1]
+        assert versions == [1, 2]
     finally:
         s.close()
     # reopening applies nothing twice and keeps the binding
@@ -222,5 +222,77 @@ def test_concurrent_searches_and_writes(pg_url: str) -> None:
         assert not errors, errors[:3]
         assert s.stats().sources == 21
         np.testing.assert_allclose(s.get_embeddings([frags[0].id])[0], embed(frags[:1])[0], atol=1e-6)
+    finally:
+        s.close()
+
+
+def test_embedded_server_as_designed(pg_server: EmbeddedPostgres) -> None:
+    """PostgreSQL 18 from the wheel, not root, on 127.0.0.1 only, with pgvector, pg_trgm and the Russian stemmer."""
+    import os
+    import pwd
+
+    with psycopg.connect(pg_server.url()) as conn:
+        assert conn.execute("SHOW server_version").fetchone()[0].startswith("18.")  # type: ignore[index]
+        assert conn.execute("SHOW listen_addresses").fetchone() == ("127.0.0.1",)
+        assert conn.execute("SHOW unix_socket_directories").fetchone() == ("",)
+        avail = dict(conn.execute(
+            "SELECT name, default_version FROM pg_available_extensions WHERE name IN ('vector', 'pg_trgm')"
+        ).fetchall())
+        assert set(avail) == {"vector", "pg_trgm"}
+        assert conn.execute("SELECT to_tsvector('russian', 'книгами')::text").fetchone() == ("'книг':1",)
+        data_dir = conn.execute("SHOW data_directory").fetchone()[0]  # type: ignore[index]
+    owner = pwd.getpwuid(os.stat(data_dir).st_uid).pw_name
+    assert owner != "root"
+    if os.geteuid() == 0:
+        assert owner == "postgres"
+
+
+def test_lexeme_stats_stay_exact(pg_url: str) -> None:
+    """The idf table the lexical lanes rank with follows inserts, replacements and deletions exactly."""
+    s = _open(pg_url)
+    try:
+        for i in range(4):
+            src, data = make_source(f"s{i}", lang="ru" if i % 2 else "en")
+            put(s, src, data, make_fragments(src, [f"книгами и тетрадями {i}", f"running lanterns {i}"]), embedded=False)
+        v2, d2 = make_source("s1", version="2", lang="ru")
+        put(s, v2, d2, make_fragments(v2, ["совсем другой текст"]), embedded=False)
+        s.delete_source("s2")
+        with psycopg.connect(pg_url) as conn:
+            kept = conn.execute("SELECT col, lexeme, df FROM lexeme_stats WHERE df > 0 ORDER BY 1, 2").fetchall()
+            fresh = conn.execute(
+                "SELECT c, lx, count(*) FROM (SELECT 's'::\"char\" c, unnest(tsvector_to_array(tsv_stem)) lx FROM fragments"
+                " UNION ALL SELECT 'p', unnest(tsvector_to_array(tsv_plain)) FROM fragments"
+                " UNION ALL SELECT 'n', '' FROM fragments) t GROUP BY 1, 2 ORDER BY 1, 2"
+            ).fetchall()
+        assert kept == fresh
+        assert ("n", "", 5) in kept
+    finally:
+        s.close()
+
+
+def test_bulk_load_defers_the_index_and_a_dead_loader_is_repaired(pg_url: str) -> None:
+    from footnote.store.pg_support import BULK_LOCK
+
+    s = _open(pg_url)
+    try:
+        s.bind_embedder("hash", 64)
+        other = _open(pg_url)
+        with s.bulk_load():  # type: ignore[attr-defined]
+            src, data = make_source("bulk")
+            put(s, src, data, make_fragments(src, ["one text", "two text"]))
+            other.bind_embedder("hash", 64)  # another process opening the store meanwhile: no index yet
+            with psycopg.connect(pg_url) as conn:
+                assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,)
+        other.close()
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone() == (True,)
+        # a loader that died mid-load (its session, and so its lock, gone): the next open rebuilds the index
+        dead = psycopg.connect(pg_url, autocommit=True)
+        dead.execute("SELECT pg_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK])
+        dead.execute("DROP INDEX fragments_embedding_hnsw")
+        dead.close()
+        s.bind_embedder("hash", 64)
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone() == (True,)
     finally:
         s.close()

@@ -39,7 +39,7 @@ import threading  # noqa: E402
 import numpy as np  # noqa: E402
 
 from footnote.errors import StoreError  # noqa: E402
-from footnote.store import sqlite as sqlite_mod  # noqa: E402
+from footnote.store import sqlite_schema as sqlite_mod  # noqa: E402
 from footnote.store.conformance import (  # noqa: E402
     DIM,
     EMBEDDER,
@@ -148,7 +148,7 @@ def test_new_migration_applies_once_and_broken_one_rolls_back(
 def test_migration_names_checked(tmp_path: Path) -> None:
     (tmp_path / "0001_a.sql").write_text("SELECT 1;")
     (tmp_path / "0003_c.sql").write_text("SELECT 1;")
-    with pytest.raises(StoreError, match="0003_c.sql"):
+    with pytest.raises(StoreError, match=r"0003_c\.sql"):
         load_migrations(tmp_path)
     (tmp_path / "0003_c.sql").unlink()
     (tmp_path / "2_bad name.sql").write_text("SELECT 1;")
@@ -371,3 +371,19 @@ def test_dense_search_shapes(db: Path) -> None:
     s.close()
     with pytest.raises(StoreError, match="closed"):
         s.stats()
+
+
+def test_very_common_terms_left_out_when_others_remain(db: Path) -> None:
+    s = _open(db)
+    src, data = make_source("many")
+    texts = [f"common filler number {i}" for i in range(150)] + ["common rare narwhal"]
+    frags = make_fragments(src, texts)
+    put(s, src, data, frags, embedded=False)
+    # "common" is in every fragment: with "narwhal" present it is dropped, so only one hit
+    assert [h.fragment_id for h in s.search_lexical("common narwhal", 10, stemmed=False)] == [frags[-1].id]
+    # alone it is kept (the query still finds something)
+    assert len(s.search_lexical("common", 10, stemmed=True)) == 10
+    s.close()
+    s = open_store(str(db), StoreSettings(url=str(db), lexical_max_df=1.0))
+    assert len(s.search_lexical("common narwhal", 10, stemmed=False)) == 10
+    s.close()

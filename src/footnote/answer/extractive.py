@@ -126,7 +126,8 @@ class TermScorer:
 
 
 def select_sentences(
-    question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer
+    question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer,
+    *, crosslingual: bool = True,
 ) -> tuple[list[Pick], dict[str, object]]:
     """The sentences an extractive answer is made of, best first, and what the choice looked at."""
     info: dict[str, object] = {"notes": len(notes)}
@@ -171,7 +172,7 @@ def select_sentences(
         picks = [p for p in picks if p.score >= best * settings.extractive_min_relative]
     chosen = _cap(picks, settings)
     info["candidates"] = len(picks)
-    if not chosen:
+    if not chosen and crosslingual:
         chosen = _crosslingual(question, qlang, notes, settings, scorer)
         info["crosslingual"] = bool(chosen)
     info["chosen"] = len(chosen)

@@ -193,7 +193,9 @@ class Answerer:
                     planner="model",
                 )
                 return res.outline, None
-        picks, info = select_sentences(turn.question, turn.lang, notes, a, self.scorer)
+        assert turn.result is not None
+        xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
+        picks, info = select_sentences(turn.question, turn.lang, notes, a, self.scorer, crosslingual=xl)
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks
@@ -202,26 +204,16 @@ class Answerer:
     def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
         a = self.settings.answer
         t0 = time.perf_counter()
-        cleaner = StreamCleaner(set(ctx.by_n), self._checker(ctx.notes), a.stream_flush_chars)
+        checker = self._checker(ctx.notes)
         synth = turn.models.get("synthesizer")
-        tokens = 0
+        cleaner: StreamCleaner | None = None
         how = "extractive"
+        tokens: list[int] = [0]
         if synth is not None:
-            how = "model"
-            try:
-                for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars)):
-                    for piece in cleaner.feed(delta):
-                        tokens += 1
-                        yield Event(EventKind.TOKEN, {"text": piece})
-            except ModelError as e:
-                if a.on_model_failure == "error":
-                    raise
-                if cleaner.shown:
-                    turn.degraded.append(f"synthesizer: {e.message}; answer cut short")
-                else:
-                    turn.degraded.append(f"synthesizer: {e.message}; extractive answer used")
-                    how = "extractive"
-        if how == "extractive":
+            cleaner = yield from self._model_answer(turn, synth, ctx, checker, tokens)
+            how = "model" if cleaner is not None else "extractive"
+        if cleaner is None:
+            cleaner = StreamCleaner(set(ctx.by_n), checker, a.stream_flush_chars)
             if picks is None:
                 picks, _ = select_sentences(turn.question, turn.lang, ctx.notes, a, self.scorer)
                 picks = picks or _leading(ctx)
@@ -230,13 +222,13 @@ class Answerer:
                 renumber = ctx.renumber
             for piece in extractive_pieces(picks, renumber):
                 for clean in cleaner.feed(piece):
-                    tokens += 1
+                    tokens[0] += 1
                     yield Event(EventKind.TOKEN, {"text": clean})
-        for piece in cleaner.finish():
-            tokens += 1
-            yield Event(EventKind.TOKEN, {"text": piece})
+            for piece in cleaner.finish():
+                tokens[0] += 1
+                yield Event(EventKind.TOKEN, {"text": piece})
         yield turn.stage(
-            "synthesize", t0, {"pieces": tokens, "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed},
+            "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed},
             synthesizer=how,
         )
         text = cleaner.text
@@ -250,6 +242,50 @@ class Answerer:
             turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False, disclaimer=None,
             dropped=cleaner.dropped, removed=cleaner.removed, removed_names=cleaner.removed_mentions, notes=ctx.notes,
         )
+
+    def _model_answer(
+        self, turn: _Turn, synth: CountingChatModel, ctx: Compacted, checker: ProseChecker, tokens: list[int]
+    ) -> Generator[Event, None, StreamCleaner | None]:
+        """Stream the model's answer through the cleaner. Pieces are held back until the first valid
+        citation arrives, so an answer that cites nothing is never shown: the extractive answer replaces
+        it (None is returned), as it does a failure before anything was shown."""
+        a = self.settings.answer
+        cleaner = StreamCleaner(set(ctx.by_n), checker, a.stream_flush_chars)
+        held: list[str] = []
+        shown = False
+
+        def release(pieces: list[str]) -> Iterator[Event]:
+            nonlocal shown
+            for piece in pieces:
+                if shown:
+                    tokens[0] += 1
+                    yield Event(EventKind.TOKEN, {"text": piece})
+                    continue
+                held.append(piece)
+                if CITE.search(piece):
+                    shown = True
+                    for h in held:
+                        tokens[0] += 1
+                        yield Event(EventKind.TOKEN, {"text": h})
+                    held.clear()
+
+        try:
+            for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars)):
+                yield from release(cleaner.feed(delta))
+            yield from release(cleaner.finish())
+        except ModelError as e:
+            if a.on_model_failure == "error":
+                raise
+            if shown:
+                turn.degraded.append(f"synthesizer: {e.message}; answer cut short")
+                yield from release(cleaner.finish())
+                return cleaner
+            turn.degraded.append(f"synthesizer: {e.message}; extractive answer used")
+            return None
+        if not shown:
+            turn.degraded.append("synthesizer: the model's answer cited no note; extractive answer used")
+            return None
+        return cleaner
 
     def _checker(self, notes: Sequence[Note]) -> ProseChecker:
         titles, files = self._source_names(notes)

@@ -22,16 +22,15 @@ from footnote.eval.report import write_report
 from footnote.eval.runner import OnResult, prepare_engine, run_questions
 
 
-def _answer_scorer(engine: Any) -> OnResult:
-    """The answer-level scorer, when the answer package provides one (``footnote.eval.answers``)."""
+def _answers_module() -> Any:
+    """The answer-level scorer (``footnote.eval.answers``: ``make_scorer``, ``answer_report``,
+    ``summary_lines``), when the answer package provides one."""
     try:
-        mod = importlib.import_module("footnote.eval.answers")
+        return importlib.import_module("footnote.eval.answers")
     except ModuleNotFoundError as e:
         if e.name == "footnote.eval.answers":
             raise UsageError("--answers: answer-level scoring is not available in this build") from None
         raise
-    scorer: OnResult = mod.make_scorer(engine)
-    return scorer
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -83,7 +82,8 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
     with engine:
         if ingest_report.failed:
             click.echo(f"warning: {ingest_report.failed} corpus entries failed to ingest", err=True)
-        on_result = _answer_scorer(engine) if answers else None
+        answers_mod = _answers_module() if answers else None
+        on_result: OnResult | None = answers_mod.make_scorer(engine) if answers_mod else None
         t1 = time.perf_counter()
         outcomes = run_questions(lambda q: engine.search(q), qs, progress=progress, on_result=on_result)
         search_s = time.perf_counter() - t1
@@ -111,12 +111,16 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
             from footnote.eval.answers import answer_report
 
             meta["answers"] = answer_report(outcomes)
-    report = write_report(out_dir, outcomes, meta, plots=plots)
+    sections = {"answers": answers_mod.answer_report(outcomes)} if answers_mod else {}
+    report = write_report(out_dir, outcomes, meta, plots=plots, sections=sections)
     if ctx.as_json:
         ctx.emit(report)
         return
     for line in summary_lines(report):
         click.echo(line)
+    if answers_mod:
+        for line in answers_mod.summary_lines(report["answers"]):
+            click.echo(line)
     if answers:
         from footnote.eval.answers import summary_lines as answer_lines
 

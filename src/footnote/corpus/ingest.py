@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,8 @@ from footnote.store.protocol import Store
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+
+_LANG = re.compile(r"[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*")
 
 
 class IngestStatus(StrEnum):
@@ -111,6 +115,7 @@ class _Pending:
     doc: Document
     fragments: list[Fragment]
     status: IngestStatus
+    slot: int  # index of this source's entry in the report (filled in when written)
 
 
 class Ingestor:
@@ -148,10 +153,12 @@ class Ingestor:
         t0 = time.perf_counter()
         try:
             vectors = self._embed(texts)
-        except FootnoteError as e:
+        except Exception as e:  # a model failure fails these sources, never the run
+            if not isinstance(e, FootnoteError):
+                log.exception("embedder failed")
             self._tick("embed", t0)
-            entries.extend(IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, f"embedding failed: {e}")
-                           for p in pending)
+            for p in pending:
+                entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, f"embedding failed: {e}")
             pending.clear()
             return
         self._tick("embed", t0)
@@ -163,12 +170,14 @@ class Ingestor:
             t1 = time.perf_counter()
             try:
                 self.store.put_source(p.doc.source, p.fragments, emb, p.doc.original)
-            except FootnoteError as e:
-                entries.append(IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e)))
+            except Exception as e:  # the store rolled back: the source is as it was
+                if not isinstance(e, FootnoteError):
+                    log.exception("put_source(%r) failed", p.doc.source.id)
+                entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e))
                 continue
             finally:
                 self._tick("store", t1)
-            entries.append(IngestEntry(p.path, p.doc.source.id, p.status, n))
+            entries[p.slot] = IngestEntry(p.path, p.doc.source.id, p.status, n)
         pending.clear()
 
     def _prepare(self, doc: Document) -> tuple[Document, list[Fragment]]:
@@ -200,9 +209,11 @@ class Ingestor:
             raise UsageError(f"unknown kind {kind!r} (known: {', '.join(self.settings.corpus.kinds)})")
         if lang is not None:
             lang = lang.strip().lower() or None
+            if lang is not None and not _LANG.fullmatch(lang):
+                raise UsageError(f"--lang {lang!r} is not a language code (e.g. en, ru, de)")
         if self.embedder is not None:
             self.store.bind_embedder(self.embedder.name, self.embedder.dim)  # StoreError on a mismatch
-        files = iter_files(paths, self.settings.corpus.audio_extensions)
+        files = iter_files(paths, self.settings.corpus.audio_extensions, self.settings.corpus.skip_stems)
         entries: list[IngestEntry] = []
         pending: list[_Pending] = []
         pending_frags = 0
@@ -211,7 +222,7 @@ class Ingestor:
         flush_at = max(1, self.settings.corpus.ingest_flush_fragments)
         for n, (file, root) in enumerate(files, start=1):
             label = str(file)
-            origin = file.resolve().as_posix()
+            origin = Path(os.path.abspath(file)).as_posix()
             t0 = time.perf_counter()
             try:
                 for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root):
@@ -236,6 +247,11 @@ class Ingestor:
             except FootnoteError as e:
                 failed_origins.add(origin)
                 entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, str(e)))
+            except Exception as e:  # a loader bug fails this file, never the run
+                log.exception("loading %s failed", file)
+                failed_origins.add(origin)
+                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
+                                           f"{file}: unexpected error {type(e).__name__}: {e}"))
             if progress is not None:
                 progress(n, len(files), label)
         self._flush(pending, entries)
@@ -271,12 +287,14 @@ class Ingestor:
             entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, len(frags)))
             return None
         status = IngestStatus.ADDED if stored is None else IngestStatus.REPLACED
-        return _Pending(label, doc, frags, status)
+        # a provisional entry keeps the report in input order; _flush replaces it with the outcome
+        entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, "not written (ingestion stopped)"))
+        return _Pending(label, doc, frags, status, len(entries) - 1)
 
     def _prune(
         self, paths: Iterable[str | Path], seen_ids: set[str], failed_origins: set[str], entries: list[IngestEntry]
     ) -> list[str]:
-        roots = [Path(p).resolve().as_posix() for p in paths]
+        roots = [Path(os.path.abspath(p)).as_posix() for p in paths]
         out: list[str] = []
         for src in self.store.list_sources():
             if src.id in seen_ids or not src.origin or src.origin in failed_origins:

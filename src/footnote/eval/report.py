@@ -155,10 +155,12 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
 
 
 def write_report(out_dir: Path, outcomes: Sequence[Outcome], meta: Mapping[str, Any] | None = None,
-                 *, plots: bool = True) -> dict[str, Any]:
-    """Write ``report.json``, ``report.md``, ``questions.jsonl`` and the PNG plots into ``out_dir``."""
+                 *, plots: bool = True, sections: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``report.json``, ``report.md``, ``questions.jsonl`` and the PNG plots into ``out_dir``.
+    ``sections`` are extra top-level entries of ``report.json`` (e.g. ``"answers"``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report = build_report(outcomes, meta)
+    report.update(dict(sections or {}))
     written: list[str] = []
     if plots:
         from footnote.eval.plots import write_plots

@@ -8,7 +8,7 @@ true cosine to the question is the base, and each lane adds evidence weighed by 
           + lexical_weight × (best normalised lexical score)     if query and fragment share a language
           + cross_lexical_weight × (same)                        otherwise (default 0: noise)
           + trigram_weight × (normalised trigram similarity)
-          + address_bonus                                        for an exact address hit
+          + address_bonus (+ address_verse_bonus in the verses group) for an exact address hit
 
 A lexical lane's score is normalised by the top score that lane gave for the same query (so 1.0 is
 "the best lexical match for this query"); the best over queries and over both lexical lanes counts.
@@ -67,11 +67,7 @@ def evidence_of(hits: Sequence[LaneHit], tops: dict[tuple[Lane, str], float]) ->
     return Evidence(lexical=lex, trigram=tri, address=addr, dense_lanes=dense)
 
 
-def fused_score(cosine: float, ev: Evidence, *, same_lang: bool, rs: RetrieveSettings) -> float:
+def fused_score(cosine: float, ev: Evidence, *, same_lang: bool, is_verse: bool, rs: RetrieveSettings) -> float:
     lex_w = rs.fusion_lexical_weight if same_lang else rs.fusion_cross_lexical_weight
-    return (
-        cosine
-        + lex_w * ev.lexical
-        + rs.fusion_trigram_weight * ev.trigram
-        + rs.fusion_address_bonus * ev.address
-    )
+    addr = rs.fusion_address_bonus + (rs.fusion_address_verse_bonus if is_verse else 0.0)
+    return cosine + lex_w * ev.lexical + rs.fusion_trigram_weight * ev.trigram + addr * ev.address

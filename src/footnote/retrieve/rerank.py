@@ -9,20 +9,24 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
+from footnote.corpus.records import KindGroup
 from footnote.errors import ModelError
 from footnote.models.protocols import Reranker
 from footnote.retrieve.fusion import evidence_of, fused_score, lane_tops
 from footnote.retrieve.types import Candidate
-from footnote.settings import RetrieveSettings
+from footnote.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def fused_order(cands: Sequence[Candidate], query_lang: str, rs: RetrieveSettings) -> list[Candidate]:
+def fused_order(cands: Sequence[Candidate], query_lang: str, settings: Settings) -> list[Candidate]:
     """Candidates with ``rerank`` = fused evidence score, best first (ties: cosine, then id)."""
     tops = lane_tops(c.lanes for c in cands)
     scored = [
-        replace(c, rerank=fused_score(c.score, evidence_of(c.lanes, tops), same_lang=c.fragment.lang == query_lang, rs=rs))
+        replace(c, rerank=fused_score(
+            c.score, evidence_of(c.lanes, tops), same_lang=c.fragment.lang == query_lang,
+            is_verse=settings.corpus.group_of(c.fragment.kind) is KindGroup.VERSES, rs=settings.retrieve,
+        ))
         for c in cands
     ]
     scored.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
@@ -35,20 +39,20 @@ def rerank(
     *,
     reranker: Reranker | None,
     query_lang: str,
-    rs: RetrieveSettings,
+    settings: Settings,
 ) -> tuple[list[Candidate], str]:
     """Ranked candidates and the method used (``fusion``, the reranker's name, or ``fusion (X failed)``)."""
     if reranker is None or not cands:
-        return fused_order(cands, query_lang, rs), "fusion"
+        return fused_order(cands, query_lang, settings), "fusion"
     try:
         scores = reranker.rerank(question, [c.fragment.text for c in cands])
     except ModelError as e:
         log.warning("reranker %s failed (%s); ranking by fused lane evidence", reranker.name, e.message)
-        return fused_order(cands, query_lang, rs), f"fusion ({reranker.name} failed)"
+        return fused_order(cands, query_lang, settings), f"fusion ({reranker.name} failed)"
     if len(scores) != len(cands):
         log.warning("reranker %s returned %d scores for %d passages; ranking by fused lane evidence",
                     reranker.name, len(scores), len(cands))
-        return fused_order(cands, query_lang, rs), f"fusion ({reranker.name} failed)"
+        return fused_order(cands, query_lang, settings), f"fusion ({reranker.name} failed)"
     ranked = [replace(c, rerank=float(s)) for c, s in zip(cands, scores, strict=True)]
     ranked.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
     return ranked, reranker.name

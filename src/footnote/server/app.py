@@ -10,6 +10,7 @@ once, by ``FootnoteError.http_status``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,9 +18,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from footnote.engine import Engine
@@ -81,6 +82,18 @@ def _install_handlers(app: FastAPI) -> None:
         return JSON(error_body("internal error", "InternalError"), status_code=500)
 
 
+def warm_up(engine: Engine) -> None:
+    """Load the embedder and build the stages once, so the first asks do not all pay for it at once."""
+    t = time.perf_counter()
+    try:
+        if engine.embedder is not None:
+            engine.embedder.embed_queries(["warm up"])
+        _ = engine.answerer
+    except FootnoteError as e:  # the server still starts; the error shows on the first request
+        log.warning("warm-up failed: %s", e.message)
+    log.info("warm-up took %.0f ms", (time.perf_counter() - t) * 1000)
+
+
 def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     """The HTTP API and the web chat over ``engine``."""
     settings = settings or engine.settings
@@ -94,6 +107,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if srv.warm_up:
+            await run_in_threadpool(warm_up, engine)
         yield
         state.pump.shutdown()
 
@@ -122,9 +137,11 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     async def openapi() -> JSON:
         return JSON(app.openapi())
 
-    @meta.get("/docs", include_in_schema=False, dependencies=guarded)
-    async def docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="Footnote API")
+    @meta.get("/docs", include_in_schema=False)
+    async def docs() -> Response:
+        """An offline rendering of /openapi.json (Swagger UI would load its code from a CDN);
+        the document itself needs the key when one is set."""
+        return FileResponse(STATIC_DIR / "docs.html", media_type="text/html", headers=PAGE_HEADERS)
 
     @meta.post("/api/session", dependencies=guarded)
     async def session(request: Request) -> Response:

@@ -78,6 +78,7 @@ def original_response(request: Request, original: Original) -> Response:
 def make_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["sources"])
     store = state.engine.store
+    max_chars = state.settings.answer.max_question_chars
 
     def _source(source_id: str) -> Source:
         src = store.get_source(source_id)
@@ -107,7 +108,7 @@ def make_router(state: ServerState) -> APIRouter:
         source_id: str,
         page: int,
         fragment: Annotated[str | None, Query(description="Fragment id whose text to highlight.")] = None,
-        q: Annotated[str | None, Query(description="Text to highlight (when no fragment is given).", max_length=2000)] = None,
+        q: Annotated[str | None, Query(description="Text to highlight (when no fragment is given).")] = None,
     ) -> Response:
         """A page of a stored PDF rendered to PNG, with the cited passage (``fragment``) or text (``q``) highlighted."""
 
@@ -136,6 +137,8 @@ def make_router(state: ServerState) -> APIRouter:
 
         if fragment and q:
             raise UsageError("give either 'fragment' or 'q', not both")
+        if q is not None and len(q) > max_chars:
+            raise UsageError(f"'q' is {len(q)} characters long; the limit is {max_chars}")
         return await run_in_threadpool(render)
 
     @router.head("/api/sources/{source_id:path}", response_class=Response, include_in_schema=False)

@@ -26,20 +26,24 @@ class DenseSnapshot:
     kind_names: dict[str, int]
 
     @classmethod
-    def build(cls, generation: int, dim: int, count: int, rows: Iterable[tuple[str, str, bytes]]) -> DenseSnapshot:
-        """From ``count`` rows of (fragment id, kind, float32 blob of ``dim`` values)."""
+    def build(
+        cls, generation: int, dim: int, count: int, batches: Iterable[Sequence[tuple[str, str, bytes]]]
+    ) -> DenseSnapshot:
+        """From batches of (fragment id, kind, float32 blob of ``dim`` values), ``count`` rows in all."""
         matrix = np.empty((count, dim), dtype=np.float32)
         codes = np.empty(count, dtype=np.int32)
         ids: list[str] = []
         kinds: dict[str, int] = {}
         n = 0
-        for fid, kind, blob in rows:
-            if n == count:  # more rows than counted cannot happen inside one snapshot; be safe
+        for batch in batches:
+            m = min(len(batch), count - n)
+            if m <= 0:  # more rows than counted cannot happen inside one snapshot; be safe
                 break
-            matrix[n] = np.frombuffer(blob, dtype="<f4", count=dim)
-            codes[n] = kinds.setdefault(kind, len(kinds))
-            ids.append(fid)
-            n += 1
+            rows = batch[:m]
+            matrix[n : n + m] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(m, dim)
+            codes[n : n + m] = [kinds.setdefault(r[1], len(kinds)) for r in rows]
+            ids.extend(r[0] for r in rows)
+            n += m
         if n < count:
             matrix = matrix[:n]
             codes = codes[:n]

@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 
 #: Advisory lock key serialising migrations and embedder binding across processes.
 MIGRATION_LOCK = 0x466F6F74  # "Foot"
+#: Advisory lock key serialising writers (one writer at a time, as in SQLite; keeps lexeme_stats
+#: updates free of deadlocks).
+WRITE_LOCK = 0x466F6F75
+#: Advisory lock key (with the schema's hash) held by a session while it bulk-loads without the HNSW index.
+BULK_LOCK = 0x466F6F76
 
 _EXTENSION_HELP = {
     "vector": (
@@ -118,6 +123,7 @@ def register_vector(conn: psycopg.Connection[Any]) -> None:
     if info is None:
         raise StoreError("the 'vector' type is not visible on this connection (is pgvector in the search_path?)")
     oid = info.oid
+    info.register(conn)  # so binary COPY can name the type
 
     class _VecDumper(Dumper):
         format = Format.BINARY

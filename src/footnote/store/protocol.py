@@ -80,7 +80,9 @@ class Store(Protocol):
         original: bytes,
     ) -> None:
         """Insert or atomically replace a source with its fragments, embeddings (rows aligned with
-        ``fragments``, or None for lexical-only) and original bytes."""
+        ``fragments``, or None for lexical-only) and original bytes. Raises StoreError, writing nothing,
+        when a fragment belongs to another source, ids repeat, embeddings do not fit (rows, bound dim,
+        non-finite, or no embedder bound) or ``source.blob_sha256`` is not the sha256 of ``original``."""
         ...
 
     def delete_source(self, source_id: str) -> None: ...

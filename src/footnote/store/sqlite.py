@@ -8,11 +8,9 @@ own connection.
 
 from __future__ import annotations
 
-import heapq
 import json
 import logging
 import math
-import re
 import sqlite3
 import threading
 import time
@@ -28,7 +26,6 @@ from footnote.corpus.records import (
     AddressLocator,
     FileLocator,
     Fragment,
-    Locator,
     Source,
     TranscriptLocator,
     sha256_bytes,
@@ -37,84 +34,21 @@ from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.dense import DenseCache, DenseSnapshot, normalise_rows
 from footnote.store.protocol import Hit, Original, StoreStats
-from footnote.store.text import Analyzer, fold, fts_phrase, plain_text, tokenize, trigrams
+from footnote.store.sqlite_schema import (
+    FRAGMENT_COLS,
+    IN_CHUNK,
+    MIN_SQLITE,
+    SOURCE_COLS,
+    book_key,
+    fragment_from_row,
+    load_migrations,
+    locator_row,
+    source_from_row,
+    split_sql,
+)
+from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
 
 log = logging.getLogger(__name__)
-
-MIGRATIONS_DIR = Path(__file__).parent / "migrations" / "sqlite"
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-MIN_SQLITE = (3, 34, 0)  # FTS5 trigram tokenizer
-
-_FRAGMENT_COLS = (
-    "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
-    "book, loc, addr_label, file, page, section, content_hash"
-)
-_SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
-_IN_CHUNK = 500
-
-
-def load_migrations(directory: Path | None = None) -> list[tuple[int, str, str]]:
-    """(number, file name, sql) of every migration, checked to be numbered 1, 2, 3… without gaps."""
-    directory = directory or MIGRATIONS_DIR
-    found = []
-    for p in sorted(directory.glob("*.sql")):
-        m = _MIGRATION_NAME.match(p.name)
-        if not m:
-            raise StoreError(f"{p}: migration files are named NNNN_description.sql")
-        found.append((int(m.group(1)), p.name, p.read_text(encoding="utf-8")))
-    for i, (num, name, _) in enumerate(found, start=1):
-        if num != i:
-            raise StoreError(f"{directory}: migration {name} should be number {i:04d} (numbers run 1, 2, 3… with no gaps)")
-    return found
-
-
-def split_sql(script: str) -> list[str]:
-    """Complete SQL statements of ``script`` (so each runs inside our own transaction)."""
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            stmt = buf.strip()
-            if stmt and not all(ln.strip().startswith("--") or not ln.strip() for ln in stmt.splitlines()):
-                out.append(stmt)
-            buf = ""
-    if buf.strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()):
-        raise StoreError(f"incomplete SQL statement at the end of a migration: {buf.strip()[:80]!r}")
-    return out
-
-
-def _locator_row(loc: Locator) -> tuple[Any, ...]:
-    """(loc_type, track_id, start_ms, end_ms, book, book_key, loc, addr_label, file, page, section)."""
-    if isinstance(loc, TranscriptLocator):
-        return ("t", loc.track_id, int(loc.start_ms), int(loc.end_ms), None, None, None, None, None, None, None)
-    if isinstance(loc, AddressLocator):
-        return ("a", None, None, None, loc.book, book_key(loc.book), loc.loc, loc.label, None, None, None)
-    if isinstance(loc, FileLocator):
-        return ("f", None, None, None, None, None, None, None, loc.file, loc.page, loc.section)
-    raise StoreError(f"unknown locator type {type(loc).__name__}")
-
-
-def book_key(book: str) -> str:
-    """How a book name is compared in the exact address lookup: folded (case and diacritics)."""
-    return " ".join(fold(book).split())
-
-
-def _fragment(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
-    (fid, sid, ordinal, kind, lang, text, lt, track, start, end, book, loc, label, file, page, section, ch) = row
-    locator: Locator
-    if lt == "t":
-        locator = TranscriptLocator(track, start, end)
-    elif lt == "a":
-        locator = AddressLocator(book, loc, label)
-    else:
-        locator = FileLocator(file, page, section)
-    return Fragment(fid, sid, ordinal, kind, lang, text, locator, ch)
-
-
-def _source(row: tuple[Any, ...]) -> Source:
-    sid, kind, title, lang, ch, blob, name, media, origin, meta = row
-    return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta))
-
 
 class SqliteStore:
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
@@ -342,13 +276,13 @@ class SqliteStore:
         an = self._analyzer
         frag_rows, fts_rows, tri_rows = [], [], []
         for f in fragments:
-            lrow = _locator_row(f.locator)
+            lrow = locator_row(f.locator)
             frag_rows.append((f.id, f.source_id, int(f.ordinal), f.kind, f.lang, f.text, *lrow, f.content_hash))
             toks = tokenize(f.text)
             plain = " ".join(toks)
             fts_rows.append((" ".join(an.stem(toks, f.lang)), plain))
             label = lrow[7] or ""
-            tri_rows.append(f"{fold(label)} {fold(f.source_id)} {' '.join(dict.fromkeys(toks))}")
+            tri_rows.append(f"{fold(label)} {fold(f.source_id)} {' '.join(t for t in dict.fromkeys(toks) if len(t) > 2)}")
         src_row = (
             source.id, source.kind, source.title, source.lang, source.content_hash, source.blob_sha256,
             source.original_name, source.media_type, source.origin, json.dumps(dict(source.meta), ensure_ascii=False),
@@ -362,7 +296,7 @@ class SqliteStore:
                 conn.execute(
                     "INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), bytes(original))
                 )
-            conn.execute(f"INSERT INTO sources ({_SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+            conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
             base = conn.execute("SELECT COALESCE(MAX(rid), 0) FROM fragments").fetchone()[0] + 1
             rids = range(base, base + len(frag_rows))
             conn.executemany(
@@ -414,26 +348,26 @@ class SqliteStore:
     # --- reading --------------------------------------------------------------------------------
 
     def list_sources(self) -> list[Source]:
-        return [_source(r) for r in self._conn().execute(f"SELECT {_SOURCE_COLS} FROM sources ORDER BY id")]
+        return [source_from_row(r) for r in self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources ORDER BY id")]
 
     def get_source(self, source_id: str) -> Source | None:
-        row = self._conn().execute(f"SELECT {_SOURCE_COLS} FROM sources WHERE id = ?", (source_id,)).fetchone()
-        return _source(row) if row else None
+        row = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return source_from_row(row) if row else None
 
     def get_fragments(self, fragment_ids: Sequence[str]) -> list[Fragment]:
         wanted = list(dict.fromkeys(fragment_ids))
         found: dict[str, Fragment] = {}
         with self._read() as conn:
-            for i in range(0, len(wanted), _IN_CHUNK):
-                chunk = wanted[i : i + _IN_CHUNK]
-                q = f"SELECT {_FRAGMENT_COLS} FROM fragments WHERE id IN ({','.join('?' * len(chunk))})"
+            for i in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[i : i + IN_CHUNK]
+                q = f"SELECT {FRAGMENT_COLS} FROM fragments WHERE id IN ({','.join('?' * len(chunk))})"
                 for row in conn.execute(q, chunk):
-                    found[row[0]] = _fragment(row)
+                    found[row[0]] = fragment_from_row(row)
         return [found[i] for i in fragment_ids if i in found]
 
     def fragments_of(self, source_id: str) -> list[Fragment]:
-        q = f"SELECT {_FRAGMENT_COLS} FROM fragments WHERE source_id = ? ORDER BY ordinal"
-        return [_fragment(r) for r in self._conn().execute(q, (source_id,))]
+        q = f"SELECT {FRAGMENT_COLS} FROM fragments WHERE source_id = ? ORDER BY ordinal"
+        return [fragment_from_row(r) for r in self._conn().execute(q, (source_id,))]
 
     def get_original(self, source_id: str) -> Original | None:
         row = self._conn().execute(
@@ -487,8 +421,8 @@ class SqliteStore:
             pos.setdefault(fid, []).append(i)
         wanted = list(pos)
         with self._read() as conn:
-            for i in range(0, len(wanted), _IN_CHUNK):
-                chunk = wanted[i : i + _IN_CHUNK]
+            for i in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[i : i + IN_CHUNK]
                 q = (
                     "SELECT f.id, e.vec FROM fragments f JOIN embeddings e ON e.rid = f.rid "
                     f"WHERE f.id IN ({','.join('?' * len(chunk))})"
@@ -508,10 +442,11 @@ class SqliteStore:
             gen = self._generation(conn)
             binding = self._binding(conn)
             count = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            rows = conn.execute(
+            cur = conn.execute(
                 "SELECT f.id, f.kind, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid ORDER BY e.rid"
             )
-            snap = DenseSnapshot.build(gen, binding[1] if binding else 0, count if binding else 0, rows)
+            batches = iter(lambda: cur.fetchmany(4096), [])
+            snap = DenseSnapshot.build(gen, binding[1] if binding else 0, count if binding else 0, batches)
         log.info("store %s: loaded %d vectors in %.0f ms", self.url, len(snap.ids), (time.perf_counter() - t0) * 1e3)
         return snap
 
@@ -531,11 +466,13 @@ class SqliteStore:
     def search_lexical(
         self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
     ) -> list[Hit]:
-        expr = self._analyzer.match_expression(query, stemmed=stemmed, lang=lang)
-        if not expr or k <= 0:
+        terms = self._analyzer.query_terms(query, stemmed=stemmed, lang=lang)
+        if not terms or k <= 0:
             return []
         column, weights = ("stemmed", "1.0, 0.0") if stemmed else ("plain", "0.0, 1.0")
-        params: list[Any] = [f"{column} : ({expr})"]
+        conn = self._conn()
+        terms = self._drop_common_terms(conn, terms, column)
+        params: list[Any] = [f"{column} : ({fts_or(terms)})"]
         where = ""
         if kinds is not None:
             if not kinds:
@@ -547,7 +484,26 @@ class SqliteStore:
             f"SELECT f.id, bm25(fts, {weights}) AS r FROM fts JOIN fragments f ON f.rid = fts.rowid "
             f"WHERE fts MATCH ?{where} ORDER BY r LIMIT ?"
         )
-        return [Hit(fid, -float(r)) for fid, r in self._conn().execute(sql, params)]
+        return [Hit(fid, -float(r)) for fid, r in conn.execute(sql, params)]
+
+    def _drop_common_terms(self, conn: sqlite3.Connection, terms: list[str], column: str) -> list[str]:
+        """Leave out terms found in more than ``settings.lexical_max_df`` of the fragments: BM25 gives
+        them (almost) no weight, yet scoring their long posting lists is most of a query's cost. A query
+        made only of such terms keeps them all."""
+        ratio = self.settings.lexical_max_df
+        if ratio >= 1.0 or len(terms) < 2:
+            return terms
+        total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
+        if total < 100:
+            return terms
+        df = dict(
+            conn.execute(
+                f"SELECT term, doc FROM fts_vocab WHERE col = ? AND term IN ({','.join('?' * len(terms))})",
+                [column, *terms],
+            )
+        )
+        kept = [t for t in terms if df.get(t, 0) <= ratio * total]
+        return kept or terms
 
     def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
         if k <= 0:
@@ -576,14 +532,24 @@ class SqliteStore:
             rare = sorted(df, key=lambda g: (df[g], g))[: max(1, self.settings.trigram_query_grams)]
             if not rare:
                 return []
-            total = conn.execute("SELECT COUNT(*) FROM trigram").fetchone()[0]
-            weight: dict[int, float] = {}
+            total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
+            parts, weights = [], []
             for g in rare:
-                idf = math.log(1.0 + total / df[g])
-                for (rid,) in conn.execute("SELECT rowid FROM trigram WHERE trigram MATCH ?", (fts_phrase(g),)):
-                    weight[rid] = weight.get(rid, 0.0) + idf
-            pool = heapq.nlargest(max(self.settings.trigram_pool, 10 * k), weight.items(), key=lambda kv: (kv[1], -kv[0]))
-            rids = [rid for rid, _ in pool]
+                listed = conn.execute(
+                    "SELECT group_concat(rowid) FROM trigram WHERE trigram MATCH ?", (fts_phrase(g),)
+                ).fetchone()[0]
+                if listed:
+                    rids_g = np.array(listed.split(","), dtype=np.int64)
+                    parts.append(rids_g)
+                    weights.append(np.full(len(rids_g), math.log(1.0 + total / df[g])))
+            if not parts:
+                return []
+            uniq, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+            score = np.bincount(inverse, weights=np.concatenate(weights))
+            n_pool = min(len(uniq), max(self.settings.trigram_pool, 10 * k))
+            best = np.argpartition(-score, n_pool - 1)[:n_pool] if n_pool < len(uniq) else np.arange(len(uniq))
+            weight = {int(uniq[i]): float(score[i]) for i in best}
+            rids = list(weight)
             rows = conn.execute(
                 f"SELECT t.rowid, f.id, t.body FROM trigram t JOIN fragments f ON f.rid = t.rowid "
                 f"WHERE t.rowid IN ({','.join('?' * len(rids))})",
@@ -594,4 +560,4 @@ class SqliteStore:
         return [Hit(fid, score) for score, _, fid in scored[:k]]
 
 
-__all__ = ["SqliteStore", "book_key", "load_migrations", "plain_text", "split_sql"]
+__all__ = ["SqliteStore", "book_key", "load_migrations", "split_sql"]

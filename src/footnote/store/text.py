@@ -6,7 +6,8 @@ Rules (the same at indexing and at query time, so both sides always agree):
 2. **Fold**: Latin letters lose their diacritics (IAST ``karmaṇy evādhikāras`` → ``karmany evadhikaras``),
    stray combining marks are dropped (Russian stress accents, IAST ``l̥``), ``ё`` → ``е``. Cyrillic
    letters such as ``й`` keep their identity.
-3. **Tokenise**: maximal runs of letters and digits (``[^\\W_]+``); everything else separates.
+3. **Tokenise**: maximal runs of letters and digits (``[^\\W_]+``) with the combining marks inside
+   them (Devanagari vowel signs and viramas); everything else separates.
 4. **Stem** (the stemmed column only): Snowball via PyStemmer by language — ``russian`` for ``ru``,
    ``english`` for ``en``; any other language is left unstemmed.
 
@@ -31,7 +32,22 @@ SNOWBALL: dict[str, str] = {"ru": "russian", "en": "english"}
 #: Languages a query is stemmed in when its own language is unknown.
 DEFAULT_QUERY_LANGS: tuple[str, ...] = ("ru", "en")
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _mark_class() -> str:
+    """A regex character class of the BMP's combining marks (Mn, Mc, Me): Devanagari vowel signs and
+    viramas stay inside their word (``धर्मक्षेत्रे`` is one token, not five)."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x0300, 0x10000):
+        if unicodedata.category(chr(cp)).startswith("M"):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return "[" + "".join(f"\\u{a:04x}-\\u{b:04x}" if a != b else f"\\u{a:04x}" for a, b in ranges) + "]"
+
+
+_TOKEN = re.compile(r"[^\W_](?:[^\W_]|" + _mark_class() + r")*", re.UNICODE)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 

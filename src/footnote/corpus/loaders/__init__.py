@@ -49,16 +49,22 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(p.startswith(".") for p in parts)
 
 
-def iter_files(paths: Iterable[str | Path], audio_extensions: tuple[str, ...] | None = None) -> list[tuple[Path, Path]]:
+def iter_files(
+    paths: Iterable[str | Path],
+    audio_extensions: tuple[str, ...] | None = None,
+    skip_stems: tuple[str, ...] | None = None,
+) -> list[tuple[Path, Path]]:
     """(file, root) for every source file under ``paths``, sorted within each directory.
 
-    A directory is walked recursively (hidden files and folders skipped, unknown suffixes and audio
-    files skipped); its root is itself. A file given explicitly is always listed (an unsupported one
+    A directory is walked recursively (hidden files and folders, unknown suffixes, audio files and
+    ``settings.corpus.skip_stems`` such as README.md are skipped); its root is itself. A file given explicitly is always listed (an unsupported one
     then fails with a clear message), rooted at its parent; an explicit audio file stands for the
     transcript of the same stem. A missing path is listed too, so that it fails as an entry.
     """
+    defaults = Settings().corpus
     if audio_extensions is None:
-        audio_extensions = Settings().corpus.audio_extensions
+        audio_extensions = defaults.audio_extensions
+    skip = {s.lower() for s in (defaults.skip_stems if skip_stems is None else skip_stems)}
     audio = {e.lower() for e in audio_extensions}
     known = set(supported_suffixes())
     out: list[tuple[Path, Path]] = []
@@ -73,7 +79,8 @@ def iter_files(paths: Iterable[str | Path], audio_extensions: tuple[str, ...] | 
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if f.is_file() and not _hidden(f, p) and f.suffix.lower() in known:
+                if (f.is_file() and not _hidden(f, p) and f.suffix.lower() in known
+                        and f.name.split(".")[0].lower() not in skip):
                     add(f, p)
         elif p.suffix.lower() in audio:
             transcripts = [p.with_suffix(s) for s in TRANSCRIPT_SUFFIXES if p.with_suffix(s).is_file()]

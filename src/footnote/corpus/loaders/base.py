@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,14 +51,14 @@ class LoadContext:
 
     def source_id(self, path: Path) -> str:
         """Stable id of a file source: its path relative to the ingested root, posix style."""
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        if rel.startswith(".."):
             return path.name
+        return Path(rel).as_posix()
 
     def origin(self, path: Path) -> str:
         """Where the source came from: the absolute path of the file (prune matches on it)."""
-        return path.resolve().as_posix()
+        return Path(os.path.abspath(path)).as_posix()
 
     def fingerprint(self, *parts: bytes | str) -> str:
         """Content hash: the given bytes plus every option that changes fragments."""

@@ -64,19 +64,24 @@ CREATE TABLE embeddings (
 );
 
 -- Lexical lanes: ``stemmed`` holds Snowball stems by the fragment's language, ``plain`` the folded
--- tokens (footnote.store.text); unicode61 with remove_diacritics 2 folds once more at query time.
+-- tokens (footnote.store.text); unicode61 with remove_diacritics 2 folds once more at query time;
+-- combining marks (category M) are token characters, as in footnote.store.text (Devanagari words whole).
 CREATE VIRTUAL TABLE fts USING fts5 (
     stemmed,
     plain,
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'unicode61 remove_diacritics 2 categories ''L* N* Co M*'''
 );
+
+-- Document frequency per (term, column): very common query terms are left out of a lexical query.
+CREATE VIRTUAL TABLE fts_vocab USING fts5vocab (fts, 'col');
 
 -- Fuzzy address / id lane: addr_label || ' ' || source_id || ' ' || plain tokens, folded.
 -- Queries are single trigrams OR-ed, so no positions are needed (detail=none: half the work).
 CREATE VIRTUAL TABLE trigram USING fts5 (
     body,
     tokenize = 'trigram',
-    detail = none
+    detail = none,
+    columnsize = 0
 );
 -- Document frequency per trigram, to query with a question's rarest trigrams only.
 CREATE VIRTUAL TABLE trigram_vocab USING fts5vocab (trigram, 'row');

@@ -1,0 +1,90 @@
+"""SQLite store helpers: numbered migrations, SQL splitting, row ↔ record mapping.
+
+Kept apart from ``sqlite.py`` so the store class stays readable; nothing here holds state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Locator, Source, TranscriptLocator
+from footnote.errors import StoreError
+from footnote.store.text import fold
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations" / "sqlite"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+MIN_SQLITE = (3, 34, 0)  # FTS5 trigram tokenizer
+
+FRAGMENT_COLS = (
+    "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
+    "book, loc, addr_label, file, page, section, content_hash"
+)
+SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+IN_CHUNK = 500
+
+
+def load_migrations(directory: Path | None = None) -> list[tuple[int, str, str]]:
+    """(number, file name, sql) of every migration, checked to be numbered 1, 2, 3… without gaps."""
+    directory = directory or MIGRATIONS_DIR
+    found = []
+    for p in sorted(directory.glob("*.sql")):
+        m = _MIGRATION_NAME.match(p.name)
+        if not m:
+            raise StoreError(f"{p}: migration files are named NNNN_description.sql")
+        found.append((int(m.group(1)), p.name, p.read_text(encoding="utf-8")))
+    for i, (num, name, _) in enumerate(found, start=1):
+        if num != i:
+            raise StoreError(f"{directory}: migration {name} should be number {i:04d} (numbers run 1, 2, 3… with no gaps)")
+    return found
+
+
+def split_sql(script: str) -> list[str]:
+    """Complete SQL statements of ``script`` (so each runs inside our own transaction)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            stmt = buf.strip()
+            if stmt and not all(ln.strip().startswith("--") or not ln.strip() for ln in stmt.splitlines()):
+                out.append(stmt)
+            buf = ""
+    if buf.strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()):
+        raise StoreError(f"incomplete SQL statement at the end of a migration: {buf.strip()[:80]!r}")
+    return out
+
+
+def locator_row(loc: Locator) -> tuple[Any, ...]:
+    """(loc_type, track_id, start_ms, end_ms, book, book_key, loc, addr_label, file, page, section)."""
+    if isinstance(loc, TranscriptLocator):
+        return ("t", loc.track_id, int(loc.start_ms), int(loc.end_ms), None, None, None, None, None, None, None)
+    if isinstance(loc, AddressLocator):
+        return ("a", None, None, None, loc.book, book_key(loc.book), loc.loc, loc.label, None, None, None)
+    if isinstance(loc, FileLocator):
+        return ("f", None, None, None, None, None, None, None, loc.file, loc.page, loc.section)
+    raise StoreError(f"unknown locator type {type(loc).__name__}")
+
+
+def book_key(book: str) -> str:
+    """How a book name is compared in the exact address lookup: folded (case and diacritics)."""
+    return " ".join(fold(book).split())
+
+
+def fragment_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
+    (fid, sid, ordinal, kind, lang, text, lt, track, start, end, book, loc, label, file, page, section, ch) = row
+    locator: Locator
+    if lt == "t":
+        locator = TranscriptLocator(track, start, end)
+    elif lt == "a":
+        locator = AddressLocator(book, loc, label)
+    else:
+        locator = FileLocator(file, page, section)
+    return Fragment(fid, sid, ordinal, kind, lang, text, locator, ch)
+
+
+def source_from_row(row: tuple[Any, ...]) -> Source:
+    sid, kind, title, lang, ch, blob, name, media, origin, meta = row
+    return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta))

@@ -1,0 +1,67 @@
+"""Answer-level scoring (CRAG-style) and its runner hook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from footnote.answer.types import Answer, AnswerMode, Citation
+from footnote.corpus.records import FileLocator, Fragment
+from footnote.eval.answers import answer_report, make_scorer, normalise, score_answer, summary_lines
+from footnote.eval.questions import Question
+from footnote.eval.runner import run_questions
+from footnote.retrieve.types import Verdict
+
+from .conftest import FOG_Q, OFF_Q
+
+FRAG = Fragment("doc#0", "doc", 0, "prose_chapter", "en", "The Panthers defense gave up just 308 points.",
+                FileLocator("doc.md"), "h")
+
+
+def _answer(text: str, mode: AnswerMode = AnswerMode.CORPUS, cite: bool = True, in_turn: bool = True) -> Answer:
+    cits = (Citation(1, FRAG, "Doc"),) if cite else ()
+    notes = [{"n": 1, "fragment_id": FRAG.id if in_turn else "other#0", "score": 0.9}]
+    return Answer(text, cits, Verdict.SUFFICIENT, mode is not AnswerMode.CORPUS, mode, trace={"notes": notes})
+
+
+def test_normalise() -> None:
+    assert normalise("The  Rhine, Élan!") == "rhine elan"
+    assert normalise("Ёлка") == "елка"
+
+
+def test_gold_in_cited_note_is_correct() -> None:
+    s = score_answer(_answer("They conceded few points [1]."), ["308"], ["doc"])
+    assert s.correct and s.points == 1 and s.matched == "note:308" and s.cites_gold
+
+
+def test_gold_missing_is_wrong() -> None:
+    s = score_answer(_answer("They conceded few points [1]."), ["412"])
+    assert s.points == -1 and not s.correct
+
+
+def test_abstention_scores_zero() -> None:
+    s = score_answer(_answer("Not in the corpus.", AnswerMode.NOT_FOUND, cite=False), ["308"])
+    assert s.points == 0 and s.abstained
+
+
+def test_invalid_citation_is_never_correct() -> None:
+    s = score_answer(_answer("308 points [1].", in_turn=False), ["308"])
+    assert not s.citations_valid and s.points == -1
+    s2 = score_answer(_answer("308 points.", cite=True), ["308"])  # cited note not shown in the text
+    assert not s2.citations_valid and s2.points == -1
+
+
+def test_substring_inside_a_word_does_not_count() -> None:
+    s = score_answer(_answer("In 13080 years [1].", cite=False), ["308"])
+    assert s.points == -1
+
+
+def test_runner_hook_scores_real_turns(build_engine: Any) -> None:
+    eng = build_engine()
+    qs = [Question("q1", FOG_Q, "en", True, "in_corpus", ("fog.md",), ("Black Skerry beacon",)),
+          Question("q2", OFF_Q, "en", False, "off_topic")]
+    outcomes = run_questions(lambda q: eng.search(q), qs, progress=False, on_result=make_scorer(eng))
+    assert [o.extra["answer"]["points"] for o in outcomes] == [1, 0]
+    rep = answer_report(outcomes)
+    assert rep["overall"]["n"] == 2 and rep["overall"]["crag"] == 0.5
+    assert rep["by_category_lang"]["off_topic/en"]["abstain_rate"] == 1.0
+    assert any(line.startswith("in_corpus/en") for line in summary_lines(rep))

@@ -1,0 +1,48 @@
+"""``footnote serve`` as a user runs it: a subprocess that ingests the demo into an empty store and serves."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def test_serve_ingests_the_demo_and_serves(tmp_path: Path, demo_dir: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--port", str(port),
+           "--embedder", "hash", "--demo", str(demo_dir)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "footnote serve did not come up"
+            time.sleep(0.2)
+        status = httpx.get(url + "/api/status").json()
+        assert status["sources"] >= 11 and status["embedder"] == "hash"
+        assert (tmp_path / "footnote-data" / "footnote.db").exists()  # the default store, relative to the cwd
+        ids = {s["id"] for s in httpx.get(url + "/api/sources").json()["sources"]}
+        assert "README.md" not in ids and "lectures/02-fog-and-tides.vtt" in ids
+        assert httpx.get(url + "/").text.startswith("<!doctype html>")
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}" in out
+    assert "ingested the demo corpus" in err
