@@ -102,12 +102,28 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
             recalls.append(len(t & {h.fragment_id for h in hits}) / k)
         store.close()
         out[mode] = {"p50": _pct(times, 50), "p95": _pct(times, 95), "recall": float(np.mean(recalls))}
+    store = open_store(url, settings.model_copy(update={"url": url}))
+    lanes: dict[str, Callable[[str], Any]] = {
+        "lexical-stemmed": lambda q: store.search_lexical(q, 30, stemmed=True),
+        "lexical-plain": lambda q: store.search_lexical(q, 30, stemmed=False),
+        "trigram": lambda q: store.search_trigram(q, 10),
+    }
+    for name, fn in lanes.items():
+        fn(qs[0])
+        times = []
+        for q in qs:
+            t0 = time.perf_counter()
+            fn(q)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[name] = {"p50": _pct(times, 50), "p95": _pct(times, 95)}
+    store.close()
     return out
 
 
 def print_dense(label: str, res: dict[str, Any], settings: StoreSettings) -> None:
     hnsw = f" (HNSW m={settings.hnsw_m}, ef_construction={settings.hnsw_ef_construction}, ef_search={settings.hnsw_ef_search})"
-    print(f"-- dense lane alone, {label}{hnsw if 'index' in res else ''}")
+    print(f"-- lanes alone (dense k=10; lexical k=30; trigram k=10), {label}{hnsw if 'index' in res else ''}")
     for mode, v in res.items():
         if mode != "k":
-            print(f"   {mode:<12} p50 {v['p50']:7.2f} ms  p95 {v['p95']:7.2f} ms  recall@{res['k']} {v['recall']:.3f}")
+            recall = f"  recall@{res['k']} {v['recall']:.3f}" if "recall" in v else ""
+            print(f"   {mode:<16} p50 {v['p50']:7.2f} ms  p95 {v['p95']:7.2f} ms{recall}")

@@ -160,11 +160,11 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
-        store = SqliteStore(Path(tmp) / "lex.db", StoreSettings())
+        store = SqliteStore(Path(tmp) / "lex.db", StoreSettings.model_validate({}))
         if args.lexical:
             bench_lexical(store, args.lexical)
         store.close()
-        store = SqliteStore(Path(tmp) / "dense.db", StoreSettings())
+        store = SqliteStore(Path(tmp) / "dense.db", StoreSettings.model_validate({}))
         bench_lexical(store, args.dense // 4)
         bench_dense(store, args.dense, args.dim, args.queries)
         bench_lanes(store, args.queries)

@@ -199,7 +199,10 @@ class RetrieveSettings(_Frozen):
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
     lexical_k: int = Field(40, description="Candidates per lexical lane per query.")
-    address_k: int = Field(8, description="Candidates from the address lane per query.")
+    address_k: int = Field(
+        64, description="Candidates from the address lane per address (every fragment at that address: a verse and all its commentary chunks)."
+    )
+    trigram_k: int = Field(8, description="Candidates from the trigram lane per query (transliterated phrases only).")
     cap: int = Field(60, description="Pool capped to this many by cosine before reranking.")
     keep_top: int = Field(16, description="Kept after reranking, by rank (no absolute cutoff).")
     reserve_verses: int = Field(2, description="Verses guaranteed after the cut (above the reserve floor).")

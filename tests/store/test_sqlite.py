@@ -2,19 +2,41 @@
 
 from __future__ import annotations
 
+import logging
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store import open_store
-from footnote.store.conformance import StoreConformance
+from footnote.store import sqlite_schema as sqlite_mod
+from footnote.store.conformance import (
+    DIM,
+    EMBEDDER,
+    StoreConformance,
+    distinct_texts,
+    embed,
+    embed_query,
+    make_fragments,
+    make_source,
+    put,
+)
 from footnote.store.protocol import Store
+from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
 
 
 def _open(path: Path) -> Store:
-    return open_store(str(path), StoreSettings(url=str(path)))
+    return open_store(str(path), StoreSettings.model_validate({"url": str(path)}))
 
 
 class TestSqliteConformance(StoreConformance):
@@ -26,31 +48,6 @@ class TestSqliteConformance(StoreConformance):
 
 
 # --- SQLite-specific ------------------------------------------------------------------------------
-
-import logging  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import sqlite3  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import textwrap  # noqa: E402
-import threading  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from footnote.errors import StoreError  # noqa: E402
-from footnote.store import sqlite_schema as sqlite_mod  # noqa: E402
-from footnote.store.conformance import (  # noqa: E402
-    DIM,
-    EMBEDDER,
-    distinct_texts,
-    embed,
-    embed_query,
-    make_fragments,
-    make_source,
-    put,
-)
-from footnote.store.sqlite import SqliteStore, load_migrations, split_sql  # noqa: E402
 
 
 @pytest.fixture
@@ -291,9 +288,9 @@ def test_concurrent_writers_and_readers(db: Path) -> None:
     st = s.stats()
     assert st.sources == 60
     assert st.fragments == st.embedded == 4 * sum(5 + i % 3 for i in range(15))
-    for t in range(4):
+    for w in range(4):
         for i in range(15):
-            assert len(s.fragments_of(f"t{t}-s{i}")) == 5 + i % 3
+            assert len(s.fragments_of(f"t{w}-s{i}")) == 5 + i % 3
     s.close()
     assert _orphans(db)["fts"] == st.fragments
 
@@ -384,6 +381,45 @@ def test_very_common_terms_left_out_when_others_remain(db: Path) -> None:
     # alone it is kept (the query still finds something)
     assert len(s.search_lexical("common", 10, stemmed=True)) == 10
     s.close()
-    s = open_store(str(db), StoreSettings(url=str(db), lexical_max_df=1.0))
+    s = open_store(str(db), StoreSettings.model_validate({"url": str(db), "lexical_max_df": 1.0}))
     assert len(s.search_lexical("common narwhal", 10, stemmed=False)) == 10
+    s.close()
+
+
+def test_devanagari_words_stay_whole(db: Path) -> None:
+    s = _open(db)
+    src, data = make_source("bg-deva", lang="sa", kind="verse")
+    frags = make_fragments(src, ["धर्मक्षेत्रे कुरुक्षेत्रे समवेता युयुत्सवः", "धर्म एव हतो हन्ति"])
+    put(s, src, data, frags, embedded=False)
+    for stemmed in (True, False):
+        assert [h.fragment_id for h in s.search_lexical("कुरुक्षेत्रे", 5, stemmed=stemmed)] == [frags[0].id]
+        # whole-word tokens: "धर्म" is not a piece of "धर्मक्षेत्रे"
+        assert [h.fragment_id for h in s.search_lexical("धर्म", 5, stemmed=stemmed)] == [frags[1].id]
+    s.close()
+
+
+def test_dense_cache_refreshes_incrementally_and_row_ids_are_not_reused(
+    db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = _open(db)
+    s.bind_embedder(EMBEDDER, DIM)
+    a, da = make_source("a")
+    fa = make_fragments(a, distinct_texts(20, seed=1))
+    b, dbb = make_source("b")
+    fb = make_fragments(b, distinct_texts(20, seed=2))
+    put(s, a, da, fa)
+    put(s, b, dbb, fb)
+    s.search_dense(embed_query("x"), 1)  # full load
+    # replace b (the highest row ids) with other texts: a reused row id would keep b's stale vectors
+    b2, db2 = make_source("b", version="2")
+    fb2 = make_fragments(b2, distinct_texts(20, seed=3))
+    put(s, b2, db2, fb2)
+    with caplog.at_level(logging.DEBUG, logger="footnote.store.sqlite"):
+        for f in fa[:3] + fb2[:3]:
+            hits = s.search_dense(embed_query(f.text), 1)
+            assert hits[0].fragment_id == f.id and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert any("dense refresh" in r.message for r in caplog.records)
+    assert not any("loaded" in r.message for r in caplog.records)
+    s.delete_source("a")
+    assert {h.fragment_id for h in s.search_dense(embed_query("amber"), 100)} == {f.id for f in fb2}
     s.close()

@@ -11,7 +11,7 @@ import importlib
 
 import click
 
-MODULES = ("corpus", "search", "evaluate", "ask", "serve", "migrate")
+MODULES = ("corpus", "search", "evaluate", "calibrate", "ask", "serve", "migrate")
 
 
 def register_all(group: click.Group) -> None:

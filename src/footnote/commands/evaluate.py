@@ -1,7 +1,6 @@
 """``footnote eval``: run a labelled question set through search and write the report.
 
-``footnote calibrate`` lives in ``footnote.commands.calibrate`` (owned by retrieval); it is
-registered here, beside ``eval``, when that module exists.
+(``footnote calibrate`` lives in ``footnote.commands.calibrate``.)
 """
 
 from __future__ import annotations
@@ -131,10 +130,3 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
 
 def register(group: click.Group) -> None:
     group.add_command(evaluate)
-    try:
-        calibrate = importlib.import_module("footnote.commands.calibrate")
-    except ModuleNotFoundError as e:
-        if e.name != "footnote.commands.calibrate":
-            raise
-        return
-    calibrate.register(group)

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -142,6 +143,13 @@ def fit_weights(rows: Sequence[LabelledSignal]) -> tuple[float, float]:
     return best[1], best[2]
 
 
+def _answering_threshold(values: np.ndarray, target: float) -> float:
+    """The highest threshold that keeps at least ``target`` of ``values`` at or above it."""
+    v = np.sort(values)
+    k = len(v) - math.ceil(target * len(v) - 1e-9)
+    return float(v[max(0, min(k, len(v) - 1))])
+
+
 def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateThresholds, tuple[float, float]]:
     """Thresholds for one language pair from its fit-half rows (see the module docstring)."""
     bw, lw = fit_weights(rows)
@@ -149,17 +157,17 @@ def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateT
     neg = np.array([r.value(bw, lw) for r in rows if not r.answerable])
     if len(pos) == 0:
         raise ValueError("no answerable (in-corpus) questions to calibrate on")
-    bail = float(np.quantile(pos, 1.0 - targets.answer_target))
+    bail = _answering_threshold(pos, targets.answer_target)
     good = float(np.quantile(neg, targets.confident_quantile)) if len(neg) else float(np.quantile(pos, 0.5))
     good = max(good, bail)
     sufficient = (bail + good) / 2.0
     max_pos = np.array([r.max_score for r in rows if r.answerable])
     gold = np.array([r.gold_cosine for r in rows if r.answerable and r.gold_cosine is not None])
-    reserve = float(np.quantile(max_pos, 1.0 - targets.answer_target))
+    reserve = _answering_threshold(max_pos, targets.answer_target)
     fallback = float(np.quantile(gold, 0.25)) if len(gold) else reserve
     prefloor = max(0.0, float(gold.min()) - targets.prefloor_margin) if len(gold) else 0.0
     t = GateThresholds(
-        bail_out=round(bail, 4), sufficient=round(sufficient, 4), good_enough=round(good, 4), min_lectures=2,
+        bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round(sufficient, 4), good_enough=round(good, 4), min_lectures=2,
         fallback_min_score=round(fallback, 4), reserve_floor=round(reserve, 4), prefloor=round(prefloor, 4),
         background_weight=bw, lexical_weight=lw,
     )

@@ -146,6 +146,13 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
     lines += ["", "## Latency (ms)", "", "| stage | p50 | p95 | mean |", "| --- | ---: | ---: | ---: |"]
     for stage, v in report["latency_ms"].items():
         lines.append(f"| {stage} | {_fmt(v.get('p50'))} | {_fmt(v.get('p95'))} | {_fmt(v.get('mean'))} |")
+    answers = report.get("answers")
+    if isinstance(answers, Mapping) and "overall" in answers:
+        acols = [c for c in answers["overall"] if c != "n"]
+        lines += ["", "## Answers", "", "| cell | n | " + " | ".join(acols) + " |", "| --- | ---: |" + " ---: |" * len(acols)]
+        arows = [("**overall**", answers["overall"]), *answers.get("by_category_lang", {}).items()]
+        for name, cell in arows:
+            lines.append(f"| {name} | {_fmt(cell.get('n'))} | " + " | ".join(_fmt(cell.get(c)) for c in acols) + " |")
     if plots:
         lines += ["", "## Plots", ""]
         lines += [f"![{Path(p).stem}]({Path(p).name})" for p in plots]

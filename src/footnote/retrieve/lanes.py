@@ -147,6 +147,6 @@ def run_lanes(
             found = timer.run(Lane.ADDRESS, store.search_address, addr.book, addr.loc, rs.address_k)
             pool.add(Lane.ADDRESS, addr.label, found)
         if wants_trigram(q) and not pool.ran(Lane.TRIGRAM, q.text):
-            found = timer.run(Lane.TRIGRAM, store.search_trigram, q.text, rs.address_k)
+            found = timer.run(Lane.TRIGRAM, store.search_trigram, q.text, rs.trigram_k)
             pool.add(Lane.TRIGRAM, q.text, found)
     return timer.traces(round_no)

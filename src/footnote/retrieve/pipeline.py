@@ -246,7 +246,7 @@ class Retriever:
             max_score = max((c.score for c in final), default=0.0)
             background = self._background_mean(qvec)
             same = [c.fragment for c in final[:3] if c.fragment.lang == qlang]
-            overlap = lexical_overlap(question, qlang, same, self._analyzer) if t.lexical_weight else 0.0
+            overlap = lexical_overlap(question, qlang, same, self._analyzer)
             value = gate_mod.signal_value(max_score, background, overlap, t)
             cov = gate_mod.Coverage(value, max_score, lectures, {
                 "max_score": max_score, "background": background, "lexical_overlap": overlap,

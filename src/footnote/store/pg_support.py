@@ -152,7 +152,7 @@ class Pool:
         self.connect_timeout = connect_timeout
         self.configure = configure
         self._idle: queue.LifoQueue[psycopg.Connection[Any]] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(max(1, size))
+        self._slots = threading.BoundedSemaphore(max(2, size))  # bulk_load holds one while using another
         self._closed = False
         self._all: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
@@ -185,8 +185,12 @@ class Pool:
                     self._all.append(conn)
             try:
                 yield conn
+            except psycopg.Error as e:
+                if not conn.closed and not conn.broken:
+                    conn.rollback()
+                raise StoreError(f"PostgreSQL at {mask_url(self.url)}: {_first_line(e)}") from e
             except BaseException:
-                if not conn.closed:
+                if not conn.closed and not conn.broken:
                     conn.rollback()
                 raise
             else:

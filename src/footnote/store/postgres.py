@@ -196,6 +196,7 @@ class PostgresStore:
                         with self._pool.connection() as conn, conn.transaction():
                             conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
                             self._create_ann_index(conn)
+                            conn.execute("ANALYZE fragments")
                 finally:
                     holder.execute("SELECT pg_advisory_unlock(%s, hashtext(current_schema()))", [BULK_LOCK])
                     holder.commit()
@@ -419,16 +420,20 @@ class PostgresStore:
         params: dict[str, Any] = {"q": Vec(q), "k": int(k), "kinds": list(kinds) if kinds is not None else None}
         t0 = time.perf_counter()
         with self._pool.connection() as conn, conn.transaction():
-            small = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM fragments WHERE embedding IS NOT NULL LIMIT %s) t",
-                [s.pg_exact_search_max + 1],
+            # exact below pg_exact_search_max embedded fragments (the planner's row estimate spares the
+            # bounded count in large stores); settings are transaction-local; one round trip
+            limit = int(s.pg_exact_search_max)
+            row = conn.execute(
+                "WITH n AS (SELECT CASE WHEN c.reltuples > 2.0 * %(max)s THEN %(max)s + 1 ELSE"
+                "  (SELECT count(*) FROM (SELECT 1 FROM fragments WHERE embedding IS NOT NULL LIMIT %(max)s + 1) t)"
+                "  END AS n FROM pg_class c WHERE c.oid = 'fragments'::regclass)"
+                " SELECT n.n <= %(max)s,"
+                "  set_config('enable_indexscan', CASE WHEN n.n <= %(max)s THEN 'off' ELSE 'on' END, true),"
+                "  set_config('hnsw.ef_search', %(ef)s, true), set_config('hnsw.iterative_scan', 'strict_order', true)"
+                " FROM n",
+                {"max": limit, "ef": str(max(int(s.hnsw_ef_search), int(k)))},
             ).fetchone()
-            exact = small is not None and int(small[0]) <= s.pg_exact_search_max
-            if exact:
-                conn.execute("SET LOCAL enable_indexscan = off")
-            else:
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(s.hnsw_ef_search), int(k))}")
-                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            exact = bool(row and row[0])
             rows = conn.execute(
                 f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
                 " ORDER BY embedding <=> %(q)b LIMIT %(k)s",

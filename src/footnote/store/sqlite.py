@@ -50,6 +50,7 @@ from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, tr
 
 log = logging.getLogger(__name__)
 
+
 class SqliteStore:
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
@@ -74,14 +75,18 @@ class SqliteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError(f"{self.path}: cannot create the store's folder: {e}") from e
-        conn = self._conn()
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"{self.path}: not a Footnote SQLite store ({e})") from e
-        if str(mode).lower() != "wal":
-            raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
-        self._migrate(conn)
+            conn = self._conn()
+            try:
+                mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            except sqlite3.DatabaseError as e:
+                raise StoreError(f"{self.path}: not a Footnote SQLite store ({e})") from e
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
+            self._migrate(conn)
+        except BaseException:
+            self.close()
+            raise
 
     # --- connections and transactions ---------------------------------------------------------
 
@@ -297,8 +302,13 @@ class SqliteStore:
                     "INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), bytes(original))
                 )
             conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
-            base = conn.execute("SELECT COALESCE(MAX(rid), 0) FROM fragments").fetchone()[0] + 1
-            rids = range(base, base + len(frag_rows))
+            # Row ids are never reused (the dense cache refreshes by row id): start past the highest ever.
+            high = conn.execute(
+                "SELECT MAX((SELECT COALESCE(MAX(rid), 0) FROM fragments), "
+                "(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'rid_high'))"
+            ).fetchone()[0]
+            rids = range(high + 1, high + 1 + len(frag_rows))
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rid_high', ?)", (str(high + len(frag_rows)),))
             conn.executemany(
                 "INSERT INTO fragments (rid, id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, "
                 "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash) "
@@ -436,17 +446,35 @@ class SqliteStore:
     def _generation(self, conn: sqlite3.Connection) -> int:
         return int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
-    def _load_dense(self) -> DenseSnapshot:
+    def _load_dense(self, prev: DenseSnapshot | None) -> DenseSnapshot:
+        """The dense snapshot at the current generation: ``prev`` refreshed (rows gone dropped, new rows
+        read) when it still holds most rows, else a full load. One read transaction either way."""
         t0 = time.perf_counter()
+        sql = "SELECT e.rid, f.id, f.kind, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid"
         with self._read() as conn:
             gen = self._generation(conn)
             binding = self._binding(conn)
-            count = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            cur = conn.execute(
-                "SELECT f.id, f.kind, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid ORDER BY e.rid"
-            )
-            batches = iter(lambda: cur.fetchmany(4096), [])
-            snap = DenseSnapshot.build(gen, binding[1] if binding else 0, count if binding else 0, batches)
+            if binding is None:
+                return DenseSnapshot.empty(gen)
+            dim = binding[1]
+            listed = conn.execute("SELECT group_concat(rid) FROM (SELECT rid FROM embeddings ORDER BY rid)").fetchone()[0]
+            current = np.array(listed.split(","), dtype=np.int64) if listed else np.empty(0, dtype=np.int64)
+            if prev is not None and prev.dim == dim and len(prev.ids) > 0:
+                missing = prev.missing_keys(current)
+                if len(missing) <= len(current) // 2:
+                    new_rows = []
+                    for i in range(0, len(missing), IN_CHUNK):
+                        chunk = [int(x) for x in missing[i : i + IN_CHUNK]]
+                        q = f"{sql} WHERE e.rid IN ({','.join('?' * len(chunk))}) ORDER BY e.rid"
+                        new_rows.append(conn.execute(q, chunk).fetchall())
+                    snap = prev.refreshed(gen, current, new_rows)
+                    log.debug(
+                        "store %s: dense refresh +%d rows, now %d, in %.0f ms",
+                        self.url, len(missing), len(snap.ids), (time.perf_counter() - t0) * 1e3,
+                    )  # fmt: skip
+                    return snap
+            cur = conn.execute(f"{sql} ORDER BY e.rid")
+            snap = DenseSnapshot.build(gen, dim, len(current), iter(lambda: cur.fetchmany(4096), []))
         log.info("store %s: loaded %d vectors in %.0f ms", self.url, len(snap.ids), (time.perf_counter() - t0) * 1e3)
         return snap
 

@@ -47,7 +47,8 @@ def _mark_class() -> str:
     return "[" + "".join(f"\\u{a:04x}-\\u{b:04x}" if a != b else f"\\u{a:04x}" for a, b in ranges) + "]"
 
 
-_TOKEN = re.compile(r"[^\W_](?:[^\W_]|" + _mark_class() + r")*", re.UNICODE)
+# Word characters plus combining marks; "_" is turned into a space before matching (see tokenize).
+_TOKEN = re.compile(r"[\w" + _mark_class()[1:-1] + "]+", re.UNICODE)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
@@ -89,7 +90,7 @@ def fold(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Folded tokens of ``text`` (letters and digits)."""
-    return _TOKEN.findall(fold(text))
+    return _TOKEN.findall(fold(text).replace("_", " "))
 
 
 def plain_text(text: str) -> str:

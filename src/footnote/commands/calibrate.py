@@ -1,0 +1,111 @@
+"""``footnote calibrate --corpus C --questions Q``: derive the coverage gate's thresholds for the
+configured embedder (per query/corpus language pair) from labelled questions, write them into the
+settings file under ``gate.by_embedder.<embedder>``, and print what each threshold buys."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+from footnote.cli import Ctx, common_options
+from footnote.errors import UsageError
+from footnote.eval.calibration import FIT, FitTargets, buy_table, collect, fit_gate, format_table
+from footnote.eval.questions import load_questions
+from footnote.eval.runner import prepare_engine
+from footnote.settings import write_settings_file
+
+
+@click.command("calibrate")
+@click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
+              help="Corpus file or folder to ingest (repeatable).")
+@click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
+              help="Labelled questions (JSON Lines, eval/README.md format): in_corpus vs near_miss/off_topic.")
+@click.option("--langs", default=None, help="Only questions in these languages, comma-separated (e.g. en,ru).")
+@click.option("--work-dir", "work_dir", default=None, type=click.Path(path_type=Path),
+              help="Where the calibration store goes (reused when unchanged); default: a temporary folder.")
+@click.option("--all-questions", "all_questions", is_flag=True,
+              help="Fit on every question instead of the fit half (then there is no held-out check).")
+@click.option("--answer-target", default=0.96, show_default=True, type=click.FloatRange(0.5, 1.0),
+              help="Share of in-corpus questions the bail-out threshold must still answer (on the fit half).")
+@click.option("--write/--no-write", default=True, show_default=True,
+              help="Write the thresholds into the settings file.")
+@click.option("--settings-file", "settings_file", default=None, type=click.Path(path_type=Path),
+              help="The TOML file to write (created if missing); default: --config, else ./footnote.toml.")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
+@common_options
+def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | None, work_dir: Path | None,
+              all_questions: bool, answer_target: float, write: bool, settings_file: Path | None,
+              progress: bool) -> None:
+    """Fit the gate's thresholds from labelled questions and print what each buys."""
+    lang_list = [x.strip() for x in langs.split(",") if x.strip()] if langs else None
+    qs = load_questions(questions, langs=lang_list)
+    settings = ctx.settings
+    emb = settings.embedder.name
+    if emb == "none":
+        raise UsageError("calibrate needs an embedder (the lexical-only gate is not cosine-calibrated)")
+    round_one = settings.with_overrides(**{"gate.max_rounds": 1})
+    with tempfile.TemporaryDirectory(prefix="footnote-calibrate-") as tmp:
+        out_dir = work_dir or Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        engine, ingest = prepare_engine(round_one, list(corpus), out_dir=out_dir, store_url=ctx.store, progress=progress)
+        with engine:
+            if ingest.failed:
+                click.echo(f"warning: {ingest.failed} corpus entries failed to ingest", err=True)
+            bar = tqdm(total=len(qs), desc="questions", unit="q", disable=not progress, dynamic_ncols=True)
+
+            def tick(done: int, total: int) -> None:
+                bar.update(done - bar.n)
+
+            try:
+                rows = collect(lambda q: engine.search(q), qs, progress=tick)
+            finally:
+                bar.close()
+    try:
+        fit = fit_gate(rows, FitTargets(answer_target=answer_target), fit_half=None if all_questions else FIT)
+    except ValueError as e:
+        raise UsageError(f"{questions}: {e}") from None
+    table = buy_table(rows, fit)
+    half = "all questions" if all_questions else "the fit half (split by gold paragraph / question id)"
+    fitted_on = (f"{questions.name}: {len(qs)} questions, fitted on {half}; corpus "
+                 f"{', '.join(c.name for c in corpus)}; {datetime.now(UTC).date().isoformat()}")
+    target = settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+    if write:
+        write_settings_file(target, fit.settings_update(emb, fitted_on))
+    result: dict[str, Any] = {
+        "embedder": emb,
+        "fitted_on": fitted_on,
+        "default_pair": fit.default_pair,
+        "pairs": {
+            p: {"thresholds": f.thresholds.model_dump(), "n_fit": f.n_fit, "auroc_fit": f.auroc_fit,
+                "auroc_check": f.auroc_check, "weights": {"background": f.weights[0], "lexical": f.weights[1]}}
+            for p, f in fit.by_pair.items()
+        },
+        "table": table,
+        "written_to": str(target) if write else None,
+    }
+    if ctx.as_json:
+        ctx.emit(result)
+        return
+    for p, f in fit.by_pair.items():
+        t = f.thresholds
+        click.echo(f"{p}: bail_out {t.bail_out} sufficient {t.sufficient} good_enough {t.good_enough} "
+                   f"(signal = max − {t.background_weight}×background + {t.lexical_weight}×lexical overlap); "
+                   f"prefloor {t.prefloor} reserve_floor {t.reserve_floor} fallback_min_score {t.fallback_min_score}; "
+                   f"AUROC fit {_f(f.auroc_fit)} check {_f(f.auroc_check)}")
+    for line in format_table(table):
+        click.echo(line)
+    if write:
+        click.echo(f"written to {target} under gate.by_embedder.{emb} (default: {fit.default_pair})")
+
+
+def _f(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def register(group: click.Group) -> None:
+    group.add_command(calibrate)

@@ -1,0 +1,125 @@
+"""Fitting gate thresholds from labelled signals, and the calibrate command end to end (hash embedder)."""
+
+from __future__ import annotations
+
+import json
+import random
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from footnote.cli import main
+from footnote.eval.calibration import (
+    CHECK,
+    FIT,
+    FitTargets,
+    LabelledSignal,
+    buy_table,
+    fit_gate,
+    split_half,
+)
+from footnote.eval.questions import Question
+from footnote.settings import load_settings
+
+
+def _rows(n: int = 400, seed: int = 7) -> list[LabelledSignal]:
+    """Synthetic signals: in-corpus max cosine ~0.86, out-of-corpus ~0.80; the background (mean
+    cosine to the corpus) is what makes some out-of-corpus questions look close."""
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        for pair, shift in (("en-en", 0.0), ("ru-en", -0.07)):
+            cat = ("in_corpus", "near_miss", "off_topic")[i % 3]
+            bg = rnd.uniform(0.68, 0.76)
+            base = 0.86 if cat == "in_corpus" else 0.75
+            mx = base + shift + 0.5 * (bg - 0.72) + rnd.gauss(0, 0.02)
+            rows.append(LabelledSignal(
+                id=f"q{i}:{pair}", lang=pair[:2], pair=pair, category=cat, answerable=cat == "in_corpus",
+                half=i % 2, max_score=mx, background=bg, lexical_overlap=0.0,
+                gold_cosine=mx if cat == "in_corpus" else None,
+            ))
+    return rows
+
+
+def test_split_half_keeps_twins_and_paragraphs_together() -> None:
+    en = Question("abc:en", "q", "en", False, "off_topic")
+    ru = Question("abc:ru", "в", "ru", False, "off_topic")
+    assert split_half(en) == split_half(ru)
+    a = Question("x1:en", "q", "en", True, "in_corpus", ("Doc#1",))
+    b = Question("x2:ru", "q", "ru", True, "in_corpus", ("Doc#1",))
+    assert split_half(a) == split_half(b)
+    halves = {split_half(Question(f"id{i}", "q", "en", False, "off_topic")) for i in range(50)}
+    assert halves == {FIT, CHECK}
+
+
+def test_fit_per_pair_meets_answer_target_and_orders_thresholds() -> None:
+    rows = _rows()
+    fit = fit_gate(rows, FitTargets(answer_target=0.95))
+    assert set(fit.by_pair) == {"en-en", "ru-en"}
+    assert fit.default_pair == "en-en" and fit.default == fit.by_pair["en-en"].thresholds
+    for pair, pf in fit.by_pair.items():
+        t = pf.thresholds
+        assert t.bail_out <= t.sufficient <= t.good_enough
+        fit_rows = [r for r in rows if r.pair == pair and r.half == FIT and r.answerable]
+        answered = sum(r.value(t.background_weight, t.lexical_weight) >= t.bail_out for r in fit_rows)
+        assert answered / len(fit_rows) >= 0.95
+        assert pf.auroc_check is not None and pf.auroc_check > 0.9
+    # the background makes a difference on this data, and the fit finds it
+    assert fit.by_pair["en-en"].thresholds.background_weight > 0
+    # cross-lingual cosines sit lower, so the pair's bail-out is lower
+    assert fit.by_pair["ru-en"].thresholds.bail_out < fit.by_pair["en-en"].thresholds.bail_out
+
+
+def test_buy_table_reports_rates() -> None:
+    rows = _rows()
+    fit = fit_gate(rows)
+    table = buy_table(rows, fit)
+    chosen = [r for r in table if r["chosen"] and r["half"] == "check"]
+    assert {r["pair"] for r in chosen} == {"en-en", "ru-en"}
+    for r in chosen:
+        assert 0.0 <= r["answer:in_corpus"] <= 1.0 and 0.0 <= r["abstain:off_topic"] <= 1.0
+    higher = [r for r in table if r["pair"] == "en-en" and r["half"] == "all"]
+    assert [r["answer:in_corpus"] for r in higher] == sorted((r["answer:in_corpus"] for r in higher), reverse=True)
+
+
+def test_too_few_rows_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        fit_gate(_rows(n=6))
+
+
+def test_calibrate_command_writes_settings(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    topics = ["ocean tides moon gravity", "volcano lava crust eruption", "bread yeast dough oven",
+              "river valley silt delta", "forest carbon wood soil", "comet orbit ice tail"]
+    corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "kind": "prose_chapter", "title": t, "lang": "en",
+                                            "text": f"This paragraph is about {t}. " * 3})
+                                for i, t in enumerate(topics)) + "\n", encoding="utf-8")
+    qrows = []
+    for i, t in enumerate(topics):
+        for j in range(6):
+            qrows.append({"id": f"in{i}-{j}", "question": f"what about {t.split()[j % 4]} {t.split()[(j + 1) % 4]}?",
+                          "lang": "en", "answerable": True, "category": "in_corpus", "gold": [f"d{i}"]})
+    for j, w in enumerate(["guitar strings", "chess opening", "tennis serve", "jazz chord", "stock market",
+                           "football goal", "poetry meter", "violin bow", "opera aria", "golf swing",
+                           "cricket bat", "sushi rice", "ballet shoes", "poker hand", "marathon pace",
+                           "sailing knot", "pottery glaze", "origami crane"]):
+        qrows.append({"id": f"off{j}", "question": f"how does a {w} work?", "lang": "en", "answerable": False,
+                      "category": "off_topic", "gold": []})
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(json.dumps(r) for r in qrows) + "\n", encoding="utf-8")
+    cfg = tmp_path / "footnote.toml"  # created by the command
+    res = CliRunner().invoke(main, [
+        "calibrate", "--corpus", str(corpus), "--questions", str(questions), "--settings-file", str(cfg),
+        "--embedder", "hash", "--all-questions", "--no-progress", "--work-dir", str(tmp_path / "work"), "--json",
+    ])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["written_to"] == str(cfg) and "en-en" in out["pairs"]
+    data = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    written = data["gate"]["by_embedder"]["hash"]
+    assert written["default"]["bail_out"] == out["pairs"]["en-en"]["thresholds"]["bail_out"]
+    assert "q.jsonl" in written["fitted_on"]
+    s = load_settings(cfg)
+    assert s.gate.thresholds("hash", "en", "en").bail_out == written["default"]["bail_out"]

