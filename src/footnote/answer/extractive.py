@@ -162,8 +162,9 @@ def select_sentences(
         for pos, (sent, terms) in enumerate(sents):
             if len(sent.split()) < 3:
                 continue  # a heading or a fragment, not an answer
-            share = sum(weight(t) for t in qterms if t in terms) / total
-            if share < settings.extractive_min_overlap:
+            shared = [t for t in qterms if t in terms]
+            share = sum(weight(t) for t in shared) / total
+            if share < settings.extractive_min_overlap or len(shared) < min(settings.extractive_min_terms, len(qterms)):
                 continue
             score = share + settings.extractive_score_weight * note.score - settings.extractive_rank_decay * rank
             picks.append(Pick(note.n, sent, score, share, pos))

@@ -1,10 +1,15 @@
 """Exact dense search over an in-memory float32 matrix, shared by backends that keep vectors as blobs.
 
-A :class:`DenseSnapshot` is immutable (row keys, ids, one n×d float32 matrix, a kind code per row); the
-:class:`DenseCache` holds the current snapshot keyed by the store's write generation and replaces it
-(once, under a lock) when the generation moved — either by a full load or, when most rows are still
-there, by :meth:`DenseSnapshot.refreshed`: drop the rows whose keys are gone, append the new ones. A
-query costs one matrix–vector product and an ``argpartition``; nothing is copied per query.
+A :class:`DenseSnapshot` is an immutable view: row keys, fragment ids, an n×d float32 matrix, a kind
+code per row and (after deletions) an ``alive`` mask. Its arrays are the first n rows of a
+:class:`_Buffers` with spare capacity, so a refresh after a write appends the new rows in place and
+masks the deleted ones — readers of the previous snapshot never see the change (they only look at
+their first n rows), and nothing of size n is copied. When the buffers are full or a quarter of the
+rows are dead, a refresh compacts into new buffers (one copy, as contiguous runs).
+
+The :class:`DenseCache` holds the current snapshot keyed by the store's write generation and replaces
+it once, under a lock, when the generation moved. A query costs one matrix–vector product and an
+``argpartition``; nothing is copied per query.
 """
 
 from __future__ import annotations
@@ -21,19 +26,61 @@ from footnote.store.protocol import Hit
 #: (row key, fragment id, kind, float32 blob)
 Row = tuple[int, str, str, bytes]
 
+_SPARE = 0.2  # extra capacity allocated on a (re)build, as a share of the rows
+_MIN_SPARE = 1024
+_MAX_DEAD = 0.25  # compact when this share of rows is dead
+
+
+class _Buffers:
+    """Preallocated arrays; ``used`` rows are filled. Only the newest snapshot may append."""
+
+    def __init__(self, capacity: int, dim: int) -> None:
+        self.keys = np.empty(capacity, dtype=np.int64)
+        self.matrix = np.empty((capacity, dim), dtype=np.float32)
+        self.codes = np.empty(capacity, dtype=np.int32)
+        self.used = 0
+
+    @classmethod
+    def for_rows(cls, rows: int, dim: int) -> _Buffers:
+        return cls(rows + max(_MIN_SPARE, int(rows * _SPARE)), dim)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.keys)
+
+    def append(self, batches: Iterable[Sequence[Row]], ids: list[str], kinds: dict[str, int]) -> None:
+        dim = self.matrix.shape[1]
+        for batch in batches:
+            m = min(len(batch), self.capacity - self.used)
+            if m <= 0:
+                break
+            rows, n = batch[:m], self.used
+            self.keys[n : n + m] = [r[0] for r in rows]
+            self.matrix[n : n + m] = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(m, dim)
+            self.codes[n : n + m] = [kinds.setdefault(r[2], len(kinds)) for r in rows]
+            ids.extend(r[1] for r in rows)
+            self.used += m
+
 
 @dataclass(frozen=True)
 class DenseSnapshot:
     generation: int
-    keys: np.ndarray  # (n,) int64 row keys (the backend's stable row id)
+    keys: np.ndarray  # (n,) int64 row keys (the backend's row id; never reused)
     ids: list[str]
-    matrix: np.ndarray  # (n, d) float32, rows L2-normalised (or zero)
+    matrix: np.ndarray  # (n, d) float32 view, rows L2-normalised (or zero)
     kind_codes: np.ndarray  # (n,) int32 index into kind_names
     kind_names: dict[str, int]
+    alive: np.ndarray | None  # (n,) bool, None when every row is alive
+    buffers: _Buffers
 
     @property
     def dim(self) -> int:
         return int(self.matrix.shape[1])
+
+    @property
+    def size(self) -> int:
+        """Rows searchable (alive)."""
+        return len(self.ids) if self.alive is None else int(self.alive.sum())
 
     @classmethod
     def empty(cls, generation: int, dim: int = 0) -> DenseSnapshot:
@@ -41,49 +88,54 @@ class DenseSnapshot:
 
     @classmethod
     def build(cls, generation: int, dim: int, count: int, batches: Iterable[Sequence[Row]]) -> DenseSnapshot:
-        """From batches of rows, ``count`` rows in all."""
-        keys = np.empty(count, dtype=np.int64)
-        matrix = np.empty((count, dim), dtype=np.float32)
-        codes = np.empty(count, dtype=np.int32)
+        """From batches of rows, ``count`` rows in all (spare capacity added for later refreshes)."""
+        buf = _Buffers.for_rows(count, dim)
         ids: list[str] = []
         kinds: dict[str, int] = {}
-        n = _fill(keys, matrix, codes, ids, kinds, 0, batches)
-        return cls._frozen(generation, keys[:n], ids, matrix[:n], codes[:n], kinds)
+        buf.append(batches, ids, kinds)
+        return cls._view(generation, buf, ids, kinds, None)
 
     @classmethod
-    def _frozen(
-        cls, generation: int, keys: np.ndarray, ids: list[str], matrix: np.ndarray, codes: np.ndarray,
-        kinds: dict[str, int],
-    ) -> DenseSnapshot:  # fmt: skip
-        matrix.setflags(write=False)
-        return cls(generation, keys, ids, matrix, codes, kinds)
+    def _view(
+        cls, generation: int, buf: _Buffers, ids: list[str], kinds: dict[str, int], alive: np.ndarray | None
+    ) -> DenseSnapshot:
+        n = buf.used
+        matrix = buf.matrix[:n]
+        matrix.flags.writeable = False  # the view only; the buffers stay appendable
+        return cls(generation, buf.keys[:n], ids, matrix, buf.codes[:n], kinds, alive, buf)
 
     def missing_keys(self, current: np.ndarray) -> np.ndarray:
-        """Keys in ``current`` (the store's row keys now) that this snapshot lacks."""
+        """Keys in ``current`` (the store's row keys now, sorted) that this snapshot lacks."""
         return np.setdiff1d(current, self.keys, assume_unique=True)
 
     def refreshed(self, generation: int, current: np.ndarray, new_rows: Sequence[Sequence[Row]]) -> DenseSnapshot:
-        """A new snapshot: the rows whose keys are still in ``current`` (copied once), then ``new_rows``."""
+        """A new snapshot: rows whose keys are not in ``current`` masked out, ``new_rows`` appended."""
         keep = np.isin(self.keys, current, assume_unique=True)
-        n_keep = int(keep.sum())
-        count = n_keep + sum(len(b) for b in new_rows)
-        keys = np.empty(count, dtype=np.int64)
-        matrix = np.empty((count, self.dim), dtype=np.float32)
-        codes = np.empty(count, dtype=np.int32)
-        keys[:n_keep] = self.keys[keep]
-        codes[:n_keep] = self.kind_codes[keep]
-        # copy the kept rows as contiguous runs (memcpy speed; deletions are usually few and clustered)
+        if self.alive is not None:
+            keep &= self.alive
+        n, n_new = len(self.ids), sum(len(b) for b in new_rows)
+        dead = n - int(keep.sum())
+        buf = self.buffers
+        if buf.used == n and n + n_new <= buf.capacity and dead <= _MAX_DEAD * (n + n_new):
+            ids, kinds = list(self.ids), dict(self.kind_names)
+            buf.append(new_rows, ids, kinds)
+            alive = None if dead == 0 else np.concatenate([keep, np.ones(buf.used - n, dtype=bool)])
+            return self._view(generation, buf, ids, kinds, alive)
+        # compact: alive rows copied as contiguous runs, then the new rows
+        new = _Buffers.for_rows(n - dead + n_new, self.dim)
         edges = np.flatnonzero(np.diff(keep.astype(np.int8))) + 1
-        bounds = [0, *edges.tolist(), len(keep)]
-        n = 0
-        for a, b in pairwise(bounds):
-            if keep[a]:
-                matrix[n : n + b - a] = self.matrix[a:b]
-                n += b - a
+        m = 0
+        for a, b in pairwise([0, *edges.tolist(), n]):
+            if b > a and keep[a]:
+                new.matrix[m : m + b - a] = self.matrix[a:b]
+                new.keys[m : m + b - a] = self.keys[a:b]
+                new.codes[m : m + b - a] = self.kind_codes[a:b]
+                m += b - a
+        new.used = m
         ids = [i for i, k in zip(self.ids, keep.tolist(), strict=True) if k]
         kinds = dict(self.kind_names)
-        n = _fill(keys, matrix, codes, ids, kinds, n_keep, new_rows)
-        return self._frozen(generation, keys[:n], ids, matrix[:n], codes[:n], kinds)
+        new.append(new_rows, ids, kinds)
+        return self._view(generation, new, ids, kinds, None)
 
     def search(self, query: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
         """Top-k rows by cosine with ``query`` (already L2-normalised), optionally only ``kinds``."""
@@ -91,11 +143,14 @@ class DenseSnapshot:
         if n == 0 or k <= 0:
             return []
         scores = self.matrix @ query
+        mask = self.alive
         if kinds is not None:
             wanted = [self.kind_names[kd] for kd in kinds if kd in self.kind_names]
             if not wanted:
                 return []
-            mask = np.isin(self.kind_codes, np.asarray(wanted, dtype=np.int32))
+            kind_mask = np.isin(self.kind_codes, np.asarray(wanted, dtype=np.int32))
+            mask = kind_mask if mask is None else (mask & kind_mask)
+        if mask is not None:
             available = int(mask.sum())
             if available == 0:
                 return []
@@ -108,25 +163,6 @@ class DenseSnapshot:
         else:
             top = np.argsort(-scores, kind="stable")
         return [Hit(self.ids[i], float(scores[i])) for i in top]
-
-
-def _fill(
-    keys: np.ndarray, matrix: np.ndarray, codes: np.ndarray, ids: list[str], kinds: dict[str, int], start: int,
-    batches: Iterable[Sequence[Row]],
-) -> int:  # fmt: skip
-    """Write rows into the preallocated arrays from ``start``; returns the row count reached."""
-    n, count, dim = start, len(keys), matrix.shape[1]
-    for batch in batches:
-        m = min(len(batch), count - n)
-        if m <= 0:  # more rows than counted cannot happen inside one snapshot; be safe
-            break
-        rows = batch[:m]
-        keys[n : n + m] = [r[0] for r in rows]
-        matrix[n : n + m] = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(m, dim)
-        codes[n : n + m] = [kinds.setdefault(r[2], len(kinds)) for r in rows]
-        ids.extend(r[1] for r in rows)
-        n += m
-    return n
 
 
 class DenseCache:

@@ -60,6 +60,8 @@ _FRAG_COLS = "id, source_id, ordinal, kind, lang, text, locator, content_hash"
 _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
                "text", "text", "text", "text", "text", "text", "vector"]
 _SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+#: Vectors up to this dimension (4 bytes each) are stored inside the heap row (STORAGE PLAIN).
+_PLAIN_STORAGE_MAX_DIM = 1024
 #: Query configs for the stemmed lane by query language (None: Russian and English).
 _PG_CONFIG = {"ru": "russian", "en": "english"}
 
@@ -158,6 +160,10 @@ class PostgresStore:
                 conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
             s = self.settings
             conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({int(dim)})")
+            # keep vectors inside the row (pgvector stores them out of line by default), so an exact
+            # scan does not fetch TOAST for every row; very wide vectors cannot fit a page: MAIN
+            storage = "PLAIN" if dim <= _PLAIN_STORAGE_MAX_DIM else "MAIN"
+            conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding SET STORAGE {storage}")
             self._create_ann_index(conn)
             conn.cursor().executemany(
                 "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
@@ -509,8 +515,8 @@ class PostgresStore:
         with self._pool.connection() as conn, conn.transaction():
             conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {float(self.settings.pg_trigram_threshold)}")
             rows = conn.execute(
-                "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || tokens) AS s"
-                " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || tokens)"
+                "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || left(tokens, 256)) AS s"
+                " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || left(tokens, 256))"
                 " ORDER BY s DESC, id LIMIT %(k)s",
                 {"q": q, "k": int(k)},
             ).fetchall()
