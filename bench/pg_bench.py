@@ -6,6 +6,8 @@ vector) — for any store URL, so SQLite (exact by construction) and PostgreSQL 
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +33,8 @@ def start_embedded() -> tuple[EmbeddedPostgres, str]:
     """A throw-away embedded server; the base URL names database ``footnote_bench``."""
     from footnote.store import pgserver
 
-    server = pgserver.start(conf={"shared_buffers": "'1GB'", "maintenance_work_mem": "'1GB'"})
+    server = pgserver.start(conf={"shared_buffers": "'1GB'", "maintenance_work_mem": "'1GB'"}, watch_pid=os.getpid())
+    atexit.register(server.stop)  # also on an exception; stop() twice is harmless
     return server, server.url("footnote_bench")
 
 

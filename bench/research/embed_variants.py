@@ -1,3 +1,4 @@
+# ruff: noqa  (research notes: numpy scripts that exec each other; not library code)
 """Embed variants of the Russian questions: as passages, translit, keywords-only."""
 import json, numpy as np, sys
 sys.argv=["x"]

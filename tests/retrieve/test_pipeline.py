@@ -15,12 +15,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Source, TranscriptLocator, sha256_text
+from footnote.corpus.records import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Source,
+    TranscriptLocator,
+    sha256_text,
+)
 from footnote.models.embedders import HashEmbedder
 from footnote.models.protocols import ChatMessage
 from footnote.retrieve.pipeline import Retriever
 from footnote.retrieve.types import Lane, Verdict
-from footnote.settings import Settings, load_settings
+from footnote.settings import Settings
 from footnote.store import open_store
 from footnote.store.protocol import Store
 

@@ -20,7 +20,7 @@ The lighthouse cat Pepperpot sleeps on the warm brass beside the gallery lamps e
 """
 XSS_QUESTION = "Where does the lighthouse cat Pepperpot sleep on winter nights?"
 
-# demo/README.md describes the demo and says it is not part of the corpus.
+# demo/README.md describes the demo; walking the folder skips it (settings.corpus.skip_stems).
 DEMO_NOT_CORPUS = ("README.md",)
 
 
@@ -68,7 +68,6 @@ def build_store(root: Path, demo_dir: Path) -> Settings:
     with Engine.from_settings(settings) as engine:
         report = engine.ingest([demo_dir, extra])
         assert report.ok, report.summary()
-        for sid in DEMO_NOT_CORPUS:
-            if engine.store.get_source(sid) is not None:
-                engine.store.delete_source(sid)
+        for sid in DEMO_NOT_CORPUS:  # the loader skips README files when it walks a folder
+            assert engine.store.get_source(sid) is None
     return settings

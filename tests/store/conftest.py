@@ -24,7 +24,7 @@ def pg_server() -> Iterator[object]:
     from footnote.store import pgserver
 
     try:
-        server = pgserver.start()
+        server = pgserver.start(watch_pid=os.getpid())  # a killed run does not leave a server behind
     except StoreError as e:
         missing = "not installed" in e.message or "does not exist" in e.message
         if os.environ.get("CI", "").lower() in ("1", "true", "yes") or not missing:

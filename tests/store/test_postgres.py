@@ -30,6 +30,7 @@ class TestPostgresConformance(StoreConformance):
 # --- PostgreSQL-specific behaviour ---------------------------------------------------------------
 
 import threading  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -291,7 +292,13 @@ def test_bulk_load_defers_the_index_and_a_dead_loader_is_repaired(pg_url: str) -
         dead = psycopg.connect(pg_url, autocommit=True)
         dead.execute("SELECT pg_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK])
         dead.execute("DROP INDEX fragments_embedding_hnsw")
+        dead_pid = dead.info.backend_pid
         dead.close()
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # the server ends that session asynchronously
+            for _ in range(100):
+                if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [dead_pid]).fetchone() == (0,):
+                    break
+                time.sleep(0.05)
         s.bind_embedder("hash", 64)
         with psycopg.connect(pg_url) as conn:
             assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone() == (True,)
@@ -315,3 +322,32 @@ def test_server_side_failures_surface_as_store_errors(pg_url: str) -> None:
         assert s.list_sources() == []  # the pool recovered
     finally:
         s.close()
+
+
+def test_killed_owner_leaves_no_server_behind(pg_server: EmbeddedPostgres) -> None:
+    """A process that started a server with ``watch_pid`` and was killed (no cleanup ran): its
+    watchdog stops the server and removes the temporary data directory."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import os, time; from footnote.store import pgserver; s = pgserver.start(watch_pid=os.getpid()); "
+            "print(s.to_json(), flush=True); time.sleep(120)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        server = EmbeddedPostgres.from_json(child.stdout.readline())
+        assert server.running()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        for _ in range(300):
+            if not Path(server.data_dir).exists():
+                break
+            time.sleep(0.1)
+        assert not Path(server.data_dir).exists()
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(server.url(), connect_timeout=2)
+    finally:
+        if child.poll() is None:
+            child.kill()

@@ -51,10 +51,12 @@ def test_same_corpus_same_top_results(engines: tuple[Engine, Engine], questions:
     gold_lite = gold_pg = 0
     for q in questions:
         vec = lite.embedder.embed_queries([q["question"]])[0]
-        # dense lane: exact on both sides at this size → identical ids and cosines
+        # dense lane: exact on both sides at this size → the same cosines, the same ids (ties aside)
         dl, dp = lite.store.search_dense(vec, 10), pg.store.search_dense(vec, 10)
-        assert [h.fragment_id for h in dl] == [h.fragment_id for h in dp], q["id"]
         np.testing.assert_allclose([h.score for h in dl], [h.score for h in dp], atol=1e-5)
+        last = dl[-1].score
+        assert {h.fragment_id for h in dl if h.score > last + 1e-5} == {
+            h.fragment_id for h in dp if h.score > last + 1e-5}, q["id"]
         # lexical (stemmed) lane: both find the same best fragment (rank functions differ: bm25 vs ts_rank)
         ll = lite.store.search_lexical(q["question"], 10, stemmed=True, lang="en")
         lp = pg.store.search_lexical(q["question"], 10, stemmed=True, lang="en")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from footnote.answer.types import Note, Outline, Thesis
@@ -127,12 +127,25 @@ class TermScorer:
 
 def select_sentences(
     question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer,
-    *, crosslingual: bool = True,
+    *, crosslingual: bool = True, addressed: Collection[int] = (),
 ) -> tuple[list[Pick], dict[str, object]]:
-    """The sentences an extractive answer is made of, best first, and what the choice looked at."""
+    """The sentences an extractive answer is made of, best first, and what the choice looked at.
+    ``addressed``: notes whose address the question names (``What does HB 3.2 say?``) — they answer
+    with their leading sentences, first."""
     info: dict[str, object] = {"notes": len(notes)}
     if not notes:
         return [], info
+    if addressed:
+        by_address = [
+            Pick(n.n, sent, 2.0 - 0.01 * pos, 1.0, pos)
+            for n in notes if n.n in addressed
+            for pos, sent in enumerate(split_sentences(n.fragment.text)[: settings.extractive_max_per_note])
+        ]
+        if by_address:
+            info["addressed"] = len(addressed)
+            chosen = by_address[: settings.extractive_max_sentences]
+            info["chosen"] = len(chosen)
+            return chosen, info
     qterms_by_lang: dict[str, list[str]] = {}
     note_sents: list[list[tuple[str, set[str]]]] = []
     for note in notes:

@@ -39,6 +39,7 @@ from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.types import Answer, AnswerMode, Event, EventKind, Note, Outline
 from footnote.corpus.lang import detect_lang
+from footnote.corpus.records import AddressLocator
 from footnote.errors import FootnoteError, ModelError, UsageError
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import ChatModel
@@ -146,15 +147,20 @@ class Answerer:
         for st in result.trace:
             yield Event(EventKind.STAGE, {"name": f"search.{st.name}", "ms": round(st.ms, 3), "counts": dict(st.counts)})
         can_fallback = turn.fallback_on and "fallback" in turn.models
+        notes = tuple(
+            Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
+        )
         if result.verdict is Verdict.BAIL_OUT:
-            if can_fallback and a.fallback_on_bail_out:
+            addressed = _addressed(result, notes)
+            if a.address_overrides_bail_out and addressed:
+                # an exact address hit is evidence the gate's cosine does not see: answer from those notes,
+                # extractively (a bail-out still costs no model call)
+                yield from self._address_answer(turn, notes, addressed)
+            elif can_fallback and a.fallback_on_bail_out:
                 yield from self._fallback(turn, "bail_out")
             else:
                 yield from self._not_found(turn, "bail_out")
             return
-        notes = tuple(
-            Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
-        )
         outline, picks = yield from self._plan(turn, notes)
         if outline.empty:
             if can_fallback:
@@ -195,10 +201,26 @@ class Answerer:
                 return res.outline, None
         assert turn.result is not None
         xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
-        picks, info = select_sentences(turn.question, turn.lang, notes, a, self.scorer, crosslingual=xl)
+        addressed = _addressed(turn.result, notes)
+        picks, info = select_sentences(
+            turn.question, turn.lang, notes, a, self.scorer, crosslingual=xl, addressed=addressed
+        )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks
+
+    def _address_answer(self, turn: _Turn, notes: tuple[Note, ...], addressed: set[int]) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        picks, info = select_sentences(turn.question, turn.lang, notes, self.settings.answer, self.scorer,
+                                       addressed=addressed)
+        outline = outline_from_picks(picks)
+        yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)},
+                         planner="address", **info)
+        ctx = compact(notes, outline)
+        no_models = _Turn(turn.question, turn.lang, turn.fallback_on, {}, turn.counters, turn.t0, turn.stages,
+                          turn.degraded, turn.result)
+        yield from self._synthesize(no_models, ctx, picks)
+        turn.answer = no_models.answer
 
     # -- synthesize ----------------------------------------------------------------------------
     def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
@@ -427,6 +449,17 @@ class Answerer:
         if reason:
             out["insufficient_reason"] = reason
         return out
+
+
+def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:
+    """Notes whose address the question names exactly."""
+    wanted = {(ad.book, ad.loc) for sq in result.plan.subquestions for ad in sq.addresses}
+    if not wanted:
+        return set()
+    return {
+        n.n for n in notes
+        if isinstance(n.fragment.locator, AddressLocator) and (n.fragment.locator.book, n.fragment.locator.loc) in wanted
+    }
 
 
 def _leading(ctx: Compacted) -> list[Pick]:

@@ -106,10 +106,6 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
             "seconds": round(time.perf_counter() - t0, 2),
             "search_seconds": round(search_s, 2),
         }
-        if answers:  # answer-level CRAG per category and language (footnote.eval.answers)
-            from footnote.eval.answers import answer_report
-
-            meta["answers"] = answer_report(outcomes)
     sections = {"answers": answers_mod.answer_report(outcomes)} if answers_mod else {}
     report = write_report(out_dir, outcomes, meta, plots=plots, sections=sections)
     if ctx.as_json:
@@ -119,11 +115,6 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
         click.echo(line)
     if answers_mod:
         for line in answers_mod.summary_lines(report["answers"]):
-            click.echo(line)
-    if answers:
-        from footnote.eval.answers import summary_lines as answer_lines
-
-        for line in answer_lines(report["meta"]["answers"]):
             click.echo(line)
     click.echo(f"report: {out_dir / 'report.json'}, {out_dir / 'report.md'}", err=not sys.stdout.isatty())
 

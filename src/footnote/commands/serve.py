@@ -26,14 +26,6 @@ def resolve_demo_dir(configured: str) -> Path | None:
     return None
 
 
-def _drop_demo_readme(engine: Engine, demo: Path) -> None:
-    """The demo's README describes the demo (its questions included) and is not part of the corpus."""
-    readme = (demo / "README.md").resolve().as_posix()
-    for src in engine.store.list_sources():
-        if src.origin == readme:
-            engine.store.delete_source(src.id)
-
-
 def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
     """Ingest ``demo`` when the store holds no source; return a line saying what happened."""
     stats = engine.store.stats()
@@ -41,8 +33,7 @@ def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
         return f"store {stats.url}: {stats.sources} sources, {stats.fragments} fragments"
     if demo is None:
         return f"store {stats.url} is empty and no demo corpus was found; add sources with `footnote ingest PATH`"
-    report = engine.ingest([demo])
-    _drop_demo_readme(engine, demo)
+    report = engine.ingest([demo])  # README files are skipped when a folder is walked
     after = engine.store.stats()
     line = f"ingested the demo corpus {demo}: {after.sources} sources, {after.fragments} fragments in {report.seconds:.1f} s"
     if report.failed:

@@ -1,6 +1,6 @@
 """Answer-level scoring: is the answer right, cited, or an honest abstention? (CRAG-style)
 
-``score_answer``: correct when a normalised gold answer string appears in the answer or in the text of
+``score_answer``: an answer to an unanswerable question is −1; otherwise correct when a normalised gold answer string appears in the answer or in the text of
 one of its cited notes, and every citation is valid (it resolves to a note of this turn and its number
 is in the answer). Points: +1 correct, 0 abstained (``not_found``/``declined``), −1 otherwise. A second,
 language-independent view, ``cites_gold``, asks whether a cited note comes from a gold source (the
@@ -82,12 +82,18 @@ def _contains(haystack: str, needle: str) -> bool:
     return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
 
 
-def score_answer(answer: Answer, gold_answers: Sequence[str], gold_sources: Collection[str] = ()) -> AnswerScore:
+def score_answer(
+    answer: Answer, gold_answers: Sequence[str], gold_sources: Collection[str] = (), *, answerable: bool = True
+) -> AnswerScore:
+    """Score one answer. ``answerable=False`` (near-miss, off-topic, SQuAD 2.0 unanswerable — whose rows may
+    still list plausible answers): any answer is −1, an abstention 0."""
     abstained = answer.mode in (AnswerMode.NOT_FOUND, AnswerMode.DECLINED)
     valid = citations_valid(answer)
-    cites_gold = any(c.fragment.source_id in gold_sources for c in answer.citations)
+    cites_gold = answerable and any(c.fragment.source_id in gold_sources for c in answer.citations)
     if abstained:
         return AnswerScore(0, False, True, valid, cites_gold, None)
+    if not answerable:
+        return AnswerScore(-1, False, False, valid, False, None)
     text = normalise(answer.answer)
     notes = [normalise(c.fragment.text) for c in answer.citations]
     matched: str | None = None
@@ -110,7 +116,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
         t0 = time.perf_counter()
         answer: Answer = engine.answerer.answer_result(q.question, result, fallback=fallback)
         ms = (time.perf_counter() - t0) * 1000.0
-        score = score_answer(answer, q.answers, q.gold)
+        score = score_answer(answer, q.answers, q.gold, answerable=q.answerable)
         return {"answer": {
             **score.to_dict(), "mode": answer.mode.value, "ms": round(ms, 3), "model_calls": answer.model_calls,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,

@@ -8,7 +8,10 @@
 3. :func:`fit_gate` chooses, per language pair, the signal's weights (background, lexical) by AUROC
    on the fit half — a small grid, few parameters — and the thresholds:
 
-   - ``bail_out``: the highest value that still answers ``answer_target`` of in-corpus questions;
+   - ``bail_out``: the highest value that still answers ``answer_target`` of in-corpus questions
+     (``weak_answer_target`` for a pair whose fit-half AUROC is below ``weak_auroc``: where the
+     signal cannot separate well, abstaining costs many good answers for little gain, and the
+     outline planner remains the second gate);
    - ``good_enough``: the value that only ``1 − confident_quantile`` of out-of-corpus questions
      reach (never below ``bail_out``); ``sufficient`` halfway between;
    - ``reserve_floor``: the max-cosine equivalent of ``bail_out`` (the same quantile of in-corpus
@@ -96,6 +99,8 @@ def collect(
 @dataclass(frozen=True)
 class FitTargets:
     answer_target: float = 0.96  # in-corpus questions answered on the fit half (bar: 0.95, held out)
+    weak_auroc: float = 0.95  # a pair whose signal separates worse than this on the fit half …
+    weak_answer_target: float = 0.975  # … favours answering (the outline planner remains the second gate)
     confident_quantile: float = 0.99  # out-of-corpus questions below good_enough
     prefloor_margin: float = 0.10
     min_rows: int = 20  # a language pair with fewer labelled rows falls back to the default
@@ -157,13 +162,17 @@ def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateT
     neg = np.array([r.value(bw, lw) for r in rows if not r.answerable])
     if len(pos) == 0:
         raise ValueError("no answerable (in-corpus) questions to calibrate on")
-    bail = _answering_threshold(pos, targets.answer_target)
+    separation = _auroc(rows, bw, lw)
+    target = targets.answer_target
+    if separation is not None and separation < targets.weak_auroc:
+        target = max(target, targets.weak_answer_target)
+    bail = _answering_threshold(pos, target)
     good = float(np.quantile(neg, targets.confident_quantile)) if len(neg) else float(np.quantile(pos, 0.5))
     good = max(good, bail)
     sufficient = (bail + good) / 2.0
     max_pos = np.array([r.max_score for r in rows if r.answerable])
     gold = np.array([r.gold_cosine for r in rows if r.answerable and r.gold_cosine is not None])
-    reserve = _answering_threshold(max_pos, targets.answer_target)
+    reserve = _answering_threshold(max_pos, target)
     fallback = float(np.quantile(gold, 0.25)) if len(gold) else reserve
     prefloor = max(0.0, float(gold.min()) - targets.prefloor_margin) if len(gold) else 0.0
     t = GateThresholds(

@@ -33,6 +33,7 @@ class Evidence:
     trigram: float = 0.0
     address: float = 0.0
     dense_lanes: int = 0  # how many (dense lane, query) pairs found it
+    names: float = 0.0  # cross-script name evidence (footnote.retrieve.names), across languages only
 
 
 def lane_tops(all_hits: Iterable[Sequence[LaneHit]]) -> dict[tuple[Lane, str], float]:
@@ -70,4 +71,5 @@ def evidence_of(hits: Sequence[LaneHit], tops: dict[tuple[Lane, str], float]) ->
 def fused_score(cosine: float, ev: Evidence, *, same_lang: bool, is_verse: bool, rs: RetrieveSettings) -> float:
     lex_w = rs.fusion_lexical_weight if same_lang else rs.fusion_cross_lexical_weight
     addr = rs.fusion_address_bonus + (rs.fusion_address_verse_bonus if is_verse else 0.0)
-    return cosine + lex_w * ev.lexical + rs.fusion_trigram_weight * ev.trigram + addr * ev.address
+    return (cosine + lex_w * ev.lexical + rs.fusion_trigram_weight * ev.trigram + addr * ev.address
+            + rs.fusion_name_weight * ev.names)

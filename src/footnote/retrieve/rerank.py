@@ -13,22 +13,27 @@ from footnote.corpus.records import KindGroup
 from footnote.errors import ModelError
 from footnote.models.protocols import Reranker
 from footnote.retrieve.fusion import evidence_of, fused_score, lane_tops
+from footnote.retrieve.names import name_evidence, passage_skeletons, question_names
 from footnote.retrieve.types import Candidate
 from footnote.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def fused_order(cands: Sequence[Candidate], query_lang: str, settings: Settings) -> list[Candidate]:
+def fused_order(question: str, cands: Sequence[Candidate], query_lang: str, settings: Settings) -> list[Candidate]:
     """Candidates with ``rerank`` = fused evidence score, best first (ties: cosine, then id)."""
+    rs = settings.retrieve
     tops = lane_tops(c.lanes for c in cands)
-    scored = [
-        replace(c, rerank=fused_score(
-            c.score, evidence_of(c.lanes, tops), same_lang=c.fragment.lang == query_lang,
-            is_verse=settings.corpus.group_of(c.fragment.kind) is KindGroup.VERSES, rs=settings.retrieve,
-        ))
-        for c in cands
-    ]
+    names = question_names(question) if rs.fusion_name_weight else []
+    scored = []
+    for c in cands:
+        same = c.fragment.lang == query_lang
+        ev = evidence_of(c.lanes, tops)
+        if names and not same:
+            ev = replace(ev, names=name_evidence(names, passage_skeletons(c.fragment.text)))
+        scored.append(replace(c, rerank=fused_score(
+            c.score, ev, same_lang=same, is_verse=settings.corpus.group_of(c.fragment.kind) is KindGroup.VERSES, rs=rs,
+        )))
     scored.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
     return scored
 
@@ -43,16 +48,16 @@ def rerank(
 ) -> tuple[list[Candidate], str]:
     """Ranked candidates and the method used (``fusion``, the reranker's name, or ``fusion (X failed)``)."""
     if reranker is None or not cands:
-        return fused_order(cands, query_lang, settings), "fusion"
+        return fused_order(question, cands, query_lang, settings), "fusion"
     try:
         scores = reranker.rerank(question, [c.fragment.text for c in cands])
     except ModelError as e:
         log.warning("reranker %s failed (%s); ranking by fused lane evidence", reranker.name, e.message)
-        return fused_order(cands, query_lang, settings), f"fusion ({reranker.name} failed)"
+        return fused_order(question, cands, query_lang, settings), f"fusion ({reranker.name} failed)"
     if len(scores) != len(cands):
         log.warning("reranker %s returned %d scores for %d passages; ranking by fused lane evidence",
                     reranker.name, len(scores), len(cands))
-        return fused_order(cands, query_lang, settings), f"fusion ({reranker.name} failed)"
+        return fused_order(question, cands, query_lang, settings), f"fusion ({reranker.name} failed)"
     ranked = [replace(c, rerank=float(s)) for c, s in zip(cands, scores, strict=True)]
     ranked.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
     return ranked, reranker.name

@@ -21,6 +21,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -175,9 +176,13 @@ def start(
     port: int | None = None,
     conf: dict[str, str] | None = None,
     tries: int = 3,
+    watch_pid: int | None = None,
 ) -> EmbeddedPostgres:
     """initdb a fresh cluster in ``data_dir`` (a new temporary directory when None) and start it on
-    127.0.0.1 at ``port`` (a free one when None). Raises StoreError with the server log on failure."""
+    127.0.0.1 at ``port`` (a free one when None). Raises StoreError with the server log on failure.
+
+    With ``watch_pid`` a small watchdog process stops the server (and removes a temporary data
+    directory) if that process dies without stopping it — a killed test run leaves nothing behind."""
     bin_dir = pg_bin_dir()
     os_user = _needs_os_user()
     owns = data_dir is None
@@ -218,6 +223,8 @@ def start(
         if r.returncode == 0:
             log.info("embedded PostgreSQL on 127.0.0.1:%d (data %s)", server.port, root)
             _wait_ready(server)
+            if watch_pid is not None:
+                _spawn_watchdog(server, watch_pid)
             return server
         last = server.log_file.read_text(errors="replace")[-2000:] if server.log_file.exists() else r.stderr
         if port is not None:
@@ -249,3 +256,32 @@ def running(**kwargs: object) -> Iterator[EmbeddedPostgres]:
         yield server
     finally:
         server.stop()
+
+
+def _spawn_watchdog(server: EmbeddedPostgres, pid: int) -> None:
+    code = "import sys; from footnote.store.pgserver import watchdog; watchdog(int(sys.argv[1]), sys.stdin.read())"
+    proc = subprocess.Popen(  # detached: survives the watched process on purpose
+        [sys.executable, "-c", code, str(pid)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(server.to_json())  # not on the command line: the password stays out of `ps`
+    proc.stdin.close()
+
+
+def watchdog(pid: int, server_json: str, poll_s: float = 1.0) -> None:
+    """Wait until process ``pid`` is gone, then stop the server if it still runs (and remove its
+    temporary data directory). Exits at once when the server was stopped normally."""
+    server = EmbeddedPostgres.from_json(server_json)
+    pgdata = Path(server.data_dir) / "pgdata"
+    while pgdata.exists():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            pass
+        time.sleep(poll_s)
+    if pgdata.exists():
+        with contextlib.suppress(Exception):
+            server.stop(remove=server.owns_data_dir)

