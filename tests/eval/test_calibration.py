@@ -59,6 +59,8 @@ def test_fit_per_pair_meets_answer_target_and_orders_thresholds() -> None:
     fit = fit_gate(rows, FitTargets(answer_target=0.95))
     assert set(fit.by_pair) == {"en-en", "ru-en"}
     assert fit.default_pair == "en-en" and fit.default == fit.by_pair["en-en"].thresholds
+    eg = fit.to_embedder_gate("test")
+    assert eg.cross_lingual == "ru-en" and eg.by_lang_pair["ru-en"] == fit.by_pair["ru-en"].thresholds
     for pair, pf in fit.by_pair.items():
         t = pf.thresholds
         assert t.bail_out <= t.sufficient <= t.good_enough

@@ -290,3 +290,22 @@ def test_probe_admits_by_cosine_and_dedups(base: Settings, store: Store, emb: Ha
         v = store.get_embeddings([c.fragment.id])[0]
         assert c.score == pytest.approx(float(np.max(vecs @ v)), abs=1e-5) and c.score >= 0.3
     assert ret.probe(qs, min_score=0.999) == []
+
+
+def test_store_without_vectors_is_lexical_only_even_with_an_embedder(tmp_path: Path, hash_settings: Settings) -> None:
+    store = build_store(tmp_path / "novec.db", None)  # ingested lexical-only
+    try:
+        r = Retriever(hash_settings, store, HashEmbedder(), None, None).search("yeast ferments sugar")
+        assert r.lexical_only and r.candidates[0].fragment.id == "bread#0"
+        assert r.signal.thresholds["bail_out"] == hash_settings.gate.lexical_only.bail_out
+    finally:
+        store.close()
+
+
+def test_empty_store_bails_out(tmp_path: Path, base: Settings, emb: HashEmbedder) -> None:
+    store = open_store(str(tmp_path / "empty.db"))
+    try:
+        r = Retriever(base, store, emb, None, CountingRouter()).search("anything at all")
+        assert r.candidates == () and r.verdict is Verdict.BAIL_OUT and r.model_calls == 0
+    finally:
+        store.close()

@@ -41,4 +41,7 @@ def test_cross_script_names() -> None:
     text = "The Panthers line also featured veteran defensive end Jared Allen, a 5-time pro bowler."
     assert name_evidence(names, passage_skeletons(text)) == 1.0
     assert name_evidence(names, passage_skeletons("Oxygen is a chemical element.")) == 0.0
-    assert question_names("What did Jared Allen do?") == []  # only Cyrillic names cross scripts
+    # the other way round: an English question's names in a Russian passage
+    en = question_names("How many sacks did Jared Allen have?")
+    assert en == [skeleton("Jared"), skeleton("Allen")]
+    assert name_evidence(en, passage_skeletons("Ветеран Джаред Аллен сделал 136 мешков.")) == 1.0

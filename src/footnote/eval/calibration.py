@@ -123,8 +123,11 @@ class GateFit:
     default_pair: str = ""
 
     def to_embedder_gate(self, fitted_on: str) -> EmbedderGate:
+        """The settings section; an unlisted cross-lingual pair uses the largest fitted cross-lingual pair."""
+        cross = [p for p in self.by_pair if p.split("-")[0] != p.split("-")[-1]]
         return EmbedderGate(
-            default=self.default, by_lang_pair={k: v.thresholds for k, v in self.by_pair.items()}, fitted_on=fitted_on
+            default=self.default, by_lang_pair={k: v.thresholds for k, v in self.by_pair.items()}, fitted_on=fitted_on,
+            cross_lingual=max(cross, key=lambda p: self.by_pair[p].n_fit) if cross else "",
         )
 
     def settings_update(self, embedder: str, fitted_on: str) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Cross-script name evidence for the offline fusion: a Russian question names "Джаред Аллен", the
-English passage says "Jared Allen". Both sides are reduced to a consonant skeleton (Cyrillic
-transliterated first; vowels dropped, doubled letters collapsed, similar consonants merged), so an
-inflected Russian name ("Аллена") still meets its English spelling ("Allen" → "lln").
+English passage says "Jared Allen" (or the other way round). Both sides are reduced to a consonant
+skeleton (Cyrillic transliterated first; vowels dropped, doubled letters collapsed, similar consonants
+merged), so an inflected Russian name ("Аллена") still meets its English spelling ("Allen" → "ln").
 
-Only capitalised Cyrillic words of 4+ letters count as names (sentence-initial words are skipped);
-the evidence is the share of the question's name skeletons found among a passage's word skeletons
-(a prefix match of 3+ letters counts, for inflection).
+Capitalised words of 4+ letters in either script count as the question's names (sentence-initial
+words are skipped); the evidence is the share of them found among a passage's capitalised-word
+skeletons (a prefix match of 3+ letters counts, for inflection). Used only when the question and
+the passage are in different languages.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_CYR = re.compile(r"[а-яё]", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_CAPWORD = re.compile(r"\b[A-Z][^\W\d_]{2,}", re.UNICODE)
+_CAPWORD = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}", re.UNICODE)
 _MULTI = (("дж", "j"), ("кс", "x"), ("кв", "q"), ("щ", "sh"), ("ч", "ch"), ("ш", "sh"), ("ж", "j"), ("х", "h"),
           ("ц", "c"))
 _SINGLE = dict(zip("абвгдеёзийклмнопрстуфыьъэюя", [*"abvgdeeziyklmnoprstufy", "", "", "e", "u", "a"], strict=True))
@@ -42,11 +42,11 @@ def skeleton(word: str) -> str:
 
 
 def question_names(question: str) -> list[str]:
-    """Skeletons of the capitalised Cyrillic words (4+ letters, not sentence-initial) of ``question``."""
+    """Skeletons of the capitalised words (4+ letters, not sentence-initial) of ``question``."""
     out: list[str] = []
     words = _WORD.findall(question)
     for i, w in enumerate(words):
-        if i == 0 or len(w) < 4 or not w[0].isupper() or not _CYR.search(w):
+        if i == 0 or len(w) < 4 or not w[0].isupper():
             continue
         sk = skeleton(translit(w))
         if len(sk) >= 2 and sk not in out:
@@ -55,8 +55,8 @@ def question_names(question: str) -> list[str]:
 
 
 def passage_skeletons(text: str) -> set[str]:
-    """Skeletons of a passage's capitalised Latin-script words (English names are capitalised)."""
-    return {skeleton(w) for w in _CAPWORD.findall(text) if not _CYR.search(w)}
+    """Skeletons of a passage's capitalised words, either script (names are capitalised)."""
+    return {skeleton(translit(w)) for w in _CAPWORD.findall(text)}
 
 
 def name_evidence(names: list[str], skeletons: set[str]) -> float:

@@ -79,12 +79,17 @@ class Retriever:
     # -- public --------------------------------------------------------------------------------
     @property
     def lexical_only(self) -> bool:
-        return self.embedder is None
+        """No embedder, or a store without any vectors (filled lexical-only): the lexical lanes alone."""
+        if self.embedder is None:
+            return True
+        sample = self._background_vectors()
+        return sample is None or len(sample) == 0
 
     def search(self, question: str, *, lang: str | None = None) -> SearchResult:
         s = self.settings
         traces: list[StageTrace] = []
         qlang = lang or detect_lang(question, s.corpus.default_lang)
+        lexical = self.lexical_only
 
         t0 = time.perf_counter()
         plan = first_round_plan(question, s, lang=qlang)
@@ -94,17 +99,17 @@ class Retriever:
             "addresses": sum(len(sq.addresses) for sq in plan.subquestions),
         }, {"source": plan.source, "lang": plan.lang}))
 
-        qvec, vectors = self._embed(question, queries, traces, "embed")
+        qvec, vectors = self._embed(question, queries, traces, "embed", lexical)
         pool = LanePool()
         traces.extend(run_lanes(self.store, s, queries, vectors, pool, lang=plan.lang, round_no=1))
-        ranked = self._rank(question, qvec, plan.lang, pool, traces, "")
+        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical)
         rounds, calls = 1, 0
         plans = [plan]
         while ranked.verdict is Verdict.INSUFFICIENT and rounds < s.gate.max_rounds:
             rounds += 1
             sfx = f"@round{rounds}"
             t0 = time.perf_counter()
-            partial = self._result(plans[-1], ranked, rounds - 1, traces, calls)
+            partial = self._result(plans[-1], ranked, rounds - 1, traces, calls, lexical)
             plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial)
             calls += n
             new_q = [q for q in plan_queries(plan2) if not any(q.text == p.text for p in queries)]
@@ -113,17 +118,17 @@ class Retriever:
             }, {"source": plan2.source}))
             plans.append(plan2)
             queries = [*queries, *new_q]
-            _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}")
+            _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}", lexical)
             traces.extend(run_lanes(self.store, s, new_q, vec2, pool, lang=plan.lang, round_no=rounds))
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx)
-        return self._result(_merge_plans(plans), ranked, rounds, traces, calls)
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical)
+        return self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
         """Fallback re-search: dense hits of each probe with cosine ≥ ``min_score`` to that probe,
         deduplicated (a fragment keeps its best probe cosine and every probe's provenance), best
         first, at most ``k``. With no embedder there is no cosine to admit by: empty."""
         texts = [" ".join(q.split()) for q in queries if q and q.strip()]
-        if self.embedder is None or not texts:
+        if self.embedder is None or not texts or self.lexical_only:
             return []
         vecs = self.embedder.embed_queries(texts)
         best: dict[str, float] = {}
@@ -148,9 +153,9 @@ class Retriever:
         return DENSE_LANE[self.settings.corpus.group_of(kind)]
 
     def _embed(
-        self, question: str | None, queries: Sequence[LaneQuery], traces: list[StageTrace], name: str
+        self, question: str | None, queries: Sequence[LaneQuery], traces: list[StageTrace], name: str, lexical: bool
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        if self.embedder is None:
+        if self.embedder is None or lexical:
             traces.append(StageTrace(name, 0.0, {"queries": 0}, {"lexical_only": True}))
             return None, None
         t0 = time.perf_counter()
@@ -169,7 +174,8 @@ class Retriever:
         return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
 
     def _rank(
-        self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str
+        self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
+        lexical: bool,
     ) -> _Ranked:
         s, rs = self.settings, self.settings.retrieve
         # pool: fragments and their true cosine to the question
@@ -182,13 +188,13 @@ class Retriever:
         else:
             cos = np.zeros(len(ids), dtype=np.float32)
         corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
-        th0 = self._thresholds(qlang, corpus_lang)
+        th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
         dropped = 0
         for i, c in zip(ids, cos.tolist(), strict=True):
             hits = tuple(pool.hits[i])
             forced = any(h.lane in FORCING_LANES for h in hits)
-            if not forced and not self.lexical_only and c < th0.prefloor:
+            if not forced and not lexical and c < th0.prefloor:
                 dropped += 1
                 continue
             cands.append(Candidate(frags[i], float(c), hits, forced=forced))
@@ -199,7 +205,7 @@ class Retriever:
 
         # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected
         t0 = time.perf_counter()
-        capped, protected = _cap(cands, rs.cap, rs.cap_protect_lexical, by_cosine=not self.lexical_only)
+        capped, protected = _cap(cands, rs.cap, rs.cap_protect_lexical, by_cosine=not lexical)
         traces.append(StageTrace(f"cap{sfx}", _ms(t0), {"in": len(cands), "kept": len(capped), "protected": protected}))
 
         # rerank (configured cross-encoder, else fused lane evidence)
@@ -213,31 +219,32 @@ class Retriever:
         traces.append(StageTrace(f"dedup{sfx}", _ms(t0), {"in": len(ranked), "removed": removed}))
         t0 = time.perf_counter()
         kept, rest = deduped[: rs.keep_top], deduped[rs.keep_top:]
-        thresholds = self._thresholds(qlang, kept[0].fragment.lang if kept else corpus_lang)
+        thresholds = self._thresholds(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
         final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
         traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
                                  {"reserve_floor": thresholds.reserve_floor}))
 
         # gate
         t0 = time.perf_counter()
-        signal, verdict = self._gate(question, qvec, qlang, final, thresholds)
+        signal, verdict = self._gate(question, qvec, qlang, final, thresholds, lexical)
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
                                  {"verdict": verdict.value, "value": signal.value, **signal.extra}))
         return _Ranked(final, signal, verdict, thresholds)
 
-    def _thresholds(self, qlang: str, corpus_lang: str) -> GateThresholds:
+    def _thresholds(self, qlang: str, corpus_lang: str, lexical: bool) -> GateThresholds:
         g = self.settings.gate
-        if self.lexical_only:
+        if lexical:
             return g.lexical_only
         return g.thresholds(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
 
     def _gate(
-        self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds
+        self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
+        lexical: bool,
     ) -> tuple[GateSignal, Verdict]:
         s = self.settings
         lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
         top = final[0] if final else None
-        if self.lexical_only or qvec is None:
+        if lexical or qvec is None:
             overlap = 1.0 if any(h.lane is Lane.ADDRESS for c in final for h in c.lanes) else (
                 lexical_overlap(question, qlang, [top.fragment] if top else [], self._analyzer)
             )
@@ -272,10 +279,17 @@ class Retriever:
         once and refreshed after ``gate.background_refresh_s``."""
         g = self.settings.gate
         now = time.monotonic()
-        if self._background is not None and now - self._background_at < g.background_refresh_s:
+
+        def fresh() -> bool:
+            if self._background is None:
+                return False
+            ttl = g.background_refresh_s if len(self._background) else g.empty_recheck_s
+            return now - self._background_at < ttl
+
+        if fresh():
             return self._background
         with self._bg_lock:
-            if self._background is not None and now - self._background_at < g.background_refresh_s:
+            if fresh():
                 return self._background
             total = self.store.stats().embedded
             if total == 0:
@@ -296,11 +310,11 @@ class Retriever:
             return sample
 
     def _result(
-        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int
+        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool
     ) -> SearchResult:
         return SearchResult(
             plan=plan, candidates=tuple(ranked.final), verdict=ranked.verdict, signal=ranked.signal,
-            rounds=rounds, trace=tuple(traces), lexical_only=self.lexical_only, model_calls=calls,
+            rounds=rounds, trace=tuple(traces), lexical_only=lexical, model_calls=calls,
         )
 
 
