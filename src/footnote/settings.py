@@ -326,11 +326,6 @@ class AnswerSettings(_Frozen):
         description="Also summon the fallback model when the gate bails out. Off: a bail-out costs no model "
         "call at all (the fallback then runs only when the planner finds the notes insufficient).",
     )
-    address_overrides_bail_out: bool = Field(
-        True,
-        description="A question naming an address (HB 3.2) that a note carries exactly is answered extractively "
-        "from those notes even when the gate bails out (still no model call).",
-    )
     on_model_failure: Literal["extractive", "error"] = Field(
         "extractive",
         description="After a planner/synthesizer call fails its bounded retries: answer extractively (and say so "

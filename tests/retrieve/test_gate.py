@@ -54,6 +54,19 @@ def test_decide(value: float, lectures: int, verdict: Verdict) -> None:
     assert decide(cov(value, lectures), T).abstains is (verdict is Verdict.BAIL_OUT)
 
 
+def test_exact_address_hit_is_good_enough_and_never_bails_out() -> None:
+    low = Coverage(value=0.1, max_score=0.1, lecture_count=0, exact_address=True)
+    assert not should_bail_out(low, T)
+    assert is_coverage_good_enough(low, T)
+    assert decide(low, T) is Verdict.GOOD_ENOUGH
+
+
+def test_address_only_question_with_a_missing_address_bails_out() -> None:
+    close = Coverage(value=0.9, max_score=0.9, lecture_count=3, missing_address=True)
+    assert should_bail_out(close, T)
+    assert decide(close, T) is Verdict.BAIL_OUT  # dense neighbours of a verse that does not exist are no answer
+
+
 def test_signal_is_plain_max_cosine_with_zero_weights() -> None:
     assert signal_value(0.8, 0.7, 1.0, T) == 0.8
     t = T.model_copy(update={"background_weight": 0.5, "lexical_weight": 0.1})

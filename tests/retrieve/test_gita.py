@@ -79,6 +79,15 @@ def test_nonexistent_address_finds_no_verse_by_address(gita: Engine) -> None:
     assert all(c.fragment.locator != result.plan.subquestions[0].addresses[0] for c in result.candidates)
     trace = {t.name: t for t in result.trace}
     assert trace["lane:address"].counts.get("hits", 0) == 0
+    # an address-only question whose address does not exist: "not in the corpus", not a neighbour's verse
+    assert result.verdict.abstains
+    assert result.signal.extra["missing_address"] == 1.0
+
+
+def test_exact_address_is_good_enough_even_with_little_lexical_evidence(gita: Engine) -> None:
+    result = gita.search("BG 2.13")
+    assert result.signal.extra["exact_address"] == 1.0
+    assert not result.verdict.abstains
 
 
 def test_addresses_follow_the_data_numbering(gita: Engine) -> None:

@@ -151,12 +151,8 @@ class Answerer:
             Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
         )
         if result.verdict is Verdict.BAIL_OUT:
-            addressed = _addressed(result, notes)
-            if a.address_overrides_bail_out and addressed:
-                # an exact address hit is evidence the gate's cosine does not see: answer from those notes,
-                # extractively (a bail-out still costs no model call)
-                yield from self._address_answer(turn, notes, addressed)
-            elif can_fallback and a.fallback_on_bail_out:
+            # (an exact address hit never bails out: the gate counts it as good enough)
+            if can_fallback and a.fallback_on_bail_out:
                 yield from self._fallback(turn, "bail_out")
             else:
                 yield from self._not_found(turn, "bail_out")
@@ -208,19 +204,6 @@ class Answerer:
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks
-
-    def _address_answer(self, turn: _Turn, notes: tuple[Note, ...], addressed: set[int]) -> Iterator[Event]:
-        t0 = time.perf_counter()
-        picks, info = select_sentences(turn.question, turn.lang, notes, self.settings.answer, self.scorer,
-                                       addressed=addressed)
-        outline = outline_from_picks(picks)
-        yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)},
-                         planner="address", **info)
-        ctx = compact(notes, outline)
-        no_models = _Turn(turn.question, turn.lang, turn.fallback_on, {}, turn.counters, turn.t0, turn.stages,
-                          turn.degraded, turn.result)
-        yield from self._synthesize(no_models, ctx, picks)
-        turn.answer = no_models.answer
 
     # -- synthesize ----------------------------------------------------------------------------
     def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:

@@ -23,6 +23,8 @@ class Coverage:
     max_score: float
     lecture_count: int
     extra: dict[str, float] = field(default_factory=dict)
+    exact_address: bool = False  # a note sits at an address the question names exactly ("HB 3.2")
+    missing_address: bool = False  # the question is only an address, and the corpus has no such one ("BG 19.5")
 
 
 def is_coverage_sufficient(c: Coverage, t: GateThresholds) -> bool:
@@ -36,16 +38,22 @@ def is_coverage_good_enough(c: Coverage, t: GateThresholds) -> bool:
     """Sufficient, or one confident hit on its own (signal ≥ good_enough): stop searching early."""
     if is_coverage_sufficient(c, t):
         return True
-    return c.value >= t.good_enough
+    return c.value >= t.good_enough or c.exact_address
 
 
 def should_bail_out(c: Coverage, t: GateThresholds) -> bool:
-    """Nothing close (signal < bail_out): no second round, no query-regeneration call."""
-    return c.value < t.bail_out
+    """Nothing close (signal < bail_out), or an address-only question whose address the corpus does not
+    hold: no second round, no query-regeneration call. An exact address hit never bails out."""
+    if c.exact_address:
+        return False
+    return c.missing_address or c.value < t.bail_out
 
 
 def decide(c: Coverage, t: GateThresholds) -> Verdict:
-    """The verdict, in the seed's order: sufficient, good enough, bail out, else insufficient."""
+    """The verdict, in the seed's order: sufficient, good enough, bail out, else insufficient (a
+    missing address is checked first: neighbours of a verse that does not exist are no answer)."""
+    if c.missing_address and not c.exact_address:
+        return Verdict.BAIL_OUT
     if is_coverage_sufficient(c, t):
         return Verdict.SUFFICIENT
     if is_coverage_good_enough(c, t):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from footnote.corpus.lang import detect_lang
-from footnote.corpus.records import KindGroup
+from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.dedup import dedup_windows
@@ -25,7 +25,7 @@ from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQue
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
-from footnote.retrieve.signal import lexical_overlap
+from footnote.retrieve.signal import address_only, lexical_overlap
 from footnote.retrieve.types import (
     Candidate,
     GateSignal,
@@ -102,7 +102,8 @@ class Retriever:
         qvec, vectors = self._embed(question, queries, traces, "embed", lexical)
         pool = LanePool()
         traces.extend(run_lanes(self.store, s, queries, vectors, pool, lang=plan.lang, round_no=1))
-        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical)
+        asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
+        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked)
         rounds, calls = 1, 0
         plans = [plan]
         while ranked.verdict is Verdict.INSUFFICIENT and rounds < s.gate.max_rounds:
@@ -120,7 +121,7 @@ class Retriever:
             queries = [*queries, *new_q]
             _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}", lexical)
             traces.extend(run_lanes(self.store, s, new_q, vec2, pool, lang=plan.lang, round_no=rounds))
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical)
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked)
         return self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
@@ -175,7 +176,7 @@ class Retriever:
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
-        lexical: bool,
+        lexical: bool, asked: tuple[AddressLocator, ...] = (),
     ) -> _Ranked:
         s, rs = self.settings, self.settings.retrieve
         # pool: fragments and their true cosine to the question
@@ -226,7 +227,7 @@ class Retriever:
 
         # gate
         t0 = time.perf_counter()
-        signal, verdict = self._gate(question, qvec, qlang, final, thresholds, lexical)
+        signal, verdict = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
                                  {"verdict": verdict.value, "value": signal.value, **signal.extra}))
         return _Ranked(final, signal, verdict, thresholds)
@@ -239,9 +240,11 @@ class Retriever:
 
     def _gate(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
-        lexical: bool,
+        lexical: bool, asked: tuple[AddressLocator, ...] = (),
     ) -> tuple[GateSignal, Verdict]:
         s = self.settings
+        exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
+        missing = bool(asked) and not exact and address_only(question, qlang, s.corpus.book_aliases, self._analyzer)
         lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
         top = final[0] if final else None
         if lexical or qvec is None:
@@ -259,6 +262,8 @@ class Retriever:
                 "max_score": max_score, "background": background, "lexical_overlap": overlap,
                 "margin": max_score - background,
             })
+        cov = replace(cov, exact_address=exact, missing_address=missing)
+        cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})
         verdict = gate_mod.decide(cov, t)
         if top is None:
             verdict = Verdict.BAIL_OUT

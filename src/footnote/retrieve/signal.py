@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from footnote.corpus.records import Fragment
 from footnote.retrieve.plan import keywords
@@ -25,3 +26,16 @@ def lexical_overlap(question: str, qlang: str, fragments: Sequence[Fragment], an
         terms = set(analyzer.stem(tokenize(f.text), f.lang))
         best = max(best, len(q & terms) / len(q))
     return best
+
+
+_ADDRESS_BITS = re.compile(r"\d+(?:[.:]\d+)*")
+
+
+def address_only(question: str, lang: str, aliases: Mapping[str, str], analyzer: Analyzer) -> bool:
+    """True when the question asks for nothing but an address ("BG 19.5", "What does HB 3.2 say?"):
+    no content word is left once book names and location numbers are taken out."""
+    text = question.lower()
+    for alias in sorted({*aliases, *(v.lower() for v in aliases.values())}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(alias)}(?!\w)", " ", text)
+    text = _ADDRESS_BITS.sub(" ", text)
+    return not content_terms(text, lang, analyzer)
