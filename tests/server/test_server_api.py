@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -188,6 +189,20 @@ def test_pdf_page_with_highlight(live: LiveServer) -> None:
     other = live.engine.store.fragments_of(AUDIO_ID)[0].id
     assert httpx.get(live.url + f"/api/sources/{PDF_ID}/pages/4", params={"fragment": other}).status_code == 404
     assert httpx.get(live.url + f"/api/sources/{AUDIO_ID}/pages/1").status_code == 404
+
+
+def test_pdf_page_highlights_the_quoted_sentence_only(live: LiveServer) -> None:
+    frag = next(f for f in live.engine.store.fragments_of(PDF_ID) if getattr(f.locator, "page", None) == 4)
+    whole = httpx.get(live.url + f"/api/sources/{PDF_ID}/pages/4", params={"fragment": frag.id})
+    sentence = next(s for s in re.split(r"(?<=[.!?])\s+", frag.text) if len(s.split()) >= 6)
+    one = httpx.get(live.url + f"/api/sources/{PDF_ID}/pages/4", params={"fragment": frag.id, "q": sentence})
+    assert one.status_code == 200, one.text
+    n_whole, n_one = int(whole.headers["x-footnote-highlights"]), int(one.headers["x-footnote-highlights"])
+    assert 0 < n_one < n_whole  # the cited sentence, not the whole page
+    # a claim the fragment does not quote (a model's paraphrase) highlights the whole fragment
+    para = httpx.get(live.url + f"/api/sources/{PDF_ID}/pages/4",
+                     params={"fragment": frag.id, "q": "entirely unrelated words about cooking risotto"})
+    assert int(para.headers["x-footnote-highlights"]) == n_whole
 
 
 def test_bounds_on_body_and_question(live: LiveServer) -> None:

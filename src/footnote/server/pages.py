@@ -39,6 +39,16 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0).casefold(), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
+def quoted_in(claim: str, passage: str) -> bool:
+    """True when the words of ``claim`` appear, in order and contiguously, in ``passage`` (a quoted sentence)."""
+    cw = [w for w, _, _ in _words(claim)]
+    pw = [w for w, _, _ in _words(passage)]
+    if not cw or len(cw) > len(pw):
+        return False
+    n = len(cw)
+    return any(pw[i : i + n] == cw for i in range(len(pw) - n + 1))
+
+
 def match_spans(page_text: str, passage: str, min_words: int) -> list[tuple[int, int]]:
     """Character spans ``[start, end)`` of ``page_text`` covered by the passage's word runs."""
     pw = _words(page_text)

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from footnote.corpus.records import Source
 from footnote.errors import NotFound, UsageError
+from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.state import JSON, ServerState, error_body
 from footnote.store import Original
@@ -108,7 +109,9 @@ def make_router(state: ServerState) -> APIRouter:
         source_id: str,
         page: int,
         fragment: Annotated[str | None, Query(description="Fragment id whose text to highlight.")] = None,
-        q: Annotated[str | None, Query(description="Text to highlight (when no fragment is given).")] = None,
+        q: Annotated[str | None, Query(
+            description="Text to highlight: alone, or with `fragment` the cited sentence when the fragment quotes it.",
+        )] = None,
     ) -> Response:
         """A page of a stored PDF rendered to PNG, with the cited passage (``fragment``) or text (``q``) highlighted."""
 
@@ -121,7 +124,8 @@ def make_router(state: ServerState) -> APIRouter:
                 found = store.get_fragments([fragment])
                 if not found or found[0].source_id != source_id:
                     raise NotFound(f"no fragment {fragment!r} in source {source_id!r}")
-                passage = found[0].text
+                # the cited sentence when the fragment quotes it (extractive answers do), else the fragment
+                passage = q if q and quoted_in(q, found[0].text) else found[0].text
             original = _original(source_id)
             out = state.pages.render(original.data, original.name, page, passage)
             return Response(
@@ -135,8 +139,6 @@ def make_router(state: ServerState) -> APIRouter:
                 },
             )
 
-        if fragment and q:
-            raise UsageError("give either 'fragment' or 'q', not both")
         if q is not None and len(q) > max_chars:
             raise UsageError(f"'q' is {len(q)} characters long; the limit is {max_chars}")
         return await run_in_threadpool(render)

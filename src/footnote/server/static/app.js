@@ -181,7 +181,7 @@
       requestAnimationFrame(() => { this.pending = false; this.render(); });
     }
 
-    chip(c) {
+    chip(c, claim) {
       const type = citationType(c);
       const loc = c.locator || {};
       return el("button", {
@@ -189,7 +189,7 @@
         "data-source": c.source_id, "data-fragment": c.fragment_id,
         "data-start-ms": loc.start_ms, "data-end-ms": loc.end_ms, "data-page": loc.page, "data-address": loc.label,
         title: citationLabel(c, this.lang), "aria-label": "[" + c.n + "] " + citationLabel(c, this.lang),
-        on: { click: () => openCitation(c, this.lang) },
+        on: { click: () => openCitation(c, this.lang, claim) },
       }, String(c.n));
     }
 
@@ -199,7 +199,9 @@
       for (let i = 0; i < parts.length; i++) {
         if (i % 2 === 0) { if (parts[i]) frag.append(document.createTextNode(parts[i])); continue; }
         const c = this.citations.get(Number(parts[i]));
-        frag.append(c ? this.chip(c) : document.createTextNode("[" + parts[i] + "]"));
+        // the claim a chip stands for: the sentence just before it (a PDF page highlights it when it is quoted)
+        const before = (parts[i - 1] || "").split(/(?<=[.!?…])\s+/).filter((x) => x.trim()).pop() || "";
+        frag.append(c ? this.chip(c, before.trim()) : document.createTextNode("[" + parts[i] + "]"));
       }
       this.answer.replaceChildren(frag);
       const items = [...this.citations.values()].sort((a, b) => a.n - b.n).map((c) =>
@@ -322,7 +324,7 @@
     }
   }
 
-  async function openCitation(c, lang) {
+  async function openCitation(c, lang, claim) {
     const type = citationType(c);
     const loc = c.locator || {};
     const url = sourceUrl(c.source_id);
@@ -350,7 +352,8 @@
       const img = $("#page-image");
       img.alt = citationLabel(c, lang);
       img.setAttribute("data-page", String(loc.page));
-      img.src = url + "/pages/" + encodeURIComponent(loc.page) + "?fragment=" + encodeURIComponent(c.fragment_id || "");
+      img.src = url + "/pages/" + encodeURIComponent(loc.page) + "?fragment=" + encodeURIComponent(c.fragment_id || "") +
+        (claim ? "&q=" + encodeURIComponent(claim.slice(0, 400)) : "");
       $("#page-caption").textContent = I.t(lang, "page_long") + " " + loc.page + (loc.section ? " — " + loc.section : "");
       $("#viewer-page").hidden = false;
     } else if (type === "verse") {
