@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+
+from footnote.testing.loopback import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -129,13 +130,6 @@ async def run_load(url: str, requests: int, concurrency: int, mode: str, timeout
         t0 = time.perf_counter()
         results = await asyncio.wait_for(asyncio.gather(*(task(i) for i in range(requests))), timeout=timeout)
         return list(results), time.perf_counter() - t0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def start_own_server(embedder: str, demo: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:

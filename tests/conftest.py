@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from footnote.settings import Settings, load_settings
+from footnote.testing import under_ci
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +30,7 @@ SHARED = _find_shared()
 def shared_dir() -> Path:
     """../shared (eval sets and real loader files). Under CI it must exist; elsewhere a missing one skips."""
     if SHARED is None:
-        if os.environ.get("CI"):
+        if under_ci():
             raise RuntimeError("../shared is missing (set FOOTNOTE_SHARED)")
         pytest.skip("../shared not found (set FOOTNOTE_SHARED)")
     return SHARED

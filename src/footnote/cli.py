@@ -51,6 +51,43 @@ class Ctx:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
+class ProgressBar:
+    """A progress callback ``(done, total, label)`` drawing a bar on stderr, created when the total is
+    first known; does nothing when ``enabled`` is false (callers pass ``sys.stderr.isatty()``)."""
+
+    def __init__(self, enabled: bool, label: str) -> None:
+        self.enabled = enabled
+        self.label = label
+        self._bar: Any = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr, show_pos=True,
+                                          item_show_func=lambda _: None)
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def _split_langs(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
+    return [x.strip() for x in value.split(",") if x.strip()] if value else None
+
+
+#: ``--langs en,ru`` on the commands that read a question set; the command gets a list (None: all).
+langs_option = click.option(
+    "--langs", default=None, callback=_split_langs,
+    help="Only questions in these languages, comma-separated (e.g. en,ru).",
+)
+
+
 def common_options(f: F) -> F:
     """``--store``, ``--config``, ``--embedder``, ``--json`` on every command; passes ``ctx: Ctx``."""
 

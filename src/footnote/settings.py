@@ -111,8 +111,8 @@ class StoreSettings(_Frozen):
     )
     pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
-    pg_lexical_prune_min_fragments: int = Field(
-        100, description="PostgreSQL lexical lanes: apply lexical_max_df only in stores of at least this many fragments."
+    lexical_prune_min_fragments: int = Field(
+        100, description="Lexical lanes: apply lexical_max_df only in stores of at least this many fragments."
     )
     pg_trigram_threshold: float = Field(
         0.6, description="PostgreSQL address lane: pg_trgm.word_similarity_threshold for the trigram match "
@@ -262,6 +262,7 @@ class RetrieveSettings(_Frozen):
     rerank_api_key: str = Field("", description="API key for the /rerank endpoint.")
     rerank_timeout_s: float = Field(20.0, description="Timeout of one rerank call.")
     rerank_retries: int = Field(2, description="Retries of a rerank call after a timeout, connection error, 429 or 5xx (bounded).")
+    rerank_retry_backoff_s: float = Field(0.25, description="First pause between rerank retries (doubles each retry).")
     fusion_lexical_weight: float = Field(
         0.015, description="Offline fusion: weight of normalised lexical evidence when query and fragment share a language."
     )

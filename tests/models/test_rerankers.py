@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from footnote.errors import ConfigError, ModelError, ModelTimeout
 from footnote.models.rerankers import HttpReranker, LocalCrossEncoderReranker, make_reranker
 from footnote.settings import RetrieveSettings
+from footnote.testing.loopback import http_server
 
 
 class Script:
@@ -70,14 +70,8 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def server() -> Iterator[tuple[str, Script]]:
     script = Script()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1/rerank", script
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with http_server(_handler(script), poll_interval=0.02) as base:
+        yield f"{base}/v1/rerank", script
 
 
 DOCS = ["the cat sat on the mat", "warsaw is the capital of poland", "poland capital city warsaw"]

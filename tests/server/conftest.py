@@ -18,6 +18,7 @@ from serverkit import LiveServer, build_store, start_server, stop_server
 from footnote.engine import Engine
 from footnote.server.app import create_app
 from footnote.settings import Settings
+from footnote.testing import under_ci
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +55,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 def _browser_missing(reason: str) -> None:
     message = f"{reason}: install Debian's browser with 'apt-get install chromium' (or set FOOTNOTE_CHROMIUM)"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    if under_ci():
         pytest.fail(message + " — under CI the browser tests must run")
     pytest.skip(message)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,13 +11,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from footnote.testing.loopback import free_port
+
 pytestmark = pytest.mark.integration
 
 
 def test_serve_ingests_the_demo_and_serves(tmp_path: Path, demo_dir: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
     cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--port", str(port),
            "--embedder", "hash", "--demo", str(demo_dir)]

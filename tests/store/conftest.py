@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from footnote.errors import StoreError
+from footnote.testing import under_ci
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +28,7 @@ def pg_server() -> Iterator[object]:
         server = pgserver.start(watch_pid=os.getpid())  # a killed run does not leave a server behind
     except StoreError as e:
         missing = "not installed" in e.message or "does not exist" in e.message
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes") or not missing:
+        if under_ci() or not missing:
             raise
         pytest.skip(f"embedded PostgreSQL unavailable: {e.message}")
     try:

@@ -40,7 +40,8 @@ from footnote.engine import Engine  # noqa: E402
 from footnote.errors import StoreError  # noqa: E402
 from footnote.settings import load_settings  # noqa: E402
 from footnote.store.conformance import embed, embed_query, make_fragments, make_source, put  # noqa: E402
-from footnote.store.pgserver import EmbeddedPostgres, free_port, pg_bin_dir  # noqa: E402
+from footnote.store.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
+from footnote.testing.loopback import free_port  # noqa: E402
 
 
 def _tables(url: str) -> set[str]:

@@ -16,7 +16,7 @@ from footnote.answer.disclaimers import LANG_NAMES
 from footnote.answer.extractive import TermScorer, cite_sentence, split_sentences
 from footnote.answer.types import Note
 from footnote.errors import ModelError
-from footnote.models.chat import extract_json
+from footnote.models.chat import complete_parsed, extract_json
 from footnote.models.protocols import ChatMessage, ChatModel
 
 log = logging.getLogger(__name__)
@@ -77,16 +77,8 @@ def parse_fallback(reply: str) -> FallbackReply:
 
 def ask_fallback(model: ChatModel, question: str, lang: str, *, corpus_description: str, pmin: int, pmax: int, attempts: int) -> FallbackReply:
     messages = fallback_messages(question, lang, corpus_description, pmin, pmax)
-    last: ModelError | None = None
-    for _ in range(max(1, attempts)):
-        reply = model.complete(messages, json_schema=FALLBACK_SCHEMA)
-        try:
-            return parse_fallback(reply)
-        except ModelError as e:
-            log.warning("%s", e.message)
-            last = e
-    assert last is not None
-    raise last
+    reply, _ = complete_parsed(model, messages, parse_fallback, json_schema=FALLBACK_SCHEMA, attempts=attempts)
+    return reply
 
 
 def probes(question: str, reply: FallbackReply, pmin: int, pmax: int) -> list[str]:

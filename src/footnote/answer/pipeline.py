@@ -46,7 +46,7 @@ from footnote.models.protocols import ChatModel
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, SearchResult, Verdict
 from footnote.settings import Settings
-from footnote.store.protocol import Store
+from footnote.store import Store, sources_by_id
 
 log = logging.getLogger(__name__)
 
@@ -297,14 +297,8 @@ class Answerer:
         return ProseChecker(self.mentions.get(), Carried.of(notes, titles, files))
 
     def _source_names(self, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
-        titles: dict[str, str] = {}
-        files: dict[str, str] = {}
-        for sid in dict.fromkeys(n.fragment.source_id for n in notes):
-            src = self.store.get_source(sid)
-            if src is not None:
-                titles[sid] = src.title
-                files[sid] = src.original_name
-        return titles, files
+        sources = sources_by_id(self.store, (n.fragment.source_id for n in notes))
+        return {k: s.title for k, s in sources.items()}, {k: s.original_name for k, s in sources.items()}
 
     # -- endings -------------------------------------------------------------------------------
     def _finish(

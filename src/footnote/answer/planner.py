@@ -16,7 +16,7 @@ from footnote.answer.compact import render_passages
 from footnote.answer.disclaimers import LANG_NAMES
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.errors import ModelError
-from footnote.models.chat import extract_json
+from footnote.models.chat import complete_parsed, extract_json
 from footnote.models.protocols import ChatMessage, ChatModel
 
 log = logging.getLogger(__name__)
@@ -100,15 +100,8 @@ def plan_outline(
     """Ask the model for an outline; MalformedOutline after ``attempts`` malformed replies."""
     messages = planner_messages(question, notes, lang, passage_chars, max_theses)
     valid = {n.n for n in notes}
-    last: MalformedOutline | None = None
-    for i in range(max(1, attempts)):
-        reply = model.complete(messages, json_schema=OUTLINE_SCHEMA)
-        try:
-            outline, bad = parse_outline(reply, valid)
-        except MalformedOutline as e:
-            log.warning("%s (attempt %d)", e.message, i + 1)
-            last = e
-            continue
-        return PlannerResult(outline, bad, i + 1)
-    assert last is not None
-    raise last
+    (outline, bad), calls = complete_parsed(
+        model, messages, lambda reply: parse_outline(reply, valid), json_schema=OUTLINE_SCHEMA, attempts=attempts,
+        retry_on=MalformedOutline,
+    )
+    return PlannerResult(outline, bad, calls)

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from tqdm import tqdm
 
-from footnote.cli import Ctx, common_options
+from footnote.cli import Ctx, common_options, langs_option
 from footnote.errors import UsageError
 from footnote.eval.calibration import FIT, FitTargets, buy_table, collect, fit_gate, format_table
 from footnote.eval.questions import load_questions
@@ -25,12 +25,12 @@ from footnote.settings import write_settings_file
               help="Corpus file or folder to ingest (repeatable).")
 @click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
               help="Labelled questions (JSON Lines, eval/README.md format): in_corpus vs near_miss/off_topic.")
-@click.option("--langs", default=None, help="Only questions in these languages, comma-separated (e.g. en,ru).")
+@langs_option
 @click.option("--work-dir", "work_dir", default=None, type=click.Path(path_type=Path),
               help="Where the calibration store goes (reused when unchanged); default: a temporary folder.")
 @click.option("--all-questions", "all_questions", is_flag=True,
               help="Fit on every question instead of the fit half (then there is no held-out check).")
-@click.option("--answer-target", default=0.96, show_default=True, type=click.FloatRange(0.5, 1.0),
+@click.option("--answer-target", default=FitTargets.answer_target, show_default=True, type=click.FloatRange(0.5, 1.0),
               help="Share of in-corpus questions the bail-out threshold must still answer (on the fit half).")
 @click.option("--write/--no-write", default=True, show_default=True,
               help="Write the thresholds into the settings file.")
@@ -38,12 +38,11 @@ from footnote.settings import write_settings_file
               help="The TOML file to write (created if missing); default: --config, else ./footnote.toml.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @common_options
-def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | None, work_dir: Path | None,
+def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[str] | None, work_dir: Path | None,
               all_questions: bool, answer_target: float, write: bool, settings_file: Path | None,
               progress: bool) -> None:
     """Fit the gate's thresholds from labelled questions and print what each buys."""
-    lang_list = [x.strip() for x in langs.split(",") if x.strip()] if langs else None
-    qs = load_questions(questions, langs=lang_list)
+    qs = load_questions(questions, langs=langs)
     settings = ctx.settings
     emb = settings.embedder.name
     if emb == "none":

@@ -8,32 +8,8 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.cli import Ctx, ProgressBar, common_options
 from footnote.errors import UsageError
-
-
-class _Bar:
-    """A progress bar on stderr, created when the total is first known (hidden when not a terminal)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar: Any = None
-        self._done = 0
-
-    def __call__(self, done: int, total: int, label: str) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label="ingesting", file=sys.stderr,
-                                          item_show_func=lambda _: None, show_pos=True)
-            self._bar.__enter__()
-        self._bar.update(done - self._done)
-        self._done = done
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
 
 
 @click.command("ingest")
@@ -47,7 +23,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
-    bar = _Bar(enabled=sys.stderr.isatty())
+    bar = ProgressBar(sys.stderr.isatty(), "ingesting")
     with ctx.engine() as engine:
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.cli import Ctx, common_options, langs_option
 from footnote.errors import UsageError
 from footnote.eval.questions import load_questions
 from footnote.eval.report import write_report
@@ -54,7 +54,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
               help="Corpus file or folder to ingest (repeatable), e.g. eval/xquad/corpus.en.jsonl.")
 @click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
               help="Question set (JSON Lines, eval/README.md format).")
-@click.option("--langs", default=None, help="Only questions in these languages, comma-separated (e.g. en,ru).")
+@langs_option
 @click.option("--out", "out_dir", default="footnote-eval", type=click.Path(path_type=Path), show_default=True,
               help="Where report.json, report.md, plots and the evaluation store go.")
 @click.option("--limit", default=None, type=int, help="At most N questions, spread over categories and languages.")
@@ -62,7 +62,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @click.option("--answers", is_flag=True, help="Also score answers (needs footnote.eval.answers).")
 @common_options
-def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | None, out_dir: Path,
+def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[str] | None, out_dir: Path,
              limit: int | None, plots: bool, progress: bool, answers: bool) -> None:
     """Measure retrieval and abstention on labelled questions: recall@k, MRR, AUROC, CRAG, latency.
 
@@ -71,8 +71,7 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
     """
     if limit is not None and limit <= 0:
         raise UsageError("--limit must be a positive number")
-    lang_list = [x.strip() for x in langs.split(",") if x.strip()] if langs else None
-    qs = load_questions(questions, langs=lang_list, limit=limit)
+    qs = load_questions(questions, langs=langs, limit=limit)
     settings = ctx.settings
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
@@ -91,7 +90,7 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: str | N
         meta = {
             "questions": str(questions),
             "corpus": [str(c) for c in corpus],
-            "langs": lang_list,
+            "langs": langs,
             "limit": limit,
             "n_questions": len(qs),
             "embedder": emb,

@@ -3,39 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.cli import Ctx, ProgressBar, common_options
 from footnote.errors import UsageError
 from footnote.store import open_store
 from footnote.store.copy import copy_store
 from footnote.store.pg_support import mask_url
-
-
-class _Bar:
-    """A progress bar on stderr (shown when stderr is a terminal, or with --progress)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar: Any = None
-        self._done = 0
-
-    def __call__(self, done: int, total: int, label: str) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label="migrating", file=sys.stderr, show_pos=True,
-                                          show_eta=True, item_show_func=lambda _: None)
-            self._bar.__enter__()
-        self._bar.update(done - self._done)
-        self._done = done
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
 
 
 @click.command("migrate")
@@ -55,7 +30,7 @@ def migrate(ctx: Ctx, from_url: str, to_url: str | None, prune: bool, progress: 
     src = open_store(from_url, base.model_copy(update={"url": from_url}))
     try:
         dst = open_store(target_url, base.model_copy(update={"url": target_url}))
-        bar = _Bar(enabled=sys.stderr.isatty() if progress is None else progress)
+        bar = ProgressBar(sys.stderr.isatty() if progress is None else progress, "migrating")
         try:
             report = copy_store(src, dst, prune=prune, progress=bar)
         finally:

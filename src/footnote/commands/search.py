@@ -10,18 +10,7 @@ from footnote.cli import Ctx, common_options
 from footnote.errors import UsageError
 from footnote.retrieve.format import format_locator, lane_scores, search_result_dict, snippet
 from footnote.retrieve.types import SearchResult
-from footnote.store.protocol import Store
-
-
-def source_titles(store: Store, result: SearchResult) -> dict[str, str]:
-    """Titles of the sources the result's notes come from (a transcript's locator names its track)."""
-    out: dict[str, str] = {}
-    for c in result.candidates:
-        sid = c.fragment.source_id
-        if sid not in out:
-            src = store.get_source(sid)
-            out[sid] = src.title if src is not None else sid
-    return out
+from footnote.store import source_titles
 
 
 def _fmt_counts(counts: dict[str, int]) -> str:
@@ -97,7 +86,7 @@ def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
         raise UsageError(f"the question is {len(question)} characters long; the limit is {limit}")
     with ctx.engine() as engine:
         result = engine.search(question, lang=lang)
-        titles = source_titles(engine.store, result)
+        titles = source_titles(engine.store, (c.fragment.source_id for c in result.candidates))
     if ctx.as_json:
         ctx.emit(search_result_dict(result, titles))
         return

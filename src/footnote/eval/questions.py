@@ -11,8 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from footnote.errors import InputError
 
-CATEGORIES = ("in_corpus", "near_miss", "off_topic", "unanswerable_in_paragraph")
-
 
 class _Row(BaseModel):
     model_config = ConfigDict(extra="ignore")

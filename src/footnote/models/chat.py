@@ -18,8 +18,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import httpx
 
@@ -28,6 +28,8 @@ from footnote.models.protocols import ChatMessage, ChatModel
 from footnote.settings import ChatModelSettings, ModelsSettings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback")
 LLAMA_CPP_SCHEME = "llama-cpp://"
@@ -256,6 +258,30 @@ def extract_json(text: str) -> Any:
                 continue
             return value
     raise ModelError(f"the model's reply holds no JSON: {text[:160]!r}")
+
+
+def complete_parsed(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    parse: Callable[[str], T],
+    *,
+    json_schema: dict[str, Any] | None,
+    attempts: int,
+    retry_on: type[ModelError] = ModelError,
+) -> tuple[T, int]:
+    """Ask ``model`` until ``parse`` accepts its reply: the parsed value and the number of calls made.
+    A reply ``parse`` rejects with ``retry_on`` is logged and asked again, ``attempts`` calls in all
+    (at least one); then the last rejection is raised. Errors of the call itself are not retried here."""
+    last: ModelError | None = None
+    for i in range(max(1, attempts)):
+        reply = model.complete(messages, json_schema=json_schema)
+        try:
+            return parse(reply), i + 1
+        except retry_on as e:
+            log.warning("%s (attempt %d)", e.message, i + 1)
+            last = e
+    assert last is not None
+    raise last
 
 
 class CountingChatModel:

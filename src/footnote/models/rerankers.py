@@ -172,6 +172,7 @@ def make_reranker(settings: RetrieveSettings) -> Reranker | None:
             api_key=settings.rerank_api_key,
             timeout_s=settings.rerank_timeout_s,
             retries=settings.rerank_retries,
+            backoff_s=settings.rerank_retry_backoff_s,
         )
     if settings.reranker == "local":
         return LocalCrossEncoderReranker(settings.rerank_model)

@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException
 
 from footnote.retrieve.format import search_result_dict
 from footnote.server.state import JSON, ServerState
+from footnote.store import source_titles
 
 
 def make_router(state: ServerState) -> APIRouter:
@@ -19,12 +20,7 @@ def make_router(state: ServerState) -> APIRouter:
 
     def search_doc(q: str, lang: str | None) -> dict[str, Any]:
         result = engine.search(q, lang=lang)
-        titles: dict[str, str] = {}
-        for sid in {c.fragment.source_id for c in result.candidates}:
-            src = engine.store.get_source(sid)
-            if src is not None:
-                titles[sid] = src.title
-        return search_result_dict(result, titles)
+        return search_result_dict(result, source_titles(engine.store, (c.fragment.source_id for c in result.candidates)))
 
     @router.get("/api/search")
     async def search(

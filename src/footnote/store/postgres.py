@@ -29,17 +29,13 @@ import psycopg
 
 from footnote.corpus.records import (
     AddressLocator,
-    FileLocator,
     Fragment,
     Source,
-    TranscriptLocator,
     locator_from_dict,
     locator_to_dict,
-    sha256_bytes,
 )
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
-from footnote.store.dense import normalise_rows
 from footnote.store.pg_support import (
     BULK_LOCK,
     MIGRATION_LOCK,
@@ -55,6 +51,7 @@ from footnote.store.pg_support import (
 )
 from footnote.store.protocol import Hit, Original, StoreStats
 from footnote.store.text import SNOWBALL, fold, plain_text, tokenize
+from footnote.store.validate import check_put
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +132,10 @@ class PostgresStore:
         if "embedder_name" not in rows:
             return None
         return rows["embedder_name"], int(rows["embedder_dim"])
+
+    def _bound_dim(self) -> int | None:
+        """The bound embedder's dim: remembered once known, else read (another process may have bound it)."""
+        return self._dim if self._dim is not None else (self.embedder_info() or (None, None))[1]
 
     def bind_embedder(self, name: str, dim: int) -> None:
         if dim <= 0 or dim > 16000:
@@ -224,47 +225,13 @@ class PostgresStore:
             row = conn.execute("SELECT content_hash FROM sources WHERE id = %s", [_clean(source_id)]).fetchone()
         return row[0] if row else None
 
-    def _validate(
-        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
-    ) -> np.ndarray | None:
-        if not source.id:
-            raise StoreError("put_source: a source needs an id")
-        if not isinstance(original, bytes | bytearray | memoryview):
-            raise StoreError(f"source {source.id!r}: the original must be bytes, not {type(original).__name__}")
-        if source.blob_sha256 and sha256_bytes(bytes(original)) != source.blob_sha256:
-            raise StoreError(f"source {source.id!r}: blob_sha256 does not match the original's bytes")
-        seen: set[str] = set()
-        for f in fragments:
-            if f.source_id != source.id:
-                raise StoreError(f"fragment {f.id!r} belongs to {f.source_id!r}, not to source {source.id!r}")
-            if f.id in seen:
-                raise StoreError(f"source {source.id!r}: duplicate fragment id {f.id!r}")
-            seen.add(f.id)
-            if not isinstance(f.locator, TranscriptLocator | AddressLocator | FileLocator):
-                raise StoreError(f"source {source.id!r}: fragment {f.id!r} has no valid locator")
-        if embeddings is None:
-            return None
-        emb = np.asarray(embeddings, dtype=np.float32)
-        if emb.ndim != 2 or emb.shape[0] != len(fragments):
-            raise StoreError(
-                f"source {source.id!r}: embeddings of shape {emb.shape} do not match {len(fragments)} fragments"
-            )
-        dim = self._dim if self._dim is not None else (self.embedder_info() or (None, None))[1]
-        if dim is None:
-            raise StoreError(f"source {source.id!r}: embeddings given but no embedder is bound to {self.url}")
-        if emb.shape[1] != dim:
-            raise StoreError(f"source {source.id!r}: embeddings have dim {emb.shape[1]}, the store holds dim {dim}")
-        if not np.isfinite(emb).all():
-            raise StoreError(f"source {source.id!r}: embeddings contain NaN or infinity")
-        return normalise_rows(emb)
-
     def put_source(
         self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
     ) -> None:
-        emb = self._validate(source, fragments, embeddings, original)
+        sha, emb = check_put(source, fragments, embeddings, original, self._bound_dim)
         original = bytes(original)
         if not source.blob_sha256:
-            source = replace(source, blob_sha256=sha256_bytes(original))
+            source = replace(source, blob_sha256=sha)
         rows = []
         for i, f in enumerate(fragments):
             loc = f.locator
@@ -495,7 +462,7 @@ class PostgresStore:
             terms = [(str(lx), int(df)) for lx, df, _ in stats if int(df) > 0]
             if not terms or n_docs <= 0:
                 return []
-            if n_docs >= s.pg_lexical_prune_min_fragments and len(terms) > 1:
+            if n_docs >= s.lexical_prune_min_fragments and len(terms) > 1:
                 # in a large store, words held by most fragments add nothing to the ranking but cost
                 rare = [(lx, df) for lx, df in terms if df / n_docs <= s.lexical_max_df]
                 terms = rare or terms

@@ -22,17 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.records import (
-    AddressLocator,
-    FileLocator,
-    Fragment,
-    Source,
-    TranscriptLocator,
-    sha256_bytes,
-)
+from footnote.corpus.records import Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
-from footnote.store.dense import DenseCache, DenseSnapshot, normalise_rows
+from footnote.store.dense import DenseCache, DenseSnapshot
 from footnote.store.protocol import Hit, Original, StoreStats
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
@@ -47,6 +40,7 @@ from footnote.store.sqlite_schema import (
     split_sql,
 )
 from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
+from footnote.store.validate import check_put
 
 log = logging.getLogger(__name__)
 
@@ -111,24 +105,32 @@ class SqliteStore:
         return conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One BEGIN IMMEDIATE transaction; rolled back on any exception; bumps the generation."""
-        conn = self._conn()
+    def _immediate(self, conn: sqlite3.Connection, locked: str, failed: str) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` under this process's write lock; COMMIT when the block ends, ROLLBACK on any
+        exception. SQLite errors become a :class:`StoreError` ("<path>: <locked> (…)" when the lock cannot
+        be had, "<path>: <failed> and was rolled back: …" after)."""
         with self._write_lock:
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as e:
-                raise StoreError(f"{self.path}: the store is locked by another writer ({e})") from e
+                raise StoreError(f"{self.path}: {locked} ({e})") from e
             try:
-                yield conn
-                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                yield
                 conn.execute("COMMIT")
             except BaseException as e:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
-                    raise StoreError(f"{self.path}: write failed and was rolled back: {e}") from e
+                    raise StoreError(f"{self.path}: {failed} and was rolled back: {e}") from e
                 raise
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction; rolled back on any exception; bumps the generation."""
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "write failed"):
+            yield conn
+            conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -168,30 +170,18 @@ class SqliteStore:
         latest = len(migrations)
         if self.schema_version() == latest:
             return
-        with self._write_lock:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as e:
-                raise StoreError(f"{self.path}: cannot lock the store to migrate it ({e})") from e
-            try:
-                current = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                if current > latest:
-                    raise StoreError(
-                        f"{self.path}: schema version {current} is newer than this Footnote knows ({latest}); "
-                        "upgrade Footnote"
-                    )
-                for num, name, sql in migrations[current:]:
-                    log.info("store %s: applying migration %s", self.path, name)
-                    for stmt in split_sql(sql):
-                        conn.execute(stmt)
-                    conn.execute(f"PRAGMA user_version={num}")
-                conn.execute("COMMIT")
-            except BaseException as e:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                if isinstance(e, sqlite3.Error):
-                    raise StoreError(f"{self.path}: migration failed and was rolled back: {e}") from e
-                raise
+        with self._immediate(conn, "cannot lock the store to migrate it", "migration failed"):
+            current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if current > latest:
+                raise StoreError(
+                    f"{self.path}: schema version {current} is newer than this Footnote knows ({latest}); "
+                    "upgrade Footnote"
+                )
+            for num, name, sql in migrations[current:]:
+                log.info("store %s: applying migration %s", self.path, name)
+                for stmt in split_sql(sql):
+                    conn.execute(stmt)
+                conn.execute(f"PRAGMA user_version={num}")
 
     # --- embedder binding -----------------------------------------------------------------------
 
@@ -233,41 +223,6 @@ class SqliteStore:
         row = self._conn().execute("SELECT content_hash FROM sources WHERE id = ?", (source_id,)).fetchone()
         return row[0] if row else None
 
-    def _validate(
-        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
-    ) -> tuple[str, np.ndarray | None]:
-        where = f"put_source({source.id!r})"
-        if not source.id:
-            raise StoreError(f"{where}: a source needs an id")
-        if not isinstance(original, bytes | bytearray | memoryview):
-            raise StoreError(f"{where}: the original must be bytes, not {type(original).__name__}")
-        sha = sha256_bytes(bytes(original))
-        if source.blob_sha256 and source.blob_sha256 != sha:
-            raise StoreError(f"{where}: blob_sha256 {source.blob_sha256[:12]}… does not match the original's {sha[:12]}…")
-        seen: set[str] = set()
-        for f in fragments:
-            if f.source_id != source.id:
-                raise StoreError(f"{where}: fragment {f.id!r} belongs to source {f.source_id!r}")
-            if f.id in seen:
-                raise StoreError(f"{where}: fragment id {f.id!r} appears twice")
-            seen.add(f.id)
-            if not isinstance(f.locator, TranscriptLocator | AddressLocator | FileLocator):
-                raise StoreError(f"{where}: fragment {f.id!r} has no valid locator")
-        if embeddings is None:
-            return sha, None
-        binding = self.embedder_info()
-        if binding is None:
-            raise StoreError(f"{where}: embeddings given but the store has no embedder bound (call bind_embedder)")
-        arr = np.asarray(embeddings)
-        if arr.ndim != 2 or arr.shape != (len(fragments), binding[1]):
-            raise StoreError(
-                f"{where}: embeddings of shape {arr.shape} do not fit {len(fragments)} fragments × dim {binding[1]} "
-                f"(embedder {binding[0]!r})"
-            )
-        if not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all():
-            raise StoreError(f"{where}: embeddings must be finite numbers")
-        return sha, normalise_rows(arr)
-
     def put_source(
         self,
         source: Source,
@@ -275,7 +230,7 @@ class SqliteStore:
         embeddings: np.ndarray | None,
         original: bytes,
     ) -> None:
-        sha, vecs = self._validate(source, fragments, embeddings, original)
+        sha, vecs = check_put(source, fragments, embeddings, original, lambda: (self.embedder_info() or (None, None))[1])
         if not source.blob_sha256:
             source = replace(source, blob_sha256=sha)
         an = self._analyzer
@@ -515,14 +470,14 @@ class SqliteStore:
         return [Hit(fid, -float(r)) for fid, r in conn.execute(sql, params)]
 
     def _drop_common_terms(self, conn: sqlite3.Connection, terms: list[str], column: str) -> list[str]:
-        """Leave out terms found in more than ``settings.lexical_max_df`` of the fragments: BM25 gives
-        them (almost) no weight, yet scoring their long posting lists is most of a query's cost. A query
-        made only of such terms keeps them all."""
+        """Leave out terms found in more than ``settings.lexical_max_df`` of the fragments (in a store of at
+        least ``settings.lexical_prune_min_fragments``): BM25 gives them (almost) no weight, yet scoring
+        their long posting lists is most of a query's cost. A query made only of such terms keeps them all."""
         ratio = self.settings.lexical_max_df
         if ratio >= 1.0 or len(terms) < 2:
             return terms
         total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
-        if total < 100:
+        if total < self.settings.lexical_prune_min_fragments:
             return terms
         df = dict(
             conn.execute(

@@ -142,10 +142,6 @@ class Analyzer:
             return list(tokens)
         return list(st.stemWords(tokens))
 
-    def stemmed_text(self, text: str, lang: str) -> str:
-        """The stemmed column's content for a fragment of language ``lang``."""
-        return " ".join(self.stem(tokenize(text), lang))
-
     def query_terms(self, query: str, *, stemmed: bool, lang: str | None = None) -> list[str]:
         """Distinct query terms, in first-seen order. Unstemmed: the folded tokens. Stemmed: each
         token and its stems in ``lang`` (or in Russian and English when ``lang`` is None)."""
@@ -160,7 +156,3 @@ class Analyzer:
             for s in stems:
                 out[s[i]] = None
         return list(out)
-
-    def match_expression(self, query: str, *, stemmed: bool, lang: str | None = None) -> str:
-        """A safe FTS5 OR-expression for ``query`` (empty when the query has no tokens)."""
-        return fts_or(self.query_terms(query, stemmed=stemmed, lang=lang))

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from footnote.testing import loopback
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -60,7 +62,6 @@ class ScriptedOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.unexpected: list[dict[str, Any]] = []
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> ScriptedOpenAIServer:
@@ -134,18 +135,12 @@ class ScriptedOpenAIServer:
                     pass
                 self.close_connection = True
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True
-        )
-        self._thread.start()
+        self._httpd = loopback.start_http_server(Handler, name="scripted-openai")
         return self
 
     def stop(self) -> None:
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            loopback.stop_http_server(self._httpd)
             self._httpd = None
 
     def __enter__(self) -> ScriptedOpenAIServer:
@@ -158,7 +153,7 @@ class ScriptedOpenAIServer:
     @property
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return loopback.base_url(self._httpd) + "/v1"
 
     def _next(self, body: dict[str, Any]) -> Reply | None:
         with self._lock:

@@ -1,0 +1,76 @@
+"""The checks ``put_source`` makes before it writes anything, shared by both backends.
+
+A put that fails any of them raises :class:`footnote.errors.StoreError` and leaves the store as it was
+(the conformance suite checks this on SQLite and PostgreSQL alike).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from footnote.corpus.records import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Source,
+    TranscriptLocator,
+    sha256_bytes,
+)
+from footnote.errors import StoreError
+from footnote.store.dense import normalise_rows
+
+
+def check_source(source: Source, fragments: Sequence[Fragment], original: bytes) -> str:
+    """The sha256 of ``original`` once the source, its fragments and the original's bytes check out: the
+    source has an id, the original is bytes matching ``source.blob_sha256`` (when given), every fragment
+    belongs to the source, has a unique id and a known locator."""
+    where = f"put_source({source.id!r})"
+    if not source.id:
+        raise StoreError(f"{where}: a source needs an id")
+    if not isinstance(original, bytes | bytearray | memoryview):
+        raise StoreError(f"{where}: the original must be bytes, not {type(original).__name__}")
+    sha = sha256_bytes(bytes(original))
+    if source.blob_sha256 and source.blob_sha256 != sha:
+        raise StoreError(f"{where}: blob_sha256 {source.blob_sha256[:12]}… does not match the original's {sha[:12]}…")
+    seen: set[str] = set()
+    for f in fragments:
+        if f.source_id != source.id:
+            raise StoreError(f"{where}: fragment {f.id!r} belongs to source {f.source_id!r}")
+        if f.id in seen:
+            raise StoreError(f"{where}: fragment id {f.id!r} appears twice")
+        seen.add(f.id)
+        if not isinstance(f.locator, TranscriptLocator | AddressLocator | FileLocator):
+            raise StoreError(f"{where}: fragment {f.id!r} has no valid locator")
+    return sha
+
+
+def check_embeddings(source_id: str, embeddings: np.ndarray, rows: int, dim: int | None) -> np.ndarray:
+    """``embeddings`` as float32 rows, L2-normalised, once they are finite numbers of shape
+    ``(rows, dim)``; ``dim`` is the bound embedder's (None: no embedder bound, so vectors are refused)."""
+    where = f"put_source({source_id!r})"
+    if dim is None:
+        raise StoreError(f"{where}: embeddings given but the store has no embedder bound (call bind_embedder)")
+    arr = np.asarray(embeddings)
+    if arr.ndim != 2 or arr.shape != (rows, dim):
+        raise StoreError(f"{where}: embeddings of shape {arr.shape} do not fit {rows} fragments × dim {dim}")
+    if not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all():
+        raise StoreError(f"{where}: embeddings must be finite numbers")
+    return normalise_rows(arr)
+
+
+def check_put(
+    source: Source,
+    fragments: Sequence[Fragment],
+    embeddings: np.ndarray | None,
+    original: bytes,
+    bound_dim: Callable[[], int | None],
+) -> tuple[str, np.ndarray | None]:
+    """Everything ``put_source`` checks, in order: the original's sha256 and the normalised vectors (None
+    when ``embeddings`` is None). ``bound_dim`` gives the bound embedder's dim and is asked only when
+    vectors are given."""
+    sha = check_source(source, fragments, original)
+    if embeddings is None:
+        return sha, None
+    return sha, check_embeddings(source.id, embeddings, len(fragments), bound_dim())
