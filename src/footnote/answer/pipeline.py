@@ -180,7 +180,7 @@ class Answerer:
             try:
                 res = plan_outline(
                     planner, turn.question, notes, turn.lang, passage_chars=a.passage_chars,
-                    attempts=a.planner_attempts, max_theses=a.max_theses,
+                    attempts=a.planner_attempts, max_theses=a.max_theses, max_notes_per_thesis=a.max_notes_per_thesis,
                 )
             except MalformedOutline as e:
                 turn.degraded.append(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")

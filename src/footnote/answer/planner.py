@@ -63,7 +63,12 @@ def planner_messages(question: str, notes: Sequence[Note], lang: str, passage_ch
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
-def parse_outline(reply: str, valid: set[int]) -> tuple[Outline, int]:
+def parse_outline(
+    reply: str, valid: set[int], *, max_theses: int | None = None, max_notes: int | None = None
+) -> tuple[Outline, int]:
+    """The outline in ``reply`` and the count of bad references (not a note of this turn, or trimmed).
+    Each thesis keeps at most ``max_notes`` notes, the best-ranked (lowest numbers) first; at most
+    ``max_theses`` theses are kept."""
     try:
         data = extract_json(reply)
     except ModelError as e:
@@ -88,20 +93,26 @@ def parse_outline(reply: str, valid: set[int]) -> tuple[Outline, int]:
                 refs.append(k)
             elif k not in valid:
                 bad += 1
+        if max_notes is not None and len(refs) > max_notes:
+            bad += len(refs) - max_notes
+            refs = sorted(refs)[:max_notes]
         if refs:
             theses.append(Thesis(str(item.get("text") or "").strip(), tuple(refs)))
+    if max_theses is not None and len(theses) > max_theses:
+        bad += sum(len(t.notes) for t in theses[max_theses:])
+        theses = theses[:max_theses]
     return Outline(tuple(theses)), bad
 
 
 def plan_outline(
     model: ChatModel, question: str, notes: Sequence[Note], lang: str, *, passage_chars: int, attempts: int,
-    max_theses: int,
+    max_theses: int, max_notes_per_thesis: int | None = None,
 ) -> PlannerResult:
     """Ask the model for an outline; MalformedOutline after ``attempts`` malformed replies."""
     messages = planner_messages(question, notes, lang, passage_chars, max_theses)
     valid = {n.n for n in notes}
     (outline, bad), calls = complete_parsed(
-        model, messages, lambda reply: parse_outline(reply, valid), json_schema=OUTLINE_SCHEMA, attempts=attempts,
+        model, messages, lambda reply: parse_outline(reply, valid, max_theses=max_theses, max_notes=max_notes_per_thesis), json_schema=OUTLINE_SCHEMA, attempts=attempts,
         retry_on=MalformedOutline,
     )
     return PlannerResult(outline, bad, calls)
