@@ -69,6 +69,14 @@ def test_sync_map_track_keeps_exact_ms_and_audio_original(sonnet_track: Path, sh
         assert a.locator.start_ms < b.locator.start_ms <= a.locator.end_ms  # type: ignore[union-attr]
 
 
+def test_track_title_comes_from_the_audio_title_tag(demo_dir: Path, sonnet_track: Path) -> None:
+    (doc,) = load_path(demo_dir / "lectures/02-fog-and-tides.vtt", settings=S, root=demo_dir)
+    assert doc.source.title == "Lecture 2. Fog and tides at Marrowick"  # the mp3's ID3 title
+    assert doc.source.id == "lectures/02-fog-and-tides.vtt"
+    (untagged,) = load_path(sonnet_track / "p001.json", settings=S, root=sonnet_track)
+    assert untagged.source.title == "p001"  # LibriVox's mp3 has no title tag: the file stem
+
+
 def test_srt_matches_sync_map(shared_dir: Path) -> None:
     srt = shared_dir / "data/sonnets/sonnet001.srt"
     (doc,) = load_path(srt, settings=S)

@@ -18,6 +18,7 @@ Every cue must have ``0 <= start <= end`` and start no earlier than the previous
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 import statistics
@@ -206,6 +207,23 @@ def find_audio(path: Path, extensions: tuple[str, ...]) -> Path | None:
     return None
 
 
+def audio_title(data: bytes) -> str | None:
+    """The title tag of an audio file (ID3, Vorbis comment, MP4 …), or None when it has none or cannot
+    be read — a missing tag never fails a source."""
+    try:
+        import mutagen
+
+        tagged = mutagen.File(io.BytesIO(data), easy=True)
+    except Exception:  # mutagen raises many kinds on odd files; the title is optional
+        return None
+    tags = getattr(tagged, "tags", None) if tagged is not None else None
+    if not tags:
+        return None
+    values = tags.get("title") or []
+    title = str(values[0]).strip() if values else ""
+    return title or None
+
+
 def load_transcript(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
     text = decode_text(path, data)
@@ -222,18 +240,20 @@ def load_transcript(path: Path, ctx: LoadContext) -> Iterator[Document]:
     lang = ctx.choose_lang(declared_lang, all_text)
     audio = find_audio(path, ctx.settings.corpus.audio_extensions)
     meta = {"transcript": path.name}
+    title = path.stem
     if audio is not None:
         original = read_bytes(audio)
         if not original:
             raise InputError(audio, "empty audio file")
         name, media = audio.name, media_type(audio)
         meta["audio"] = audio.name
+        title = audio_title(original) or title
         content_hash = ctx.fingerprint(data, original)
     else:
         original, name, media = data, path.name, media_type(path)
         content_hash = ctx.fingerprint(data)
     source = make_source(
-        id=ctx.source_id(path), kind=kind, title=path.stem, lang=lang, content_hash=content_hash,
+        id=ctx.source_id(path), kind=kind, title=title, lang=lang, content_hash=content_hash,
         original=original, original_name=name, media=media, origin=ctx.origin(path), meta=meta,
     )
     yield Document(source=source, original=original, cues=tuple(cues), path=path)
