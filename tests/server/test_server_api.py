@@ -191,6 +191,22 @@ def test_pdf_page_with_highlight(live: LiveServer) -> None:
     assert httpx.get(live.url + f"/api/sources/{AUDIO_ID}/pages/1").status_code == 404
 
 
+def test_track_cues_by_window(live: LiveServer) -> None:
+    every = httpx.get(live.url + f"/api/sources/{AUDIO_ID}/cues").json()["cues"]
+    assert len(every) > 5 and all(c["start_ms"] < c["end_ms"] for c in every)
+    frag = live.engine.store.fragments_of(AUDIO_ID)[0]
+    loc = frag.locator
+    window = httpx.get(live.url + f"/api/sources/{AUDIO_ID}/cues",
+                       params={"start_ms": loc.start_ms, "end_ms": loc.end_ms}).json()["cues"]  # type: ignore[union-attr]
+    assert 0 < len(window) < len(every)
+    assert " ".join(c["text"] for c in window) == frag.text  # the window's text is its cues, in order
+    # the list of sources does not carry the cue list; a non-track has no cues
+    listed = {x["id"]: x for x in httpx.get(live.url + "/api/sources").json()["sources"]}
+    assert "cues" not in listed[AUDIO_ID]["meta"]
+    assert httpx.get(live.url + f"/api/sources/{PDF_ID}/cues").status_code == 404
+    assert httpx.get(live.url + "/api/sources/no-such-track/cues").status_code == 404
+
+
 def test_pdf_page_highlights_the_quoted_sentence_only(live: LiveServer) -> None:
     frag = next(f for f in live.engine.store.fragments_of(PDF_ID) if getattr(f.locator, "page", None) == 4)
     whole = httpx.get(live.url + f"/api/sources/{PDF_ID}/pages/4", params={"fragment": frag.id})

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from serverkit import XSS_QUESTION, LiveServer, start_server, stop_server
 
@@ -85,6 +86,16 @@ def test_transcript_chip_plays_the_cited_span(page: Any, screenshots: Path) -> N
     assert start_ms / 1000 <= audio["t"] <= end_ms / 1000
     assert audio["src"].endswith("/api/sources/" + source)
     assert audio["d"] > end_ms / 1000 - 1
+    # the extractive answer quotes the transcript, so the chip plays just the quoted sentence's cues
+    played = page.evaluate("() => { const v = document.getElementById('viewer').dataset; return [v.playStartMs, v.playEndMs]; }")
+    p0, p1 = int(played[0]), int(played[1])
+    assert start_ms <= p0 < p1 <= end_ms
+    assert p1 - p0 < end_ms - start_ms  # narrower than the ~45 s window
+    answer = turn.locator(".turn__answer").inner_text()
+    cues = httpx.get(page.url.rstrip("/") + f"/api/sources/{source}/cues", params={"start_ms": p0, "end_ms": p1}).json()["cues"]
+    quoted = " ".join(c["text"] for c in cues)
+    words = [w.strip(",.;:!?«»\"").lower() for w in quoted.split()[:4]]
+    assert all(w in answer.lower() for w in words), (words, answer)  # the cues played are the ones quoted
     page.screenshot(path=str(screenshots / "chat-transcript.png"))
 
 

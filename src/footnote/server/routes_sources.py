@@ -6,6 +6,7 @@ touches the filesystem, so ``../``, absolute paths and symlinks name nothing and
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from footnote.corpus.loaders.transcripts import CUES_META
 from footnote.corpus.records import Source
 from footnote.errors import NotFound, UsageError
 from footnote.server.pages import quoted_in
@@ -34,7 +36,7 @@ def source_dict(s: Source) -> dict[str, Any]:
         "media_type": s.media_type,
         "original_name": s.original_name,
         "origin": s.origin,
-        "meta": dict(s.meta),
+        "meta": {k: v for k, v in s.meta.items() if k != CUES_META},  # cues: GET /api/sources/{id}/cues
     }
 
 
@@ -99,6 +101,29 @@ def make_router(state: ServerState) -> APIRouter:
         """Every stored source (id, kind, title, language, media type)."""
         sources = await run_in_threadpool(store.list_sources)
         return JSON({"sources": [source_dict(s) for s in sources], "count": len(sources)})
+
+    @router.get("/api/sources/{source_id:path}/cues")
+    async def cues(
+        source_id: str,
+        start_ms: Annotated[int, Query(ge=0, description="Only cues ending after this time.")] = 0,
+        end_ms: Annotated[int | None, Query(ge=0, description="Only cues starting before this time.")] = None,
+    ) -> JSON:
+        """The timed cues of a track (its transcript), optionally those overlapping ``start_ms–end_ms``:
+        the chat narrows a citation's window to the cues of the sentence it quotes."""
+
+        def load() -> JSON:
+            src = _source(source_id)
+            raw = src.meta.get(CUES_META)
+            if not raw:
+                raise NotFound(f"source {source_id!r} is not a track with timed cues")
+            rows = json.loads(raw)
+            hi = end_ms if end_ms is not None else float("inf")
+            picked = [
+                {"start_ms": int(a), "end_ms": int(b), "text": str(t)} for a, b, t in rows if int(b) > start_ms and int(a) < hi
+            ]
+            return JSON({"source_id": source_id, "cues": picked})
+
+        return await run_in_threadpool(load)
 
     @router.get(
         "/api/sources/{source_id:path}/pages/{page}",

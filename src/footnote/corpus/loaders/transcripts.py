@@ -32,6 +32,7 @@ from footnote.corpus.records import Cue, Document
 from footnote.errors import InputError
 
 TRANSCRIPT_SUFFIXES = (".srt", ".vtt", ".json")
+CUES_META = "cues"  # Source.meta key: JSON [[start_ms, end_ms, text], ...] of a track
 
 _SRT_TIME = re.compile(r"^\s*(\d+):([0-5]?\d):([0-5]?\d)[,.](\d{1,3})\s*$")
 _VTT_TIME = re.compile(r"^\s*(?:(\d+):)?([0-5]?\d):([0-5]?\d)\.(\d{3})\s*$")
@@ -239,7 +240,8 @@ def load_transcript(path: Path, ctx: LoadContext) -> Iterator[Document]:
     all_text = " ".join(c.text for c in cues)
     lang = ctx.choose_lang(declared_lang, all_text)
     audio = find_audio(path, ctx.settings.corpus.audio_extensions)
-    meta = {"transcript": path.name}
+    # the cues themselves, so a citation of a ~45 s window can be narrowed to the sentence it quotes
+    meta = {"transcript": path.name, CUES_META: json.dumps([[c.start_ms, c.end_ms, c.text] for c in cues], ensure_ascii=False)}
     title = path.stem
     if audio is not None:
         original = read_bytes(audio)

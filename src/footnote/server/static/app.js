@@ -315,6 +315,38 @@
     a.dataset.end = "";
   }
 
+  /* The cues of the cited window that hold the sentence a chip stands for (extractive answers quote
+     the transcript verbatim): [start_ms, end_ms] of those cues, or null to play the whole window. */
+  const norm = (t) => (t || "").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  async function quotedSpan(url, loc, claim) {
+    const want = norm(claim);
+    if (want.split(" ").length < 3) return null;
+    let cues;
+    try {
+      const r = await fetch(url + "/cues?start_ms=" + loc.start_ms + "&end_ms=" + loc.end_ms, { headers: headers() });
+      if (!r.ok) return null;
+      cues = (await r.json()).cues || [];
+    } catch (e) {
+      return null;
+    }
+    let text = "";
+    const at = [];  // [char offset where the cue starts, cue]
+    for (const c of cues) {
+      const t = norm(c.text);
+      if (!t) continue;
+      if (text) text += " ";
+      at.push([text.length, c]);
+      text += t;
+    }
+    const i = text.indexOf(want);
+    if (i < 0) return null;
+    const j = i + want.length;
+    const hit = at.filter(([o, c], k) => o < j && (k + 1 < at.length ? at[k + 1][0] : text.length + 1) > i).map(([, c]) => c);
+    if (!hit.length) return null;
+    const span = [Math.max(loc.start_ms, hit[0].start_ms), Math.min(loc.end_ms, hit[hit.length - 1].end_ms)];
+    return span[1] > span[0] ? span : null;
+  }
+
   async function isAudio(url) {
     try {
       const r = await fetch(url, { method: "HEAD", headers: headers() });
@@ -344,7 +376,11 @@
       text.hidden = false;
       if (await isAudio(url)) {
         $("#viewer-audio").hidden = false;
-        playSpan(url, loc.start_ms, loc.end_ms);
+        const span = (await quotedSpan(url, loc, claim)) || [loc.start_ms, loc.end_ms];
+        $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(span[0]) + "–" + fmtTime(span[1]);
+        $("#viewer").dataset.playStartMs = String(span[0]);
+        $("#viewer").dataset.playEndMs = String(span[1]);
+        playSpan(url, span[0], span[1]);
       } else {
         $("#viewer-meta").textContent = I.t(lang, "no_audio");
       }
