@@ -4,10 +4,12 @@ server and the evaluation all go through it."""
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from footnote.errors import InvalidQuestion
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import Settings, load_settings
@@ -19,6 +21,26 @@ if TYPE_CHECKING:
     from footnote.retrieve.types import SearchResult
 
 log = logging.getLogger(__name__)
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """The one question check of the engine (CLI, server and evaluation all go through it): valid
+    Unicode (no lone surrogates), NFC-normalised, whitespace collapsed, not empty, at most ``max_chars``
+    characters (``answer.max_question_chars``). Raises :class:`InvalidQuestion` (HTTP 422, exit 2)."""
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidQuestion(
+            f"the question is not valid text: a lone surrogate (U+{ord(question[e.start]):04X}) at character {e.start}"
+        ) from None
+    q = " ".join(unicodedata.normalize("NFC", question).split())
+    if not q:
+        raise InvalidQuestion("the question is empty")
+    if len(q) > max_chars:
+        raise InvalidQuestion(
+            f"the question is {len(q)} characters long; the limit is {max_chars} (answer.max_question_chars)"
+        )
+    return q
 
 
 class Engine:
@@ -83,8 +105,12 @@ class Engine:
             )
         return self._retriever
 
+    def question(self, question: str) -> str:
+        """``question`` checked and normalised (see :func:`check_question`)."""
+        return check_question(question, self.settings.answer.max_question_chars)
+
     def search(self, question: str, *, lang: str | None = None) -> SearchResult:
-        result: SearchResult = self.retriever.search(question, lang=lang)
+        result: SearchResult = self.retriever.search(self.question(question), lang=lang)
         return result
 
     # -- answering -----------------------------------------------------------------------------
@@ -97,12 +123,18 @@ class Engine:
         return self._answerer
 
     def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
-        answer: Answer = self.answerer.ask(question, fallback=fallback)
+        answer: Answer = self.answerer.ask(self.question(question), fallback=fallback)
+        return answer
+
+    def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
+        """Answer from a search already run for ``question`` (the evaluation scores both from one retrieval)."""
+        answer: Answer = self.answerer.answer_result(self.question(question), result, fallback=fallback)
         return answer
 
     def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
-        """The turn as events (stage, token, citation, verdict, done); the last is DONE with the Answer."""
-        events: Iterator[Event] = self.answerer.ask_stream(question, fallback=fallback)
+        """The turn as typed events (Stage, Token, CitationEvent, VerdictEvent, then Done with the Answer,
+        or Error). The question is checked here, before the stream starts: a bad one raises."""
+        events: Iterator[Event] = self.answerer.ask_stream(self.question(question), fallback=fallback)
         return events
 
     # -- status --------------------------------------------------------------------------------

@@ -34,6 +34,12 @@ class UsageError(FootnoteError):
     http_status = 400
 
 
+class InvalidQuestion(UsageError):
+    """A question the engine will not take: empty, too long, or not valid Unicode text (a lone surrogate)."""
+
+    http_status = 422
+
+
 class NotFound(FootnoteError):
     """A source, fragment or page that the store does not hold."""
 

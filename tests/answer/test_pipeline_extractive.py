@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from footnote.answer.types import EventKind
+from footnote.answer.types import Done, Stage, Token
 from footnote.cli import main
 from footnote.corpus.records import AddressLocator
-from footnote.errors import UsageError
+from footnote.errors import InvalidQuestion, UsageError
 
 from .conftest import FOG_Q, OFF_Q, RU_Q
 
@@ -24,10 +24,10 @@ CONTRACT = {"answer", "citations", "verdict", "corpus_insufficient", "mode", "di
 def test_extractive_answer_is_cited_sentences_streamed(build_engine: Any) -> None:
     eng = build_engine()
     events = list(eng.ask_stream(FOG_Q))
-    tokens = [e.data["text"] for e in events if e.kind is EventKind.TOKEN]
+    tokens = [e.text for e in events if isinstance(e, Token)]
     done = events[-1]
-    assert done.kind is EventKind.DONE
-    a = done.data
+    assert isinstance(done, Done)
+    a = done.answer.to_dict()
     assert "".join(tokens).strip() == a["answer"]
     assert a["mode"] == "corpus" and a["model_calls"] == 0 and a["corpus_insufficient"] is False
     assert "Black Skerry beacon" in a["answer"] and "[1]" in a["answer"]
@@ -39,7 +39,7 @@ def test_extractive_answer_is_cited_sentences_streamed(build_engine: Any) -> Non
         s = sentence.strip(" .")
         if s:
             assert s in " ".join(text.split())
-    names = [e.data["name"] for e in events if e.kind is EventKind.STAGE]
+    names = [e.name for e in events if isinstance(e, Stage)]
     assert "outline" in names and "synthesize" in names and "citations" in names
     assert any(n.startswith("search.") for n in names)
 
@@ -59,8 +59,22 @@ def test_too_long_question_is_a_usage_error(build_engine: Any) -> None:
     eng = build_engine(**{"answer.max_question_chars": 20})
     with pytest.raises(UsageError, match="max_question_chars"):
         eng.ask(FOG_Q)
-    ev = list(eng.ask_stream(FOG_Q))
-    assert ev[-1].kind is EventKind.ERROR
+    with pytest.raises(InvalidQuestion, match="max_question_chars"):  # before the stream starts
+        eng.ask_stream(FOG_Q)
+
+
+@pytest.mark.parametrize("bad", ["", "   \n\t ", "fog \ud800 horn"])
+def test_questions_are_checked_in_one_place(build_engine: Any, bad: str) -> None:
+    eng = build_engine()
+    for call in (eng.ask, eng.ask_stream, eng.search):
+        with pytest.raises(InvalidQuestion):
+            call(bad)
+
+
+def test_question_is_normalised_once(build_engine: Any) -> None:
+    eng = build_engine()
+    # decomposed "é" and runs of whitespace: the same question as its NFC, single-spaced form
+    assert eng.question("  cafe\u0301   au\tlait ") == "caf\u00e9 au lait"
 
 
 def test_concurrent_asks_all_complete(build_engine: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from footnote.answer.disclaimers import fallback_disclaimer
-from footnote.answer.types import EventKind
+from footnote.answer.types import CitationEvent, Done, Error, Token, VerdictEvent
 from footnote.errors import ModelError
 from footnote.testing.openai_server import Reply
 
@@ -23,11 +23,13 @@ def test_normal_streamed_answer(build_engine: Any, scripted: Any) -> None:
     srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_OK)]})
     eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
     events = list(eng.ask_stream(FOG_Q))
-    kinds = [e.kind for e in events]
-    tokens = [e.data["text"] for e in events if e.kind is EventKind.TOKEN]
+    kinds = [type(e) for e in events]
+    tokens = [e.text for e in events if isinstance(e, Token)]
     assert len(tokens) >= 2  # streamed per sentence
-    assert kinds[-1] is EventKind.DONE and EventKind.VERDICT in kinds and EventKind.CITATION in kinds
-    done = events[-1].data
+    assert kinds[-1] is Done and VerdictEvent in kinds and CitationEvent in kinds
+    last = events[-1]
+    assert isinstance(last, Done)
+    done = last.answer.to_dict()
     assert done["mode"] == "corpus" and done["corpus_insufficient"] is False
     assert done["answer"] == SYNTH_OK
     assert [c["n"] for c in done["citations"]] == [1]
@@ -113,7 +115,8 @@ def test_model_failure_policy_error_ends_the_turn(build_engine: Any, scripted: A
     with pytest.raises(ModelError, match="HTTP 500"):
         eng.ask(FOG_Q)
     events = list(eng.ask_stream(FOG_Q))
-    assert events[-1].kind is EventKind.ERROR and "models.planner" in events[-1].data["message"]
+    last = events[-1]
+    assert isinstance(last, Error) and isinstance(last.exc, ModelError) and "models.planner" in last.exc.message
 
 
 def test_bail_out_makes_no_model_call(build_engine: Any, scripted: Any) -> None:
@@ -210,7 +213,9 @@ def test_uncited_model_answer_is_never_shown(build_engine: Any, scripted: Any) -
                     "synthesizer-m": [Reply("I believe the horn is started at dusk. Nobody knows for sure.")]})
     eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
     events = list(eng.ask_stream(FOG_Q))
-    shown = "".join(e.data["text"] for e in events if e.kind is EventKind.TOKEN)
+    shown = "".join(e.text for e in events if isinstance(e, Token))
     assert "dusk" not in shown and "Black Skerry beacon" in shown
-    done = events[-1].data
+    last = events[-1]
+    assert isinstance(last, Done)
+    done = last.answer.to_dict()
     assert done["mode"] == "corpus" and any("cited no note" in d for d in done["trace"]["degraded"])

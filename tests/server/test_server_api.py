@@ -270,7 +270,7 @@ class SlowEngine(Engine):
         try:
             for ev in events:
                 time.sleep(0.2)
-                self.yielded.append(ev.kind.value)
+                self.yielded.append(type(ev).__name__)
                 yield ev
         finally:
             self.closed.set()

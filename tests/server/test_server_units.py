@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from footnote.answer.types import Event, EventKind
+from footnote.answer.types import Event, Stage, Token
 from footnote.errors import NotFound
 from footnote.server.pages import match_spans
 from footnote.server.ranges import ByteRange, RangeNotSatisfiable, parse_range
@@ -56,7 +56,7 @@ def test_pump_stops_the_worker_when_the_consumer_leaves() -> None:
             while True:
                 time.sleep(0.01)
                 produced.append(i)
-                yield Event(EventKind.TOKEN, {"text": str(i)})
+                yield Token(str(i))
                 i += 1
         finally:
             closed.set()
@@ -65,7 +65,8 @@ def test_pump_stops_the_worker_when_the_consumer_leaves() -> None:
         got = []
         events = pump.events(endless)
         async for ev in events:
-            got.append(ev.data["text"])
+            assert isinstance(ev, Token)
+            got.append(ev.text)
             if len(got) == 3:
                 break
         await events.aclose()
@@ -90,7 +91,7 @@ def test_pump_backpressure_bounds_the_buffer() -> None:
     def fast() -> Iterator[Event]:
         for i in range(1000):
             produced.append(i)
-            yield Event(EventKind.TOKEN, {"text": str(i)})
+            yield Token(str(i))
 
     async def slow_reader() -> None:
         events = pump.events(fast)
@@ -111,7 +112,7 @@ def test_pump_raises_the_iterators_error_and_sse_turns_later_ones_into_events() 
         yield  # pragma: no cover
 
     def half() -> Iterator[Event]:
-        yield Event(EventKind.STAGE, {"name": "plan"})
+        yield Stage("plan", 1.0)
         raise NotFound("gone midway")
 
     async def run() -> list[bytes]:

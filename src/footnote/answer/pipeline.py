@@ -37,10 +37,22 @@ from footnote.answer.extractive import (
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.synthesizer import synth_messages
-from footnote.answer.types import Answer, AnswerMode, Event, EventKind, Note, Outline
+from footnote.answer.types import (
+    Answer,
+    AnswerMode,
+    CitationEvent,
+    Done,
+    Error,
+    Event,
+    Note,
+    Outline,
+    Stage,
+    Token,
+    VerdictEvent,
+)
 from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
-from footnote.errors import FootnoteError, ModelError, UsageError
+from footnote.errors import FootnoteError, ModelError
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import ChatModel
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
@@ -74,15 +86,14 @@ class _Turn:
     stages: list[dict[str, Any]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     result: SearchResult | None = None
-    answer: Answer | None = None
 
     def calls(self) -> int:
         return sum(c[0] for c in self.counters.values())
 
     def stage(self, name: str, t0: float, counts: dict[str, int] | None = None, **info: Any) -> Event:
-        st = {"name": name, "ms": _ms(t0), "counts": dict(counts or {}), "info": info}
-        self.stages.append(st)
-        return Event(EventKind.STAGE, {"name": name, "ms": st["ms"], "counts": st["counts"]})
+        ms, n = _ms(t0), dict(counts or {})
+        self.stages.append({"name": name, "ms": ms, "counts": n, "info": info})
+        return Stage(name, ms, n)
 
 
 class Answerer:
@@ -101,39 +112,26 @@ class Answerer:
 
     # -- public --------------------------------------------------------------------------------
     def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
-        turn = self._turn(question, fallback)
-        for _ in self._run(turn):
-            pass
-        assert turn.answer is not None
-        return turn.answer
+        """The turn's answer (the ``Done`` event of :meth:`ask_stream`; errors raise)."""
+        return _final(self._run(self._turn(question, fallback)))
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
         """Answer from a search already run for ``question`` (evaluation scores search and answer
         from one retrieval)."""
-        turn = self._turn(question, fallback)
-        for _ in self._run(turn, result):
-            pass
-        assert turn.answer is not None
-        return turn.answer
+        return _final(self._run(self._turn(question, fallback), result))
 
     def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
-        """STAGE…, TOKEN…, CITATION…, VERDICT, DONE (``Answer.to_dict()``); ERROR on failure."""
+        """Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer); Error(exc) on failure."""
         try:
             turn = self._turn(question, fallback)
             yield from self._run(turn)
         except FootnoteError as e:
-            yield Event(EventKind.ERROR, {"message": e.message, "type": type(e).__name__})
+            yield Error(e)
 
     # -- turn ----------------------------------------------------------------------------------
     def _turn(self, question: str, fallback: bool | None) -> _Turn:
-        q = " ".join(question.split())
-        if not q:
-            raise UsageError("the question is empty")
-        if len(q) > self.settings.answer.max_question_chars:
-            raise UsageError(
-                f"the question is {len(q)} characters long; the limit is {self.settings.answer.max_question_chars} "
-                "(answer.max_question_chars)"
-            )
+        """``question`` was checked by the engine (``Engine.question``, the one place)."""
+        q = question
         counters = {role: [0] for role in self.chat_models}
         models = {role: CountingChatModel(m, counters[role]) for role, m in self.chat_models.items()}
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
@@ -145,7 +143,7 @@ class Answerer:
             result = self.retriever.search(turn.question)
         turn.result = result
         for st in result.trace:
-            yield Event(EventKind.STAGE, {"name": f"search.{st.name}", "ms": round(st.ms, 3), "counts": dict(st.counts)})
+            yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))
         can_fallback = turn.fallback_on and "fallback" in turn.models
         notes = tuple(
             Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
@@ -228,10 +226,10 @@ class Answerer:
             for piece in extractive_pieces(picks, renumber):
                 for clean in cleaner.feed(piece):
                     tokens[0] += 1
-                    yield Event(EventKind.TOKEN, {"text": clean})
+                    yield Token(clean)
             for piece in cleaner.finish():
                 tokens[0] += 1
-                yield Event(EventKind.TOKEN, {"text": piece})
+                yield Token(piece)
         yield turn.stage(
             "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed},
             synthesizer=how,
@@ -264,14 +262,14 @@ class Answerer:
             for piece in pieces:
                 if shown:
                     tokens[0] += 1
-                    yield Event(EventKind.TOKEN, {"text": piece})
+                    yield Token(piece)
                     continue
                 held.append(piece)
                 if CITE.search(piece):
                     shown = True
                     for h in held:
                         tokens[0] += 1
-                        yield Event(EventKind.TOKEN, {"text": h})
+                        yield Token(h)
                     held.clear()
 
         try:
@@ -311,7 +309,7 @@ class Answerer:
         titles, _ = self._source_names([by_n[n] for n in used if n in by_n])
         citations = resolve(used, by_n, titles)
         for c in citations:
-            yield Event(EventKind.CITATION, c.to_dict())
+            yield CitationEvent(c)
         yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed})
         result = turn.result
         assert result is not None
@@ -322,12 +320,8 @@ class Answerer:
             disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed,
             model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace,
         )
-        turn.answer = answer
-        yield Event(EventKind.VERDICT, {
-            "verdict": verdict.value, "mode": mode.value, "corpus_insufficient": corpus_insufficient,
-            "disclaimer": disclaimer,
-        })
-        yield Event(EventKind.DONE, answer.to_dict())
+        yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer)
+        yield Done(answer)
 
     def _not_found(
         self, turn: _Turn, reason: str, *, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = ()
@@ -337,7 +331,7 @@ class Answerer:
         queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
         known: KnownNames = self.mentions.get()
         text = disclaimers.not_found_text(turn.lang, queries, known.kinds)
-        yield Event(EventKind.TOKEN, {"text": text})
+        yield Token(text)
         yield from self._finish(
             turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
             removed=removed, removed_names=removed_names, reason=reason,
@@ -362,7 +356,7 @@ class Answerer:
         if not reply.in_scope:
             yield turn.stage("fallback", t0, {"in_scope": 0, "probes": 0}, model_disclaimer=bool(reply.disclaimer))
             text = disclaimers.decline_text(turn.lang)
-            yield Event(EventKind.TOKEN, {"text": text})
+            yield Token(text)
             yield from self._finish(turn, text, {}, AnswerMode.DECLINED, corpus_insufficient=True, disclaimer=None,
                                     reason=reason)
             return
@@ -381,7 +375,7 @@ class Answerer:
         )
         pieces = split_sentences(cited) if cited else []
         for i, s in enumerate(pieces):
-            yield Event(EventKind.TOKEN, {"text": ("" if i == 0 else " ") + s})
+            yield Token(("" if i == 0 else " ") + s)
         text = " ".join(pieces)
         yield from self._finish(
             turn, text, {n.n: n for n in notes}, AnswerMode.FALLBACK, corpus_insufficient=True,
@@ -391,8 +385,8 @@ class Answerer:
 
     def _fallback_min_score(self, turn: _Turn) -> float:
         result = turn.result
-        if result is not None and "fallback_min_score" in result.signal.thresholds:
-            return float(result.signal.thresholds["fallback_min_score"])
+        if result is not None and result.signal.applied is not None:
+            return result.signal.applied.fallback_min_score
         embedder = getattr(self.retriever, "embedder", None)
         name = embedder.name if embedder is not None else self.settings.embedder.name
         langs = self.mentions.get()
@@ -426,6 +420,16 @@ class Answerer:
         if reason:
             out["insufficient_reason"] = reason
         return out
+
+
+def _final(events: Iterator[Event]) -> Answer:
+    """The answer of a turn's event stream: its ``Done`` event."""
+    for ev in events:
+        if isinstance(ev, Done):
+            return ev.answer
+        if isinstance(ev, Error):
+            raise ev.exc
+    raise AssertionError("a turn ended without an answer")  # pragma: no cover
 
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:

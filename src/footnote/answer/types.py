@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from footnote.corpus.records import Fragment, locator_to_dict
+from footnote.errors import FootnoteError
 from footnote.retrieve.types import Verdict
 
 
@@ -95,18 +97,53 @@ class Answer:
         }
 
 
-class EventKind(StrEnum):
-    """Streaming events of a turn (the SSE event names of ``POST /api/ask``)."""
+@dataclass(frozen=True)
+class Stage:
+    """A stage of the turn finished: its name, milliseconds and counts."""
 
-    STAGE = "stage"  # {"name": str, "ms": float, "counts": {...}}
-    TOKEN = "token"  # {"text": str}
-    CITATION = "citation"  # Citation.to_dict()
-    VERDICT = "verdict"  # {"verdict": str, "mode": str, "corpus_insufficient": bool, "disclaimer": str|None}
-    DONE = "done"  # Answer.to_dict()
-    ERROR = "error"  # {"message": str}
+    name: str
+    ms: float
+    counts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class Event:
-    kind: EventKind
-    data: dict[str, Any]
+class Token:
+    """A piece of the displayed answer (already checked: citations resolved, prose checked)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CitationEvent:
+    """A citation the displayed answer uses, resolved on the server."""
+
+    citation: Citation
+
+
+@dataclass(frozen=True)
+class VerdictEvent:
+    """The gate's verdict and the turn's mode, just before the answer is done."""
+
+    verdict: Verdict
+    mode: AnswerMode
+    corpus_insufficient: bool
+    disclaimer: str | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """The turn's last event: the whole answer contract."""
+
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class Error:
+    """The turn ended with an error (the exception itself: the edges translate it once)."""
+
+    exc: FootnoteError
+
+
+Event = Stage | Token | CitationEvent | VerdictEvent | Done | Error
+"""Streaming events of a turn. Serialised only at the edges: the server's SSE code (event names
+``stage``, ``token``, ``citation``, ``verdict``, ``done``, ``error``) and the CLI."""

@@ -7,7 +7,6 @@ from typing import Any
 import click
 
 from footnote.cli import Ctx, common_options
-from footnote.errors import UsageError
 from footnote.retrieve.format import format_locator, lane_scores, search_result_dict, snippet
 from footnote.retrieve.types import SearchResult
 from footnote.store import source_titles
@@ -79,11 +78,6 @@ def _short(v: Any) -> str:
 @common_options
 def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
     """Search the corpus: ranked notes with locators and scores, the gate's verdict (no LLM)."""
-    if not question.strip():
-        raise UsageError("the question is empty")
-    limit = ctx.settings.answer.max_question_chars
-    if len(question) > limit:
-        raise UsageError(f"the question is {len(question)} characters long; the limit is {limit}")
     with ctx.engine() as engine:
         result = engine.search(question, lang=lang)
         titles = source_titles(engine.store, (c.fragment.source_id for c in result.candidates))

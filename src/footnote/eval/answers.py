@@ -114,7 +114,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
 
     def on_result(q: Question, result: SearchResult) -> Mapping[str, Any]:
         t0 = time.perf_counter()
-        answer: Answer = engine.answerer.answer_result(q.question, result, fallback=fallback)
+        answer: Answer = engine.answer_result(q.question, result, fallback=fallback)
         ms = (time.perf_counter() - t0) * 1000.0
         score = score_answer(answer, q.answers, q.gold, answerable=q.answerable)
         return {"answer": {

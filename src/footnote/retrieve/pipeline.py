@@ -269,7 +269,7 @@ class Retriever:
             verdict = Verdict.BAIL_OUT
         signal = GateSignal(
             max_score=cov.max_score, lecture_count=lectures, value=cov.value,
-            thresholds=gate_mod.thresholds_dict(t), extra={k: float(v) for k, v in cov.extra.items()},
+            thresholds=gate_mod.thresholds_dict(t), extra={k: float(v) for k, v in cov.extra.items()}, applied=t,
         )
         return signal, verdict
 

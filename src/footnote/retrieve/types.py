@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from footnote.corpus.records import AddressLocator, Fragment
+from footnote.settings import GateThresholds
 
 
 class Verdict(StrEnum):
@@ -92,6 +93,7 @@ class GateSignal:
     value: float  # the scalar "do we know this?" signal the gate compares (higher = more confident); AUROC is measured on it
     thresholds: dict[str, float]
     extra: dict[str, float] = field(default_factory=dict)  # e.g. margin, lane agreement, combined signal
+    applied: GateThresholds | None = None  # the thresholds the gate compared against (typed; ``thresholds`` is for the trace)
 
 
 @dataclass(frozen=True)

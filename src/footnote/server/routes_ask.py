@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 
+from footnote.answer.types import Error
 from footnote.server.sse import sse_body
 from footnote.server.state import JSON, ServerState
 
@@ -35,7 +35,6 @@ def wants_json(request: Request, body: AskRequest) -> bool:
 
 def make_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["ask"])
-    max_chars = state.settings.answer.max_question_chars
 
     @router.post(
         "/api/ask",
@@ -47,17 +46,14 @@ def make_router(state: ServerState) -> APIRouter:
                 "content": {"text/event-stream": {}, "application/json": {}},
             },
             413: {"description": "Request body over `server.max_request_bytes`."},
-            422: {"description": "Empty question, question over `answer.max_question_chars`, or a malformed body."},
+            422: {"description": "Empty question, question over `answer.max_question_chars`, not valid Unicode, or a malformed body."},
+            503: {"description": "The store is unavailable (before the stream starts)."},
         },
     )
     async def ask(body: AskRequest, request: Request) -> Response:
         """Answer a question from the corpus, with citations resolved on the server."""
-        question = body.question.strip()
-        if not question:
-            raise HTTPException(422, "the question is empty")
-        if len(question) > max_chars:
-            raise HTTPException(422, f"the question is {len(question)} characters long; the limit is {max_chars}")
         engine = state.engine
+        question = engine.question(body.question)  # the engine's one check: 422 before anything runs
         if wants_json(request, body):
             answer = await run_in_threadpool(engine.ask, question, fallback=body.fallback)
             data: dict[str, Any] = answer.to_dict()
@@ -70,6 +66,9 @@ def make_router(state: ServerState) -> APIRouter:
         except BaseException:
             await events.aclose()
             raise
+        if isinstance(first, Error):  # failed before anything was shown (store down): the JSON path's status
+            await events.aclose()
+            raise first.exc
         return StreamingResponse(sse_body(first, events), media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 
 from footnote.retrieve.format import search_result_dict
 from footnote.server.state import JSON, ServerState
@@ -28,11 +27,7 @@ def make_router(state: ServerState) -> APIRouter:
         lang: Annotated[str | None, Query(description="Question language (detected when absent).")] = None,
     ) -> JSON:
         """Retrieval only (plan, lanes, fusion, gate): the ``footnote search --json`` document."""
-        q = q.strip()
-        if not q:
-            raise HTTPException(422, "the query 'q' is empty")
-        if len(q) > max_chars:
-            raise HTTPException(422, f"the query is {len(q)} characters long; the limit is {max_chars}")
+        q = engine.question(q)  # the engine's one check (422)
         return JSON(await run_in_threadpool(search_doc, q, lang))
 
     @router.get("/api/status")

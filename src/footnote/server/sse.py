@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from footnote.answer.types import Event, EventKind
+from footnote.answer.types import CitationEvent, Done, Error, Event, Stage, Token, VerdictEvent
 from footnote.errors import FootnoteError
 
 log = logging.getLogger(__name__)
@@ -115,6 +115,26 @@ class EventPump:
             stop.set()
 
 
+def event_frame(ev: Event) -> bytes:
+    """The SSE frame of one typed event: the one place the answer stream becomes text."""
+    if isinstance(ev, Token):
+        return sse_frame("token", {"text": ev.text})
+    if isinstance(ev, Stage):
+        return sse_frame("stage", {"name": ev.name, "ms": ev.ms, "counts": dict(ev.counts)})
+    if isinstance(ev, CitationEvent):
+        return sse_frame("citation", ev.citation.to_dict())
+    if isinstance(ev, VerdictEvent):
+        return sse_frame("verdict", {
+            "verdict": ev.verdict.value, "mode": ev.mode.value, "corpus_insufficient": ev.corpus_insufficient,
+            "disclaimer": ev.disclaimer,
+        })
+    if isinstance(ev, Done):
+        return sse_frame("done", ev.answer.to_dict())
+    if isinstance(ev, Error):
+        return sse_frame("error", error_payload(ev.exc))
+    raise TypeError(f"not an answer event: {ev!r}")  # pragma: no cover
+
+
 def error_payload(e: BaseException) -> dict[str, Any]:
     """The ``error`` event's data (and the JSON error body's shape)."""
     if isinstance(e, FootnoteError):
@@ -126,13 +146,13 @@ async def sse_body(first: Event | None, rest: AsyncIterator[Event]) -> AsyncIter
     """Frames for a stream whose first event was already pulled (so early errors get a real status)."""
     try:
         if first is not None:
-            yield sse_frame(first.kind.value, first.data)
+            yield event_frame(first)
         async for ev in rest:
-            yield sse_frame(ev.kind.value, ev.data)
+            yield event_frame(ev)
     except Exception as e:  # after the headers went out, an error can only be an event
         if not isinstance(e, FootnoteError):
             log.exception("ask stream failed")
-        yield sse_frame(EventKind.ERROR.value, error_payload(e))
+        yield sse_frame("error", error_payload(e))
     finally:
         aclose = getattr(rest, "aclose", None)
         if aclose is not None:
