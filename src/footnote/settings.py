@@ -376,6 +376,11 @@ class AnswerSettings(_Frozen):
     corpus_description: str = Field(
         "", description="One line on what the corpus covers, told to the fallback model to judge scope."
     )
+    max_sentence_chars: int = Field(
+        2_000,
+        description="In a corpus answer a streamed sentence is held until it ends (its citation may come last); "
+        "one longer than this is judged as it stands (shown if cited, else removed).",
+    )
 
 
 class ServerSettings(_Frozen):

@@ -216,7 +216,7 @@ class Answerer:
             cleaner = yield from self._model_answer(turn, synth, ctx, checker, tokens)
             how = "model" if cleaner is not None else "extractive"
         if cleaner is None:
-            cleaner = StreamCleaner(set(ctx.by_n), checker, a.stream_flush_chars)
+            cleaner = self._cleaner(ctx, checker)
             if picks is None:
                 picks, _ = select_sentences(turn.question, turn.lang, ctx.notes, a, self.scorer)
                 picks = picks or _leading(ctx)
@@ -231,7 +231,8 @@ class Answerer:
                 tokens[0] += 1
                 yield Token(piece)
         yield turn.stage(
-            "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed},
+            "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed,
+                               "removed_sentences": cleaner.removed_sentences},
             synthesizer=how,
         )
         text = cleaner.text
@@ -239,11 +240,12 @@ class Answerer:
             # nothing grounded survived the checks: say so rather than show an uncited answer
             turn.degraded.append("synthesizer: no cited sentence survived; not found")
             yield from self._not_found(turn, "no_grounded_text", dropped=cleaner.dropped, removed=cleaner.removed,
-                                       removed_names=cleaner.removed_mentions)
+                                       removed_names=cleaner.removed_mentions, removed_sentences=cleaner.removed_sentences)
             return
         yield from self._finish(
             turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False, disclaimer=None,
             dropped=cleaner.dropped, removed=cleaner.removed, removed_names=cleaner.removed_mentions, notes=ctx.notes,
+            removed_sentences=cleaner.removed_sentences,
         )
 
     def _model_answer(
@@ -253,7 +255,7 @@ class Answerer:
         citation arrives, so an answer that cites nothing is never shown: the extractive answer replaces
         it (None is returned), as it does a failure before anything was shown."""
         a = self.settings.answer
-        cleaner = StreamCleaner(set(ctx.by_n), checker, a.stream_flush_chars)
+        cleaner = self._cleaner(ctx, checker)
         held: list[str] = []
         shown = False
 
@@ -290,6 +292,13 @@ class Answerer:
             return None
         return cleaner
 
+    def _cleaner(self, ctx: Compacted, checker: ProseChecker) -> StreamCleaner:
+        """The cleaner of a corpus answer: every sentence shown must carry a valid citation."""
+        a = self.settings.answer
+        return StreamCleaner(
+            set(ctx.by_n), checker, a.stream_flush_chars, require_cited=True, max_sentence_chars=a.max_sentence_chars
+        )
+
     def _checker(self, notes: Sequence[Note]) -> ProseChecker:
         titles, files = self._source_names(notes)
         return ProseChecker(self.mentions.get(), Carried.of(notes, titles, files))
@@ -302,7 +311,7 @@ class Answerer:
     def _finish(
         self, turn: _Turn, text: str, by_n: dict[int, Note], mode: AnswerMode, *, corpus_insufficient: bool,
         disclaimer: str | None, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
-        notes: Sequence[Note] = (), reason: str | None = None,
+        notes: Sequence[Note] = (), reason: str | None = None, removed_sentences: int = 0,
     ) -> Iterator[Event]:
         t0 = time.perf_counter()
         used = [int(x) for x in CITE.findall(text) if x.isdigit()]
@@ -310,21 +319,24 @@ class Answerer:
         citations = resolve(used, by_n, titles)
         for c in citations:
             yield CitationEvent(c)
-        yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed})
+        yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed,
+                                           "removed_sentences": removed_sentences})
         result = turn.result
         assert result is not None
         verdict = result.verdict
         trace = self._trace(turn, notes, removed_names, reason)
+        trace["removed_sentences"] = removed_sentences
         answer = Answer(
             answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
-            disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed,
+            disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed, removed_sentences=removed_sentences,
             model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace,
         )
         yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer)
         yield Done(answer)
 
     def _not_found(
-        self, turn: _Turn, reason: str, *, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = ()
+        self, turn: _Turn, reason: str, *, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
+        removed_sentences: int = 0,
     ) -> Iterator[Event]:
         result = turn.result
         assert result is not None
@@ -334,7 +346,7 @@ class Answerer:
         yield Token(text)
         yield from self._finish(
             turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
-            removed=removed, removed_names=removed_names, reason=reason,
+            removed=removed, removed_names=removed_names, reason=reason, removed_sentences=removed_sentences,
         )
 
     def _fallback(self, turn: _Turn, reason: str) -> Iterator[Event]:
@@ -367,7 +379,8 @@ class Answerer:
         # the model saw no notes: every [n] it wrote is forged
         answer_text, _, forged = clean_citations(reply.answer, set())
         checker = self._checker(notes)
-        answer_text, removed, names = checker.check(answer_text)
+        checked = checker.check(answer_text)
+        answer_text, removed, names = checked.text, checked.mentions, checked.names
         cited, _ = attach_citations(answer_text, turn.lang, notes, self.scorer, a.fallback_cite_min_overlap)
         yield turn.stage(
             "fallback", t0, {"in_scope": 1, "probes": len(qs), "probe_hits": len(notes)},

@@ -77,6 +77,7 @@ class Answer:
     disclaimer: str | None = None
     dropped_citations: int = 0
     removed_mentions: int = 0
+    removed_sentences: int = 0
     model_calls: int = 0
     lang: str = "en"
     trace: dict[str, Any] = field(default_factory=dict)
@@ -91,6 +92,7 @@ class Answer:
             "disclaimer": self.disclaimer,
             "dropped_citations": self.dropped_citations,
             "removed_mentions": self.removed_mentions,
+            "removed_sentences": self.removed_sentences,
             "model_calls": self.model_calls,
             "lang": self.lang,
             "trace": self.trace,

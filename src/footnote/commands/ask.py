@@ -31,6 +31,8 @@ def render_done(answer: Answer) -> list[str]:
         extra.append(f"dropped citations: {answer.dropped_citations}")
     if answer.removed_mentions:
         extra.append(f"removed mentions: {answer.removed_mentions}")
+    if answer.removed_sentences:
+        extra.append(f"removed uncited sentences: {answer.removed_sentences}")
     lines.append(
         f"verdict: {answer.verdict.value}   mode: {answer.mode.value}   model calls: {answer.model_calls}"
         + ("   corpus insufficient" if answer.corpus_insufficient else "")

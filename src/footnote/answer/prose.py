@@ -1,0 +1,353 @@
+"""The prose check: titles, address labels and file names that no note of this turn carries are
+removed from the displayed answer.
+
+Names are compared on a *skeleton* of the text (:func:`skeleton`), so that a name cannot slip past the
+check by its spelling: invisible format characters (zero-width space/joiner, soft hyphen, bidi marks)
+are dropped, characters are decomposed (NFKD) and their combining marks dropped (a decomposed
+``é`` anywhere in the sentence no longer shifts offsets or hides a name), Cyrillic and Greek letters
+that look like Latin ones (``Н``, ``В``, ``Α``, ``о``…) map to the Latin letter, typographic
+apostrophes, dashes and spaces map to plain ones. Both the known names and the answer are skeletonised;
+every match maps back to the answer's own characters.
+
+The whole piece is checked before it is split into sentences, so a real title that itself contains
+". " is found whole. A removed mention takes its clause with it (the text between the nearest
+``, ; : ( ) — –`` marks or the sentence's ends): "The horn, per HB 3.4, sounds" → "The horn sounds"; a
+sentence left with fewer than ``MIN_WORDS`` words is removed whole (its citations go with it, and
+it is counted in ``removed_sentences``). Citation markers of a removed clause stay with the sentence.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from footnote.answer.types import Note
+from footnote.answer.units import unit_bounds
+from footnote.corpus.records import AddressLocator, FileLocator
+from footnote.store.protocol import Store
+
+ADDRESS = re.compile(r"(?<![\w.])([A-ZА-ЯЁ]{1,5})\.?\s?(\d{1,4}(?:[.:]\d{1,4})+)(?![\w]|\.\d)")
+FILE_EXTS = "pdf|docx?|txt|md|markdown|epub|html?|srt|vtt|json|jsonl|mp3|ogg|opus|m4a|wav|csv|rtf|odt|xhtml"
+FILENAME = re.compile(rf"(?<![\w/\\.-])[\w][\w\-.]{{0,120}}?\.(?:{FILE_EXTS})(?![\w])", re.IGNORECASE)
+MIN_WORDS = 3  # a sentence left with fewer words after a removal is removed whole
+
+_CONFUSABLE = {
+    # Cyrillic capitals and small letters that render like Latin ones
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W",
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
+    "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    # Greek
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "α": "a",
+    # punctuation
+    "’": "'", "‘": "'", "ʼ": "'", "′": "'", "´": "'", "`": "'",
+    "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-",
+    "ё": "е", "Ё": "Е",
+}
+
+
+def skeleton(text: str, *, lower: bool = True) -> tuple[str, list[int]]:
+    """(the skeleton of ``text``, for each of its characters the index of the character of ``text``
+    it came from). See the module docstring for what is folded."""
+    out: list[str] = []
+    idx: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            if ch.isspace():
+                ch = " "
+            out.append(ch.lower() if lower else ch)
+            idx.append(i)
+            continue
+        cat = unicodedata.category(ch)
+        if cat == "Cf" or cat == "Mn" or cat == "Me":
+            continue
+        if ch.isspace():
+            out.append(" ")
+            idx.append(i)
+            continue
+        c = _CONFUSABLE.get(ch, ch)
+        for d in unicodedata.normalize("NFKD", c):
+            if unicodedata.combining(d) or unicodedata.category(d) == "Cf":
+                continue
+            d = _CONFUSABLE.get(d, d)
+            for e in d.lower() if lower else d:
+                out.append(e)
+                idx.append(i)
+    return "".join(out), idx
+
+
+def skel(text: str) -> str:
+    """The lower-case skeleton of ``text`` (names compared loosely), trimmed."""
+    return skeleton(text)[0].strip()
+
+
+def norm_label(text: str) -> str:
+    """An address label compared loosely: skeleton, no spaces or dots between book and number."""
+    return re.sub(r"[\s.]+", "", skel(text)).replace(":", ".")
+
+
+def _addr_key(book: str, loc: str) -> str:
+    return skel(book) + "|" + loc.replace(":", ".")
+
+
+@dataclass(frozen=True)
+class KnownNames:
+    """Every source title and file name in the store (as skeletons), for the prose check."""
+
+    titles: tuple[str, ...]
+    files: frozenset[str]
+    kinds: tuple[str, ...]
+    title_re: re.Pattern[str] | None
+    corpus_lang: str | None = None
+    file_re: re.Pattern[str] | None = None  # known file names that the generic pattern misses (spaces)
+
+    @property
+    def split_titles(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Titles with a sentence end inside (``"notes. on fog"``), with the offsets after each one."""
+        out = []
+        for t in self.titles:
+            cuts = tuple(m.end() for m in re.finditer(r"[.!?…]+\s+", t))
+            if cuts:
+                out.append((t, cuts))
+        return tuple(out)
+
+
+def names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted(set(names), key=lambda t: (-len(t), t))
+    if not ordered:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in ordered) + r")(?!\w)")
+
+
+class MentionIndex:
+    """Known titles and file names of the store, cached for ``ttl_s`` seconds."""
+
+    def __init__(self, store: Store, *, min_title_chars: int, ttl_s: float) -> None:
+        self.store = store
+        self.min_title_chars = min_title_chars
+        self.ttl_s = ttl_s
+        self._lock = threading.Lock()
+        self._cached: tuple[float, KnownNames] | None = None
+
+    def get(self) -> KnownNames:
+        now = time.monotonic()
+        with self._lock:
+            if self._cached is not None and now - self._cached[0] < self.ttl_s:
+                return self._cached[1]
+        sources = self.store.list_sources()
+        titles = sorted(
+            {skel(s.title) for s in sources if len(s.title.strip()) >= self.min_title_chars},
+            key=lambda t: (-len(t), t),
+        )
+        files = frozenset(skel(s.original_name) for s in sources if s.original_name.strip())
+        kinds = tuple(sorted({s.kind for s in sources}))
+        langs: dict[str, int] = {}
+        for s in sources:
+            langs[s.lang] = langs.get(s.lang, 0) + 1
+        corpus_lang = max(sorted(langs), key=lambda lg: langs[lg]) if langs else None
+        names = KnownNames(
+            tuple(titles), files, kinds, names_pattern(titles), corpus_lang, names_pattern(f for f in files if " " in f)
+        )
+        with self._lock:
+            self._cached = (now, names)
+        return names
+
+
+@dataclass
+class Carried:
+    """What the notes of this turn carry: titles, file names, address keys and their texts (skeletons)."""
+
+    titles: set[str]
+    files: set[str]
+    addresses: set[str]
+    texts: list[str]
+
+    @classmethod
+    def of(cls, notes: Iterable[Note], titles_by_source: dict[str, str], files_by_source: dict[str, str]) -> Carried:
+        c = cls(set(), set(), set(), [])
+        for note in notes:
+            f = note.fragment
+            if f.source_id in titles_by_source:
+                c.titles.add(skel(titles_by_source[f.source_id]))
+            if f.source_id in files_by_source:
+                c.files.add(skel(files_by_source[f.source_id]))
+            loc = f.locator
+            if isinstance(loc, AddressLocator):
+                c.addresses.add(_addr_key(loc.book, loc.loc))
+                c.addresses.add(norm_label(loc.label))
+            elif isinstance(loc, FileLocator):
+                c.files.add(skel(loc.file.rsplit("/", 1)[-1]))
+            c.texts.append(skeleton(f.text)[0])
+        return c
+
+    def in_text(self, mention: str) -> bool:
+        m = skel(mention)
+        return any(m in t for t in self.texts)
+
+
+@dataclass
+class ProseResult:
+    text: str
+    mentions: int = 0
+    names: list[str] = field(default_factory=list)
+    sentences: int = 0  # sentences removed whole
+
+
+_CLAUSE_LEFT = re.compile(r"[,;:(\u2014\u2013]|\s-\s")
+_CLAUSE_RIGHT = re.compile(r"[,;:)\u2014\u2013]|\s-\s")
+_CITE_TAIL = re.compile(r"(?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])+")
+_CITE_ANY = re.compile(r"\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\]")
+_END = re.compile(r"(?:[.!?…]+[\"'»”)]*)?(?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])*[\"'»”)]*\s*$")
+_CONJ = re.compile(r"^(?:and|but|or|so|while|whereas|и|а|но|или)\b\s*", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
+
+
+class ProseChecker:
+    """Removes titles, address labels and file names that no note of this turn carries."""
+
+    def __init__(self, known: KnownNames, carried: Carried) -> None:
+        self.known = known
+        self.carried = carried
+        self._split_titles = known.split_titles
+
+    # -- finding -------------------------------------------------------------------------------
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, mention) in ``text`` of every mention this turn does not carry."""
+        out: list[tuple[int, int, str]] = []
+        cased, cidx = skeleton(text, lower=False)
+
+        def back(s: int, e: int, idx: list[int]) -> tuple[int, int, str]:
+            a, b = idx[s], idx[e - 1] + 1
+            return a, b, text[a:b]
+
+        for m in FILENAME.finditer(cased):
+            if not self._file_ok(m.group(0)):
+                out.append(back(m.start(), m.end(), cidx))
+        for m in ADDRESS.finditer(cased):
+            key = _addr_key(m.group(1), m.group(2))
+            if key in self.carried.addresses or norm_label(m.group(0)) in self.carried.addresses:
+                continue
+            if self.carried.in_text(m.group(0)):
+                continue
+            out.append(back(m.start(), m.end(), cidx))
+        low, lidx = skeleton(text)
+        if self.known.file_re is not None:
+            for m in self.known.file_re.finditer(low):
+                if not self._file_ok(m.group(0)):
+                    out.append(back(m.start(), m.end(), lidx))
+        if self.known.title_re is not None:
+            for m in self.known.title_re.finditer(low):
+                t = m.group(0)
+                if t in self.carried.titles or self.carried.in_text(t):
+                    continue
+                out.append(back(m.start(), m.end(), lidx))
+        return _merge(out)
+
+    def _file_ok(self, name: str) -> bool:
+        n = skel(name)
+        base = n.rsplit("/", 1)[-1]
+        if base in self.carried.files or n in self.carried.files:
+            return True
+        return self.carried.in_text(name)
+
+    def cut_ok(self, head: str) -> bool:
+        """False when ``head`` ends inside a known title that has a sentence end in it ("Notes. On
+        Fog"): a streamed piece must not be cut there, or the title would reach the reader in halves."""
+        if not self._split_titles:
+            return True
+        tail = skeleton(head[-400:])[0]
+        for title, cuts in self._split_titles:
+            for c in cuts:
+                if tail.endswith(title[:c]) or tail.rstrip().endswith(title[:c].rstrip()):
+                    return False
+        return True
+
+    # -- removing ------------------------------------------------------------------------------
+    def check(self, text: str) -> ProseResult:
+        """The text with every uncarried mention removed with its clause (see the module docstring)."""
+        spans = self.spans(text)
+        if not spans:
+            return ProseResult(text)
+        units = unit_bounds(text)
+        cuts: list[tuple[int, int, str]] = []  # (start, end, citations to keep)
+        whole: set[int] = set()
+        for start, end, _ in spans:
+            ua = next(u for u in units if u[0] <= start < u[1] or start < u[0])
+            ub = next((u for u in units if u[0] < end <= u[1]), units[-1])
+            u0, u1 = ua[0], ub[1]
+            body_end = u0 + _END.search(text[u0:u1]).start()  # type: ignore[union-attr]
+            left = None
+            for m in _CLAUSE_LEFT.finditer(text, u0, start):
+                left = m
+            right = _CLAUSE_RIGHT.search(text, end, body_end) if end < body_end else None
+            if left is not None and right is not None:
+                a, b = left.start(), right.end()
+            elif left is not None:
+                a, b = left.start(), body_end
+            elif right is not None:
+                a, b = u0, right.end()
+            else:
+                a, b = u0, u1
+            keep = "".join(m.group(0) for m in _CITE_ANY.finditer(text, a, b)) if (a, b) != (u0, u1) else ""
+            rest = text[u0:a] + text[b:body_end]
+            if (a, b) == (u0, u1) or len(_WORD.findall(_CITE_ANY.sub(" ", rest))) < MIN_WORDS:
+                a, b, keep = u0, u1, ""
+                whole.add(u0)
+            cuts.append((a, b, keep))
+        out = text
+        for a, b, keep in sorted(_merge_cuts(cuts), reverse=True):
+            head, tail = out[:a], out[b:]
+            if keep:
+                e = _END.search(tail)
+                pos = e.start() if e is not None and "\n" not in tail[: e.start()] else 0
+                tail = tail[:pos].rstrip() + " " + keep + tail[pos:] if pos else " " + keep + tail
+            if not head.strip() or head.rstrip().endswith((".", "!", "?", "…", "\n")):
+                tail = _CONJ.sub("", tail.lstrip(" ,;:-"))
+                tail = tail[:1].upper() + tail[1:]
+                head = head if not head.strip() else head.rstrip() + " "
+            out = head + tail
+        return ProseResult(_tidy(out), len(spans), [s[2] for s in spans], len(whole))
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    spans.sort()
+    out: list[tuple[int, int, str]] = []
+    for s in spans:
+        if out and s[0] < out[-1][1]:
+            prev = out[-1]
+            out[-1] = (prev[0], max(prev[1], s[1]), prev[2])
+        else:
+            out.append(s)
+    return out
+
+
+def _merge_cuts(cuts: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    cuts.sort()
+    out: list[tuple[int, int, str]] = []
+    for a, b, keep in cuts:
+        if out and a < out[-1][1]:
+            pa, pb, pk = out[-1]
+            out[-1] = (pa, max(pb, b), pk + keep if b > pb else pk)
+        else:
+            out.append((a, b, keep))
+    return out
+
+
+def _tidy(text: str) -> str:
+    lead = text[: len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()) :]
+    body = text.strip()
+    body = re.sub(r"\(\s*[,;]?\s*\)|«\s*»|\"\s*\"|“\s*”", "", body)
+    body = re.sub(r"[ \t]{2,}", " ", body)
+    body = re.sub(r"[ \t]+([,.;:!?])", r"\1", body)
+    body = re.sub(r"^[,;:]\s*", "", body)
+    body = re.sub(r"([,;:])\s*([.!?])", r"\2", body)
+    body = re.sub(r"([,;:])\s*(\[\d)", r" \2", body)
+    if body[:1].islower() and not lead:
+        body = body[:1].upper() + body[1:]
+    return lead + body + trail if body else (" " if lead or trail else "")

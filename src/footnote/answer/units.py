@@ -1,0 +1,92 @@
+"""What counts as a sentence of a displayed answer (the unit the citation rule applies to).
+
+The answer text is split into *units*, each with its trailing whitespace:
+
+- a unit ends at a line break, or after sentence punctuation (``. ! ? …``, then any closing quotes or
+  brackets and any citation markers ``[n]``) followed by whitespace and a character that can start a
+  sentence (not a lower-case letter, not ``[``);
+- no unit ends after a known abbreviation (``Mr.``, ``e.g.``, ``p.``, ``т.е.``…), a single letter (an
+  initial), or a list number at the start of a line (``2. ``);
+- a unit is a **sentence** unless it is an *introducer*: a Markdown heading (``# …``), a line that is
+  only bold text (``**Fog rules**``), a line ending in ``:`` (a lead-in to a list), or a unit with no
+  letters or digits (a bare list marker, a rule). Introducers need no citation of their own: they are
+  shown only together with the next cited sentence, and dropped if none follows.
+
+In ``mode = corpus`` every sentence shown carries at least one valid ``[n]``; a sentence without one
+is removed and counted in ``removed_sentences``.
+"""
+
+from __future__ import annotations
+
+import re
+
+CITE = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
+_STOP = re.compile(
+    r"[.!?…]+[\"'»”’)\]]*(?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])*[\"'»”’)]*(?P<ws>[ \t]+|\n+[ \t]*)"
+    r"|(?P<nl>\n+[ \t]*)"
+)
+ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "st", "prof", "sr", "jr", "vs", "e.g", "i.e", "cf", "no", "vol", "ch", "pp", "fig",
+    "approx", "ca", "viz", "al", "т.е", "т.д", "т.п", "т.к", "г", "гг", "см", "стр", "др", "рис", "им",
+})
+_LAST_WORD = re.compile(r"([\w.]+)\.+$")
+_INTRO = re.compile(r"^\s*(?:#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?|.*:)\s*$", re.DOTALL)
+_HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
+
+
+def _is_stop(text: str, m: re.Match[str]) -> bool:
+    end = m.end()
+    nxt = text[end : end + 1]
+    if m.group("nl") is not None:
+        return True
+    if not nxt:
+        return True  # the end of the text: a boundary once nothing more can follow
+    if nxt.islower() or nxt == "[":
+        return False
+    head = text[: m.start() + 1]
+    w = _LAST_WORD.search(head)
+    if w is not None:
+        word = w.group(1).lower().strip(".")
+        if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            return False
+    line = head[head.rfind("\n") + 1 :]
+    return not re.fullmatch(r"\s*\d{1,3}\.", line)
+
+
+def unit_bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each unit of ``text`` (end includes its trailing whitespace)."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in _STOP.finditer(text):
+        if _is_stop(text, m):
+            out.append((start, m.end()))
+            start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return out or [(0, len(text))]
+
+
+def split_units(text: str) -> list[str]:
+    return [text[a:b] for a, b in unit_bounds(text)]
+
+
+def last_stop(text: str) -> int:
+    """The end of the last unit of ``text`` that is certainly complete (more text follows it), or 0.
+    A boundary at the very end is not certain: a citation or a closing quote may still arrive."""
+    cut = 0
+    for m in _STOP.finditer(text):
+        if m.end() < len(text) and _is_stop(text, m):
+            cut = m.end()
+    return cut
+
+
+def is_introducer(unit: str) -> bool:
+    """A heading, a bold-only line, a lead-in ending in ":", or a unit without letters or digits."""
+    body = CITE.sub("", unit).strip()
+    if not _HAS_WORD.search(body):
+        return True
+    return "\n" not in body and bool(_INTRO.match(body))
+
+
+def is_heading(unit: str) -> bool:
+    return unit.lstrip().startswith("#")
