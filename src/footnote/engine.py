@@ -4,6 +4,7 @@ server and the evaluation all go through it."""
 from __future__ import annotations
 
 import logging
+import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -131,10 +132,13 @@ class Engine:
         answer: Answer = self.answerer.answer_result(self.question(question), result, fallback=fallback)
         return answer
 
-    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+    def ask_stream(
+        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None
+    ) -> Iterator[Event]:
         """The turn as typed events (Stage, Token, CitationEvent, VerdictEvent, then Done with the Answer,
-        or Error). The question is checked here, before the stream starts: a bad one raises."""
-        events: Iterator[Event] = self.answerer.ask_stream(self.question(question), fallback=fallback)
+        or Error). The question is checked here, before the stream starts: a bad one raises. Setting
+        ``stop`` (the client went away) ends the turn within one model read."""
+        events: Iterator[Event] = self.answerer.ask_stream(self.question(question), fallback=fallback, stop=stop)
         return events
 
     # -- status --------------------------------------------------------------------------------

@@ -81,6 +81,18 @@ class ModelTimeout(ModelError):
     http_status = 504
 
 
+class TurnDeadline(ModelTimeout):
+    """The turn's deadline (``answer.turn_timeout_s``) passed during a model call: the turn ends with
+    the best answer it has (extractive), whatever ``on_model_failure`` says."""
+
+
+class Cancelled(FootnoteError):
+    """The turn was stopped because its client went away."""
+
+    exit_code = 130
+    http_status = 499
+
+
 class AuthError(FootnoteError):
     """A request lacks the configured API key."""
 

@@ -376,6 +376,13 @@ class AnswerSettings(_Frozen):
     corpus_description: str = Field(
         "", description="One line on what the corpus covers, told to the fallback model to judge scope."
     )
+    turn_timeout_s: float = Field(
+        90.0,
+        gt=0,
+        description="A turn's deadline across all its model calls (planner, synthesizer, fallback; the router's "
+        "own timeout bounds the search): past it, no further model call starts, a running one is cut, and the "
+        "turn answers with what it has (extractive), saying so in the trace.",
+    )
     max_sentence_chars: int = Field(
         2_000,
         description="In a corpus answer a streamed sentence is held until it ends (its citation may come last); "

@@ -265,7 +265,9 @@ class SlowEngine(Engine):
     closed: ClassVar[threading.Event] = threading.Event()
     yielded: ClassVar[list[str]] = []
 
-    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+    def ask_stream(
+        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None
+    ) -> Iterator[Event]:
         events = list(super().ask_stream(question, fallback=fallback))
         try:
             for ev in events:

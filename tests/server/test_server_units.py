@@ -63,7 +63,7 @@ def test_pump_stops_the_worker_when_the_consumer_leaves() -> None:
 
     async def consume() -> list[str]:
         got = []
-        events = pump.events(endless)
+        events = pump.events(lambda _stop: endless())
         async for ev in events:
             assert isinstance(ev, Token)
             got.append(ev.text)
@@ -94,7 +94,7 @@ def test_pump_backpressure_bounds_the_buffer() -> None:
             yield Token(str(i))
 
     async def slow_reader() -> None:
-        events = pump.events(fast)
+        events = pump.events(lambda _stop: fast())
         await events.__anext__()
         await asyncio.sleep(0.3)
         assert len(produced) <= 4 + 2  # the worker waits for the reader
@@ -117,9 +117,9 @@ def test_pump_raises_the_iterators_error_and_sse_turns_later_ones_into_events() 
 
     async def run() -> list[bytes]:
         with pytest.raises(NotFound):
-            async for _ in pump.events(broken):
+            async for _ in pump.events(lambda _stop: broken()):
                 pass
-        events = pump.events(half)
+        events = pump.events(lambda _stop: half())
         first = await events.__anext__()
         return [chunk async for chunk in sse_body(first, events)]
 

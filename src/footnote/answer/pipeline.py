@@ -9,6 +9,7 @@ searched). ``ask`` consumes ``ask_stream``. Every stage reports counts and milli
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -52,9 +53,9 @@ from footnote.answer.types import (
 )
 from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
-from footnote.errors import FootnoteError, ModelError
+from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import ChatModel
+from footnote.models.protocols import Budget, ChatModel
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, SearchResult, Verdict
 from footnote.settings import Settings
@@ -82,6 +83,7 @@ class _Turn:
     fallback_on: bool
     models: dict[str, CountingChatModel]
     counters: dict[str, list[int]]
+    budget: Budget
     t0: float = field(default_factory=time.perf_counter)
     stages: list[dict[str, Any]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
@@ -120,27 +122,33 @@ class Answerer:
         from one retrieval)."""
         return _final(self._run(self._turn(question, fallback), result))
 
-    def ask_stream(self, question: str, *, fallback: bool | None = None) -> Iterator[Event]:
+    def ask_stream(
+        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None
+    ) -> Iterator[Event]:
         """Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer); Error(exc) on failure."""
         try:
-            turn = self._turn(question, fallback)
+            turn = self._turn(question, fallback, stop)
             yield from self._run(turn)
         except FootnoteError as e:
             yield Error(e)
 
     # -- turn ----------------------------------------------------------------------------------
-    def _turn(self, question: str, fallback: bool | None) -> _Turn:
+    def _turn(self, question: str, fallback: bool | None, stop: threading.Event | None = None) -> _Turn:
         """``question`` was checked by the engine (``Engine.question``, the one place)."""
         q = question
         counters = {role: [0] for role in self.chat_models}
-        models = {role: CountingChatModel(m, counters[role]) for role, m in self.chat_models.items()}
+        limit = self.settings.answer.turn_timeout_s
+        budget = Budget(time.monotonic() + limit, stop, limit)
+        models = {role: CountingChatModel(m, counters[role], budget) for role, m in self.chat_models.items()}
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters)
+        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget)
 
     def _run(self, turn: _Turn, result: SearchResult | None = None) -> Iterator[Event]:
         a = self.settings.answer
         if result is None:
             result = self.retriever.search(turn.question)
+        if turn.budget.stopped():
+            raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
         for st in result.trace:
             yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))
@@ -184,7 +192,7 @@ class Answerer:
                 turn.degraded.append(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")
                 log.warning("%s", e.message)
             except ModelError as e:
-                if a.on_model_failure == "error":
+                if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                     raise
                 turn.degraded.append(f"planner: {e.message}; extractive planner used")
             else:
@@ -279,7 +287,7 @@ class Answerer:
                 yield from release(cleaner.feed(delta))
             yield from release(cleaner.finish())
         except ModelError as e:
-            if a.on_model_failure == "error":
+            if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                 raise
             if shown:
                 turn.degraded.append(f"synthesizer: {e.message}; answer cut short")
@@ -359,7 +367,7 @@ class Answerer:
                 pmin=a.fallback_probes_min, pmax=a.fallback_probes_max, attempts=a.planner_attempts,
             )
         except ModelError as e:
-            if a.on_model_failure == "error":
+            if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                 raise
             turn.degraded.append(f"fallback: {e.message}; not found")
             yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
@@ -427,6 +435,8 @@ class Answerer:
             "model_calls_by_role": {role: c[0] for role, c in turn.counters.items()},
             "fallback_enabled": turn.fallback_on,
             "degraded": list(turn.degraded),
+            "turn_timeout_s": turn.budget.turn_timeout_s,
+            "deadline_reached": turn.budget.expired(),
             "removed_mentions": list(removed_names),
             "total_ms": _ms(turn.t0),
         }

@@ -71,11 +71,15 @@ def split_units(text: str) -> list[str]:
 
 
 def last_stop(text: str) -> int:
-    """The end of the last unit of ``text`` that is certainly complete (more text follows it), or 0.
-    A boundary at the very end is not certain: a citation or a closing quote may still arrive."""
-    cut = 0
+    """The end of the last unit of ``text`` that is complete, or 0. A boundary with nothing after it
+    yet is complete only when its unit already carries a citation (a sentence without one waits: its
+    citation may still come after the full stop); otherwise more text must follow it."""
+    cut = start = 0
     for m in _STOP.finditer(text):
-        if m.end() < len(text) and _is_stop(text, m):
+        if m.end() < len(text):
+            if _is_stop(text, m):
+                cut = start = m.end()
+        elif m.group("nl") is not None or CITE.search(text, start, m.start() + 1) or CITE.search(m.group(0)):
             cut = m.end()
     return cut
 

@@ -13,9 +13,11 @@ before its first delta arrives — text already handed out cannot be taken back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,8 +25,9 @@ from typing import Any, TypeVar
 
 import httpx
 
-from footnote.errors import ConfigError, ModelError, ModelTimeout
-from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.errors import Cancelled, ConfigError, ModelError, ModelTimeout, TurnDeadline
+from footnote.models.protocols import Budget, ChatMessage, ChatModel
+from footnote.redact import mask_url, redact
 from footnote.settings import ChatModelSettings, ModelsSettings
 
 log = logging.getLogger(__name__)
@@ -35,6 +38,62 @@ ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback")
 LLAMA_CPP_SCHEME = "llama-cpp://"
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
+CHARS_PER_TOKEN_CAP = 8  # a stream is also cut past max_tokens × this many characters (deltas can hold many tokens)
+
+
+def check_budget(budget: Budget | None, where: str) -> None:
+    """Raise ``Cancelled`` once the turn's client went away, ``TurnDeadline`` past its deadline."""
+    if budget is None:
+        return
+    if budget.stopped():
+        raise Cancelled(f"{where}: the client went away; the call was stopped")
+    if budget.expired():
+        limit = f" of {budget.turn_timeout_s:g} s" if budget.turn_timeout_s is not None else ""
+        raise TurnDeadline(f"{where}: the turn's deadline{limit} passed (answer.turn_timeout_s)")
+
+
+class _Watchdog:
+    """One daemon thread that shuts the socket of a model stream down as soon as its turn's budget
+    runs out (deadline passed, or the client went away), so a blocked read returns at once instead of
+    waiting out the per-read timeout. It runs only while something is watched."""
+
+    def __init__(self, tick_s: float = 0.05) -> None:
+        self.tick_s = tick_s
+        self._lock = threading.Lock()
+        self._watched: dict[int, tuple[Budget, Any]] = {}
+        self._next = 0
+        self._thread: threading.Thread | None = None
+
+    def watch(self, budget: Budget, sock: Any) -> int:
+        with self._lock:
+            self._next += 1
+            key = self._next
+            self._watched[key] = (budget, sock)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="footnote-model-watchdog", daemon=True)
+                self._thread.start()
+            return key
+
+    def unwatch(self, key: int) -> None:
+        with self._lock:
+            self._watched.pop(key, None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.tick_s)
+            with self._lock:
+                if not self._watched:
+                    self._thread = None
+                    return
+                due = [(k, sock) for k, (b, sock) in self._watched.items() if b.stopped() or b.expired()]
+                for k, _ in due:
+                    self._watched.pop(k, None)
+            for _, sock in due:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+WATCHDOG = _Watchdog()
 
 
 class _Retryable(Exception):
@@ -51,8 +110,9 @@ class OpenAIChatModel:
             raise ConfigError(f"models.{role}: base_url and model are both needed")
         self.role = role
         self.settings = settings
-        self.name = f"{settings.model}@{settings.base_url}"
         self.base_url = settings.base_url.rstrip("/")
+        self.shown_url = mask_url(self.base_url)  # credentials in a base_url never reach a message
+        self.name = f"{settings.model}@{self.shown_url}"
         self._client = client
         self._own_client = client is None
         self._lock = threading.Lock()
@@ -98,15 +158,19 @@ class OpenAIChatModel:
                 self.requests += 1
 
     def _where(self) -> str:
-        return f"models.{self.role} ({self.settings.model} at {self.base_url})"
+        return f"models.{self.role} ({self.settings.model} at {self.shown_url})"
 
     def _attempts(self) -> int:
         return max(0, self.settings.retries) + 1
 
-    def _backoff(self, attempt: int) -> None:
+    def _backoff(self, attempt: int, budget: Budget | None = None) -> None:
         delay = self.settings.retry_backoff_s * (2**attempt)
+        left = budget.remaining() if budget is not None else None
+        if left is not None:
+            delay = min(delay, max(0.0, left))
         if delay > 0:
             time.sleep(delay)
+        check_budget(budget, self._where())
 
     def _raise_final(self, last: _Retryable) -> None:
         msg = f"{self._where()}: {last} (after {self._attempts()} attempts)"
@@ -114,16 +178,26 @@ class OpenAIChatModel:
             raise ModelTimeout(msg)
         raise ModelError(msg)
 
-    @staticmethod
-    def _status_error(resp: httpx.Response) -> str:
+    def _status_error(self, resp: httpx.Response) -> str:
+        """``HTTP 401: <the upstream's body>`` with any secret in the body masked (an upstream that
+        echoes the key or the URL it was called with must not make us repeat it)."""
         try:
             text = resp.read().decode("utf-8", "replace")[:300]
         except httpx.HTTPError:
             text = ""
+        text = redact(text, [self.settings.api_key, self.base_url])
         return f"HTTP {resp.status_code}" + (f": {text.strip()}" if text.strip() else "")
 
+    def _timeout(self, budget: Budget | None) -> float:
+        """The per-request (and per-read) timeout: ``timeout_s``, or less when the turn's deadline is nearer."""
+        t = float(self.settings.timeout_s)
+        left = budget.remaining() if budget is not None else None
+        return t if left is None else max(0.01, min(t, left))
+
     # -- complete ------------------------------------------------------------------------------
-    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
+    ) -> str:
         """One completion (content text). With ``json_schema`` the endpoint is asked for JSON
         (``response_format`` json_schema; an endpoint that rejects it is asked for json_object, then
         for plain text). The reply is returned as text: parse it with :func:`extract_json`."""
@@ -139,14 +213,19 @@ class OpenAIChatModel:
         fmt_i = 0
         attempt = 0
         while attempt < self._attempts():
+            check_budget(budget, self._where())
             body = self._body(messages, stream=False, response_format=formats[fmt_i])
             try:
                 self._count(call=False)
-                resp = self._http().post(f"{self.base_url}/chat/completions", json=body, headers=self._headers())
+                resp = self._http().post(
+                    f"{self.base_url}/chat/completions", json=body, headers=self._headers(), timeout=self._timeout(budget)
+                )
             except httpx.TimeoutException as e:
+                check_budget(budget, self._where())
                 last = _Retryable(f"timed out after {self.settings.timeout_s:g} s ({type(e).__name__})", timeout=True)
             except httpx.TransportError as e:
-                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {e}")
+                check_budget(budget, self._where())
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e))}")
             else:
                 if resp.status_code == 400 and fmt_i + 1 < len(formats):
                     log.info("%s rejected response_format %s; trying a simpler one", self._where(), formats[fmt_i])
@@ -160,7 +239,7 @@ class OpenAIChatModel:
                     return self._content(resp)
             log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
             if attempt + 1 < self._attempts():
-                self._backoff(attempt)
+                self._backoff(attempt, budget)
             attempt += 1
         assert last is not None
         self._raise_final(last)
@@ -175,40 +254,72 @@ class OpenAIChatModel:
         return str(content or "")
 
     # -- stream --------------------------------------------------------------------------------
-    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
-        """Text deltas from an SSE stream (``data: {...}`` chunks, ``data: [DONE]``)."""
+    def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
+        """Text deltas from an SSE stream (``data: {...}`` chunks, ``data: [DONE]``). Bounded here, not
+        only by the endpoint: the turn's ``budget`` is checked at every delta and a watchdog shuts the
+        connection once it runs out (so a stalled read ends at once), and the stream is cut past
+        ``max_tokens`` deltas (or ``max_tokens × CHARS_PER_TOKEN_CAP`` characters) whatever the endpoint sends."""
         self._count(call=True)
         body = self._body(messages, stream=True, response_format=None)
         last: _Retryable | None = None
+        cap = max(1, self.settings.max_tokens)
         for attempt in range(self._attempts()):
+            check_budget(budget, self._where())
             started = False
             try:
                 self._count(call=False)
                 with self._http().stream(
-                    "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers()
+                    "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers(),
+                    timeout=self._timeout(budget),
                 ) as resp:
                     if resp.status_code >= 500 or resp.status_code in _RETRY_STATUS:
                         last = _Retryable(self._status_error(resp))
                     elif resp.status_code >= 400:
                         raise ModelError(f"{self._where()}: {self._status_error(resp)}")
                     else:
-                        for delta in _sse_deltas(resp.iter_lines(), self._where()):
-                            started = True
-                            yield delta
+                        watch = _watch(resp, budget)
+                        try:
+                            chars = 0
+                            for deltas, delta in enumerate(_sse_deltas(resp.iter_lines(), self._where()), 1):
+                                check_budget(budget, self._where())
+                                chars += len(delta)
+                                if deltas > cap or chars > cap * CHARS_PER_TOKEN_CAP:
+                                    raise ModelError(
+                                        f"{self._where()}: the stream ran past max_tokens = {cap} (the endpoint did "
+                                        "not stop; cut here)"
+                                    )
+                                started = True
+                                yield delta
+                            # the watchdog's shutdown reads as a clean end of a close-delimited body
+                            check_budget(budget, self._where())
+                        finally:
+                            if watch is not None:
+                                WATCHDOG.unwatch(watch)
                         return
             except httpx.TimeoutException as e:
+                check_budget(budget, self._where())
                 if started:
                     raise ModelTimeout(f"{self._where()}: stream stalled past {self.settings.timeout_s:g} s") from e
                 last = _Retryable(f"timed out after {self.settings.timeout_s:g} s ({type(e).__name__})", timeout=True)
             except httpx.TransportError as e:
+                check_budget(budget, self._where())
                 if started:
-                    raise ModelError(f"{self._where()}: stream broke: {type(e).__name__}: {e}") from e
-                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {e}")
+                    raise ModelError(f"{self._where()}: stream broke: {type(e).__name__}: {redact(str(e))}") from e
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e))}")
             log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
             if attempt + 1 < self._attempts():
-                self._backoff(attempt)
+                self._backoff(attempt, budget)
         assert last is not None
         self._raise_final(last)
+
+
+def _watch(resp: httpx.Response, budget: Budget | None) -> int | None:
+    """Hand the response's socket to the watchdog (when there is a budget to watch and a socket)."""
+    if budget is None or (budget.deadline is None and budget.stop is None):
+        return None
+    stream = resp.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    return WATCHDOG.watch(budget, sock) if sock is not None else None
 
 
 def _sse_deltas(lines: Iterator[str], where: str) -> Iterator[str]:
@@ -285,20 +396,28 @@ def complete_parsed(
 
 
 class CountingChatModel:
-    """Wraps a model for one turn and counts its calls (each ``complete`` or ``stream`` is one)."""
+    """Wraps a model for one turn: counts its calls (each ``complete`` or ``stream`` is one) and hands
+    every call the turn's budget (deadline, stop flag)."""
 
-    def __init__(self, inner: ChatModel, counter: list[int]) -> None:
+    def __init__(self, inner: ChatModel, counter: list[int], budget: Budget | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self._counter = counter
+        self.budget = budget
 
-    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
+    ) -> str:
         self._counter[0] += 1
-        return self.inner.complete(messages, json_schema=json_schema)
+        b = budget or self.budget
+        check_budget(b, f"models ({self.name})")
+        return self.inner.complete(messages, json_schema=json_schema, budget=b)
 
-    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+    def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self._counter[0] += 1
-        return self.inner.stream(messages)
+        b = budget or self.budget
+        check_budget(b, f"models ({self.name})")
+        return self.inner.stream(messages, budget=b)
 
 
 def make_chat_model(role: str, settings: ChatModelSettings) -> ChatModel:

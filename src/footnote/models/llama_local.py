@@ -18,8 +18,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from footnote.errors import ConfigError, ModelError
-from footnote.models.protocols import ChatMessage
+from footnote.errors import ConfigError, FootnoteError, ModelError
+from footnote.models.chat import check_budget
+from footnote.models.protocols import Budget, ChatMessage
 from footnote.settings import ChatModelSettings
 
 log = logging.getLogger(__name__)
@@ -69,8 +70,11 @@ class LlamaCppChatModel:
     def _messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
         return [{"role": m.role, "content": m.content} for m in messages]
 
-    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
+    ) -> str:
         self.calls += 1
+        check_budget(budget, f"models.{self.role} ({self.name})")
         llm = self.engine_holder.get()
         kwargs: dict[str, Any] = {}
         if json_schema is not None:
@@ -87,8 +91,9 @@ class LlamaCppChatModel:
                 raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e
         return str(out["choices"][0]["message"].get("content") or "")
 
-    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+    def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self.calls += 1
+        check_budget(budget, f"models.{self.role} ({self.name})")
         llm = self.engine_holder.get()
         with self.engine_holder.lock:
             try:
@@ -99,10 +104,11 @@ class LlamaCppChatModel:
                     stream=True,
                 )
                 for chunk in chunks:
+                    check_budget(budget, f"models.{self.role} ({self.name})")  # stops generating: the lock is freed
                     text = chunk["choices"][0].get("delta", {}).get("content")
                     if text:
                         yield str(text)
-            except ModelError:
+            except FootnoteError:
                 raise
             except Exception as e:
                 raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e

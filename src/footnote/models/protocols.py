@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -36,16 +38,39 @@ class ChatMessage:
     content: str
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What one turn allows a model call: a deadline (``time.monotonic()`` seconds; the turn's
+    ``answer.turn_timeout_s``) and a stop flag (set when the client went away). A model call raises
+    ``TurnDeadline`` past the deadline and ``Cancelled`` once the flag is set."""
+
+    deadline: float | None = None
+    stop: threading.Event | None = None
+    turn_timeout_s: float | None = None
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def expired(self) -> bool:
+        r = self.remaining()
+        return r is not None and r <= 0
+
+    def stopped(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """An LLM for one role (router, planner, synthesizer, fallback)."""
 
     name: str
 
-    def complete(self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None) -> str:
+    def complete(
+        self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
+    ) -> str:
         """One completion. With ``json_schema`` the model is asked for JSON matching it."""
         ...
 
-    def stream(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
-        """Stream the completion as text deltas."""
+    def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
+        """Stream the completion as text deltas; stops within one read once ``budget`` runs out."""
         ...

@@ -58,7 +58,7 @@ def make_router(state: ServerState) -> APIRouter:
             answer = await run_in_threadpool(engine.ask, question, fallback=body.fallback)
             data: dict[str, Any] = answer.to_dict()
             return JSON(data)
-        events = state.pump.events(lambda: engine.ask_stream(question, fallback=body.fallback))
+        events = state.pump.events(lambda stop: engine.ask_stream(question, fallback=body.fallback, stop=stop))
         try:
             first = await events.__anext__()  # an error before the first event still gets a real status
         except StopAsyncIteration:

@@ -2,9 +2,10 @@
 
 ``engine.ask_stream`` is a plain (blocking) generator. :class:`EventPump` runs it in a worker thread of
 a bounded pool and hands each event to the event loop through an asyncio queue. When the client goes
-away, the async side stops reading and sets a stop flag; the worker notices it at the next event (or
-while waiting for room in the queue), closes the generator and returns its thread to the pool — no
-thread outlives its request by more than one stage.
+away, the async side stops reading and sets a stop flag. The flag is handed to the turn itself
+(``engine.ask_stream(..., stop=flag)``): the model clients check it at every delta and a watchdog shuts a
+stalled model connection, so the worker stops within one model read — not only at its next event, or
+while waiting for room in the queue — closes the generator and returns its thread to the pool.
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ class EventPump:
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    async def events(self, make_iter: Callable[[], Iterator[Event]]) -> AsyncGenerator[Event, None]:
-        """Yield the iterator's events; raise what it raised. Closing this async generator early
-        (client disconnect) stops the worker."""
+    async def events(self, make_iter: Callable[[threading.Event], Iterator[Event]]) -> AsyncGenerator[Event, None]:
+        """Yield the iterator's events; raise what it raised. ``make_iter`` gets the stop flag: closing
+        this async generator early (client disconnect) sets it, and the turn checks it inside its
+        model-stream loop, so the worker stops within one model read, not at its next event."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event | _Failure | _End] = asyncio.Queue()
         room = threading.Semaphore(self._queue_events)
@@ -79,7 +81,7 @@ class EventPump:
                 self._active += 1
             it: Iterator[Event] | None = None
             try:
-                it = make_iter()
+                it = make_iter(stop)
                 for ev in it:
                     while not room.acquire(timeout=0.2):
                         if stop.is_set():
