@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from footnote.settings import Settings
 
 MASK = "***"
 SECRET_KEYS = frozenset({
@@ -60,13 +64,17 @@ def mask_url(url: str) -> str:
         userinfo, host = netloc.rsplit("@", 1)
         user = userinfo.split(":", 1)[0]
         netloc = f"{user}:{MASK}@{host}" if ":" in userinfo else f"{userinfo}@{host}"
-    query = parts.query
+    query = re.sub(
+        r"(?P<k>(?:^|&)[^=&]+)=(?P<v>[^&]*)",
+        lambda m: f"{m.group('k')}={MASK}" if m.group("k").lstrip("&").lower() in SECRET_KEYS else m.group(0),
+        parts.query,
+    )
+    out = f"{parts.scheme}://{netloc}{parts.path}"
     if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = "&".join(
-            f"{quote(k, safe='')}={MASK if k.lower() in SECRET_KEYS else quote(v, safe='')}" for k, v in pairs
-        )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        out += "?" + query
+    if parts.fragment:
+        out += "#" + parts.fragment
+    return out
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -82,3 +90,36 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     out = _KV.sub(lambda m: m.group("k") + m.group("eq") + MASK, out)
     out = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", out)
     return _SK.sub(MASK, out)
+
+
+def settings_secrets(settings: Settings) -> tuple[str, ...]:
+    """Every secret the settings hold: API keys, the server key, passwords in the store URL and in model
+    base_urls (to be replaced wherever they would otherwise be echoed)."""
+    out: list[str] = [settings.server.api_key, settings.retrieve.rerank_api_key]
+    urls = [settings.store.url, settings.retrieve.rerank_url]
+    for role in ("router", "planner", "synthesizer", "fallback"):
+        m = getattr(settings.models, role)
+        out.append(m.api_key)
+        urls.append(m.base_url)
+    for u in urls:
+        if not u:
+            continue
+        try:
+            parts = urlsplit(u)
+            if parts.password:
+                out.append(parts.password)
+        except ValueError:
+            pass
+        out += [m.group("v").strip("'") for m in _KV.finditer(u.split("?", 1)[-1].replace("&", " "))]
+    return tuple(s for s in out if s and len(s) >= 4)
+
+
+def redact_tree(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: redact_tree(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_tree(v, secrets) for v in value]
+    return value

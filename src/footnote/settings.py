@@ -405,6 +405,20 @@ class ServerSettings(_Frozen):
     )
     cookie_name: str = Field("footnote_key", description="HttpOnly cookie that carries the API key for the browser (audio, images).")
     warm_up: bool = Field(True, description="Load the embedder and build the answer stages before the server accepts requests.")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A client must finish sending its request headers within this many seconds (slow clients are disconnected)."
+    )
+    allowed_hosts: tuple[str, ...] = Field(
+        (),
+        description="Host names (besides the bind address, localhost and IP literals) accepted in the Host header when "
+        "no api_key is set: the DNS-rebinding guard refuses any other name.",
+    )
+    page_max_pixels: int = Field(
+        16_000_000, description="Largest rendered PDF page image, in pixels: a bigger page is rendered at a smaller scale."
+    )
+    page_render_workers: int = Field(
+        2, description="PDF pages rendered at once (each in its own process; more requests wait for one)."
+    )
 
 
 class Settings(_Frozen):

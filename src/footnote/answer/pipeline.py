@@ -56,6 +56,7 @@ from footnote.corpus.records import AddressLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, ChatModel
+from footnote.redact import redact, settings_secrets
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, SearchResult, Verdict
 from footnote.settings import Settings
@@ -84,10 +85,15 @@ class _Turn:
     models: dict[str, CountingChatModel]
     counters: dict[str, list[int]]
     budget: Budget
+    secrets: tuple[str, ...] = ()
     t0: float = field(default_factory=time.perf_counter)
     stages: list[dict[str, Any]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     result: SearchResult | None = None
+
+    def degrade(self, why: str) -> None:
+        """Say in the trace what failed and what was used instead (secrets masked)."""
+        self.degraded.append(redact(why, self.secrets))
 
     def calls(self) -> int:
         return sum(c[0] for c in self.counters.values())
@@ -111,6 +117,7 @@ class Answerer:
         a = settings.answer
         self.mentions = MentionIndex(store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
         self.scorer = TermScorer()
+        self.secrets = settings_secrets(settings)
 
     # -- public --------------------------------------------------------------------------------
     def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
@@ -141,7 +148,7 @@ class Answerer:
         budget = Budget(time.monotonic() + limit, stop, limit)
         models = {role: CountingChatModel(m, counters[role], budget) for role, m in self.chat_models.items()}
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget)
+        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget, self.secrets)
 
     def _run(self, turn: _Turn, result: SearchResult | None = None) -> Iterator[Event]:
         a = self.settings.answer
@@ -189,12 +196,12 @@ class Answerer:
                     attempts=a.planner_attempts, max_theses=a.max_theses, max_notes_per_thesis=a.max_notes_per_thesis,
                 )
             except MalformedOutline as e:
-                turn.degraded.append(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")
+                turn.degrade(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")
                 log.warning("%s", e.message)
             except ModelError as e:
                 if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                     raise
-                turn.degraded.append(f"planner: {e.message}; extractive planner used")
+                turn.degrade(f"planner: {e.message}; extractive planner used")
             else:
                 yield turn.stage(
                     "outline", t0, {"theses": len(res.outline.theses), "bad_refs": res.bad_refs, "attempts": res.attempts},
@@ -246,7 +253,7 @@ class Answerer:
         text = cleaner.text
         if not text.strip() or not CITE.search(text):
             # nothing grounded survived the checks: say so rather than show an uncited answer
-            turn.degraded.append("synthesizer: no cited sentence survived; not found")
+            turn.degrade("synthesizer: no cited sentence survived; not found")
             yield from self._not_found(turn, "no_grounded_text", dropped=cleaner.dropped, removed=cleaner.removed,
                                        removed_names=cleaner.removed_mentions, removed_sentences=cleaner.removed_sentences)
             return
@@ -290,13 +297,13 @@ class Answerer:
             if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                 raise
             if shown:
-                turn.degraded.append(f"synthesizer: {e.message}; answer cut short")
+                turn.degrade(f"synthesizer: {e.message}; answer cut short")
                 yield from release(cleaner.finish())
                 return cleaner
-            turn.degraded.append(f"synthesizer: {e.message}; extractive answer used")
+            turn.degrade(f"synthesizer: {e.message}; extractive answer used")
             return None
         if not shown:
-            turn.degraded.append("synthesizer: the model's answer cited no note; extractive answer used")
+            turn.degrade("synthesizer: the model's answer cited no note; extractive answer used")
             return None
         return cleaner
 
@@ -369,7 +376,7 @@ class Answerer:
         except ModelError as e:
             if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
                 raise
-            turn.degraded.append(f"fallback: {e.message}; not found")
+            turn.degrade(f"fallback: {e.message}; not found")
             yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
             yield from self._not_found(turn, reason)
             return

@@ -55,6 +55,7 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     import uvicorn
 
     from footnote.server.app import create_app
+    from footnote.server.slowclients import protocol_class
 
     settings = ctx.settings
     host = host or settings.server.host
@@ -65,6 +66,7 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     store_path = settings.store.url
     if "://" not in store_path:
         Path(store_path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    settings = settings.with_overrides(**{"server.host": host, "server.port": port})  # the Host guard knows the bind address
     with Engine.from_settings(settings) as engine:
         click.echo(ingest_demo_if_empty(engine, demo_dir), err=True)
         status = engine.status()
@@ -73,7 +75,8 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
         app = create_app(engine, settings)
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
-        uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5,
+                    http=protocol_class(settings.server.header_timeout_s))
 
 
 def register(group: click.Group) -> None:

@@ -25,8 +25,9 @@ from starlette.exceptions import HTTPException
 
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError
+from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_search, routes_sources
-from footnote.server.guard import BodyLimit, make_key_dependency, presented_key
+from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.sse import EventPump
 from footnote.server.state import JSON, ServerState, error_body
@@ -58,13 +59,14 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def _install_handlers(app: FastAPI) -> None:
+def _install_handlers(app: FastAPI, secrets: tuple[str, ...]) -> None:
     @app.exception_handler(FootnoteError)
     async def footnote_error(request: Request, exc: FootnoteError) -> Response:
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, AuthError) else None
+        message = redact(exc.message, secrets)  # no password or key leaves the process in an error
         if exc.http_status >= 500:
-            log.error("%s %s: %s", request.method, request.url.path, exc.message)
-        return JSON(error_body(exc.message, type(exc).__name__), status_code=exc.http_status, headers=headers)
+            log.error("%s %s: %s", request.method, request.url.path, message)
+        return JSON(error_body(message, type(exc).__name__), status_code=exc.http_status, headers=headers)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -98,11 +100,14 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     """The HTTP API and the web chat over ``engine``."""
     settings = settings or engine.settings
     srv = settings.server
+    secrets = settings_secrets(settings)
     state = ServerState(
         engine=engine,
         settings=settings,
         pump=EventPump(srv.stream_workers, srv.stream_queue_events),
-        pages=PageRenderer(srv.page_render_scale, srv.page_cache_size, srv.highlight_min_words),
+        pages=PageRenderer(srv.page_render_scale, srv.page_cache_size, srv.highlight_min_words,
+                           max_pixels=srv.page_max_pixels, workers=srv.page_render_workers),
+        secrets=secrets,
     )
 
     @asynccontextmanager
@@ -111,6 +116,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             await run_in_threadpool(warm_up, engine)
         yield
         state.pump.shutdown()
+        state.pages.close()
 
     app = FastAPI(
         title="Footnote",
@@ -123,7 +129,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     )
     app.state.footnote = state
     app.add_middleware(BodyLimit, limit=srv.max_request_bytes)
-    _install_handlers(app)
+    app.add_middleware(HostGuard, settings=srv)
+    _install_handlers(app, secrets)
 
     require_key = make_key_dependency(srv)
     guarded = [Depends(require_key)]

@@ -1,4 +1,9 @@
-"""Edge guards: the optional API key and the request-size bound.
+"""Edge guards: the optional API key, the Host check, and the request-size bound.
+
+- :class:`HostGuard` (DNS rebinding): with no API key, a page on another site whose name resolves to
+  this machine could otherwise drive the API from the victim's browser. The ``Host`` header must then
+  name this server: an IP literal, ``localhost``, the bind address, or one of ``server.allowed_hosts``;
+  any other name gets 400. With an API key set the key is the guard and any Host is accepted.
 
 - The key (``settings.server.api_key``, env ``FOOTNOTE_API_KEY``) is accepted as ``Authorization:
   Bearer KEY``, ``X-API-Key: KEY``, or the HttpOnly cookie that ``POST /api/session`` sets for the web
@@ -12,6 +17,8 @@
 from __future__ import annotations
 
 import hmac
+import ipaddress
+import json
 from typing import Any
 
 from fastapi import Request
@@ -81,3 +88,47 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+def host_allowed(host_header: str, bind_host: str, extra: tuple[str, ...]) -> bool:
+    """Whether a ``Host`` header names this server (see :class:`HostGuard`)."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8000
+        host = host[1 : host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    host = host.rstrip(".")
+    if not host:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True  # an address, not a name: a rebinding attack needs a name it controls
+    except ValueError:
+        pass
+    names = {"localhost", bind_host.strip("[]").lower(), *(h.lower() for h in extra)}
+    return host in names or host.endswith(".localhost")
+
+
+class HostGuard:
+    """Refuse a request whose ``Host`` is not this server when no API key is set (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.settings.api_key:
+            await self.app(scope, receive, send)
+            return
+        host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+        if host_allowed(host, self.settings.host, self.settings.allowed_hosts):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({
+            "error": f"Host {host[:100]!r} is not this server's address; with no API key set only the bind address, "
+            "localhost, IP addresses and server.allowed_hosts are accepted (DNS-rebinding guard)",
+            "type": "BadHost",
+        }).encode()
+        await send({"type": "http.response.start", "status": 400,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

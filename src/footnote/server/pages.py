@@ -4,7 +4,8 @@ The passage is found on the page by words, not by exact string: the page's text 
 and the passage are split into words, matched with difflib, and every run of at least
 ``highlight_min_words`` consecutive matching words is highlighted with PDFium's own line rectangles for
 that character range — robust to the whitespace and line-break differences between the stored fragment
-and the page's text layer. PDFium is not thread-safe, so one lock serialises every call into it.
+and the page's text layer. PDFium is not thread-safe: pages are rendered in a bounded pool of worker
+processes (see :class:`PageRenderer`), each under a pixel budget.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 import io
+import math
+import multiprocessing
 import re
 import threading
 from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from footnote.errors import InputError, NotFound
@@ -67,14 +72,36 @@ def match_spans(page_text: str, passage: str, min_words: int) -> list[tuple[int,
 
 
 class PageRenderer:
-    """Renders pages of stored PDFs; a small LRU keeps recent images."""
+    """Renders pages of stored PDFs; a small LRU keeps recent images.
 
-    def __init__(self, scale: float, cache_size: int, min_words: int) -> None:
+    Rendering runs in a bounded pool of worker *processes* (``workers``; PDFium is not thread-safe, so a
+    process each instead of one global lock that made every page wait behind the slowest), and each
+    page is rendered at ``scale`` or less: no image has more than ``max_pixels`` pixels (a 14,400 pt
+    square page at 1.5× would be 466 megapixels). More requests than workers wait for a free one."""
+
+    def __init__(self, scale: float, cache_size: int, min_words: int, *, max_pixels: int = 16_000_000,
+                 workers: int = 2) -> None:
         self.scale = scale
         self.min_words = min_words
+        self.max_pixels = max_pixels
+        self.workers = max(1, workers)
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[str, int, str], RenderedPage] = OrderedDict()
         self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # spawn, not fork: the server process has threads
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def render(self, data: bytes, name: str, page: int, passage: str | None) -> RenderedPage:
         key = (hashlib.sha256(data).hexdigest(), page, passage or "")
@@ -83,56 +110,94 @@ class PageRenderer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-            out = self._render_locked(data, name, page, passage)
+        job = _Job(data, name, page, passage, self.scale, self.min_words, self.max_pixels)
+        try:
+            out = self._executor().submit(render_page, job).result()
+        except BrokenProcessPool:
+            self.close()  # a worker died (out of memory?): the next request gets a fresh pool
+            raise InputError(name, f"rendering page {page} failed: the renderer process died") from None
+        if isinstance(out, _Failure):
+            if out.kind == "not_found":
+                raise NotFound(out.message)
+            raise InputError(name, out.message)
+        with self._lock:
             self._cache[key] = out
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-            return out
+        return out
 
-    def _render_locked(self, data: bytes, name: str, page_no: int, passage: str | None) -> RenderedPage:
-        import pypdfium2 as pdfium
-        from PIL import Image, ImageDraw
 
+@dataclass(frozen=True)
+class _Job:
+    data: bytes
+    name: str
+    page: int
+    passage: str | None
+    scale: float
+    min_words: int
+    max_pixels: int
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: str  # "not_found" | "input"
+    message: str
+
+
+def fit_scale(width_pt: float, height_pt: float, scale: float, max_pixels: int) -> float:
+    """``scale``, or less so that the rendered image has at most ``max_pixels`` pixels."""
+    area = max(1.0, width_pt * height_pt)
+    return min(scale, math.sqrt(max_pixels / area) * 0.999)
+
+
+def render_page(job: _Job) -> RenderedPage | _Failure:
+    """Render one page (in a worker process): PNG with the passage's word runs highlighted."""
+    import pypdfium2 as pdfium
+    from PIL import Image, ImageDraw
+
+    try:
+        doc = pdfium.PdfDocument(job.data)
+    except pdfium.PdfiumError as e:
+        return _Failure("input", f"cannot open the stored PDF: {e}")
+    try:
+        pages = len(doc)
+        if job.page < 1 or job.page > pages:
+            return _Failure("not_found", f"{job.name} has no page {job.page} (it has {pages})")
+        page = doc[job.page - 1]
         try:
-            doc = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as e:
-            raise InputError(name, f"cannot open the stored PDF: {e}") from e
-        try:
-            pages = len(doc)
-            if page_no < 1 or page_no > pages:
-                raise NotFound(f"{name} has no page {page_no} (it has {pages})")
-            page = doc[page_no - 1]
-            try:
-                image = page.render(scale=self.scale).to_pil().convert("RGBA")
-                boxes = self._boxes(page, passage) if passage else []
-            finally:
-                page.close()
+            w, h = page.get_size()
+            scale = fit_scale(w, h, job.scale, job.max_pixels)
+            image = page.render(scale=scale).to_pil().convert("RGBA")
+            boxes = _boxes(page, job.passage, scale, job.min_words) if job.passage else []
         finally:
-            doc.close()
-        if boxes:
-            overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
-            draw = ImageDraw.Draw(overlay)
-            for x0, y0, x1, y1 in boxes:
-                draw.rectangle((x0 - 2, y0 - 2, x1 + 2, y1 + 2), fill=HIGHLIGHT_FILL, outline=HIGHLIGHT_EDGE, width=2)
-            image = Image.alpha_composite(image, overlay)
-        buf = io.BytesIO()
-        image.convert("RGB").save(buf, format="PNG", optimize=False)
-        return RenderedPage(buf.getvalue(), page_no, pages, len(boxes), image.width, image.height)
+            page.close()
+    finally:
+        doc.close()
+    if boxes:
+        overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+        draw = ImageDraw.Draw(overlay)
+        for x0, y0, x1, y1 in boxes:
+            draw.rectangle((x0 - 2, y0 - 2, x1 + 2, y1 + 2), fill=HIGHLIGHT_FILL, outline=HIGHLIGHT_EDGE, width=2)
+        image = Image.alpha_composite(image, overlay)
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="PNG", optimize=False)
+    return RenderedPage(buf.getvalue(), job.page, pages, len(boxes), image.width, image.height)
 
-    def _boxes(self, page: object, passage: str) -> list[tuple[float, float, float, float]]:
-        textpage = page.get_textpage()  # type: ignore[attr-defined]
-        try:
-            n = textpage.count_chars()
-            text = textpage.get_text_range(0, n)
-            if len(text) != n:  # keep char indices aligned with string positions
-                text = "".join(textpage.get_text_range(i, 1) or " " for i in range(n))
-            left, _bottom, _right, top = page.get_cropbox()  # type: ignore[attr-defined]
-            s = self.scale
-            boxes = []
-            for start, end in match_spans(text, passage, self.min_words):
-                for i in range(textpage.count_rects(start, end - start)):
-                    rl, rb, rr, rt = textpage.get_rect(i)
-                    boxes.append(((rl - left) * s, (top - rt) * s, (rr - left) * s, (top - rb) * s))
-            return boxes
-        finally:
-            textpage.close()
+
+def _boxes(page: object, passage: str, scale: float, min_words: int) -> list[tuple[float, float, float, float]]:
+    textpage = page.get_textpage()  # type: ignore[attr-defined]
+    try:
+        n = textpage.count_chars()
+        text = textpage.get_text_range(0, n)
+        if len(text) != n:  # keep char indices aligned with string positions
+            text = "".join(textpage.get_text_range(i, 1) or " " for i in range(n))
+        left, _bottom, _right, top = page.get_cropbox()  # type: ignore[attr-defined]
+        s = scale
+        boxes = []
+        for start, end in match_spans(text, passage, min_words):
+            for i in range(textpage.count_rects(start, end - start)):
+                rl, rb, rr, rt = textpage.get_rect(i)
+                boxes.append(((rl - left) * s, (top - rt) * s, (rr - left) * s, (top - rb) * s))
+        return boxes
+    finally:
+        textpage.close()

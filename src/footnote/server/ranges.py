@@ -8,6 +8,9 @@ from dataclasses import dataclass
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)
 
 
+_MAX_DIGITS = 18  # 10^18 bytes: beyond any stored original
+
+
 class RangeNotSatisfiable(Exception):
     """The requested range lies outside the representation (answered with 416)."""
 
@@ -39,6 +42,10 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if m is None:
         return None
     first, last = m.group(1), m.group(2)
+    # a position with more digits than any file has bytes is "past the end": no int() of thousands of
+    # digits (Python refuses past 4300, and it would be a 500)
+    first = first if len(first) <= _MAX_DIGITS else "9" * _MAX_DIGITS
+    last = last if len(last) <= _MAX_DIGITS else "9" * _MAX_DIGITS
     if first == "" and last == "":
         return None
     if first == "":  # suffix: the last N bytes

@@ -69,6 +69,6 @@ def make_router(state: ServerState) -> APIRouter:
         if isinstance(first, Error):  # failed before anything was shown (store down): the JSON path's status
             await events.aclose()
             raise first.exc
-        return StreamingResponse(sse_body(first, events), media_type="text/event-stream", headers=SSE_HEADERS)
+        return StreamingResponse(sse_body(first, events, state.secrets), media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

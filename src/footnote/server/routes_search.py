@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
+from footnote.redact import redact_tree
 from footnote.retrieve.format import search_result_dict
 from footnote.server.state import JSON, ServerState
 from footnote.store import source_titles
@@ -33,7 +34,7 @@ def make_router(state: ServerState) -> APIRouter:
     @router.get("/api/status")
     async def status() -> JSON:
         """Store counts, embedder, lexical-only mode, models, and whether the fallback is enabled."""
-        data = await run_in_threadpool(engine.status)
+        data = redact_tree(await run_in_threadpool(engine.status), state.secrets)  # no password leaves
         data["fallback_enabled"] = state.settings.answer.enable_corpus_fallback
         data["max_question_chars"] = max_chars
         return JSON(data)

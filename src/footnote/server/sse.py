@@ -14,13 +14,14 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from footnote.answer.types import CitationEvent, Done, Error, Event, Stage, Token, VerdictEvent
 from footnote.errors import FootnoteError
+from footnote.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class EventPump:
             stop.set()
 
 
-def event_frame(ev: Event) -> bytes:
+def event_frame(ev: Event, secrets: Sequence[str] = ()) -> bytes:
     """The SSE frame of one typed event: the one place the answer stream becomes text."""
     if isinstance(ev, Token):
         return sse_frame("token", {"text": ev.text})
@@ -133,28 +134,30 @@ def event_frame(ev: Event) -> bytes:
     if isinstance(ev, Done):
         return sse_frame("done", ev.answer.to_dict())
     if isinstance(ev, Error):
-        return sse_frame("error", error_payload(ev.exc))
+        return sse_frame("error", error_payload(ev.exc, secrets))
     raise TypeError(f"not an answer event: {ev!r}")  # pragma: no cover
 
 
-def error_payload(e: BaseException) -> dict[str, Any]:
-    """The ``error`` event's data (and the JSON error body's shape)."""
+def error_payload(e: BaseException, secrets: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``error`` event's data (and the JSON error body's shape), secrets masked."""
     if isinstance(e, FootnoteError):
-        return {"message": e.message, "type": type(e).__name__, "status": e.http_status}
+        return {"message": redact(e.message, secrets), "type": type(e).__name__, "status": e.http_status}
     return {"message": "internal error", "type": "InternalError", "status": 500}
 
 
-async def sse_body(first: Event | None, rest: AsyncIterator[Event]) -> AsyncIterator[bytes]:
+async def sse_body(
+    first: Event | None, rest: AsyncIterator[Event], secrets: Sequence[str] = ()
+) -> AsyncIterator[bytes]:
     """Frames for a stream whose first event was already pulled (so early errors get a real status)."""
     try:
         if first is not None:
-            yield event_frame(first)
+            yield event_frame(first, secrets)
         async for ev in rest:
-            yield event_frame(ev)
+            yield event_frame(ev, secrets)
     except Exception as e:  # after the headers went out, an error can only be an event
         if not isinstance(e, FootnoteError):
             log.exception("ask stream failed")
-        yield sse_frame("error", error_payload(e))
+        yield sse_frame("error", error_payload(e, secrets))
     finally:
         aclose = getattr(rest, "aclose", None)
         if aclose is not None:

@@ -20,6 +20,7 @@ class ServerState:
     settings: Settings
     pump: EventPump
     pages: PageRenderer
+    secrets: tuple[str, ...] = ()  # replaced by *** wherever text leaves the process (redact.settings_secrets)
 
 
 class JSON(JSONResponse):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from footnote.corpus.records import Source
 from footnote.errors import StoreError
+from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
 from footnote.store.protocol import Hit, Original, Store, StoreStats
 
@@ -26,12 +27,19 @@ def sqlite_path_from_url(url: str) -> Path:
 def open_store(url: str, settings: StoreSettings | None = None) -> Store:
     """Open (and migrate) the store at ``url``: a path or sqlite:/// URL → SQLite; postgresql:// → PostgreSQL."""
     settings = settings or StoreSettings(url=url)
+    if looks_like_libpq(url):
+        # "host=db user=me password=… dbname=x" is not a path: taken as one, it created a SQLite file named
+        # with the password
+        raise StoreError(
+            f"store URL {mask_url(url)!r} is a libpq key=value connection string; write it as a URL: "
+            "postgresql://user:password@host:port/dbname"
+        )
     if url.startswith(("postgresql://", "postgres://")):
         from footnote.store.postgres import PostgresStore
 
         return PostgresStore(url, settings)
     if "://" in url and not url.startswith("sqlite:"):
-        raise StoreError(f"store URL {url!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
+        raise StoreError(f"store URL {mask_url(url)!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
     from footnote.store.sqlite import SqliteStore
 
     return SqliteStore(sqlite_path_from_url(url), settings)

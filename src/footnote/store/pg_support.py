@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 import psycopg
@@ -20,6 +20,7 @@ import psycopg.sql
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 
+from footnote import redact
 from footnote.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -44,16 +45,9 @@ _EXTENSION_HELP = {
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (safe for messages and ``Store.url``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r":[^:@/]*@", ":***@", url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[-1]}"))
+    """The URL with its secrets replaced by ``***`` (``user:pass@``, ``?password=``/``sslpassword=``…;
+    safe for messages and ``Store.url``): :func:`footnote.redact.mask_url`."""
+    return redact.mask_url(url)
 
 
 def check_url(url: str) -> None:
@@ -89,7 +83,7 @@ def connect_error(url: str, e: BaseException) -> StoreError:
         hint = " (create the database first: CREATE DATABASE …)"
     elif "connection refused" in low or "timeout" in low or "could not translate host" in low:
         hint = " (is PostgreSQL running and reachable at that host and port?)"
-    return StoreError(f"cannot connect to PostgreSQL at {mask_url(url)}: {msg}{hint}")
+    return StoreError(f"cannot connect to PostgreSQL at {mask_url(url)}: {redact.redact(msg, [url])}{hint}")
 
 
 # --- vector <-> numpy -------------------------------------------------------------------------------
