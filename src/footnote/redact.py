@@ -14,6 +14,7 @@ or store errors, and ``trace.degraded``.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -123,3 +124,26 @@ def redact_tree(value: Any, secrets: Iterable[str] = ()) -> Any:
     if isinstance(value, list | tuple):
         return [redact_tree(v, secrets) for v in value]
     return value
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks secrets in the formatted message (installed on the loggers of the
+    HTTP libraries, which log full request URLs: ``http://user:pass@host/...``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+def install_log_filters(names: Iterable[str] = ("httpx", "httpcore", "uvicorn.error", "uvicorn.access")) -> None:
+    """Mask secrets in the records of these loggers (idempotent)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+            logger.addFilter(RedactingFilter())

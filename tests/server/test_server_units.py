@@ -162,3 +162,28 @@ def test_match_spans_tolerates_layout_whitespace() -> None:
     assert page[s:e].split() == passage.split()
     assert match_spans(page, "risotto parmesan", 2) == []
     assert match_spans(page, "Footer", 2)  # a one-word passage still lights up
+
+
+def test_huge_pdf_page_is_rendered_under_the_pixel_budget(tmp_path: Any) -> None:
+    from reportlab.pdfgen import canvas
+
+    from footnote.errors import NotFound
+    from footnote.server.pages import PageRenderer, fit_scale
+
+    path = tmp_path / "huge.pdf"
+    c = canvas.Canvas(str(path), pagesize=(14_400, 14_400), invariant=1)  # 200 inches square: PDF's largest page
+    c.setFont("Helvetica", 200)
+    c.drawString(500, 7000, "The fog horn gives two blasts every minute.")
+    c.save()
+    assert fit_scale(14_400, 14_400, 1.5, 4_000_000) < 0.14
+    pages = PageRenderer(1.5, 4, 2, max_pixels=4_000_000, workers=2)
+    try:
+        t0 = time.monotonic()
+        out = pages.render(path.read_bytes(), "huge.pdf", 1, "two blasts every minute")
+        assert out.width * out.height <= 4_000_000 and out.width > 1000
+        assert out.highlights >= 1
+        assert time.monotonic() - t0 < 30  # was 71 s and 7 GB at full scale
+        with pytest.raises(NotFound):
+            pages.render(path.read_bytes(), "huge.pdf", 2, None)
+    finally:
+        pages.close()

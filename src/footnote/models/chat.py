@@ -27,10 +27,11 @@ import httpx
 
 from footnote.errors import Cancelled, ConfigError, ModelError, ModelTimeout, TurnDeadline
 from footnote.models.protocols import Budget, ChatMessage, ChatModel
-from footnote.redact import mask_url, redact
+from footnote.redact import install_log_filters, mask_url, redact
 from footnote.settings import ChatModelSettings, ModelsSettings
 
 log = logging.getLogger(__name__)
+install_log_filters()  # httpx logs every request's full URL: a base_url's user:password must not reach a log
 
 T = TypeVar("T")
 

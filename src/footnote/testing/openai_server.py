@@ -33,7 +33,7 @@ class Reply:
     delay_s: float = 0.0
     chunks: tuple[str, ...] | None = None
     chunk_delay_s: float = 0.0
-    raw: str | None = None  # a raw body for a non-streaming 200 (malformed replies)
+    raw: str | None = None  # a raw body: a non-streaming 200 (malformed replies), or an error status's body
 
     def stream_chunks(self) -> list[str]:
         if self.chunks is not None:
@@ -89,7 +89,10 @@ class ScriptedOpenAIServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    self._send_json(reply.status, {"error": {"message": f"scripted status {reply.status}"}})
+                    if reply.raw is not None:  # an upstream's own error body (tests check it is not echoed)
+                        self._send_bytes(reply.status, reply.raw.encode("utf-8"), "application/json")
+                    else:
+                        self._send_json(reply.status, {"error": {"message": f"scripted status {reply.status}"}})
                     return
                 if body.get("stream"):
                     self._send_stream(reply)
