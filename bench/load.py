@@ -8,6 +8,17 @@ Fires ``--requests`` asks, ``--concurrency`` at once (all of the first wave star
 demo's in-corpus and off-topic questions in English and Russian. Streams by default (SSE): a request
 counts as an error unless its stream ends with a ``done`` event. Prints p50/p95 of the whole turn and
 of the time to the first event / first token, throughput, and every error; exits 1 on any error.
+
+Abandoned turns (issue 10):
+
+    python bench/load.py --embedder hash --slow-model 0.5 --drop-after 1 --requests 34 --concurrency 34
+
+``--drop-after N`` makes every ask hang up after its N-th event; ``--slow-model S`` (only when this script
+starts the server) gives that server a synthesizer at a scripted OpenAI-compatible endpoint on loopback
+that streams one token every S seconds, for minutes. The time of a normal ask (an off-topic question:
+no model call) is measured before and after the drops, and the server's ``active_streams`` after them;
+the run fails if the ask after the drops takes more than twice its usual time (plus 1 s), or if turns
+are still running 5 s after their clients left.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -115,11 +127,42 @@ async def one_json(client: httpx.AsyncClient, url: str, question: str, headers: 
     return res
 
 
-async def run_load(url: str, requests: int, concurrency: int, mode: str, timeout: float, key: str | None) -> tuple[list[Result], float]:
+async def one_drop(client: httpx.AsyncClient, url: str, question: str, headers: dict[str, str], after: int) -> Result:
+    """A streamed ask that hangs up after its ``after``-th event (a client that went away)."""
+    t0 = time.perf_counter()
+    res = Result(question, ok=False, seconds=0.0)
+    try:
+        async with client.stream("POST", url + "/api/ask", json={"question": question}, headers=headers) as r:
+            if r.status_code != 200:
+                res.error = f"HTTP {r.status_code}"
+                return res
+            seen = 0
+            buf = ""
+            async for chunk in r.aiter_text():
+                buf += chunk
+                seen += buf.count("\n\n")
+                buf = buf.rsplit("\n\n", 1)[-1]
+                if seen >= after:
+                    res.ok = True
+                    res.first_event_s = time.perf_counter() - t0
+                    break  # leaving the block closes the connection
+    except (httpx.HTTPError, OSError) as e:
+        res.error = f"{type(e).__name__}: {e}"
+    finally:
+        res.seconds = time.perf_counter() - t0
+    return res
+
+
+async def run_load(url: str, requests: int, concurrency: int, mode: str, timeout: float, key: str | None,
+                   drop_after: int = 0) -> tuple[list[Result], float]:
     headers = {"X-API-Key": key} if key else {}
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     sem = asyncio.Semaphore(concurrency)
-    fn = one_stream if mode == "stream" else one_json
+    if drop_after:
+        async def fn(c: httpx.AsyncClient, u: str, q: str, h: dict[str, str]) -> Result:
+            return await one_drop(c, u, q, h, drop_after)
+    else:
+        fn = one_stream if mode == "stream" else one_json  # type: ignore[assignment]
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), limits=limits) as client:
 
@@ -132,10 +175,12 @@ async def run_load(url: str, requests: int, concurrency: int, mode: str, timeout
         return list(results), time.perf_counter() - t0
 
 
-def start_own_server(embedder: str, demo: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_own_server(embedder: str, demo: Path, workdir: Path, config: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--store", str(workdir / "footnote.db"), "--embedder", embedder, "--demo", str(demo)]
+    if config is not None:
+        cmd += ["--config", str(config)]
     env = {k: v for k, v in os.environ.items() if k != "FOOTNOTE_API_KEY"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -166,12 +211,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demo", type=Path, default=REPO / "demo", help="Corpus for the server this script starts.")
     ap.add_argument("--api-key", default=os.environ.get("FOOTNOTE_API_KEY"), help="API key, if the server needs one.")
     ap.add_argument("--json", action="store_true", help="Print the figures as one JSON document.")
+    ap.add_argument("--drop-after", type=int, default=0,
+                    help="Hang every ask up after this many events (abandoned turns); 0: read every stream to the end.")
+    ap.add_argument("--slow-model", type=float, default=0.0,
+                    help="Seconds between the tokens of a scripted slow synthesizer given to the server this script starts.")
     args = ap.parse_args(argv)
+    if args.slow_model and args.url:
+        ap.error("--slow-model needs the server this script starts (no --url)")
     if not 1 <= args.requests <= 2000 or not 1 <= args.concurrency <= 256:
         ap.error("--requests must be 1..2000 and --concurrency 1..256")
 
     proc = None
     tmp = None
+    model = None
     if args.url:
         host = urlsplit(args.url).hostname or ""
         if host not in LOOPBACK:
@@ -180,12 +232,24 @@ def main(argv: list[str] | None = None) -> int:
     else:
         tmp = tempfile.TemporaryDirectory(prefix="footnote-load-")
         t = time.perf_counter()
-        proc, url = start_own_server(args.embedder, args.demo, Path(tmp.name))
+        config = None
+        if args.slow_model:
+            model = slow_model(args.slow_model, args.requests + 8)
+            config = Path(tmp.name) / "footnote.toml"
+            config.write_text(f'[models.synthesizer]\nbase_url = "{model.base_url}"\nmodel = "slow"\nretries = 0\n'
+                              'timeout_s = 600\n', encoding="utf-8")
+        proc, url = start_own_server(args.embedder, args.demo, Path(tmp.name), config)
         print(f"started footnote serve at {url} ({args.embedder}) in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     try:
-        status = httpx.get(url + "/api/status", headers={"X-API-Key": args.api_key} if args.api_key else {}, timeout=30).json()
-        results, wall = asyncio.run(run_load(url, args.requests, args.concurrency, args.mode, args.timeout, args.api_key))
+        headers = {"X-API-Key": args.api_key} if args.api_key else {}
+        status = httpx.get(url + "/api/status", headers=headers, timeout=30).json()
+        usual = normal_ask_s(url, headers) if args.drop_after else None
+        results, wall = asyncio.run(run_load(url, args.requests, args.concurrency, args.mode, args.timeout, args.api_key,
+                                             args.drop_after))
+        drops = after_drops(url, headers, usual) if usual is not None else None
     finally:
+        if model is not None:
+            model.stop()
         if proc is not None:
             proc.terminate()
             try:
@@ -224,6 +288,12 @@ def main(argv: list[str] | None = None) -> int:
         "answer_modes": modes,
         "error_messages": [f"{r.question[:40]}: {r.error}" for r in errors][:20],
     }
+    failed = bool(errors)
+    if drops is not None:
+        figures.update(drops)
+        figures["drop_after"] = args.drop_after
+        figures["slow_model_s"] = args.slow_model or None
+        failed = failed or not drops["drops_ok"]
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
     else:
@@ -239,7 +309,47 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  answer modes {modes}")
         for line in figures["error_messages"]:
             print("  ERROR " + line)
-    return 1 if errors else 0
+        if drops is not None:
+            print(f"  dropped after {args.drop_after} event(s): normal ask before {drops['normal_ask_before_ms']} ms, "
+                  f"after {drops['normal_ask_after_ms']} ms; turns still running {drops['active_streams_after']} "
+                  f"({drops['streams_drained_s']} s to drain) — {'ok' if drops['drops_ok'] else 'FAILED'}")
+    return 1 if failed else 0
+
+
+def slow_model(token_s: float, replies: int) -> Any:
+    """A scripted OpenAI-compatible synthesizer on loopback streaming one token every ``token_s`` s."""
+    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+    drip = Reply(chunks=("The ",) * 100_000, chunk_delay_s=token_s)
+    return ScriptedOpenAIServer({"slow": [drip] * replies}).start()
+
+
+def normal_ask_s(url: str, headers: dict[str, str], question: str = QUESTIONS[2], n: int = 3) -> float:
+    """Median seconds of a streamed off-topic ask (no model call) read to its ``done``."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        r = httpx.post(url + "/api/ask", json={"question": question}, headers=headers, timeout=120)
+        if r.status_code != 200 or "event: done" not in r.text:
+            raise SystemExit(f"a normal ask failed: HTTP {r.status_code} {r.text[:200]}")
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def after_drops(url: str, headers: dict[str, str], usual: float) -> dict[str, Any]:
+    """After the drops: how long the server's turns take to drain, and a normal ask's time."""
+    t0 = time.perf_counter()
+    active = None
+    while time.perf_counter() - t0 < 5:
+        active = httpx.get(url + "/api/status", headers=headers, timeout=30).json().get("active_streams")
+        if not active:
+            break
+        time.sleep(0.1)
+    drained = round(time.perf_counter() - t0, 2)
+    after = normal_ask_s(url, headers)
+    ok = after <= max(2 * usual, usual + 1.0) and not active
+    return {"normal_ask_before_ms": round(usual * 1000, 1), "normal_ask_after_ms": round(after * 1000, 1),
+            "active_streams_after": active, "streams_drained_s": drained, "drops_ok": ok}
 
 
 if __name__ == "__main__":

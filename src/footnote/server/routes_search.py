@@ -37,6 +37,7 @@ def make_router(state: ServerState) -> APIRouter:
         data = redact_tree(await run_in_threadpool(engine.status), state.secrets)  # no password leaves
         data["fallback_enabled"] = state.settings.answer.enable_corpus_fallback
         data["max_question_chars"] = max_chars
+        data["active_streams"] = state.pump.active  # streamed turns running now (a dropped one stops within a read)
         return JSON(data)
 
     return router
