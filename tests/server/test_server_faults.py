@@ -176,3 +176,17 @@ def test_slow_headers_are_cut_off(serve: Any) -> None:
     with socket.create_connection((host, int(port)), timeout=10) as s:  # a complete request is served
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert s.recv(100).startswith(b"HTTP/1.1 200")
+
+
+def test_done_event_counts_removed_sentences(serve: Any) -> None:
+    import json
+
+    outline = json.dumps({"theses": [{"text": "The horn starts in fog.", "notes": [1]}]})
+    synth = "The keepers start the fog horn when the beacon is lost [1]. The horn was invented by aliens in 1999."
+    with ScriptedOpenAIServer({"planner-m": [Reply(outline)], "synthesizer-m": [Reply(synth)]}) as model:
+        url, _, _ = serve(**_models(model.base_url, "planner", "synthesizer"))
+        text = httpx.post(url + "/api/ask", json={"question": FOG}, timeout=60).text
+    frames = [f for f in text.split("\n\n") if f.startswith("event: done")]
+    done = json.loads(frames[0].split("data: ", 1)[1])
+    assert done["mode"] == "corpus" and done["removed_sentences"] == 1 and "aliens" not in text
+    assert done["trace"]["removed_sentences"] == 1

@@ -180,8 +180,11 @@ class StreamCleaner:
     def _cited_only(self, text: str) -> str:
         kept: list[str] = []
         for unit in split_units(text):
-            if not unit.strip():
-                (kept if kept else self._pending).append(unit) if self._pending or kept else None
+            if not unit.strip():  # a blank line: kept with what it separates
+                if kept:
+                    kept.append(unit)
+                elif self._pending:
+                    self._pending.append(unit)
                 continue
             if CITE.search(unit) and not (is_introducer(unit) and not _HAS_TEXT.search(CITE.sub("", unit))):
                 kept += self._pending
