@@ -244,8 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         headers = {"X-API-Key": args.api_key} if args.api_key else {}
         status = httpx.get(url + "/api/status", headers=headers, timeout=30).json()
         usual = normal_ask_s(url, headers) if args.drop_after else None
-        results, wall = asyncio.run(run_load(url, args.requests, args.concurrency, args.mode, args.timeout, args.api_key,
-                                             args.drop_after))
+        try:
+            results, wall = asyncio.run(run_load(url, args.requests, args.concurrency, args.mode, args.timeout,
+                                                 args.api_key, args.drop_after))
+        except TimeoutError:
+            print(f"the run did not finish within --timeout {args.timeout:g} s (the server is starved or too slow)")
+            return 1
         drops = after_drops(url, headers, usual) if usual is not None else None
     finally:
         if model is not None:

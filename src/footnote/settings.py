@@ -371,7 +371,8 @@ class AnswerSettings(_Frozen):
     prose_min_title_chars: int = Field(4, description="Source titles shorter than this are not checked in prose.")
     mention_cache_s: float = Field(30.0, description="Seconds the list of known titles/file names is cached.")
     stream_flush_chars: int = Field(
-        320, description="Streamed text is cleaned and shown per sentence, or after this many characters at most."
+        320, description="Streamed text outside corpus mode is cleaned and shown per sentence, or after this many characters "
+        "at most (a corpus answer holds each sentence until it ends: see max_sentence_chars)."
     )
     corpus_description: str = Field(
         "", description="One line on what the corpus covers, told to the fallback model to judge scope."
