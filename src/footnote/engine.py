@@ -102,13 +102,20 @@ class Engine:
             from footnote.retrieve.pipeline import Retriever
 
             self._retriever = Retriever(
-                self.settings, self.store, self.embedder, self.reranker, self.chat_models.get("router")
+                self.settings, self.store, self.embedder, self.reranker, self._router()
             )
         return self._retriever
 
     def question(self, question: str) -> str:
         """``question`` checked and normalised (see :func:`check_question`)."""
         return check_question(question, self.settings.answer.max_question_chars)
+
+    def _router(self) -> ChatModel | None:
+        """The router, taking the running turn's budget (deadline, stop flag) for its calls."""
+        from footnote.models.chat import SearchScoped
+
+        router = self.chat_models.get("router")
+        return SearchScoped(router) if router is not None else None
 
     def search(self, question: str, *, lang: str | None = None) -> SearchResult:
         result: SearchResult = self.retriever.search(self.question(question), lang=lang)

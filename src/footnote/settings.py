@@ -380,9 +380,9 @@ class AnswerSettings(_Frozen):
     turn_timeout_s: float = Field(
         90.0,
         gt=0,
-        description="A turn's deadline across all its model calls (planner, synthesizer, fallback; the router's "
-        "own timeout bounds the search): past it, no further model call starts, a running one is cut, and the "
-        "turn answers with what it has (extractive), saying so in the trace.",
+        description="A turn's deadline across all its model calls (router, planner, synthesizer, fallback): past "
+        "it, no further model call starts, a running one is cut, and the turn answers with what it has "
+        "(extractive), saying so in the trace.",
     )
     max_sentence_chars: int = Field(
         2_000,

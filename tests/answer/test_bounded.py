@@ -113,3 +113,15 @@ def test_stop_flag_ends_the_turn_within_one_model_read(build_engine: Any, script
     assert took < 0.2 + 0.3 + SLACK  # one read (0.3 s apart), not the stream's 120 s nor the 30 s stall
     assert isinstance(events[-1], Error) and isinstance(events[-1].exc, Cancelled)
     assert not any(isinstance(e, Done) for e in events)
+
+
+def test_a_router_slower_than_the_deadline_is_cut_by_it(build_engine: Any, scripted: Any) -> None:
+    router_reply = json.dumps({"subquestions": [{"text": FOG_Q, "paraphrases": []}]})
+    srv = scripted({"router-m": [Reply(router_reply, delay_s=8)], "synthesizer-m": [Reply("x [1].", delay_s=8)]})
+    gate = {"gate.by_embedder.hash.default.bail_out": -1.0, "gate.by_embedder.hash.default.sufficient": 5.0,
+            "gate.by_embedder.hash.default.good_enough": 5.0}
+    eng = build_engine(**_models(srv, "router", "synthesizer", **gate))
+    a, took = _timed(eng)
+    assert took < DEADLINE + SLACK  # the router's own timeout is 20 s: the turn's deadline cut it
+    assert a.trace["deadline_reached"] is True and "Black Skerry beacon" in a.answer
+    assert a.trace["search"]["rounds"] == 2

@@ -54,7 +54,7 @@ from footnote.answer.types import (
 from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
-from footnote.models.chat import CountingChatModel
+from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
 from footnote.redact import redact, settings_secrets
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
@@ -153,7 +153,8 @@ class Answerer:
     def _run(self, turn: _Turn, result: SearchResult | None = None) -> Iterator[Event]:
         a = self.settings.answer
         if result is None:
-            result = self.retriever.search(turn.question)
+            with search_budget(turn.budget):  # the router's calls end by the turn's deadline too
+                result = self.retriever.search(turn.question)
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
