@@ -187,3 +187,27 @@ def test_huge_pdf_page_is_rendered_under_the_pixel_budget(tmp_path: Any) -> None
             pages.render(path.read_bytes(), "huge.pdf", 2, None)
     finally:
         pages.close()
+
+
+def test_pages_render_concurrently_in_a_bounded_pool(tmp_path: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reportlab.pdfgen import canvas
+
+    from footnote.server.pages import PageRenderer
+
+    path = tmp_path / "three.pdf"
+    c = canvas.Canvas(str(path), invariant=1)
+    for i in range(3):
+        c.drawString(72, 720, f"Page {i + 1}: the lamp turns once every ten seconds.")
+        c.showPage()
+    c.save()
+    data = path.read_bytes()
+    pages = PageRenderer(1.0, 8, 2, workers=2)
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            outs = list(pool.map(lambda n: pages.render(data, "three.pdf", n, "ten seconds"), [1, 2, 3, 1, 2, 3]))
+        assert [o.page for o in outs] == [1, 2, 3, 1, 2, 3] and all(o.highlights >= 1 for o in outs)
+        assert outs[0].png != outs[1].png
+    finally:
+        pages.close()
