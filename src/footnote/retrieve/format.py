@@ -121,6 +121,7 @@ def plan_dict(result: SearchResult) -> dict[str, Any]:
             {"text": s.text, "paraphrases": list(s.paraphrases), "addresses": [a.label for a in s.addresses]}
             for s in p.subquestions
         ],
+        "address_notes": list(p.address_notes),
     }
 
 

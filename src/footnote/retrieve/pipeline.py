@@ -20,6 +20,7 @@ from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
+from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
 from footnote.retrieve.plan import first_round_plan, second_round_plan
@@ -75,6 +76,7 @@ class Retriever:
         self._background: np.ndarray | None = None
         self._background_at = 0.0
         self._analyzer = Analyzer()
+        self.books = BookCache(store, settings.retrieve.books_cache_s)
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -92,7 +94,7 @@ class Retriever:
         lexical = self.lexical_only
 
         t0 = time.perf_counter()
-        plan = first_round_plan(question, s, lang=qlang)
+        plan = first_round_plan(question, s, lang=qlang, books=self.books.get())
         queries = plan_queries(plan)
         traces.append(StageTrace("plan", _ms(t0), {
             "subquestions": len(plan.subquestions), "queries": len(queries),
@@ -122,6 +124,7 @@ class Retriever:
             _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}", lexical)
             traces.extend(run_lanes(self.store, s, new_q, vec2, pool, lang=plan.lang, round_no=rounds))
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked)
+        ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         return self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
@@ -244,7 +247,8 @@ class Retriever:
     ) -> tuple[GateSignal, Verdict]:
         s = self.settings
         exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
-        missing = bool(asked) and not exact and address_only(question, qlang, s.corpus.book_aliases, self._analyzer)
+        aliases = address_aliases(s, self.books.get())
+        missing = bool(asked) and not exact and address_only(question, qlang, aliases, self._analyzer)
         lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
         top = final[0] if final else None
         if lexical or qvec is None:

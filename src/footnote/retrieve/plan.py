@@ -28,6 +28,8 @@ from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
 from footnote.errors import ModelError
 from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand_addresses
+from footnote.retrieve.phrased import parse_phrased_addresses
 from footnote.retrieve.types import QueryPlan, SearchResult, SubQuestion
 from footnote.settings import Settings
 
@@ -36,8 +38,9 @@ log = logging.getLogger(__name__)
 # --- addresses -------------------------------------------------------------------------------
 
 _SEP = re.compile(r"[\s\-‐‑–—_.]+")
-# A location: numbers joined by '.' or ':' ("2.13", "1.2.6", "2:13"), optionally a range "1.16-18".
-_LOC = r"(?P<loc>\d{1,4}(?:\s?[.:]\s?\d{1,4}){0,3}(?:\s?[-–]\s?\d{1,4})?)"
+# A location: numbers joined by '.' or ':' ("2.13", "1.2.6", "2:13"), optionally a range "1.16-18",
+# "1.1-1.3", "2.11–2.13".
+_LOC = r"(?P<loc>\d{1,4}(?:\s?[.:]\s?\d{1,4}){0,3}(?:\s?[-–—‒]\s?\d{1,4}(?:[.:]\d{1,4}){0,3})?)"
 
 
 def _alias_key(alias: str) -> str:
@@ -66,8 +69,8 @@ def _compile(items: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[
 
 
 def _normalise_loc(raw: str) -> str:
-    loc = re.sub(r"\s+", "", raw).replace(":", ".").replace("–", "-")
-    return loc
+    loc = re.sub(r"\s+", "", raw).replace(":", ".")
+    return re.sub(r"[–—‒]", "-", loc)
 
 
 def parse_addresses(text: str, aliases: Mapping[str, str]) -> list[AddressLocator]:
@@ -176,17 +179,38 @@ def _lang(question: str, settings: Settings, lang: str | None) -> str:
     return lang or detect_lang(question, settings.corpus.default_lang)
 
 
-def first_round_plan(question: str, settings: Settings, *, lang: str | None = None) -> QueryPlan:
-    """Round one: the question itself plus its detected addresses; no model call, deterministic."""
+def question_addresses(
+    question: str, settings: Settings, books: BookIndex | None = None, lang: str = "en"
+) -> Expanded:
+    """The addresses a question asks for, as readers write them: "HB 1.1-1.3", "BG 2", "Гита 2.47",
+    "verse 2.1 of the Harbour Book", "second chapter, verse 47" — book names from settings plus the
+    corpus's own books (:func:`address_aliases`); ranges and chapters expanded against the books, with
+    notes for what is capped or missing."""
+    aliases = address_aliases(settings, books)
+    addrs = parse_addresses(question, aliases)
+    if not addrs:
+        only = books.only_book() if books is not None else None
+        c = settings.corpus
+        addrs = parse_phrased_addresses(question, aliases, c.chapter_words, c.verse_words, only.code if only else None)
+    rs = settings.retrieve
+    return expand_addresses(addrs, books, rs.chapter_max_verses, rs.max_addresses, lang)
+
+
+def first_round_plan(
+    question: str, settings: Settings, *, lang: str | None = None, books: BookIndex | None = None
+) -> QueryPlan:
+    """Round one: the question itself plus its detected addresses; no model call, deterministic.
+    ``books``: the corpus's books (ranges, chapters, names and "not in the corpus" notes)."""
     q = question.strip()
-    aliases = settings.corpus.book_aliases
-    addrs = tuple(parse_addresses(q, aliases))
+    aliases = address_aliases(settings, books)
+    qlang = _lang(q, settings, lang)
+    found = question_addresses(q, settings, books, qlang)
     paraphrases: tuple[str, ...] = ()
     joined = sandhi_joined(q, aliases)
     if joined and joined != q and settings.retrieve.max_paraphrases > 0:
         paraphrases = (joined,)
-    sub = SubQuestion(text=q, paraphrases=paraphrases, addresses=addrs)
-    return QueryPlan(question=q, lang=_lang(q, settings, lang), subquestions=(sub,), source="deterministic")
+    sub = SubQuestion(text=q, paraphrases=paraphrases, addresses=found.addresses)
+    return QueryPlan(question=q, lang=qlang, subquestions=(sub,), source="deterministic", address_notes=found.notes)
 
 
 def deterministic_second_round(question: str, settings: Settings, *, lang: str | None = None) -> QueryPlan:

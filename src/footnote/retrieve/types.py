@@ -47,6 +47,7 @@ class QueryPlan:
     lang: str
     subquestions: tuple[SubQuestion, ...]
     source: str = "deterministic"  # "deterministic" | "model"
+    address_notes: tuple[str, ...] = ()  # "HB 9.9 is not in the corpus; …", "BG 2 holds 72 verses; …"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from footnote.corpus.records import Source
-from footnote.errors import StoreError
+from footnote.errors import StoreError, StoreMissing
 from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
 from footnote.store.protocol import Hit, Original, Store, StoreStats
@@ -24,8 +24,11 @@ def sqlite_path_from_url(url: str) -> Path:
     return Path(url)
 
 
-def open_store(url: str, settings: StoreSettings | None = None) -> Store:
-    """Open (and migrate) the store at ``url``: a path or sqlite:/// URL → SQLite; postgresql:// → PostgreSQL."""
+def open_store(url: str, settings: StoreSettings | None = None, *, create: bool = True) -> Store:
+    """Open (and migrate) the store at ``url``: a path or sqlite:/// URL → SQLite; postgresql:// → PostgreSQL.
+
+    ``create=False`` (commands that only read): a SQLite file that does not exist is a ``StoreMissing``
+    error instead of a new empty store. A PostgreSQL database is never created here either way."""
     settings = settings or StoreSettings(url=url)
     if looks_like_libpq(url):
         # "host=db user=me password=… dbname=x" is not a path: taken as one, it created a SQLite file named
@@ -42,7 +45,13 @@ def open_store(url: str, settings: StoreSettings | None = None) -> Store:
         raise StoreError(f"store URL {mask_url(url)!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
     from footnote.store.sqlite import SqliteStore
 
-    return SqliteStore(sqlite_path_from_url(url), settings)
+    path = sqlite_path_from_url(url)
+    if not create and not path.expanduser().exists():
+        raise StoreMissing(
+            f"no store at {path}: nothing has been ingested there yet. Create it with `footnote ingest PATH…` "
+            f"(same --store), or point --store (env FOOTNOTE_STORE) at an existing store"
+        )
+    return SqliteStore(path, settings)
 
 
 def sources_by_id(store: Store, source_ids: Iterable[str]) -> dict[str, Source]:

