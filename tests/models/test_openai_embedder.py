@@ -266,3 +266,21 @@ def test_a_store_built_remotely_names_the_missing_endpoint(tmp_path: Path) -> No
     assert r.exit_code == 2 and "built with embedder 'openai/m': set embedder.openai.base_url" in r.stderr
     r = CliRunner().invoke(main, ["status", "--store", db, "--embedder", "none", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["store_embedder"] == "openai/m"
+
+
+def test_an_upstream_echoing_the_key_is_not_repeated() -> None:
+    echo = '{"error": {"message": "bad key sk-topsecret12345 for http://alice:s3cret@host/v1"}}'
+    with ScriptedOpenAIServer([Reply(status=401, raw=echo)]) as srv:
+        e = _emb(srv.base_url, api_key="sk-topsecret12345")
+        with pytest.raises(ModelError) as info:
+            e.embed_passages(["x"])
+    msg = str(info.value)
+    assert "HTTP 401" in msg and "sk-topsecret12345" not in msg and "s3cret" not in msg
+
+
+def test_settings_secrets_cover_the_embedder() -> None:
+    from footnote.redact import settings_secrets
+
+    s = load_settings(None, **{"embedder.openai.api_key": "emb-key-123",
+                               "embedder.openai.base_url": ["http://u:emb-pass-456@h/v1"]})
+    assert {"emb-key-123", "emb-pass-456"} <= set(settings_secrets(s))

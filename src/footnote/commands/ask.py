@@ -40,8 +40,8 @@ def render_done(answer: Answer) -> list[str]:
     )
     for d in answer.trace.get("degraded", []):
         lines.append(f"note: {d}")
-    if data.get("mode") != "not_found":  # a not-found answer already starts with them
-        for n in data.get("trace", {}).get("search", {}).get("plan", {}).get("address_notes", []):
+    if answer.mode.value != "not_found":  # a not-found answer already starts with them
+        for n in answer.trace.get("search", {}).get("plan", {}).get("address_notes", []):
             lines.append(f"note: {n}")
     return lines
 

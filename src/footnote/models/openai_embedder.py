@@ -34,6 +34,8 @@ import numpy as np
 
 from footnote.errors import ConfigError, ModelError, ModelTimeout
 from footnote.models.embedders import _QueryCache
+from footnote.redact import mask_url as redact_mask_url
+from footnote.redact import redact
 from footnote.settings import OpenAIEmbedderSettings
 
 log = logging.getLogger(__name__)
@@ -55,17 +57,18 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with any user:password replaced by ``***`` (for messages and logs)."""
+    """``url`` as it may be shown: no user name or password at all (``***@host``), and secret-named query
+    parameters masked (:func:`footnote.redact.mask_url`)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return "<unparseable URL>"
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+        url = urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return redact_mask_url(url)
 
 
 class _Retryable(Exception):
@@ -144,9 +147,10 @@ class OpenAIEmbedder:
     def _where(self, url: str) -> str:
         return f"embedder {self.name} at {mask_url(url)}"
 
-    @staticmethod
-    def _status_error(resp: httpx.Response) -> str:
-        text = resp.text[:300].strip()
+    def _status_error(self, resp: httpx.Response) -> str:
+        """``HTTP 503: <the upstream's body>`` with every secret in it masked (an upstream that echoes the
+        key or the URL it was called with must not make us repeat it)."""
+        text = redact(resp.text[:300], [self.settings.api_key, *self.urls]).strip()
         return f"HTTP {resp.status_code}" + (f": {text}" if text else "")
 
     def _backoff(self, attempt: int, last: _Retryable) -> None:
@@ -195,7 +199,8 @@ class OpenAIEmbedder:
             rows = sorted(data, key=lambda d: int(d.get("index", 0)))
             vecs = [r["embedding"] for r in rows]
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ModelError(f"{self._where(url)}: malformed reply ({type(e).__name__}): {resp.text[:200]!r}") from e
+            body = redact(resp.text[:200], [self.settings.api_key, *self.urls])
+            raise ModelError(f"{self._where(url)}: malformed reply ({type(e).__name__}): {body!r}") from e
         if len(vecs) != n:
             raise ModelError(f"{self._where(url)}: {len(vecs)} vectors for {n} inputs")
         try:
