@@ -143,11 +143,13 @@ class Engine:
         lang: str | None = None,
         prune: bool = False,
         progress: Callable[[int, int, str], None] | None = None,
+        collection: str | None = None,
+        audio: str | Path | None = None,
     ) -> IngestReport:
         from footnote.corpus.ingest import Ingestor
 
         return Ingestor(self.settings, self.store, self.embedder).run(
-            paths, kind=kind, lang=lang, prune=prune, progress=progress
+            paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio
         )
 
     # -- retrieval -----------------------------------------------------------------------------

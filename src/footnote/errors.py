@@ -104,3 +104,10 @@ class AuthError(FootnoteError):
 
     exit_code = 2
     http_status = 401
+
+
+class Forbidden(FootnoteError):
+    """A request this server refuses whoever sends it (e.g. deleting sources on a server without a key)."""
+
+    exit_code = 2
+    http_status = 403

@@ -43,9 +43,28 @@ class CorpusSettings(_Frozen):
     )
     transcript_kind: str = Field("track_transcript", description="Kind of fragments cut from transcripts.")
     default_lang: str = Field("en", description="Language assumed when a source does not say and detection is unsure.")
+    lang_detect_min_confidence: float = Field(
+        0.8, ge=0.0, le=1.0,
+        description="Ingest: the language detector's guess (py3langid, normalised probability) is taken when at "
+        "least this sure; below it the script rule decides (Cyrillic → ru, else default_lang).",
+    )
+    lang_detect_candidates: tuple[str, ...] = Field(
+        (), description="Ingest: languages (ISO 639-1) the detector may choose from; empty = all it knows (~140).",
+    )
+    lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
+    max_cue_ms: int = Field(
+        3_600_000_000, ge=1,
+        description="Transcripts: a cue time beyond this (1000 h by default) is an error naming the line — an "
+        "hour field of 20 digits is a typo, not a recording.",
+    )
     audio_extensions: tuple[str, ...] = Field(
         (".mp3", ".ogg", ".opus", ".m4a", ".wav"),
         description="Audio files that pair with a transcript of the same stem to make one track.",
+    )
+    transcript_preference: tuple[str, ...] = Field(
+        (".srt", ".vtt", ".json"),
+        description="Transcripts with the same stem in one folder describe one track: the first suffix in this "
+        "order is loaded, the others are reported as superseded.",
     )
     book_aliases: dict[str, str] = Field(
         default_factory=lambda: {

@@ -32,7 +32,7 @@ def test_extractive_answer_is_cited_sentences_streamed(build_engine: Any) -> Non
     assert a["mode"] == "corpus" and a["model_calls"] == 0 and a["corpus_insufficient"] is False
     assert "Black Skerry beacon" in a["answer"] and "[1]" in a["answer"]
     cited = {c["source_id"] for c in a["citations"]}
-    assert cited == {"fog.md"}
+    assert cited == {"corpus/fog.md"}
     # every cited sentence is verbatim from its note
     text = a["citations"][0]["text"]
     for sentence in a["answer"].split(" [1]"):
@@ -103,7 +103,7 @@ def test_cli_ask_streams_then_lists_citations_and_verdict(build_engine: Any, tmp
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert "Black Skerry" in lines[0]
-    assert any(line.startswith("[1] fog.md") for line in lines)
+    assert any(line.startswith("[1] corpus/fog.md") for line in lines)
     assert any(line.startswith("verdict: ") and "mode: corpus" in line for line in lines)
 
 

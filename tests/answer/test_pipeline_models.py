@@ -33,7 +33,7 @@ def test_normal_streamed_answer(build_engine: Any, scripted: Any) -> None:
     assert done["mode"] == "corpus" and done["corpus_insufficient"] is False
     assert done["answer"] == SYNTH_OK
     assert [c["n"] for c in done["citations"]] == [1]
-    assert done["citations"][0]["source_id"] == "fog.md" and done["citations"][0]["kind"] == "prose_chapter"
+    assert done["citations"][0]["source_id"] == "corpus/fog.md" and done["citations"][0]["kind"] == "prose_chapter"
     assert done["model_calls"] == 2 and done["dropped_citations"] == 0
     # the synthesizer asked for a stream, the planner for structured output
     synth_req = srv.requests_for("synthesizer-m")[0]
@@ -69,7 +69,7 @@ def test_prose_naming_an_unretrieved_document_is_removed(build_engine: Any, scri
     assert "handbook" not in low and "hb 2.4" not in low
     assert a.removed_mentions == 3
     assert "[1]" in a.answer
-    assert a.citations[0].fragment.source_id == "fog.md"
+    assert a.citations[0].fragment.source_id == "corpus/fog.md"
     assert set(a.trace["removed_mentions"]) == {"The Keeper's Handbook", "handbook.md", "HB 2.4"}
 
 
@@ -156,7 +156,7 @@ def test_russian_question_gets_a_russian_answer(build_engine: Any, scripted: Any
     eng = build_engine()
     a = eng.ask(RU_Q)
     assert a.lang == "ru" and a.mode.value == "corpus"
-    assert "туманный горн" in a.answer and a.citations[0].fragment.source_id == "tuman.ru.md"
+    assert "туманный горн" in a.answer and a.citations[0].fragment.source_id == "corpus/tuman.ru.md"
     outline = json.dumps({"theses": [{"text": "Горн включают, когда не видно огня.", "notes": [1]}]})
     srv = scripted({"planner-m": [Reply(outline)], "synthesizer-m": [Reply("Горн включают, когда не видно огня [1].")]})
     eng2 = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
@@ -180,7 +180,7 @@ def test_fallback_paints_the_disclaimer_the_model_omitted(build_engine: Any, scr
     assert fb_stage["counts"]["probes"] == 3
     assert fb_stage["info"]["model_disclaimer"] is False
     for c in a.citations:  # cited only where a probe chunk supports the sentence
-        assert c.fragment.source_id in {"fog.md", "handbook.md", "lamp.md"}
+        assert c.fragment.source_id in {"corpus/fog.md", "corpus/handbook.md", "corpus/lamp.md"}
     assert a.model_calls == 2
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pypdf import PdfReader, PdfWriter
 
-from footnote.corpus.records import Fragment, Source
+from footnote.corpus.records import Cue, Fragment, Source
 
 
 class CountingStore:
@@ -24,9 +24,9 @@ class CountingStore:
         self.writes: list[tuple[str, str]] = []
 
     def put_source(self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None,
-                   original: bytes) -> None:
+                   original: bytes, cues: Sequence[Cue] = ()) -> None:
         self.writes.append(("put", source.id))
-        self.inner.put_source(source, fragments, embeddings, original)
+        self.inner.put_source(source, fragments, embeddings, original, cues=cues)
 
     def delete_source(self, source_id: str) -> None:
         self.writes.append(("delete", source_id))
@@ -50,11 +50,11 @@ def bad_inputs(d: Path, shared: Path) -> dict[str, tuple[str, int | None]]:
     (d / "cp1251.md").write_bytes("# Глава\n\nТекст в неверной кодировке.\n".encode("cp1251"))
     (d / "badtime.srt").write_text("1\n00:00:01,000 --> 00:00:02,500\nok\n\n2\n00:00:03,000 --> 00:00:0X,500\nbad\n",
                                    encoding="utf-8")
-    (d / "badtime.vtt").write_text("WEBVTT\n\n00:01.000 --> 00:02\nhello\n", encoding="utf-8")
+    (d / "badcue.vtt").write_text("WEBVTT\n\n00:01.000 --> 00:02\nhello\n", encoding="utf-8")
     (d / "reversed.srt").write_text("1\n00:00:05,000 --> 00:00:02,000\nbackwards\n", encoding="utf-8")
     (d / "overlap.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:05.000\na\n\n00:04.000 --> 00:06.000\nb\n",
                                    encoding="utf-8")
-    (d / "reversed.json").write_text(json.dumps([{"start": 1.5, "end": 0.5, "text": "x"}]), encoding="utf-8")
+    (d / "backwards.json").write_text(json.dumps([{"start": 1.5, "end": 0.5, "text": "x"}]), encoding="utf-8")
     (d / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + random.Random(3).randbytes(2000))
     reader = PdfReader(shared / "data/pdf/GeoTopo-komprimiert.pdf")
     writer = PdfWriter()
@@ -70,10 +70,10 @@ def bad_inputs(d: Path, shared: Path) -> dict[str, tuple[str, int | None]]:
         "garbage.txt": ("binary", None),
         "cp1251.md": ("UTF-8", 1),
         "badtime.srt": ("malformed timestamp", 6),
-        "badtime.vtt": ("malformed timestamp", 3),
+        "badcue.vtt": ("malformed timestamp", 3),
         "reversed.srt": ("reversed", 2),
         "overlap.vtt": ("overlaps", 6),
-        "reversed.json": ("reversed", None),
+        "backwards.json": ("reversed", None),
         "corrupt.pdf": ("corrupt", None),
         "encrypted.pdf": ("encrypted", None),
         "rows.jsonl": ("not valid JSON", 2),

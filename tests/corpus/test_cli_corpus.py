@@ -52,7 +52,8 @@ def test_ingest_json_sources_status(tmp_path: Path) -> None:
 
     code, out, _ = _run(["sources", "--store", db, "--embedder", "hash", "--json"])
     rows = {r["id"]: r for r in json.loads(out)["sources"]}
-    assert rows["a.md"]["kind"] == "letter" and rows["b.txt"]["lang"] == "ru" and rows["c.srt"]["fragments"] == 1
+    assert rows["corpus/a.md"]["kind"] == "letter" and rows["corpus/b.txt"]["lang"] == "ru"
+    assert rows["corpus/c.srt"]["fragments"] == 1 and {r["collection"] for r in rows.values()} == {"corpus"}
     code, out, _ = _run(["sources", "--store", db, "--embedder", "hash"])
     assert code == 0 and "3 sources, 3 fragments" in out
 
@@ -126,7 +127,7 @@ def test_kill_mid_ingest_leaves_consistent_store(tmp_path: Path) -> None:
         sources = store.list_sources()
         assert 0 < len(sources) < n
         for src in sources:
-            (doc,) = load_path(d / src.id, settings=settings, root=d)
+            (doc,) = load_path(Path(src.origin), settings=settings, root=d)
             expected = [f.text for f in chunk_document(doc, settings)]
             assert [f.text for f in store.fragments_of(src.id)] == expected
         assert store.stats().fragments == sum(int(s.meta["fragments"]) for s in sources)
@@ -185,7 +186,7 @@ def test_cli_bad_inputs_exit_1(tmp_path: Path, shared_dir: Path) -> None:
     data = json.loads(out)
     failed = {Path(e["path"]).name for e in data["sources"] if e["status"] == "failed"}
     assert failed == set(expected)
-    assert {e["source_id"] for e in data["sources"] if e["status"] == "added"} == {"fine.md", "row-a", "row-c"}
+    assert {e["source_id"] for e in data["sources"] if e["status"] == "added"} == {"bad/fine.md", "row-a", "row-c"}
     code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "none"])
     assert code == 1
     for name in expected:

@@ -29,17 +29,17 @@ def test_sonnet_track_stored_with_exact_ms_and_mp3(engine: Engine, shared_dir: P
     shutil.copy(shared_dir / "data/sonnets/p001.mp3", d / "p001.mp3")
     shutil.copy(shared_dir / "data/sonnets/sonnet001.srt", d / "p001.srt")
     report = engine.ingest([d])
-    assert report.ok and _by_status(report, IngestStatus.ADDED) == ["p001.srt"]
-    original = engine.store.get_original("p001.srt")
+    assert report.ok and _by_status(report, IngestStatus.ADDED) == ["tracks/p001.srt"]
+    original = engine.store.get_original("tracks/p001.srt")
     mp3 = (d / "p001.mp3").read_bytes()
     assert original is not None and original.data == mp3 and original.media_type == "audio/mpeg"
     assert original.sha256 == sha256_bytes(mp3)
     sync = json.loads((shared_dir / "data/sonnets/sonnet001.json").read_text(encoding="utf-8"))["fragments"]
     bounds = {int(Decimal(f[k]) * 1000) for f in sync for k in ("begin", "end")}
-    frags = engine.store.fragments_of("p001.srt")
+    frags = engine.store.fragments_of("tracks/p001.srt")
     assert len(frags) >= 2
     for f in frags:
-        assert isinstance(f.locator, TranscriptLocator) and f.locator.track_id == "p001.srt"
+        assert isinstance(f.locator, TranscriptLocator) and f.locator.track_id == "tracks/p001.srt"
         assert f.locator.start_ms in bounds and f.locator.end_ms in bounds
     assert frags[0].locator.start_ms == 0  # type: ignore[union-attr]
     assert frags[-1].locator.end_ms == int(Decimal(sync[-1]["end"]) * 1000)  # type: ignore[union-attr]
@@ -52,9 +52,9 @@ def test_pdf_pages_in_store(engine: Engine, shared_dir: Path) -> None:
     assert hits
     (frag,) = engine.store.get_fragments([hits[0].fragment_id])
     assert isinstance(frag.locator, FileLocator)
-    assert frag.locator.file == "GeoTopo-komprimiert.pdf" and frag.locator.page == 12
+    assert frag.locator.file == "pdf/GeoTopo-komprimiert.pdf" and frag.locator.page == 12
     assert frag.lang == "de"
-    pages = {f.locator.page for f in engine.store.fragments_of("GeoTopo-komprimiert.pdf")}  # type: ignore[union-attr]
+    pages = {f.locator.page for f in engine.store.fragments_of("pdf/GeoTopo-komprimiert.pdf")}  # type: ignore[union-attr]
     assert max(p for p in pages if p) == 117
 
 
@@ -87,7 +87,7 @@ def test_each_bad_input_fails_alone(engine: Engine, shared_dir: Path, tmp_path: 
         assert err.startswith(where + ":") or err.startswith(where + " "), err
         assert words in err, err
     stored = {s.id for s in engine.store.list_sources()}
-    assert stored == {"good.md", "good.srt", "row-a", "row-c"}
+    assert stored == {"mixed/good.md", "mixed/good.srt", "row-a", "row-c"}
     assert not report.ok
 
 
@@ -127,26 +127,26 @@ def test_idempotent_replace_and_prune(engine: Engine, db_path: Path, tmp_path: P
     (d / "sub" / "n3.md").unlink()
     (d / "rows.jsonl").write_text('{"id": "r1", "text": "one"}\n', encoding="utf-8")
     third = engine.ingest([d])  # no prune: the removed ones stay
-    assert _by_status(third, IngestStatus.REPLACED) == ["sub/n1.md"]
-    assert "Changed text." in engine.store.fragments_of("sub/n1.md")[0].text
-    assert engine.store.get_source("sub/n3.md") is not None and engine.store.get_source("r2") is not None
+    assert _by_status(third, IngestStatus.REPLACED) == ["lib/sub/n1.md"]
+    assert "Changed text." in engine.store.fragments_of("lib/sub/n1.md")[0].text
+    assert engine.store.get_source("lib/sub/n3.md") is not None and engine.store.get_source("r2") is not None
 
     fourth = engine.ingest([d], prune=True)
-    assert sorted(fourth.pruned) == ["r2", "sub/n3.md"] and fourth.count(IngestStatus.UNCHANGED) == 5
-    assert engine.store.get_source("sub/n3.md") is None and engine.store.get_source("r2") is None
-    assert engine.store.fragments_of("sub/n3.md") == []
+    assert sorted(fourth.pruned) == ["lib/sub/n3.md", "r2"] and fourth.count(IngestStatus.UNCHANGED) == 5
+    assert engine.store.get_source("lib/sub/n3.md") is None and engine.store.get_source("r2") is None
+    assert engine.store.fragments_of("lib/sub/n3.md") == []
 
     # prune only looks under the paths given: another root's sources stay
     other = tmp_path / "other"
     other.mkdir()
     (other / "x.txt").write_text("Another root.", encoding="utf-8")
     engine.ingest([other])
-    # the same files ingested from another root get other ids (relative to that root); prune then
-    # drops the stale ids of those files, and nothing outside lib/sub
+    # the same files ingested as another collection (the folder sub/) get other ids; prune then drops
+    # the stale ids of those files, and nothing outside lib/sub
     fifth = engine.ingest([d / "sub"], prune=True)
-    assert _by_status(fifth, IngestStatus.ADDED) == ["n0.md", "n1.md", "n2.md", "n4.md"]
-    assert sorted(fifth.pruned) == ["sub/n0.md", "sub/n1.md", "sub/n2.md", "sub/n4.md"]
-    assert engine.store.get_source("x.txt") is not None and engine.store.get_source("r1") is not None
+    assert _by_status(fifth, IngestStatus.ADDED) == ["sub/n0.md", "sub/n1.md", "sub/n2.md", "sub/n4.md"]
+    assert sorted(fifth.pruned) == ["lib/sub/n0.md", "lib/sub/n1.md", "lib/sub/n2.md", "lib/sub/n4.md"]
+    assert engine.store.get_source("other/x.txt") is not None and engine.store.get_source("r1") is not None
 
 
 def test_kind_override_changes_hash_and_unknown_kind_is_usage_error(engine: Engine, tmp_path: Path) -> None:
@@ -156,8 +156,9 @@ def test_kind_override_changes_hash_and_unknown_kind_is_usage_error(engine: Engi
     p.write_text("Some letter text.", encoding="utf-8")
     engine.ingest([p])
     r = engine.ingest([p], kind="letter")
-    assert _by_status(r, IngestStatus.REPLACED) == ["a.md"]
-    src = engine.store.get_source("a.md")
+    sid = f"{tmp_path.name}/a.md"  # a file named alone: the collection is its folder's name
+    assert _by_status(r, IngestStatus.REPLACED) == [sid]
+    src = engine.store.get_source(sid)
     assert src is not None and src.kind == "letter"
     with pytest.raises(UsageError):
         engine.ingest([p], kind="recipe")

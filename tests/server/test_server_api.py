@@ -23,8 +23,8 @@ pytestmark = pytest.mark.integration
 
 FOG = "When do the Marrowick keepers start the fog horn, and how does it sound?"
 RISOTTO = "How long should I stir a mushroom risotto before adding the parmesan?"
-AUDIO_ID = "lectures/02-fog-and-tides.vtt"
-PDF_ID = "pdf/keepers-handbook.pdf"
+AUDIO_ID = "demo/lectures/02-fog-and-tides.vtt"
+PDF_ID = "demo/pdf/keepers-handbook.pdf"
 
 
 def parse_sse(text: str) -> list[tuple[str, dict[str, Any]]]:

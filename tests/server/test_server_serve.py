@@ -38,7 +38,7 @@ def test_serve_ingests_the_demo_and_serves(tmp_path: Path, demo_dir: Path) -> No
         assert status["sources"] >= 11 and status["embedder"] == "hash"
         assert (tmp_path / "footnote-data" / "footnote.db").exists()  # the default store, relative to the cwd
         ids = {s["id"] for s in httpx.get(url + "/api/sources").json()["sources"]}
-        assert "README.md" not in ids and "lectures/02-fog-and-tides.vtt" in ids
+        assert "README.md" not in ids and "demo/lectures/02-fog-and-tides.vtt" in ids
         assert httpx.get(url + "/").text.startswith("<!doctype html>")
     finally:
         proc.terminate()

@@ -1,6 +1,7 @@
 """CLI commands, one module per family; each module exposes ``register(group)``.
 
-- ``corpus``: ingest, sources, status          - ``search``: search
+- ``corpus``: ingest, status                   - ``search``: search
+- ``curate``: sources, remove
 - ``evaluate``: eval, calibrate                 - ``ask``: ask
 - ``serve``: serve                              - ``migrate``: migrate
 """
@@ -11,7 +12,7 @@ import importlib
 
 import click
 
-MODULES = ("corpus", "search", "evaluate", "calibrate", "ask", "serve", "migrate")
+MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate")
 
 
 def register_all(group: click.Group) -> None:

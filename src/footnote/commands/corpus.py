@@ -1,10 +1,9 @@
-"""``footnote ingest``, ``footnote sources``, ``footnote status``."""
+"""``footnote ingest``, ``footnote status`` (``footnote sources`` and ``remove``: commands/curate.py)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -16,9 +15,14 @@ from footnote.errors import UsageError
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--kind", default=None, help="Kind for sources that do not declare one (see settings.corpus.kinds).")
 @click.option("--lang", default=None, help="Language for sources that do not declare one (else detected).")
-@click.option("--prune", is_flag=True, help="Delete stored sources under PATHs that are no longer there.")
+@click.option("--prune", is_flag=True, help="Delete stored sources under PATHs (folders or files) that are no longer there.")
+@click.option("--collection", default=None,
+              help="Collection name: prefixes the ids of file sources (default: each folder's own name).")
+@click.option("--audio", type=click.Path(path_type=Path), default=None,
+              help="The audio file of the one transcript given (when their names differ).")
 @common_options
-def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool) -> None:
+def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool,
+           collection: str | None, audio: Path | None) -> None:
     """Load, chunk, embed and store the files under PATH… (idempotent)."""
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
@@ -26,7 +30,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     bar = ProgressBar(sys.stderr.isatty(), "ingesting")
     with ctx.engine(create=True) as engine:
         try:
-            report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar)
+            report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar,
+                                   collection=collection, audio=audio)
         except KeyboardInterrupt:
             bar.close()
             stats = engine.store.stats()
@@ -49,6 +54,15 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         for e in report.entries:
             if e.error:
                 click.echo(f"failed: {e.error}" if e.path in e.error else f"failed: {e.path}: {e.error}", err=True)
+        for path, why in report.refused:
+            click.echo(f"refused: {path}: {why}", err=True)
+        for p in report.pairings:
+            click.echo(f"paired: {p.transcript} + {p.audio} ({p.how})")
+        for path, by in report.superseded:
+            click.echo(f"superseded: {path} (same track as {by})")
+        for path in report.unpaired_audio:
+            click.echo(f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)",
+                       err=True)
         s = report.summary()
         pruned = f", {s['pruned']} pruned" if prune else ""
         emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
@@ -56,33 +70,6 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
                    f"{s['failed']} failed{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb})")
     if not report.ok:
         sys.exit(1)
-
-
-@click.command("sources")
-@click.option("--kind", default=None, help="Only sources of this kind.")
-@common_options
-def sources(ctx: Ctx, kind: str | None) -> None:
-    """List the stored sources (id, kind, lang, title, fragments)."""
-    with ctx.engine() as engine:
-        rows: list[dict[str, Any]] = []
-        for src in engine.store.list_sources():
-            if kind is not None and src.kind != kind:
-                continue
-            n = src.meta.get("fragments") if src.meta else None
-            count = int(n) if n and n.isdigit() else len(engine.store.fragments_of(src.id))
-            rows.append({"id": src.id, "kind": src.kind, "lang": src.lang, "title": src.title,
-                         "fragments": count, "media_type": src.media_type})
-    rows.sort(key=lambda r: r["id"])
-    if ctx.as_json:
-        ctx.emit({"sources": rows})
-        return
-    if not rows:
-        click.echo("no sources (run: footnote ingest PATH…)")
-        return
-    w = min(48, max(len(r["id"]) for r in rows))
-    for r in rows:
-        click.echo(f"{r['id']:<{w}}  {r['kind']:<16} {r['lang']:<3} {r['fragments']:>6}  {r['title']}")
-    click.echo(f"{len(rows)} sources, {sum(r['fragments'] for r in rows)} fragments")
 
 
 @click.command("status")
@@ -125,5 +112,4 @@ def status(ctx: Ctx) -> None:
 
 def register(group: click.Group) -> None:
     group.add_command(ingest)
-    group.add_command(sources)
     group.add_command(status)

@@ -30,35 +30,60 @@ from footnote.corpus.records import (
 from footnote.settings import ChunkSettings, Settings
 
 _PARA = re.compile(r"\n\s*\n")
-_SENT = re.compile(r"(?:(?<=[.!?…।॥])|(?<=[.!?…।॥][\"'»”)\]]))\s+|\n(?=\s*[-*•])")
+# A sentence ends after . ! ? … । ॥ (and a closing quote or bracket) followed by whitespace; a line
+# starting a list item also starts a new piece. The pattern begins with a character class (no
+# lookbehind), so the regex engine skips ahead to candidates instead of trying every position.
+_SENT_CHARS = ".!?…।॥\n"
+_SENT_END = re.compile(r"([.!?…।॥][\"'»”)\]]?)\s+|\n(?=\s*[-*•])")
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """The paragraph cut after each sentence end (the whitespace after it dropped)."""
+    if not any(ch in paragraph for ch in _SENT_CHARS):
+        return [paragraph]  # one long run (a huge word): nothing to scan for
+    out: list[str] = []
+    pos = 0
+    for m in _SENT_END.finditer(paragraph):
+        end = m.end(1) if m.group(1) is not None else m.start()
+        out.append(paragraph[pos:end])
+        pos = m.end()
+    out.append(paragraph[pos:])
+    return out
 
 
 def _split_long(text: str, limit: int) -> list[str]:
-    """Split on whitespace into pieces of at most ``limit`` chars (a single huge word is cut)."""
+    """Split on whitespace into pieces of at most ``limit`` chars (a single huge word is cut).
+
+    Linear in ``len(text)``: a huge word is cut by index, never by re-slicing its remainder (a 50 MB
+    word without spaces used to be copied once per piece — quadratic)."""
+    limit = max(1, limit)
     out: list[str] = []
-    cur = ""
+    cur: list[str] = []
+    size = 0
     for word in text.split():
-        while len(word) > limit:
+        n = len(word)
+        if n > limit:
             if cur:
-                out.append(cur)
-                cur = ""
-            out.append(word[:limit])
-            word = word[limit:]
-        if not cur:
-            cur = word
-        elif len(cur) + 1 + len(word) <= limit:
-            cur += " " + word
-        else:
-            out.append(cur)
-            cur = word
+                out.append(" ".join(cur))
+                cur, size = [], 0
+            full = n - n % limit
+            out.extend(word[i : i + limit] for i in range(0, full, limit))
+            if full == n:
+                continue
+            word, n = word[full:], n - full
+        if cur and size + 1 + n > limit:
+            out.append(" ".join(cur))
+            cur, size = [], 0
+        cur.append(word)
+        size += n + (1 if size else 0)
     if cur:
-        out.append(cur)
+        out.append(" ".join(cur))
     return out
 
 
 def _sentences(paragraph: str, max_chars: int) -> list[str]:
     parts: list[str] = []
-    for s in _SENT.split(paragraph):
+    for s in split_sentences(paragraph):
         s = s.strip() if s else ""
         if not s:
             continue

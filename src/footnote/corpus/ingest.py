@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from footnote.corpus.chunkers import chunk_document
+from footnote.corpus.collections import SourceIndex, check_collection, default_collection
 from footnote.corpus.loaders import iter_files, load_entries
+from footnote.corpus.pairing import Pairing, plan_tracks
 from footnote.corpus.records import Document, Fragment, Source
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
@@ -74,6 +76,16 @@ class IngestReport:
     embedder: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     pruned: tuple[str, ...] = ()
+    #: (path, why) of files not followed: symlinks resolving outside the ingested folder
+    refused: tuple[tuple[str, str], ...] = ()
+    #: transcripts paired with audio, and how (footnote.corpus.pairing)
+    pairings: tuple[Pairing, ...] = ()
+    #: (transcript not loaded, the one loaded for the same track)
+    superseded: tuple[tuple[str, str], ...] = ()
+    #: audio files in the ingested folders that no transcript took
+    unpaired_audio: tuple[str, ...] = ()
+    #: collection name per ingested path
+    collections: tuple[tuple[str, str], ...] = ()
 
     def count(self, status: IngestStatus) -> int:
         return sum(1 for e in self.entries if e.status is status)
@@ -98,6 +110,8 @@ class IngestReport:
             "replaced": self.count(IngestStatus.REPLACED),
             "failed": self.failed,
             "pruned": len(self.pruned),
+            "refused": len(self.refused),
+            "paired": len(self.pairings),
             "fragments": self.fragments,
             "seconds": round(self.seconds, 3),
             "embedder": self.embedder,
@@ -106,7 +120,12 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"sources": [e.to_dict() for e in self.entries], "summary": self.summary(),
-                "pruned": list(self.pruned)}
+                "pruned": list(self.pruned),
+                "refused": [{"path": p, "reason": r} for p, r in self.refused],
+                "pairings": [p.to_dict() for p in self.pairings],
+                "superseded": [{"path": p, "by": b} for p, b in self.superseded],
+                "unpaired_audio": list(self.unpaired_audio),
+                "collections": [{"path": p, "collection": c} for p, c in self.collections]}
 
 
 @dataclass
@@ -126,6 +145,7 @@ class Ingestor:
         self.store = store
         self.embedder = embedder
         self._timings: dict[str, float] = {}
+        self._ids = SourceIndex([])
 
     # -- helpers ---------------------------------------------------------------------------------
     def _tick(self, stage: str, t0: float) -> None:
@@ -169,7 +189,7 @@ class Ingestor:
             offset += n
             t1 = time.perf_counter()
             try:
-                self.store.put_source(p.doc.source, p.fragments, emb, p.doc.original)
+                self.store.put_source(p.doc.source, p.fragments, emb, p.doc.original, cues=p.doc.cues)
             except Exception as e:  # the store rolled back: the source is as it was
                 if not isinstance(e, FootnoteError):
                     log.exception("put_source(%r) failed", p.doc.source.id)
@@ -202,6 +222,8 @@ class Ingestor:
         lang: str | None = None,
         prune: bool = False,
         progress: Progress | None = None,
+        collection: str | None = None,
+        audio: str | Path | None = None,
     ) -> IngestReport:
         start = time.perf_counter()
         self._timings = {}
@@ -213,7 +235,18 @@ class Ingestor:
                 raise UsageError(f"--lang {lang!r} is not a language code (e.g. en, ru, de)")
         if self.embedder is not None:
             self.store.bind_embedder(self.embedder.name, self.embedder.dim)  # StoreError on a mismatch
-        files = iter_files(paths, self.settings.corpus.audio_extensions, self.settings.corpus.skip_stems)
+        if collection is not None:
+            collection = check_collection(collection)
+        refused: list[tuple[Path, str]] = []
+        audio_found: list[tuple[Path, Path]] = []
+        files = iter_files(paths, self.settings.corpus.audio_extensions, self.settings.corpus.skip_stems,
+                           refused=refused, audio_found=audio_found)
+        plan = plan_tracks(files, self.settings, audio_found=audio_found,
+                           explicit_audio=Path(audio) if audio is not None else None)
+        files = plan.files
+        ids = SourceIndex(self.store.list_sources())
+        self._ids = ids
+        names: dict[Path, str] = {}
         entries: list[IngestEntry] = []
         pending: list[_Pending] = []
         pending_frags = 0
@@ -224,8 +257,15 @@ class Ingestor:
             label = str(file)
             origin = Path(os.path.abspath(file)).as_posix()
             t0 = time.perf_counter()
+            if root not in names:
+                names[root] = collection or default_collection(root)
+            name = names[root]
             try:
-                for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root):
+                if file in plan.problems:
+                    raise plan.problems[file]
+                for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
+                                         collection=name, known_ids=ids.known_ids(name),
+                                         audio=plan.audio.get(file)):
                     self._tick("load", t0)
                     if isinstance(item, InputError):
                         failed_origins.add(origin)
@@ -258,9 +298,19 @@ class Ingestor:
         pruned: list[str] = []
         if prune:
             t0 = time.perf_counter()
-            pruned = self._prune(paths, set(seen_ids), failed_origins, entries)
+            # a file named for pruning that is gone is not a failure: its sources go
+            gone = {Path(os.path.abspath(p)).as_posix() for p in paths if not Path(p).exists()}
+            entries = [e for e in entries if not (e.source_id is None and Path(os.path.abspath(e.path)).as_posix() in gone)]
+            pruned = self._prune(paths, set(seen_ids), failed_origins - gone, entries)
             self._tick("prune", t0)
+        for path, why in refused:
+            log.warning("%s: %s", path, why)
         return IngestReport(
+            refused=tuple((str(p), why) for p, why in refused),
+            pairings=tuple(plan.pairings),
+            superseded=tuple((str(a), str(b)) for a, b in plan.superseded),
+            unpaired_audio=tuple(str(a) for a in plan.unpaired_audio),
+            collections=tuple((str(r), n) for r, n in names.items()),
             pruned=tuple(pruned),
             entries=tuple(entries),
             seconds=time.perf_counter() - start,
@@ -277,6 +327,10 @@ class Ingestor:
                                        f"duplicate source id {sid!r} (also from {seen_ids[sid]})"))
             return None
         seen_ids[sid] = label
+        taken = self._ids.collision(doc.source)
+        if taken is not None:
+            entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, taken))
+            return None
         try:
             doc, frags = self._prepare(doc)
         except InputError as e:

@@ -92,7 +92,8 @@ class Source:
     ``content_hash`` decides idempotency: it covers the source's own bytes *and* every option that
     changes its fragments (kind/lang overrides, chunker settings), so an unchanged hash means
     nothing to write. ``blob_sha256`` names the stored original (content-addressed); ``original_name``
-    and ``media_type`` are how it is served back (for a track: the audio file).
+    and ``media_type`` are how it is served back (for a track: the audio file). ``collection``
+    groups the sources ingested together; file sources get ids ``"<collection>/<path in folder>"``.
     """
 
     id: str
@@ -105,6 +106,7 @@ class Source:
     media_type: str
     origin: str = ""
     meta: Mapping[str, str] = field(default_factory=dict)
+    collection: str = ""  # the named folder (or --collection NAME) it was ingested under; "" for none
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ touches the filesystem, so ``../``, absolute paths and symlinks name nothing and
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -14,9 +13,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from footnote.corpus.loaders.transcripts import CUES_META
 from footnote.corpus.records import Source
-from footnote.errors import NotFound, UsageError
+from footnote.errors import AuthError, Forbidden, NotFound, UsageError
+from footnote.server.guard import presented_key
 from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.state import JSON, ServerState, error_body
@@ -36,7 +35,8 @@ def source_dict(s: Source) -> dict[str, Any]:
         "media_type": s.media_type,
         "original_name": s.original_name,
         "origin": s.origin,
-        "meta": {k: v for k, v in s.meta.items() if k != CUES_META},  # cues: GET /api/sources/{id}/cues
+        "collection": s.collection,
+        "meta": dict(s.meta),  # a track's cues: GET /api/sources/{id}/cues
     }
 
 
@@ -113,14 +113,10 @@ def make_router(state: ServerState) -> APIRouter:
 
         def load() -> JSON:
             src = _source(source_id)
-            raw = src.meta.get(CUES_META)
-            if not raw:
+            found = store.get_cues(source_id, start_ms, end_ms)
+            if not found and "transcript" not in src.meta:  # every track records its transcript's name
                 raise NotFound(f"source {source_id!r} is not a track with timed cues")
-            rows = json.loads(raw)
-            hi = end_ms if end_ms is not None else float("inf")
-            picked = [
-                {"start_ms": int(a), "end_ms": int(b), "text": str(t)} for a, b, t in rows if int(b) > start_ms and int(a) < hi
-            ]
+            picked = [{"start_ms": c.start_ms, "end_ms": c.end_ms, "text": c.text} for c in found]
             return JSON({"source_id": source_id, "cues": picked})
 
         return await run_in_threadpool(load)
@@ -167,6 +163,35 @@ def make_router(state: ServerState) -> APIRouter:
         if q is not None and len(q) > max_chars:
             raise UsageError(f"'q' is {len(q)} characters long; the limit is {max_chars}")
         return await run_in_threadpool(render)
+
+    @router.delete(
+        "/api/sources/{source_id:path}",
+        responses={
+            200: {"description": "The source was removed (fragments, vectors, cues, unshared original)."},
+            403: {"description": "This server has no API key, so it removes nothing."},
+            404: {"description": "No such source."},
+        },
+    )
+    async def delete(source_id: str, request: Request) -> JSON:
+        """Remove a source with its fragments, vectors, cues and its original when no other source shares
+        it, in one transaction. Only on a server with an API key, sent in a header (a cookie is not
+        enough: the browser sends cookies on its own)."""
+        if not state.settings.server.api_key:
+            raise Forbidden("this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it removes "
+                            "nothing over HTTP; use `footnote remove` on the store")
+        # the router's guard has checked the key presented; here it must have come in a header
+        if presented_key(request, cookie_name="") is None:
+            raise AuthError("removing a source needs the API key in a header: 'Authorization: Bearer KEY' or "
+                            "'X-API-Key: KEY'")
+
+        def remove() -> JSON:
+            _source(source_id)
+            removed = store.delete_sources([source_id])
+            if not removed:
+                raise NotFound(f"no source {source_id!r} in the store")
+            return JSON({"removed": removed})
+
+        return await run_in_threadpool(remove)
 
     @router.head("/api/sources/{source_id:path}", response_class=Response, include_in_schema=False)
     @router.get(

@@ -97,7 +97,7 @@ def copy_store(
                         raise StoreError(
                             f"source {src.id!r}: {int((~present).sum())} of {len(frags)} fragments have no embedding"
                         )
-                target.put_source(src, frags, emb, original.data)
+                target.put_source(src, frags, emb, original.data, cues=source.get_cues(src.id))
                 report.copied += 1
                 report.fragments += len(frags)
                 report.embedded += 0 if emb is None else len(frags)

@@ -2,7 +2,8 @@
 
 Layout (``migrations/postgres``): ``sources``, ``fragments`` with ``embedding vector(dim)`` and an HNSW
 cosine index (``vector_cosine_ops``, created when the embedder is bound), two tsvector GIN indexes
-(stemmed: PostgreSQL's ``russian``/``english`` Snowball configs by the fragment's language; unstemmed:
+(stemmed: PostgreSQL's Snowball configs by the fragment's language through ``footnote_ts_config(lang)``,
+the same map as :data:`footnote.store.text.SNOWBALL` (migration 0004); unstemmed:
 ``simple``), a ``pg_trgm`` GIN index over ``addr_label || source_id || tokens``, originals in a
 content-addressed ``bytea`` table. Semantics are those of :mod:`footnote.store.protocol` (the
 conformance suite checks them on both backends).
@@ -29,6 +30,7 @@ import psycopg
 
 from footnote.corpus.records import (
     AddressLocator,
+    Cue,
     Fragment,
     Source,
     locator_from_dict,
@@ -50,25 +52,24 @@ from footnote.store.pg_support import (
     register_vector,
 )
 from footnote.store.protocol import Hit, Original, StoreStats
-from footnote.store.text import SNOWBALL, fold, plain_text, tokenize
-from footnote.store.validate import check_put
+from footnote.store.text import DEFAULT_QUERY_LANGS, fold, plain_text, tokenize
+from footnote.store.validate import check_cues, check_put
 
 log = logging.getLogger(__name__)
 
 _FRAG_COLS = "id, source_id, ordinal, kind, lang, text, locator, content_hash"
 _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
                "text", "text", "text", "text", "text", "text", "vector"]
-_SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+_SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
 #: Vectors up to this dimension (4 bytes each) are stored inside the heap row (STORAGE PLAIN).
 _PLAIN_STORAGE_MAX_DIM = 1024
-#: Query configs for the stemmed lane by query language (None: Russian and English).
-_PG_CONFIG = {"ru": "russian", "en": "english"}
 
 
 def _source(row: Sequence[Any]) -> Source:
     return Source(
         id=row[0], kind=row[1], title=row[2], lang=row[3], content_hash=row[4], blob_sha256=row[5],
         original_name=row[6], media_type=row[7], origin=row[8], meta={str(k): str(v) for k, v in row[9].items()},
+        collection=row[10],
     )
 
 
@@ -226,9 +227,11 @@ class PostgresStore:
         return row[0] if row else None
 
     def put_source(
-        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes
+        self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes,
+        cues: Sequence[Cue] = (),
     ) -> None:
         sha, emb = check_put(source, fragments, embeddings, original, self._bound_dim)
+        cue_rows = check_cues(source.id, cues)
         original = bytes(original)
         if not source.blob_sha256:
             source = replace(source, blob_sha256=sha)
@@ -256,15 +259,24 @@ class PostgresStore:
                 )
                 conn.execute("DELETE FROM fragments WHERE source_id = %s", [_clean(source.id)])
                 conn.execute(
-                    f"INSERT INTO sources ({_SRC_COLS}, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, now())"
+                    f"INSERT INTO sources ({_SRC_COLS}, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, now())"
                     " ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,"
                     " lang = EXCLUDED.lang, content_hash = EXCLUDED.content_hash, blob_sha256 = EXCLUDED.blob_sha256,"
                     " original_name = EXCLUDED.original_name, media_type = EXCLUDED.media_type,"
-                    " origin = EXCLUDED.origin, meta = EXCLUDED.meta, updated_at = now()",
+                    " origin = EXCLUDED.origin, meta = EXCLUDED.meta, collection = EXCLUDED.collection,"
+                    " updated_at = now()",
                     [_clean(source.id), _clean(source.kind), _clean(source.title), _clean(source.lang),
                      source.content_hash, source.blob_sha256, _clean(source.original_name),
-                     _clean(source.media_type), _clean(source.origin), meta],
+                     _clean(source.media_type), _clean(source.origin), meta, _clean(source.collection)],
                 )
+                conn.execute("DELETE FROM cues WHERE source_id = %s", [_clean(source.id)])
+                if cue_rows:
+                    with conn.cursor() as cur, cur.copy(
+                        "COPY cues (source_id, ordinal, start_ms, end_ms, text) FROM STDIN"
+                    ) as cp:
+                        sid = _clean(source.id)
+                        for cue in cue_rows:
+                            cp.write_row((sid, *cue))
                 if rows:
                     # one COPY (binary: vectors travel as float32) = one statement, so the lexeme_stats
                     # trigger runs once per source
@@ -289,21 +301,77 @@ class PostgresStore:
         )
 
     def delete_source(self, source_id: str) -> None:
+        self.delete_sources([source_id])
+
+    def delete_sources(self, source_ids: Sequence[str]) -> list[str]:
+        ids = [_clean(i) for i in dict.fromkeys(source_ids)]
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-                conn.execute("DELETE FROM fragments WHERE source_id = %s", [_clean(source_id)])
-                row = conn.execute("DELETE FROM sources WHERE id = %s RETURNING blob_sha256", [_clean(source_id)]).fetchone()
-                if row is not None:
-                    self._drop_orphan(conn, row[0])
+                conn.execute("DELETE FROM fragments WHERE source_id = ANY(%s)", [ids])
+                rows = conn.execute(
+                    "DELETE FROM sources WHERE id = ANY(%s) RETURNING id, blob_sha256", [ids]  # cues: ON DELETE CASCADE
+                ).fetchall()
+                for sha in sorted({r[1] for r in rows}):
+                    self._drop_orphan(conn, sha)
         except psycopg.Error as e:
-            raise StoreError(f"deleting source {source_id!r} from {self.url} failed: {e}") from e
+            raise StoreError(f"deleting sources {ids[:3]!r} from {self.url} failed: {e}") from e
+        gone = {r[0] for r in rows}
+        return [i for i in ids if i in gone]
 
     # --- reading ----------------------------------------------------------------------------------
 
-    def list_sources(self) -> list[Source]:
+    @staticmethod
+    def _source_filter(kind: str | None, lang: str | None, collection: str | None) -> tuple[str, list[Any]]:
+        conds, args = [], []
+        for col, val in (("kind", kind), ("lang", lang), ("collection", collection)):
+            if val is not None:
+                conds.append(f"{col} = %s")
+                args.append(_clean(val))
+        return (" WHERE " + " AND ".join(conds)) if conds else "", args
+
+    def list_sources(
+        self,
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        collection: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Source]:
+        where, args = self._source_filter(kind, lang, collection)
+        page = " LIMIT %s OFFSET %s" if limit is not None or offset else ""
+        if page:
+            args += [None if limit is None else max(0, int(limit)), max(0, int(offset))]
         with self._pool.connection() as conn:
-            return [_source(r) for r in conn.execute(f"SELECT {_SRC_COLS} FROM sources ORDER BY id").fetchall()]
+            rows = conn.execute(f"SELECT {_SRC_COLS} FROM sources{where} ORDER BY id{page}", args).fetchall()
+        return [_source(r) for r in rows]
+
+    def count_sources(
+        self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None
+    ) -> int:
+        where, args = self._source_filter(kind, lang, collection)
+        with self._pool.connection() as conn:
+            row = conn.execute(f"SELECT count(*) FROM sources{where}", args).fetchone()
+        return int(row[0]) if row else 0
+
+    def collections(self) -> dict[str, int]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT collection, count(*) FROM sources GROUP BY collection ORDER BY collection"
+            ).fetchall()
+        return {str(c): int(n) for c, n in rows}
+
+    def get_cues(self, source_id: str, start_ms: int = 0, end_ms: int | None = None) -> list[Cue]:
+        hi = end_ms if end_ms is not None else 2**62
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT start_ms, end_ms, text FROM cues WHERE source_id = %(s)s AND start_ms >= coalesce("
+                "(SELECT max(start_ms) FROM cues WHERE source_id = %(s)s AND start_ms <= %(lo)s), 0)"
+                " AND start_ms < %(hi)s AND end_ms > %(lo)s ORDER BY start_ms, ordinal",
+                {"s": _clean(source_id), "lo": int(start_ms), "hi": int(hi)},
+            ).fetchall()
+        return [Cue(int(a), int(b), str(t)) for a, b, t in rows]
 
     def get_source(self, source_id: str) -> Source | None:
         with self._pool.connection() as conn:
@@ -442,18 +510,18 @@ class PostgresStore:
         toks = list(dict.fromkeys(tokenize(_clean(query))))
         if k <= 0 or not toks:
             return []
+        # each token through the config of each query language (footnote_ts_config: the column's own
+        # map; '' is 'simple', the token itself)
         if stemmed:
-            langs = [lang] if lang else ["ru", "en"]
-            configs = [_PG_CONFIG[lg] for lg in langs if lg in SNOWBALL and lg in _PG_CONFIG] + ["simple"]
-            column, code = "tsv_stem", "s"
+            configs, column, code = [*([lang] if lang else DEFAULT_QUERY_LANGS), ""], "tsv_stem", "s"
         else:
-            configs, column, code = ["simple"], "tsv_plain", "p"
+            configs, column, code = [""], "tsv_plain", "p"
         pairs = [(c, t) for t in toks for c in configs]
         s = self.settings
         with self._pool.connection() as conn:
             stats = conn.execute(
                 "SELECT q.lx, coalesce(s.df, 0), (SELECT df FROM lexeme_stats WHERE col = 'n' AND lexeme = '')"
-                " FROM (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(u.c::regconfig, u.t))) AS lx"
+                " FROM (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(footnote_ts_config(u.c), u.t))) AS lx"
                 "       FROM unnest(%s::text[], %s::text[]) AS u(c, t)) q"
                 " LEFT JOIN lexeme_stats s ON s.col = %s AND s.lexeme = q.lx ORDER BY q.lx",
                 [[c for c, _ in pairs], [t for _, t in pairs], code],

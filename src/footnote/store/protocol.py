@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from footnote.corpus.records import Fragment, Source
+from footnote.corpus.records import Cue, Fragment, Source
 
 
 @dataclass(frozen=True)
@@ -78,17 +78,49 @@ class Store(Protocol):
         fragments: Sequence[Fragment],
         embeddings: np.ndarray | None,
         original: bytes,
+        cues: Sequence[Cue] = (),
     ) -> None:
         """Insert or atomically replace a source with its fragments, embeddings (rows aligned with
-        ``fragments``, or None for lexical-only) and original bytes. Raises StoreError, writing nothing,
-        when a fragment belongs to another source, ids repeat, embeddings do not fit (rows, bound dim,
-        non-finite, or no embedder bound) or ``source.blob_sha256`` is not the sha256 of ``original``."""
+        ``fragments``, or None for lexical-only), original bytes and (a track's) cues. Raises StoreError,
+        writing nothing, when a fragment belongs to another source, ids repeat, embeddings do not fit
+        (rows, bound dim, non-finite, or no embedder bound), ``source.blob_sha256`` is not the sha256 of
+        ``original``, or the cues are out of order or overlap."""
         ...
 
-    def delete_source(self, source_id: str) -> None: ...
+    def delete_source(self, source_id: str) -> None:
+        """Remove a source (absent: nothing happens); see :meth:`delete_sources`."""
+        ...
+
+    def delete_sources(self, source_ids: Sequence[str]) -> list[str]:
+        """Remove these sources with their fragments, vectors, cues and every original no other source
+        shares, in ONE transaction; returns the ids that were there (unknown ids are skipped)."""
+        ...
 
     # --- reading ----------------------------------------------------------------------------
-    def list_sources(self) -> list[Source]: ...
+    def list_sources(
+        self,
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        collection: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Source]:
+        """Sources ordered by id, those matching every filter given, ``limit`` from ``offset``."""
+        ...
+
+    def count_sources(self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None) -> int:
+        """How many sources :meth:`list_sources` would list with these filters and no limit."""
+        ...
+
+    def collections(self) -> dict[str, int]:
+        """Source count per collection name."""
+        ...
+
+    def get_cues(self, source_id: str, start_ms: int = 0, end_ms: int | None = None) -> list[Cue]:
+        """The cues of a track that overlap ``[start_ms, end_ms)`` (end None: to the end), in order;
+        empty for an unknown source or one without cues."""
+        ...
 
     def get_source(self, source_id: str) -> Source | None: ...
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.records import Fragment, Source
+from footnote.corpus.collections import legacy_collection
+from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.dense import DenseCache, DenseSnapshot
@@ -40,7 +41,7 @@ from footnote.store.sqlite_schema import (
     split_sql,
 )
 from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
-from footnote.store.validate import check_put
+from footnote.store.validate import check_cues, check_put
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ class SqliteStore:
         latest = len(migrations)
         if self.schema_version() == latest:
             return
+        conn.create_function("footnote_collection_of", 2, legacy_collection, deterministic=True)
         with self._immediate(conn, "cannot lock the store to migrate it", "migration failed"):
             current = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if current > latest:
@@ -229,8 +231,10 @@ class SqliteStore:
         fragments: Sequence[Fragment],
         embeddings: np.ndarray | None,
         original: bytes,
+        cues: Sequence[Cue] = (),
     ) -> None:
         sha, vecs = check_put(source, fragments, embeddings, original, lambda: (self.embedder_info() or (None, None))[1])
+        cue_rows = check_cues(source.id, cues)
         if not source.blob_sha256:
             source = replace(source, blob_sha256=sha)
         an = self._analyzer
@@ -246,6 +250,7 @@ class SqliteStore:
         src_row = (
             source.id, source.kind, source.title, source.lang, source.content_hash, source.blob_sha256,
             source.original_name, source.media_type, source.origin, json.dumps(dict(source.meta), ensure_ascii=False),
+            source.collection,
         )  # fmt: skip
         t0 = time.perf_counter()
         with self._write() as conn:
@@ -256,7 +261,11 @@ class SqliteStore:
                 conn.execute(
                     "INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), bytes(original))
                 )
-            conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+            conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+            conn.executemany(
+                "INSERT INTO cues (source_id, ordinal, start_ms, end_ms, text) VALUES (?, ?, ?, ?, ?)",
+                [(source.id, *row) for row in cue_rows],
+            )
             # Row ids are never reused (the dense cache refreshes by row id): start past the highest ever.
             high = conn.execute(
                 "SELECT MAX((SELECT COALESCE(MAX(rid), 0) FROM fragments), "
@@ -293,6 +302,7 @@ class SqliteStore:
         conn.execute(f"DELETE FROM trigram WHERE rowid IN {sub}", (source_id,))
         conn.execute(f"DELETE FROM embeddings WHERE rid IN {sub}", (source_id,))
         conn.execute("DELETE FROM fragments WHERE source_id = ?", (source_id,))
+        conn.execute("DELETE FROM cues WHERE source_id = ?", (source_id,))
         conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
 
     @staticmethod
@@ -303,17 +313,69 @@ class SqliteStore:
         )
 
     def delete_source(self, source_id: str) -> None:
+        self.delete_sources([source_id])
+
+    def delete_sources(self, source_ids: Sequence[str]) -> list[str]:
+        removed: list[str] = []
         with self._write() as conn:
-            old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (source_id,)).fetchone()
-            if old is None:
-                return
-            self._delete_rows(conn, source_id)
-            self._gc_original(conn, old[0])
+            blobs: set[str] = set()
+            for sid in dict.fromkeys(source_ids):
+                old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (sid,)).fetchone()
+                if old is None:
+                    continue
+                self._delete_rows(conn, sid)
+                blobs.add(old[0])
+                removed.append(sid)
+            for sha in sorted(blobs):
+                self._gc_original(conn, sha)
+        return removed
 
     # --- reading --------------------------------------------------------------------------------
 
-    def list_sources(self) -> list[Source]:
-        return [source_from_row(r) for r in self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources ORDER BY id")]
+    @staticmethod
+    def _source_filter(kind: str | None, lang: str | None, collection: str | None) -> tuple[str, list[Any]]:
+        conds, args = [], []
+        for col, val in (("kind", kind), ("lang", lang), ("collection", collection)):
+            if val is not None:
+                conds.append(f"{col} = ?")
+                args.append(val)
+        return (" WHERE " + " AND ".join(conds)) if conds else "", args
+
+    def list_sources(
+        self,
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        collection: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Source]:
+        where, args = self._source_filter(kind, lang, collection)
+        page = " LIMIT ? OFFSET ?" if limit is not None or offset else ""
+        if page:
+            args += [-1 if limit is None else max(0, int(limit)), max(0, int(offset))]
+        rows = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources{where} ORDER BY id{page}", args)
+        return [source_from_row(r) for r in rows]
+
+    def count_sources(
+        self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None
+    ) -> int:
+        where, args = self._source_filter(kind, lang, collection)
+        return int(self._conn().execute(f"SELECT COUNT(*) FROM sources{where}", args).fetchone()[0])
+
+    def collections(self) -> dict[str, int]:
+        rows = self._conn().execute("SELECT collection, COUNT(*) FROM sources GROUP BY collection ORDER BY collection")
+        return {str(c): int(n) for c, n in rows}
+
+    def get_cues(self, source_id: str, start_ms: int = 0, end_ms: int | None = None) -> list[Cue]:
+        hi = end_ms if end_ms is not None else 2**62
+        rows = self._conn().execute(
+            "SELECT start_ms, end_ms, text FROM cues WHERE source_id = ?1 AND start_ms >= COALESCE("
+            "(SELECT MAX(start_ms) FROM cues WHERE source_id = ?1 AND start_ms <= ?2), 0) "
+            "AND start_ms < ?3 AND end_ms > ?2 ORDER BY start_ms, ordinal",
+            (source_id, int(start_ms), int(hi)),
+        )
+        return [Cue(int(a), int(b), str(t)) for a, b, t in rows]
 
     def get_source(self, source_id: str) -> Source | None:
         row = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources WHERE id = ?", (source_id,)).fetchone()

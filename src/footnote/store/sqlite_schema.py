@@ -23,7 +23,7 @@ FRAGMENT_COLS = (
     "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
     "book, loc, addr_label, file, page, section, content_hash"
 )
-SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta"
+SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
 IN_CHUNK = 500
 
 
@@ -86,5 +86,5 @@ def fragment_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
 
 
 def source_from_row(row: tuple[Any, ...]) -> Source:
-    sid, kind, title, lang, ch, blob, name, media, origin, meta = row
-    return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta))
+    sid, kind, title, lang, ch, blob, name, media, origin, meta, collection = row
+    return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta), collection)

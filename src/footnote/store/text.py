@@ -8,8 +8,8 @@ Rules (the same at indexing and at query time, so both sides always agree):
    letters such as ``й`` keep their identity.
 3. **Tokenise**: maximal runs of letters and digits (``[^\\W_]+``) with the combining marks inside
    them (Devanagari vowel signs and viramas); everything else separates.
-4. **Stem** (the stemmed column only): Snowball via PyStemmer by language — ``russian`` for ``ru``,
-   ``english`` for ``en``; any other language is left unstemmed.
+4. **Stem** (the stemmed column only): Snowball via PyStemmer by language (:data:`SNOWBALL`: ``ru`` →
+   ``russian``, ``de`` → ``german``, … 28 languages); any other language is left unstemmed.
 
 The unstemmed ("plain") column holds the folded tokens, so IAST matches typed with or without
 diacritics; the stemmed column holds the stems. A query for the stemmed column is expanded to the
@@ -26,8 +26,17 @@ from collections.abc import Iterable, Sequence
 
 import Stemmer
 
-#: Fragment/query language → Snowball algorithm. Languages not listed are not stemmed.
-SNOWBALL: dict[str, str] = {"ru": "russian", "en": "english"}
+#: Fragment/query language (ISO 639-1) → Snowball algorithm. The algorithm's name is also the name of
+#: PostgreSQL's text search configuration (``to_tsvector('german', …)``), so both backends stem a
+#: language alike. Only languages that PyStemmer *and* PostgreSQL (16+) both stem are listed; any
+#: other language (Polish, Czech, Ukrainian, Sanskrit…) is left unstemmed by both.
+SNOWBALL: dict[str, str] = {
+    "ar": "arabic", "ca": "catalan", "da": "danish", "de": "german", "el": "greek", "en": "english",
+    "es": "spanish", "eu": "basque", "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi",
+    "hu": "hungarian", "hy": "armenian", "id": "indonesian", "it": "italian", "lt": "lithuanian",
+    "ne": "nepali", "nl": "dutch", "no": "norwegian", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}
 
 #: Languages a query is stemmed in when its own language is unknown.
 DEFAULT_QUERY_LANGS: tuple[str, ...] = ("ru", "en")

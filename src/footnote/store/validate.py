@@ -12,6 +12,7 @@ import numpy as np
 
 from footnote.corpus.records import (
     AddressLocator,
+    Cue,
     FileLocator,
     Fragment,
     Source,
@@ -74,3 +75,22 @@ def check_put(
     if embeddings is None:
         return sha, None
     return sha, check_embeddings(source.id, embeddings, len(fragments), bound_dim())
+
+
+def check_cues(source_id: str, cues: Sequence[Cue]) -> list[tuple[int, int, int, str]]:
+    """``(ordinal, start_ms, end_ms, text)`` rows of a track's cues once they are in order and never
+    overlap (``get_cues`` relies on it), with ``0 <= start <= end``; StoreError otherwise."""
+    rows: list[tuple[int, int, int, str]] = []
+    last_end = -1
+    for i, c in enumerate(cues):
+        start, end = int(c.start_ms), int(c.end_ms)
+        if start < 0 or end < start:
+            raise StoreError(f"put_source({source_id!r}): cue {i} spans {start}–{end} ms")
+        if start < last_end:
+            raise StoreError(f"put_source({source_id!r}): cue {i} starts at {start} ms, before cue {i - 1} ends "
+                             f"({last_end} ms); cues must be in order and not overlap")
+        if end > 2**62:
+            raise StoreError(f"put_source({source_id!r}): cue {i} ends too late ({end} ms)")
+        last_end = end
+        rows.append((i, start, end, c.text.replace("\x00", " ")))
+    return rows

@@ -14,7 +14,8 @@ Audio files are never sources on their own: they ride with the transcript of the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from footnote.corpus.loaders.base import LoadContext
@@ -26,7 +27,10 @@ from footnote.corpus.records import Document
 from footnote.errors import InputError
 from footnote.settings import Settings
 
-__all__ = ["LOADERS", "LoadContext", "find_audio", "iter_files", "load_entries", "load_path", "supported_suffixes"]
+__all__ = [
+    "LOADERS", "LoadContext", "find_audio", "iter_files", "load_entries", "load_path", "outside_root",
+    "supported_suffixes",
+]
 
 Loader = Callable[[Path, LoadContext], Iterator[Document]]
 
@@ -49,17 +53,33 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(p.startswith(".") for p in parts)
 
 
+def outside_root(path: Path, root: Path) -> bool:
+    """Whether ``path``, its symlinks followed, lies outside ``root`` (its symlinks followed too)."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: never followed either
+        return True
+
+
 def iter_files(
     paths: Iterable[str | Path],
     audio_extensions: tuple[str, ...] | None = None,
     skip_stems: tuple[str, ...] | None = None,
+    *,
+    refused: list[tuple[Path, str]] | None = None,
+    audio_found: list[tuple[Path, Path]] | None = None,
 ) -> list[tuple[Path, Path]]:
     """(file, root) for every source file under ``paths``, sorted within each directory.
 
     A directory is walked recursively (hidden files and folders, unknown suffixes, audio files and
-    ``settings.corpus.skip_stems`` such as README.md are skipped); its root is itself. A file given explicitly is always listed (an unsupported one
-    then fails with a clear message), rooted at its parent; an explicit audio file stands for the
-    transcript of the same stem. A missing path is listed too, so that it fails as an entry.
+    ``settings.corpus.skip_stems`` such as README.md are skipped); its root is itself. Symlinked
+    folders are not descended into, and a symlinked file that resolves outside the folder is not
+    followed: it is appended to ``refused`` as ``(path, reason)`` (a link to ``/etc/passwd`` inside a
+    corpus folder must never be ingested and served). A file given explicitly is always listed (an
+    unsupported one then fails with a clear message), rooted at its parent — naming a link is
+    choosing it; an explicit audio file stands for the transcript of the same stem. A missing path is
+    listed too, so that it fails as an entry. Audio files met in walked folders are appended to
+    ``audio_found`` as ``(file, root)`` (pairing reports those no transcript took).
     """
     defaults = Settings().corpus
     if audio_extensions is None:
@@ -79,9 +99,21 @@ def iter_files(
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if (f.is_file() and not _hidden(f, p) and f.suffix.lower() in known
-                        and f.name.split(".")[0].lower() not in skip):
+                if _hidden(f, p) or f.name.split(".")[0].lower() in skip:
+                    continue
+                suffix = f.suffix.lower()
+                if suffix not in known and suffix not in audio:
+                    continue
+                if f.is_symlink() and outside_root(f, p):
+                    if refused is not None:
+                        refused.append((f, f"symlink to {os.path.realpath(f)}, outside {p}: not followed"))
+                    continue
+                if not f.is_file():
+                    continue
+                if suffix in known:
                     add(f, p)
+                elif audio_found is not None:
+                    audio_found.append((f, p))
         elif p.suffix.lower() in audio:
             transcripts = [p.with_suffix(s) for s in TRANSCRIPT_SUFFIXES if p.with_suffix(s).is_file()]
             add(transcripts[0] if transcripts else p, p.parent)
@@ -97,10 +129,15 @@ def load_entries(
     kind: str | None = None,
     lang: str | None = None,
     root: Path | None = None,
+    collection: str = "",
+    known_ids: Mapping[str, str] | None = None,
+    audio: Path | None = None,
 ) -> Iterator[Document | InputError]:
     """Documents of one file; a bad JSONL line is yielded as an InputError and the file goes on.
-    A file-level problem raises InputError."""
-    ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent)
+    A file-level problem raises InputError. ``collection``, ``known_ids`` and ``audio``: see
+    :class:`LoadContext`."""
+    ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent,
+                      collection=collection, known_ids=known_ids or {}, audio=audio)
     suffix = path.suffix.lower()
     if not path.exists():
         raise InputError(path, "no such file or directory")

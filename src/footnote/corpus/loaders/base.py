@@ -5,18 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.lang import detect_lang
+from footnote.corpus.lang import detect_text_lang
 from footnote.corpus.records import Source, sha256_bytes
 from footnote.errors import InputError
 from footnote.settings import Settings
 
 # Bumped when a loader or chunker changes the fragments it makes from the same bytes: every stored
 # source's content hash changes with it, so the next ingest replaces them.
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"  # 2: languages detected beyond ru/en (py3langid), stemmed by Snowball
 
 MEDIA_TYPES: dict[str, str] = {
     ".mp3": "audio/mpeg",
@@ -48,13 +49,22 @@ class LoadContext:
     kind: str | None
     lang: str | None
     root: Path
+    collection: str = ""
+    #: origin (absolute path) → the id a source from that file already has in this collection
+    known_ids: Mapping[str, str] = field(default_factory=dict)
+    #: the audio a transcript is paired with (decided by footnote.corpus.pairing); None: same stem
+    audio: Path | None = None
 
     def source_id(self, path: Path) -> str:
-        """Stable id of a file source: its path relative to the ingested root, posix style."""
+        """Stable id of a file source: ``"<collection>/<path relative to the ingested root>"``, posix
+        style (without a collection: the relative path). A file already stored under this collection
+        keeps the id it has (stores from before collections had ids without the prefix)."""
+        known = self.known_ids.get(self.origin(path))
+        if known is not None:
+            return known
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
-        if rel.startswith(".."):
-            return path.name
-        return Path(rel).as_posix()
+        rel = path.name if rel.startswith("..") else Path(rel).as_posix()
+        return f"{self.collection}/{rel}" if self.collection else rel
 
     def origin(self, path: Path) -> str:
         """Where the source came from: the absolute path of the file (prune matches on it)."""
@@ -74,6 +84,8 @@ class LoadContext:
             "commentary_kind": self.settings.corpus.commentary_kind,
             "commentary_headings": list(self.settings.corpus.commentary_headings),
             "default_lang": self.settings.corpus.default_lang,
+            "lang_detect": [self.settings.corpus.lang_detect_min_confidence,
+                            list(self.settings.corpus.lang_detect_candidates), self.settings.corpus.lang_detect_chars],
             "ms_median": self.settings.corpus.segment_ms_min_median,
             "embedder": self.settings.embedder.name,
         }
@@ -96,7 +108,9 @@ class LoadContext:
             return declared.strip().lower()
         if self.lang:
             return self.lang
-        return detect_lang(text[:2_000], self.settings.corpus.default_lang)
+        c = self.settings.corpus
+        return detect_text_lang(text, c.default_lang, min_confidence=c.lang_detect_min_confidence,
+                                candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
 
 
 def make_source(
@@ -111,6 +125,7 @@ def make_source(
     media: str,
     origin: str,
     meta: dict[str, str] | None = None,
+    collection: str = "",
 ) -> Source:
     return Source(
         id=id,
@@ -123,6 +138,7 @@ def make_source(
         media_type=media,
         origin=origin,
         meta=dict(meta or {}),
+        collection=collection,
     )
 
 
@@ -150,11 +166,56 @@ def _looks_binary(data: bytes) -> bool:
     return controls > max(4, len(sample) // 100)
 
 
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+
+
+def _bom(data: bytes) -> tuple[str, int] | None:
+    """(codec, BOM length) when ``data`` starts with a Unicode byte-order mark."""
+    for mark, codec in _BOMS:
+        if data.startswith(mark):
+            return codec, len(mark)
+    return None
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """'UTF-16LE'/'UTF-16BE' when the bytes look like UTF-16 text without a BOM (every other byte NUL)."""
+    sample = data[:4096]
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "UTF-16LE"
+    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "UTF-16BE"
+    return None
+
+
 def decode_text(path: Path, data: bytes) -> str:
-    """UTF-8 text (a BOM is dropped) or InputError: empty file, binary data, wrong encoding (with line)."""
+    """Text of a file or InputError (empty file, binary data, wrong encoding with its line).
+
+    UTF-8 is the encoding; a byte-order mark names another Unicode one (UTF-16/32, little or big
+    endian), which is decoded; UTF-16 without a BOM is named as the problem it is."""
     if not data.strip():
         raise InputError(path, "empty file")
+    bom = _bom(data)
+    if bom is not None and bom[0] != "utf-8":
+        codec, skip = bom
+        try:
+            text = data[skip:].decode(codec)
+        except UnicodeDecodeError as e:
+            raise InputError(path, f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()} "
+                             f"(at byte {e.start + skip}); convert the file to UTF-8") from e
+        return _normalise(path, text)
     if _looks_binary(data):
+        guess = _utf16_without_bom(data)
+        if guess is not None:
+            raise InputError(path, f"looks like {guess} text without a byte-order mark; convert the file to UTF-8")
         raise InputError(path, "binary data, not a text file")
     try:
         text = data.decode("utf-8")
@@ -162,7 +223,13 @@ def decode_text(path: Path, data: bytes) -> str:
         line = data[: e.start].count(b"\n") + 1
         raise InputError(path, f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
                          "convert the file to UTF-8", line=line) from e
+    return _normalise(path, text)
+
+
+def _normalise(path: Path, text: str) -> str:
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        raise InputError(path, "binary data, not a text file (NUL characters)")
     if not text.strip():
         raise InputError(path, "empty file")
     return text

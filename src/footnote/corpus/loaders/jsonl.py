@@ -64,7 +64,7 @@ def _row(path: Path, raw: str, line: int, ctx: LoadContext) -> Document:
     source = make_source(
         id=rid, kind=kind, title=title, lang=lang, content_hash=ctx.fingerprint(original),
         original=original, original_name=f"{path.stem}-{line}.json", media="application/json",
-        origin=ctx.origin(path), meta={"line": str(line)},
+        origin=ctx.origin(path), collection=ctx.collection, meta={"line": str(line)},
     )
     block = Block(text=text, kind=kind, lang=lang, address=address)
     return Document(source=source, original=original, blocks=(block,), path=path)

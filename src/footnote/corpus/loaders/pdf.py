@@ -100,6 +100,6 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
         content_hash=ctx.fingerprint(data), original=data, original_name=path.name,
-        media="application/pdf", origin=ctx.origin(path), meta={"pages": str(len(pages))},
+        media="application/pdf", origin=ctx.origin(path), collection=ctx.collection, meta={"pages": str(len(pages))},
     )
     yield Document(source=source, original=data, blocks=blocks, path=path)

@@ -101,6 +101,6 @@ def load_text(path: Path, ctx: LoadContext) -> Iterator[Document]:
     source = make_source(
         id=fm.get("id") or ctx.source_id(path), kind=kind, title=title, lang=lang,
         content_hash=ctx.fingerprint(data), original=data, original_name=path.name,
-        media=media_type(path), origin=ctx.origin(path), meta=meta,
+        media=media_type(path), origin=ctx.origin(path), collection=ctx.collection, meta=meta,
     )
     yield Document(source=source, original=data, blocks=tuple(blocks), path=path)

@@ -1,6 +1,7 @@
 """Transcripts: SubRip (.srt), WebVTT (.vtt) and JSON segments (.json) → one track per file.
 
-A transcript with an audio file of the same stem beside it (``settings.corpus.audio_extensions``)
+A transcript with its audio (the same stem beside it, ``settings.corpus.audio_extensions``, or as
+paired by :mod:`footnote.corpus.pairing`: ``--audio``, a ``.audio`` sidecar, a sync map's ``"audio"``)
 becomes ONE track whose original is the audio; without audio the transcript itself is the original.
 
 JSON shapes accepted:
@@ -20,6 +21,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import re
 import statistics
 from collections.abc import Iterator
@@ -32,18 +34,25 @@ from footnote.corpus.records import Cue, Document
 from footnote.errors import InputError
 
 TRANSCRIPT_SUFFIXES = (".srt", ".vtt", ".json")
-CUES_META = "cues"  # Source.meta key: JSON [[start_ms, end_ms, text], ...] of a track
 
 _SRT_TIME = re.compile(r"^\s*(\d+):([0-5]?\d):([0-5]?\d)[,.](\d{1,3})\s*$")
 _VTT_TIME = re.compile(r"^\s*(?:(\d+):)?([0-5]?\d):([0-5]?\d)\.(\d{3})\s*$")
 _TAG = re.compile(r"<[^>]*>")
 
 
+#: An hour field longer than this is refused before it is turned into a number at all.
+_MAX_HOUR_DIGITS = 9
+#: Cue times beyond this are refused when no settings say otherwise (``settings.corpus.max_cue_ms``).
+DEFAULT_MAX_CUE_MS = 3_600_000_000
+
+
 def _ms(h: str | None, m: str, s: str, frac: str) -> int:
     return ((int(h or 0) * 60 + int(m)) * 60 + int(s)) * 1000 + int(frac.ljust(3, "0"))
 
 
-def _parse_timing(path: Path, line: str, lineno: int, pattern: re.Pattern[str]) -> tuple[int, int]:
+def _parse_timing(
+    path: Path, line: str, lineno: int, pattern: re.Pattern[str], max_ms: int = DEFAULT_MAX_CUE_MS
+) -> tuple[int, int]:
     if "-->" not in line:
         raise InputError(path, f"expected a timing line 'start --> end', got {line.strip()[:60]!r}", line=lineno)
     left, right = line.split("-->", 1)
@@ -53,7 +62,12 @@ def _parse_timing(path: Path, line: str, lineno: int, pattern: re.Pattern[str]) 
         m = pattern.match(part)
         if m is None:
             raise InputError(path, f"malformed timestamp {part.strip()[:40]!r}", line=lineno)
-        out.append(_ms(m.group(1), m.group(2), m.group(3), m.group(4)))
+        hours = (m.group(1) or "").lstrip("0")
+        ms = _ms(m.group(1), m.group(2), m.group(3), m.group(4)) if len(hours) <= _MAX_HOUR_DIGITS else None
+        if ms is None or ms > max_ms:
+            raise InputError(path, f"timestamp {part.strip()[:40]!r} is out of range (the limit is "
+                             f"{max_ms // 3_600_000} hours)", line=lineno)
+        out.append(ms)
     return out[0], out[1]
 
 
@@ -64,8 +78,9 @@ def _clean(text: str) -> str:
 class _CueChecker:
     """Collects cues, rejecting reversed and overlapping ones with the place they occur."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_ms: int = DEFAULT_MAX_CUE_MS) -> None:
         self.path = path
+        self.max_ms = max_ms
         self.cues: list[Cue] = []
         self._last_end = 0
         self._seen = False
@@ -73,6 +88,9 @@ class _CueChecker:
     def add(self, start: int, end: int, text: str, line: int | None, where: str = "cue") -> None:
         if start < 0 or end < 0:
             raise InputError(self.path, f"{where}: negative time", line=line)
+        if start > self.max_ms or end > self.max_ms:
+            raise InputError(self.path, f"{where}: time out of range (the limit is {self.max_ms // 3_600_000} hours)",
+                             line=line)
         if end < start:
             raise InputError(self.path, f"{where}: reversed segment (ends at {end} ms before it starts at {start} ms)",
                              line=line)
@@ -99,23 +117,23 @@ def _blocks(text: str) -> Iterator[tuple[int, list[str]]]:
             start = None
 
 
-def parse_srt(path: Path, text: str) -> list[Cue]:
-    chk = _CueChecker(path)
+def parse_srt(path: Path, text: str, max_ms: int = DEFAULT_MAX_CUE_MS) -> list[Cue]:
+    chk = _CueChecker(path, max_ms)
     for lineno, block in _blocks(text):
         i = 0
         if "-->" not in block[0] and len(block) > 1:
             i = 1  # the cue number
-        start, end = _parse_timing(path, block[i], lineno + i, _SRT_TIME)
+        start, end = _parse_timing(path, block[i], lineno + i, _SRT_TIME, max_ms)
         chk.add(start, end, _clean("\n".join(block[i + 1 :])), lineno + i)
     if not chk.cues:
         raise InputError(path, "no cues with text")
     return chk.cues
 
 
-def parse_vtt(path: Path, text: str) -> list[Cue]:
+def parse_vtt(path: Path, text: str, max_ms: int = DEFAULT_MAX_CUE_MS) -> list[Cue]:
     if not text.startswith("WEBVTT"):
         raise InputError(path, "not a WebVTT file (first line must be 'WEBVTT')", line=1)
-    chk = _CueChecker(path)
+    chk = _CueChecker(path, max_ms)
     for n, (lineno, block) in enumerate(_blocks(text)):
         if n == 0 or block[0].startswith(("NOTE", "STYLE", "REGION")):
             continue
@@ -124,7 +142,7 @@ def parse_vtt(path: Path, text: str) -> list[Cue]:
             i = 1  # the cue identifier
             if len(block) < 2:
                 raise InputError(path, f"expected a timing line after {block[0][:40]!r}", line=lineno)
-        start, end = _parse_timing(path, block[i], lineno + i, _VTT_TIME)
+        start, end = _parse_timing(path, block[i], lineno + i, _VTT_TIME, max_ms)
         chk.add(start, end, _clean("\n".join(block[i + 1 :])), lineno + i)
     if not chk.cues:
         raise InputError(path, "no cues with text")
@@ -149,7 +167,9 @@ def _segment_text(seg: dict[str, Any]) -> str:
     return str(seg.get("text", ""))
 
 
-def parse_json_segments(path: Path, text: str, ms_min_median: int) -> tuple[list[Cue], str | None]:
+def parse_json_segments(
+    path: Path, text: str, ms_min_median: int, max_ms: int = DEFAULT_MAX_CUE_MS
+) -> tuple[list[Cue], str | None]:
     """Cues from JSON segments, and the language the file declares (sync maps carry one)."""
     try:
         data = json.loads(text)
@@ -192,20 +212,34 @@ def parse_json_segments(path: Path, text: str, ms_min_median: int) -> tuple[list
     else:
         median = statistics.median([float(r[1] - r[0]) for r in raw])
         scale = Decimal(1) if median >= ms_min_median else Decimal(1000)
-    chk = _CueChecker(path)
+    chk = _CueChecker(path, max_ms)
     for b, en, t, where in raw:
+        if b * scale > max_ms or en * scale > max_ms:  # before int(): 1e999999 must not become a number
+            raise InputError(path, f"{where}: time out of range (the limit is {max_ms // 3_600_000} hours)")
         chk.add(int((b * scale).to_integral_value()), int((en * scale).to_integral_value()), t, None, where)
     if not chk.cues:
         raise InputError(path, "no segments with text")
     return chk.cues, (langs.pop() if len(langs) == 1 else None)
 
 
-def find_audio(path: Path, extensions: tuple[str, ...]) -> Path | None:
+def find_audio(path: Path, extensions: tuple[str, ...], root: Path | None = None) -> Path | None:
+    """The audio of the same stem beside ``path``. InputError when it is a symlink resolving outside
+    ``root`` (the ingested folder): such a link is never followed."""
     for ext in extensions:
         for cand in (path.with_suffix(ext), path.with_suffix(ext.upper())):
             if cand.is_file():
+                if root is not None and cand.is_symlink() and _outside(cand, root):
+                    raise InputError(path, f"its audio {cand.name} is a symlink to {os.path.realpath(cand)}, "
+                                     f"outside {root}: not followed")
                 return cand
     return None
+
+
+def _outside(path: Path, root: Path) -> bool:
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return True
 
 
 def audio_title(data: bytes) -> str | None:
@@ -230,18 +264,20 @@ def load_transcript(path: Path, ctx: LoadContext) -> Iterator[Document]:
     text = decode_text(path, data)
     suffix = path.suffix.lower()
     declared_lang: str | None = None
+    max_ms = ctx.settings.corpus.max_cue_ms
     if suffix == ".srt":
-        cues = parse_srt(path, text)
+        cues = parse_srt(path, text, max_ms)
     elif suffix == ".vtt":
-        cues = parse_vtt(path, text)
+        cues = parse_vtt(path, text, max_ms)
     else:
-        cues, declared_lang = parse_json_segments(path, text, ctx.settings.corpus.segment_ms_min_median)
+        cues, declared_lang = parse_json_segments(path, text, ctx.settings.corpus.segment_ms_min_median, max_ms)
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.transcript_kind, path)
     all_text = " ".join(c.text for c in cues)
     lang = ctx.choose_lang(declared_lang, all_text)
-    audio = find_audio(path, ctx.settings.corpus.audio_extensions)
-    # the cues themselves, so a citation of a ~45 s window can be narrowed to the sentence it quotes
-    meta = {"transcript": path.name, CUES_META: json.dumps([[c.start_ms, c.end_ms, c.text] for c in cues], ensure_ascii=False)}
+    audio = ctx.audio if ctx.audio is not None else find_audio(path, ctx.settings.corpus.audio_extensions, ctx.root)
+    # the cues themselves travel in Document.cues into the store's cues table (Store.get_cues), so a
+    # citation of a ~45 s window can be narrowed to the sentence it quotes
+    meta = {"transcript": path.name}
     title = path.stem
     if audio is not None:
         original = read_bytes(audio)
@@ -256,6 +292,6 @@ def load_transcript(path: Path, ctx: LoadContext) -> Iterator[Document]:
         content_hash = ctx.fingerprint(data)
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=title, lang=lang, content_hash=content_hash,
-        original=original, original_name=name, media=media, origin=ctx.origin(path), meta=meta,
+        original=original, original_name=name, media=media, origin=ctx.origin(path), collection=ctx.collection, meta=meta,
     )
     yield Document(source=source, original=original, cues=tuple(cues), path=path)

@@ -1,0 +1,96 @@
+"""Collections and source ids that never collide.
+
+Every ingested folder is a *collection*, named by ``--collection NAME`` or, by default, after the
+folder itself (a file named on its own: after its folder). The name is stored with each source
+(``Source.collection``) and prefixes the ids of file sources: ``ingest lectures/`` gives
+``lectures/2020/talk.srt``. Ids a file declares itself (a JSONL row's ``id``, a Markdown front
+matter ``id``) are kept as written.
+
+An id already stored from another file that still exists is a **collision**: the new source fails
+with a message naming both files, and the stored one is left alone (never silently replaced). A
+stored source whose file is gone (the folder was moved) may be taken over. Re-ingesting the same
+folder finds its own sources by their origin and keeps their ids, so it stays idempotent — including
+stores written before collections existed, whose ids have no prefix.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+from footnote.corpus.records import Source
+from footnote.errors import UsageError
+
+MAX_COLLECTION_CHARS = 100
+
+
+def check_collection(name: str) -> str:
+    """The collection name, stripped; UsageError for one that cannot prefix ids."""
+    name = unicodedata.normalize("NFC", name.strip())
+    if not name:
+        raise UsageError("--collection must not be empty")
+    if len(name) > MAX_COLLECTION_CHARS:
+        raise UsageError(f"--collection is {len(name)} characters long; the limit is {MAX_COLLECTION_CHARS}")
+    bad = [c for c in name if c in "/\\#" or unicodedata.category(c)[0] == "C"]
+    if bad or name.startswith("."):
+        raise UsageError(f"--collection {name!r}: a name cannot start with '.' or hold '/', '\\', '#' or "
+                         "control characters")
+    return name
+
+
+def default_collection(root: Path) -> str:
+    """The folder's own name (``.`` resolved), made safe for an id prefix."""
+    name = root.resolve().name or "root"
+    cleaned = "".join("_" if (c in "/\\#" or unicodedata.category(c)[0] == "C") else c for c in name)
+    return cleaned.lstrip(".") or "root"
+
+
+class SourceIndex:
+    """What the store holds, by id and by (collection, origin), read once per ingest run."""
+
+    def __init__(self, sources: Iterable[Source]) -> None:
+        self._by_id: dict[str, tuple[str, str]] = {}
+        self._by_collection: dict[str, dict[str, str]] = {}
+        for s in sources:
+            self._by_id[s.id] = (s.origin, s.collection)
+            if s.origin:
+                # several sources share a JSONL origin; their ids are explicit, so any one will do
+                self._by_collection.setdefault(s.collection, {}).setdefault(s.origin, s.id)
+
+    def known_ids(self, collection: str) -> dict[str, str]:
+        """origin → id of the file sources already stored under ``collection``."""
+        return self._by_collection.get(collection, {})
+
+    def collision(self, source: Source) -> str | None:
+        """Why ``source`` may not take its id (another existing file holds it), or None."""
+        held = self._by_id.get(source.id)
+        if held is None:
+            return None
+        origin, collection = held
+        if origin == source.origin:
+            return None
+        if origin and not Path(origin).exists():
+            return None  # its file is gone (moved or deleted): the id is free to take over
+        where = f"from {origin}" if origin else "with no file of origin"
+        coll = f" in collection {collection!r}" if collection else ""
+        return (f"source id {source.id!r} is already taken by the source stored {where}{coll}; nothing was "
+                f"replaced. Ingest this folder under another name (--collection NAME), give the source "
+                f"another id, or remove the stored one first (footnote remove {source.id!r})")
+
+    def add(self, source: Source) -> None:
+        self._by_id[source.id] = (source.origin, source.collection)
+
+
+def legacy_collection(origin: str, source_id: str) -> str:
+    """The collection of a source stored before collections existed (the stores' migrations use it):
+    the folder its id is relative to when ``origin`` ends in ``/<id>``, else the origin's folder."""
+    if not origin:
+        return ""
+    if origin.endswith("/" + source_id):
+        folder = origin[: -len(source_id) - 1]
+    else:
+        folder = origin.rsplit("/", 1)[0] if "/" in origin else ""
+    name = folder.rsplit("/", 1)[-1]
+    cleaned = "".join("_" if (c in "\\#" or unicodedata.category(c)[0] == "C") else c for c in name)
+    return cleaned.lstrip(".") or "root"
