@@ -149,7 +149,7 @@ def parse_vtt(path: Path, text: str, max_ms: int = DEFAULT_MAX_CUE_MS) -> list[C
     return chk.cues
 
 
-def _num(path: Path, value: Any, where: str) -> Decimal:
+def _num(path: Path, value: Any, where: str, max_ms: int = DEFAULT_MAX_CUE_MS) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise InputError(path, f"{where}: time must be a number, got {value!r}")
     try:
@@ -158,6 +158,8 @@ def _num(path: Path, value: Any, where: str) -> Decimal:
         raise InputError(path, f"{where}: malformed time {value!r}") from e
     if not d.is_finite():
         raise InputError(path, f"{where}: malformed time {value!r}")
+    if d.copy_abs() > max_ms:  # out of range in seconds and in milliseconds alike; 1e999999999 stops here
+        raise InputError(path, f"{where}: time {str(value)[:40]} out of range (the limit is {max_ms // 3_600_000} hours)")
     return d
 
 
@@ -204,7 +206,7 @@ def parse_json_segments(
             raise InputError(path, f"{where}: missing {begin_key!r}/{end_key!r} (or start_ms/end_ms)")
         if isinstance(seg.get("language"), str):
             langs.add(seg["language"])
-        raw.append((_num(path, b, where), _num(path, en, where), _segment_text(seg), where))
+        raw.append((_num(path, b, where, max_ms), _num(path, en, where, max_ms), _segment_text(seg), where))
     if explicit_ms or unit in ("ms", "milliseconds"):
         scale = Decimal(1)
     elif unit in ("s", "seconds") or any(v != v.to_integral_value() for r in raw for v in r[:2]):
