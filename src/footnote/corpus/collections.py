@@ -78,8 +78,12 @@ class SourceIndex:
                 f"replaced. Ingest this folder under another name (--collection NAME), give the source "
                 f"another id, or remove the stored one first (footnote remove {source.id!r})")
 
-    def add(self, source: Source) -> None:
-        self._by_id[source.id] = (source.origin, source.collection)
+    def moved(self, source: Source) -> bool:
+        """Whether the stored source of this id came from another file or collection (it is rewritten
+        so that its origin, which prune and remove go by, is where the file is now)."""
+        held = self._by_id.get(source.id)
+        return held is not None and held != (source.origin, source.collection)
+
 
 
 def legacy_collection(origin: str, source_id: str) -> str:

@@ -337,7 +337,7 @@ class Ingestor:
             entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, e.message))
             return None
         stored = self.store.source_hash(sid)
-        if stored == doc.source.content_hash:
+        if stored == doc.source.content_hash and not self._ids.moved(doc.source):
             entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, len(frags)))
             return None
         status = IngestStatus.ADDED if stored is None else IngestStatus.REPLACED
