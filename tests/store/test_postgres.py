@@ -29,17 +29,19 @@ class TestPostgresConformance(StoreConformance):
 
 # --- PostgreSQL-specific behaviour ---------------------------------------------------------------
 
+import json  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import psycopg  # noqa: E402
+from psycopg.types.json import Jsonb  # noqa: E402
 
 from footnote.engine import Engine  # noqa: E402
 from footnote.errors import StoreError  # noqa: E402
 from footnote.settings import load_settings  # noqa: E402
-from footnote.store.conformance import embed, embed_query, make_fragments, make_source, put  # noqa: E402
+from footnote.store.conformance import embed, embed_query, ids, make_fragments, make_source, put  # noqa: E402
 from footnote.store.pg_support import migration_files  # noqa: E402
 from footnote.store.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
 from footnote.testing.loopback import free_port  # noqa: E402
@@ -353,3 +355,43 @@ def test_killed_owner_leaves_no_server_behind(pg_server: EmbeddedPostgres) -> No
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_migrating_a_store_from_before_cues_and_languages(pg_url: str) -> None:
+    """A store at migration 3 (cues in sources.meta, only ru/en stemmed, no collections) opened by
+    today's code: cues move to their table, collections are filled in, German is stemmed."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        schema = pg_url.split("search_path%3D", 1)[1].split(",", 1)[0]
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        conn.execute(f"SET search_path = {schema}, public")
+        conn.execute("CREATE TABLE footnote_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+                     " applied_at timestamptz NOT NULL DEFAULT now())")
+        for version, name, sql in migration_files():
+            if version <= 3:
+                conn.execute(sql.encode("utf-8"))
+                conn.execute("INSERT INTO footnote_migrations (version, name) VALUES (%s, %s)", [version, name])
+        cues = json.dumps([[0, 1000, "Nebel zieht auf."], [1000, 2500, "Die Räume des Turms."]])
+        conn.execute("INSERT INTO originals (sha256, size, data) VALUES ('x', 1, 'x')")
+        conn.execute(
+            "INSERT INTO sources (id, kind, title, lang, content_hash, blob_sha256, original_name, media_type,"
+            " origin, meta) VALUES ('2020/talk.srt', 'track_transcript', 't', 'de', 'h', 'x', 'talk.srt',"
+            " 'application/x-subrip', '/data/lectures/2020/talk.srt', %s)",
+            [Jsonb({"transcript": "talk.srt", "cues": cues})],
+        )
+        conn.execute(
+            "INSERT INTO fragments (id, source_id, ordinal, kind, lang, text, locator, content_hash, tokens)"
+            " VALUES ('2020/talk.srt#0', '2020/talk.srt', 0, 'track_transcript', 'de', 'Die Räume des Turms.',"
+            " %s, 'c', 'die raume des turms')",
+            [Jsonb({"track_id": "2020/talk.srt", "start_ms": 0, "end_ms": 2500})],
+        )
+    s = _open(pg_url)
+    try:
+        src = s.get_source("2020/talk.srt")
+        assert src is not None and src.collection == "lectures" and "cues" not in src.meta
+        assert src.meta["transcript"] == "talk.srt"
+        assert [c.text for c in s.get_cues("2020/talk.srt")] == ["Nebel zieht auf.", "Die Räume des Turms."]
+        assert [c.text for c in s.get_cues("2020/talk.srt", 1500)] == ["Die Räume des Turms."]
+        # the stored German fragment is stemmed in German now (its generated column was rebuilt)
+        assert ids(s.search_lexical("Raum", 5, stemmed=True, lang="de")) == ["2020/talk.srt#0"]
+    finally:
+        s.close()

@@ -26,6 +26,7 @@ import pytest
 
 from footnote.corpus.records import (
     AddressLocator,
+    Cue,
     FileLocator,
     Fragment,
     Locator,
@@ -391,7 +392,110 @@ class StoreConformance:
         od = store.get_original("d")
         assert od is not None and od.data == same
 
+    # -- curation: collections, listing, deleting ---------------------------------------------------
+
+    def _curated(self, store: Store) -> None:
+        for sid, kind, lang, coll in [("a/1", "letter", "en", "a"), ("a/2", "verse", "ru", "a"),
+                                      ("b/1", "letter", "de", "b"), ("b/2", "letter", "en", "b"),
+                                      ("c", "commentary", "en", "")]:
+            src, data = make_source(sid, kind=kind, lang=lang)
+            put(store, replace(src, collection=coll), data, make_fragments(src, [f"text of {sid}"]), embedded=False)
+
+    def test_collection_roundtrip_and_filters(self, store: Store) -> None:
+        self._curated(store)
+        got = store.get_source("b/1")
+        assert got is not None and got.collection == "b"
+        assert [s.id for s in store.list_sources()] == ["a/1", "a/2", "b/1", "b/2", "c"]
+        assert [s.id for s in store.list_sources(collection="a")] == ["a/1", "a/2"]
+        assert [s.id for s in store.list_sources(kind="letter")] == ["a/1", "b/1", "b/2"]
+        assert [s.id for s in store.list_sources(kind="letter", lang="en")] == ["a/1", "b/2"]
+        assert [s.id for s in store.list_sources(lang="xx")] == []
+        assert [s.id for s in store.list_sources(limit=2)] == ["a/1", "a/2"]
+        assert [s.id for s in store.list_sources(limit=2, offset=2)] == ["b/1", "b/2"]
+        assert [s.id for s in store.list_sources(offset=4)] == ["c"]
+        assert [s.id for s in store.list_sources(kind="letter", limit=1, offset=1)] == ["b/1"]
+        assert store.count_sources() == 5 and store.count_sources(kind="letter", collection="b") == 2
+        assert store.count_sources(collection="zzz") == 0
+        assert store.collections() == {"": 1, "a": 2, "b": 2}
+
+    def test_delete_sources_in_one_go(self, store: Store) -> None:
+        store.bind_embedder(EMBEDDER, DIM)
+        shared = b"bytes two sources share"
+        a, _ = make_source("a", original=shared)
+        b, _ = make_source("b", original=shared)
+        c, dc = make_source("c")
+        fa, fb, fc = (make_fragments(x, [f"{x.id} apple text"]) for x in (a, b, c))
+        put(store, a, shared, fa)
+        put(store, b, shared, fb)
+        cues = [Cue(0, 1000, "first"), Cue(1000, 2500, "second")]
+        store.put_source(c, fc, embed(fc), dc, cues=cues)
+        assert store.delete_sources(["a", "c", "missing", "a"]) == ["a", "c"]
+        assert [s.id for s in store.list_sources()] == ["b"]
+        assert store.get_cues("c") == [] and store.fragments_of("c") == []
+        assert not store.get_embeddings([fa[0].id, fc[0].id]).any()
+        ob = store.get_original("b")
+        assert ob is not None and ob.data == shared  # still shared by b
+        st = store.stats()
+        assert (st.sources, st.fragments, st.embedded) == (1, 1, 1)
+        assert store.delete_sources([]) == []
+
+    # -- cues ----------------------------------------------------------------------------------------
+
+    def test_cues_roundtrip_and_windows(self, store: Store) -> None:
+        src, data = make_source("track", kind="track_transcript")
+        cues = [Cue(0, 1000, "one"), Cue(1000, 2000, "two"), Cue(2500, 4000, "three"), Cue(4000, 4000, "blip"),
+                Cue(4000, 6000, "four")]
+        loc = [TranscriptLocator("track", 0, 6000)]
+        store.put_source(src, make_fragments(src, ["one two three four"], locators=loc), None, data, cues=cues)
+        assert store.get_cues("track") == cues
+        assert "cues" not in (store.get_source("track") or src).meta
+        assert [c.text for c in store.get_cues("track", 1500, 2600)] == ["two", "three"]
+        assert [c.text for c in store.get_cues("track", 1000, 1001)] == ["two"]  # [start, end) overlap
+        assert [c.text for c in store.get_cues("track", 2000, 2500)] == []  # the gap between cues
+        assert [c.text for c in store.get_cues("track", 3000)] == ["three", "blip", "four"]
+        assert [c.text for c in store.get_cues("track", 0, 1)] == ["one"]
+        assert store.get_cues("track", 7000) == [] and store.get_cues("nope") == []
+        # replacing the track replaces its cues; other sources have none
+        src2, data2 = make_source("track", kind="track_transcript", version="2")
+        store.put_source(src2, make_fragments(src2, ["new"], locators=loc), None, data2, cues=[Cue(5, 9, "new")])
+        assert store.get_cues("track") == [Cue(5, 9, "new")]
+        other, od = make_source("doc")
+        put(store, other, od, make_fragments(other, ["plain"]), embedded=False)
+        assert store.get_cues("doc") == []
+
+    @pytest.mark.parametrize("bad", [
+        [Cue(0, 1000, "a"), Cue(500, 1500, "overlaps")],
+        [Cue(1000, 2000, "a"), Cue(0, 500, "earlier")],
+        [Cue(2000, 1000, "reversed")],
+        [Cue(-5, 10, "negative")],
+    ])
+    def test_bad_cues_write_nothing(self, store: Store, bad: list[Cue]) -> None:
+        src, data = make_source("track", kind="track_transcript")
+        with pytest.raises(StoreError):
+            store.put_source(src, make_fragments(src, ["t"]), None, data, cues=bad)
+        assert store.get_source("track") is None and store.get_cues("track") == []
+
+    def test_cues_of_a_long_track(self, store: Store) -> None:
+        src, data = make_source("long", kind="track_transcript")
+        cues = [Cue(i * 1000, i * 1000 + 900, f"cue {i}") for i in range(20_000)]
+        store.put_source(src, make_fragments(src, ["long track"]), None, data, cues=cues)
+        assert [c.text for c in store.get_cues("long", 19_000_950, 19_002_000)] == ["cue 19001"]
+        assert len(store.get_cues("long")) == 20_000
+
     # -- lexical -----------------------------------------------------------------------------------
+
+    @pytest.mark.parametrize(("lang", "stored", "query"), [
+        ("de", "Die kompakten Räume der Topologie.", "Raum"),
+        ("fr", "Les espaces topologiques compacts.", "espace"),
+        ("es", "Las bibliotecas de la ciudad.", "biblioteca"),
+    ])
+    def test_lexical_stemmed_other_languages(self, store: Store, lang: str, stored: str, query: str) -> None:
+        src, data = make_source(lang, lang=lang)
+        frags = make_fragments(src, [stored, "Something else entirely."])
+        put(store, src, data, frags, embedded=False)
+        assert ids(store.search_lexical(query, 5, stemmed=True, lang=lang)) == [frags[0].id]
+        assert store.search_lexical(query, 5, stemmed=False) == []
+
 
     def test_lexical_stemmed_russian_inflection(self, store: Store) -> None:
         src, data = make_source("ru", lang="ru")
