@@ -17,9 +17,9 @@ from footnote.engine import Engine
 from footnote.models.embedders import HashEmbedder
 from footnote.settings import StoreSettings, load_settings
 from footnote.store import open_store
-from footnote.store.conformance import make_fragments, make_source
 from footnote.store.copy import copy_store
 from footnote.store.protocol import Store
+from footnote.testing.store_conformance import make_fragments, make_source
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 

@@ -9,8 +9,8 @@ import pytest
 
 from footnote.settings import StoreSettings
 from footnote.store import open_store
-from footnote.store.conformance import StoreConformance
 from footnote.store.protocol import Store
+from footnote.testing.store_conformance import StoreConformance
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -41,10 +41,10 @@ from psycopg.types.json import Jsonb  # noqa: E402
 from footnote.engine import Engine  # noqa: E402
 from footnote.errors import StoreError  # noqa: E402
 from footnote.settings import load_settings  # noqa: E402
-from footnote.store.conformance import embed, embed_query, ids, make_fragments, make_source, put  # noqa: E402
 from footnote.store.pg_support import migration_files  # noqa: E402
-from footnote.store.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
 from footnote.testing.loopback import free_port  # noqa: E402
+from footnote.testing.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
+from footnote.testing.store_conformance import embed, embed_query, ids, make_fragments, make_source, put  # noqa: E402
 
 
 def _tables(url: str) -> set[str]:
@@ -336,7 +336,7 @@ def test_killed_owner_leaves_no_server_behind(pg_server: EmbeddedPostgres) -> No
     import subprocess
     import sys
 
-    code = ("import os, time; from footnote.store import pgserver; s = pgserver.start(watch_pid=os.getpid()); "
+    code = ("import os, time; from footnote.testing import pgserver; s = pgserver.start(watch_pid=os.getpid()); "
             "print(s.to_json(), flush=True); time.sleep(120)")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

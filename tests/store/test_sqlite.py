@@ -20,7 +20,9 @@ from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store import open_store
 from footnote.store import sqlite_schema as sqlite_mod
-from footnote.store.conformance import (
+from footnote.store.protocol import Store
+from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
+from footnote.testing.store_conformance import (
     DIM,
     EMBEDDER,
     StoreConformance,
@@ -31,8 +33,6 @@ from footnote.store.conformance import (
     make_source,
     put,
 )
-from footnote.store.protocol import Store
-from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
 
 
 def _open(path: Path) -> Store:
@@ -300,7 +300,7 @@ _KILL_CHILD = textwrap.dedent(
     import sys
     from footnote.settings import StoreSettings
     from footnote.store import open_store
-    from footnote.store.conformance import DIM, EMBEDDER, embed, make_fragments, make_source
+    from footnote.testing.store_conformance import DIM, EMBEDDER, embed, make_fragments, make_source
 
     path = sys.argv[1]
     s = open_store(path, StoreSettings(url=path))

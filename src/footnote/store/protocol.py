@@ -1,6 +1,6 @@
 """The ``Store`` protocol every backend implements (SQLite embedded, PostgreSQL + pgvector).
 
-Semantics both backends keep (the conformance suite in ``footnote.store.conformance`` checks them):
+Semantics both backends keep (the conformance suite in ``footnote.testing.store_conformance`` checks them):
 - ``put_source`` replaces a source, its fragments, embeddings and original atomically (one
   transaction): readers see the old version or the new one, never a mix; a failure leaves the old.
 - Originals are content-addressed by sha256 and shared between sources with the same bytes.

@@ -1,8 +1,10 @@
-"""The backend-agnostic conformance suite every ``Store`` backend passes unchanged.
+"""The backend-agnostic conformance suite every ``Store`` backend passes unchanged, as capability
+mixins (``WriteTests``, ``DeleteTests``, ``CurationTests``, ``CueTests``, ``LexicalTests``,
+``AddressTests``, ``TrigramTests``, ``DenseTests``, ``BindingTests``) combined in ``StoreConformance``.
 
 Use it from a backend's test module::
 
-    from footnote.store.conformance import StoreConformance
+    from footnote.testing.store_conformance import StoreConformance
 
     class TestMyBackend(StoreConformance):
         @pytest.fixture
@@ -166,14 +168,14 @@ def distinct_texts(n: int, seed: int = 0) -> list[str]:
     return [" ".join(rng.choice(_WORDS, size=6, replace=False)) + f" token{seed}x{i}" for i in range(n)]
 
 
-# --- the suite ----------------------------------------------------------------------------------
+# --- the suite: capability mixins (as haystack.testing.document_store) ----------------------------
+#
+# Each mixin is a pytest class needing a ``store`` fixture (a fresh, empty Store). A backend runs
+# ``StoreConformance`` (all of them), or the mixins it supports so far.
 
 
-class StoreConformance:
-    """Subclass in a backend's test module and provide a ``store`` fixture that yields a fresh, empty
-    Store (and closes it afterwards). Every test uses only the Store protocol."""
-
-    # -- basics ------------------------------------------------------------------------------------
+class WriteTests:
+    """Put, get and replace: round trips of every locator type, atomic replace, shared originals."""
 
     def test_empty_store(self, store: Store) -> None:
         st = store.stats()
@@ -337,28 +339,6 @@ class StoreConformance:
         st = store.stats()
         assert (st.sources, st.fragments, st.embedded) == (1, 2, 2)
 
-    def test_delete_source(self, store: Store) -> None:
-        store.bind_embedder(EMBEDDER, DIM)
-        a, da = make_source("a")
-        b, db = make_source("b")
-        fa = make_fragments(a, ["apple orchard in spring", "apple harvest"])
-        fb = make_fragments(b, ["banana plantation"])
-        put(store, a, da, fa)
-        put(store, b, db, fb)
-        store.delete_source("a")
-        store.delete_source("never-existed")  # a no-op, not an error
-
-        assert store.get_source("a") is None and store.source_hash("a") is None
-        assert store.get_original("a") is None
-        assert store.fragments_of("a") == []
-        assert store.get_fragments([fa[0].id, fb[0].id]) == [fb[0]]
-        assert store.search_lexical("apple", 10, stemmed=True) == []
-        assert ids(store.search_dense(embed_query("apple orchard in spring"), 10)) == [fb[0].id]
-        assert [s.id for s in store.list_sources()] == ["b"]
-        st = store.stats()
-        assert (st.sources, st.fragments, st.embedded) == (1, 1, 1)
-        assert not store.get_embeddings([fa[0].id]).any()
-
     def test_originals_content_addressed_and_shared(self, store: Store) -> None:
         same = b"the very same bytes \x00\x01\x02" * 100
         a, _ = make_source("a", original=same)
@@ -394,6 +374,59 @@ class StoreConformance:
 
     # -- curation: collections, listing, deleting ---------------------------------------------------
 
+
+class DeleteTests:
+    """Deleting one source or several in one transaction."""
+
+    def test_delete_source(self, store: Store) -> None:
+        store.bind_embedder(EMBEDDER, DIM)
+        a, da = make_source("a")
+        b, db = make_source("b")
+        fa = make_fragments(a, ["apple orchard in spring", "apple harvest"])
+        fb = make_fragments(b, ["banana plantation"])
+        put(store, a, da, fa)
+        put(store, b, db, fb)
+        store.delete_source("a")
+        store.delete_source("never-existed")  # a no-op, not an error
+
+        assert store.get_source("a") is None and store.source_hash("a") is None
+        assert store.get_original("a") is None
+        assert store.fragments_of("a") == []
+        assert store.get_fragments([fa[0].id, fb[0].id]) == [fb[0]]
+        assert store.search_lexical("apple", 10, stemmed=True) == []
+        assert ids(store.search_dense(embed_query("apple orchard in spring"), 10)) == [fb[0].id]
+        assert [s.id for s in store.list_sources()] == ["b"]
+        st = store.stats()
+        assert (st.sources, st.fragments, st.embedded) == (1, 1, 1)
+        assert not store.get_embeddings([fa[0].id]).any()
+
+    def test_delete_sources_in_one_go(self, store: Store) -> None:
+        store.bind_embedder(EMBEDDER, DIM)
+        shared = b"bytes two sources share"
+        a, _ = make_source("a", original=shared)
+        b, _ = make_source("b", original=shared)
+        c, dc = make_source("c")
+        fa, fb, fc = (make_fragments(x, [f"{x.id} apple text"]) for x in (a, b, c))
+        put(store, a, shared, fa)
+        put(store, b, shared, fb)
+        cues = [Cue(0, 1000, "first"), Cue(1000, 2500, "second")]
+        store.put_source(c, fc, embed(fc), dc, cues=cues)
+        assert store.delete_sources(["a", "c", "missing", "a"]) == ["a", "c"]
+        assert [s.id for s in store.list_sources()] == ["b"]
+        assert store.get_cues("c") == [] and store.fragments_of("c") == []
+        assert not store.get_embeddings([fa[0].id, fc[0].id]).any()
+        ob = store.get_original("b")
+        assert ob is not None and ob.data == shared  # still shared by b
+        st = store.stats()
+        assert (st.sources, st.fragments, st.embedded) == (1, 1, 1)
+        assert store.delete_sources([]) == []
+
+    # -- cues ----------------------------------------------------------------------------------------
+
+
+class CurationTests:
+    """Collections, filtered and paged listing, counts."""
+
     def _curated(self, store: Store) -> None:
         for sid, kind, lang, coll in [("a/1", "letter", "en", "a"), ("a/2", "verse", "ru", "a"),
                                       ("b/1", "letter", "de", "b"), ("b/2", "letter", "en", "b"),
@@ -418,28 +451,9 @@ class StoreConformance:
         assert store.count_sources(collection="zzz") == 0
         assert store.collections() == {"": 1, "a": 2, "b": 2}
 
-    def test_delete_sources_in_one_go(self, store: Store) -> None:
-        store.bind_embedder(EMBEDDER, DIM)
-        shared = b"bytes two sources share"
-        a, _ = make_source("a", original=shared)
-        b, _ = make_source("b", original=shared)
-        c, dc = make_source("c")
-        fa, fb, fc = (make_fragments(x, [f"{x.id} apple text"]) for x in (a, b, c))
-        put(store, a, shared, fa)
-        put(store, b, shared, fb)
-        cues = [Cue(0, 1000, "first"), Cue(1000, 2500, "second")]
-        store.put_source(c, fc, embed(fc), dc, cues=cues)
-        assert store.delete_sources(["a", "c", "missing", "a"]) == ["a", "c"]
-        assert [s.id for s in store.list_sources()] == ["b"]
-        assert store.get_cues("c") == [] and store.fragments_of("c") == []
-        assert not store.get_embeddings([fa[0].id, fc[0].id]).any()
-        ob = store.get_original("b")
-        assert ob is not None and ob.data == shared  # still shared by b
-        st = store.stats()
-        assert (st.sources, st.fragments, st.embedded) == (1, 1, 1)
-        assert store.delete_sources([]) == []
 
-    # -- cues ----------------------------------------------------------------------------------------
+class CueTests:
+    """A track's cues: windows, replace, bad cues, a long track."""
 
     def test_cues_roundtrip_and_windows(self, store: Store) -> None:
         src, data = make_source("track", kind="track_transcript")
@@ -484,6 +498,10 @@ class StoreConformance:
 
     # -- lexical -----------------------------------------------------------------------------------
 
+
+class LexicalTests:
+    """The lexical lanes: stemming by language, IAST, ranking, user text that looks like FTS syntax."""
+
     @pytest.mark.parametrize(("lang", "stored", "query"), [
         ("de", "Die kompakten Räume der Topologie.", "Raum"),
         ("fr", "Les espaces topologiques compacts.", "espace"),
@@ -495,7 +513,6 @@ class StoreConformance:
         put(store, src, data, frags, embedded=False)
         assert ids(store.search_lexical(query, 5, stemmed=True, lang=lang)) == [frags[0].id]
         assert store.search_lexical(query, 5, stemmed=False) == []
-
 
     def test_lexical_stemmed_russian_inflection(self, store: Store) -> None:
         src, data = make_source("ru", lang="ru")
@@ -613,6 +630,10 @@ class StoreConformance:
 
     # -- address and trigram -----------------------------------------------------------------------
 
+
+class AddressTests:
+    """The exact address lane: no neighbour, several fragments in order."""
+
     def _address_corpus(self, store: Store) -> list[Fragment]:
         src, data = make_source("bg", kind="verse")
         locs = [("BG", "1.9"), ("BG", "1.95"), ("BG", "19.50"), ("BG", "2.13"), ("SB", "1.9")]
@@ -655,6 +676,9 @@ class StoreConformance:
         put(store, src, data, make_fragments(src, ["v1", "c1", "v2"], locators=[a, a, b]), embedded=False)
         assert sorted(store.list_addresses()) == [("HB", "1.1", "The Harbour Book"), ("HB", "1.2", "The Harbour Book")]
 
+class TrigramTests:
+    """The fuzzy trigram lane over labels and source ids."""
+
     def test_trigram_fuzzy_label(self, store: Store) -> None:
         src, data = make_source("bhagavad-gita", kind="verse")
         labels = [("Bhagavad-gita", "2.13"), ("Hitopadesha", "3.7"), ("Upadesamrta", "1")]
@@ -683,6 +707,10 @@ class StoreConformance:
         assert hits[0].fragment_id == fa[0].id
 
     # -- dense -------------------------------------------------------------------------------------
+
+
+class DenseTests:
+    """The dense lane: exact top-k, unnormalised queries, no stale cache."""
 
     def test_dense_topk_equals_brute_force(self, store: Store) -> None:
         store.bind_embedder(EMBEDDER, DIM)
@@ -746,6 +774,10 @@ class StoreConformance:
 
     # -- embedder binding --------------------------------------------------------------------------
 
+
+class BindingTests:
+    """Embedder binding, stats and lexical-only stores."""
+
     def test_embedder_binding_mismatch(self, store: Store) -> None:
         assert store.embedder_info() is None
         store.bind_embedder(EMBEDDER, DIM)
@@ -808,3 +840,11 @@ class StoreConformance:
         store.bind_embedder(EMBEDDER, DIM)
         assert store.search_dense(embed_query(frags[0].text), 5) == []
         assert not store.get_embeddings([frags[0].id]).any()
+
+
+class StoreConformance(
+    WriteTests, DeleteTests, CurationTests, CueTests, LexicalTests, AddressTests, TrigramTests, DenseTests,
+    BindingTests,
+):
+    """The whole suite: subclass it in a backend's test module and provide a ``store`` fixture that
+    yields a fresh, empty Store (and closes it afterwards). Every test uses only the Store protocol."""
