@@ -9,7 +9,8 @@ suffix                         loader
 ``.pdf``                       PDF, one block per page
 =============================  ===================================================================
 
-Audio files are never sources on their own: they ride with the transcript of the same stem.
+Audio files are never sources on their own: they ride with the transcript of the same stem, or the
+one a pairing names (``footnote.corpus.pairing``).
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ def load_entries(
     loader = LOADERS.get(suffix)
     if loader is None:
         if suffix in {e.lower() for e in settings.corpus.audio_extensions}:
-            raise InputError(path, "an audio file needs a transcript of the same stem (.srt, .vtt or .json)")
+            raise InputError(path, "an audio file needs a transcript of the same stem (.srt, .vtt or .json), or "
+                             "name its transcript with it: footnote ingest TRANSCRIPT --audio FILE")
         raise InputError(path, f"unsupported file type {suffix or '(no suffix)'!r} "
                          f"(supported: {', '.join(sorted(supported_suffixes()))})")
     yield from loader(path, ctx)
