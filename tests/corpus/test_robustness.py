@@ -255,3 +255,19 @@ def test_german_pdf_detected_as_german(engine: Engine, shared_dir: Path, tmp_pat
     frags = engine.store.fragments_of(src.id)
     assert {f.lang for f in frags} == {"de"}
     assert engine.store.search_lexical("kompakte Räume", 5, stemmed=True, lang="de")
+
+
+def test_upgrade_rewrites_only_sources_whose_language_changed(engine: Engine, tmp_path: Path) -> None:
+    """Sources the old script rule already got right keep their content hash (no re-embedding of a
+    whole store after the upgrade); a source now detected as German is rewritten."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    (d / "en.md").write_text("# Lamp\n\nThe keeper lights the lamp at dusk and trims the wick at dawn.\n",
+                             encoding="utf-8")
+    (d / "de.md").write_text(f"# Kompakt\n\n{GERMAN}\n", encoding="utf-8")
+    engine.ingest([d])
+    settings = engine.settings
+    (en,) = load_path(d / "en.md", settings=settings, root=d)
+    (de,) = load_path(d / "de.md", settings=settings, root=d)
+    assert engine.store.source_hash("mixed/en.md") == en.source.content_hash
+    assert engine.store.source_hash("mixed/de.md") not in (None, de.source.content_hash)

@@ -79,10 +79,11 @@ class SourceIndex:
                 f"another id, or remove the stored one first (footnote remove {source.id!r})")
 
     def moved(self, source: Source) -> bool:
-        """Whether the stored source of this id came from another file or collection (it is rewritten
-        so that its origin, which prune and remove go by, is where the file is now)."""
+        """Whether the stored source of this id came from another file (it is rewritten so that its
+        origin, which prune and remove go by, is where the file is now). A collection name alone never
+        forces a rewrite: file ids carry it, and explicit ids keep what they had."""
         held = self._by_id.get(source.id)
-        return held is not None and held != (source.origin, source.collection)
+        return held is not None and held[0] != source.origin
 
 
 

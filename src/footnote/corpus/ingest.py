@@ -32,9 +32,10 @@ import numpy as np
 
 from footnote.corpus.chunkers import chunk_document
 from footnote.corpus.collections import SourceIndex, check_collection, default_collection
+from footnote.corpus.lang import detect_lang
 from footnote.corpus.loaders import iter_files, load_entries
 from footnote.corpus.pairing import Pairing, plan_tracks
-from footnote.corpus.records import Document, Fragment, Source
+from footnote.corpus.records import Document, Fragment
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
 from footnote.settings import Settings
@@ -151,11 +152,19 @@ class Ingestor:
     def _tick(self, stage: str, t0: float) -> None:
         self._timings[stage] = self._timings.get(stage, 0.0) + (time.perf_counter() - t0) * 1000
 
-    def _final_hash(self, source: Source) -> str:
+    def _final_hash(self, doc: Document) -> str:
+        source = doc.source
+        h = source.content_hash
+        # A language other than the script rule's (ru for Cyrillic, else the default) — detected by
+        # py3langid or declared — changes the stems, so it is part of the hash; sources the rule
+        # already got right keep the hash they had before detection knew more languages (no re-embedding).
+        sample = " ".join(c.text for c in doc.cues) if doc.cues else "\n".join(b.text for b in doc.blocks)
+        if source.lang != detect_lang(sample[: self.settings.corpus.lang_detect_chars], self.settings.corpus.default_lang):
+            h = hashlib.sha256(f"{h}|lang={source.lang}".encode()).hexdigest()
         name = self.embedder.name if self.embedder is not None else "none"
         if name == self.settings.embedder.name:
-            return source.content_hash
-        return hashlib.sha256(f"{source.content_hash}|embedder={name}".encode()).hexdigest()
+            return h
+        return hashlib.sha256(f"{h}|embedder={name}".encode()).hexdigest()
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
         if self.embedder is None:
@@ -208,7 +217,7 @@ class Ingestor:
             raise InputError(doc.path or doc.source.id, "no text to index")
         src = dataclasses.replace(
             doc.source,
-            content_hash=self._final_hash(doc.source),
+            content_hash=self._final_hash(doc),
             meta={**doc.source.meta, "fragments": str(len(frags))},
         )
         return dataclasses.replace(doc, source=src), frags

@@ -17,7 +17,7 @@ from footnote.settings import Settings
 
 # Bumped when a loader or chunker changes the fragments it makes from the same bytes: every stored
 # source's content hash changes with it, so the next ingest replaces them.
-FORMAT_VERSION = "2"  # 2: languages detected beyond ru/en (py3langid), stemmed by Snowball
+FORMAT_VERSION = "1"
 
 MEDIA_TYPES: dict[str, str] = {
     ".mp3": "audio/mpeg",
@@ -84,8 +84,6 @@ class LoadContext:
             "commentary_kind": self.settings.corpus.commentary_kind,
             "commentary_headings": list(self.settings.corpus.commentary_headings),
             "default_lang": self.settings.corpus.default_lang,
-            "lang_detect": [self.settings.corpus.lang_detect_min_confidence,
-                            list(self.settings.corpus.lang_detect_candidates), self.settings.corpus.lang_detect_chars],
             "ms_median": self.settings.corpus.segment_ms_min_median,
             "embedder": self.settings.embedder.name,
         }
