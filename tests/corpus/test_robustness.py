@@ -40,9 +40,10 @@ def test_symlinks_out_of_the_folder_are_refused_and_reported(engine: Engine, tmp
     root, _ = _folder_with_links(tmp_path)
     report = engine.ingest([root])
     refused = {Path(p).name: why for p, why in report.refused}
-    assert set(refused) == {"leak.md", "passwd.txt"}
+    assert set(refused) == {"leak.md", "passwd.txt", "outdir"}
     assert "outside" in refused["passwd.txt"] and "/etc/passwd" in refused["passwd.txt"]
-    assert report.summary()["refused"] == 2
+    assert "folder" in refused["outdir"]
+    assert report.summary()["refused"] == 3
     stored = {s.id for s in engine.store.list_sources()}
     # the inside link resolves to a file already listed: one source; nothing from outside
     assert stored == {"lib/alias.md"} or stored == {"lib/sub/real.md"}
@@ -79,7 +80,7 @@ def test_iter_files_reports_refusals(tmp_path: Path) -> None:
     refused: list[tuple[Path, str]] = []
     files = [f.name for f, _ in iter_files([root], refused=refused)]
     assert "leak.md" not in files and "passwd.txt" not in files and "secret.md" not in files
-    assert sorted(p.name for p, _ in refused) == ["leak.md", "passwd.txt"]
+    assert sorted(p.name for p, _ in refused) == ["leak.md", "outdir", "passwd.txt"]
 
 
 # --- a huge word -----------------------------------------------------------------------------------

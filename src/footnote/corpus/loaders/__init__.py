@@ -102,6 +102,10 @@ def iter_files(
             for f in sorted(p.rglob("*")):
                 if _hidden(f, p) or f.name.split(".")[0].lower() in skip:
                     continue
+                if f.is_symlink() and f.is_dir():  # never descended into; said when it leads outside
+                    if refused is not None and outside_root(f, p):
+                        refused.append((f, f"symlinked folder to {os.path.realpath(f)}, outside {p}: not followed"))
+                    continue
                 suffix = f.suffix.lower()
                 if suffix not in known and suffix not in audio:
                     continue
