@@ -180,3 +180,12 @@ def test_store_from_before_collections_migrates_and_reingests_idempotently(tmp_p
         assert "harbour/new.md" in {e.source_id for e in newer.entries if e.status is IngestStatus.ADDED}
     finally:
         eng.close()
+
+
+def test_a_stored_file_ingested_alone_keeps_its_id(engine: Engine, tmp_path: Path) -> None:
+    p = _note(tmp_path / "lib" / "sub", "n.md", "First version.")
+    assert engine.ingest([tmp_path / "lib"]).ok
+    p.write_text("# n\n\nSecond version.\n", encoding="utf-8")
+    r = engine.ingest([p])  # alone: its folder would be "sub", but the store has it under "lib"
+    assert [(e.source_id, e.status) for e in r.entries] == [("lib/sub/n.md", IngestStatus.REPLACED)]
+    assert [s.id for s in engine.store.list_sources()] == ["lib/sub/n.md"]

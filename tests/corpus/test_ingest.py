@@ -141,11 +141,16 @@ def test_idempotent_replace_and_prune(engine: Engine, db_path: Path, tmp_path: P
     other.mkdir()
     (other / "x.txt").write_text("Another root.", encoding="utf-8")
     engine.ingest([other])
-    # the same files ingested as another collection (the folder sub/) get other ids; prune then drops
-    # the stale ids of those files, and nothing outside lib/sub
+    # the same files ingested from a subfolder keep their collection and ids: nothing new, nothing pruned
     fifth = engine.ingest([d / "sub"], prune=True)
-    assert _by_status(fifth, IngestStatus.ADDED) == ["sub/n0.md", "sub/n1.md", "sub/n2.md", "sub/n4.md"]
-    assert sorted(fifth.pruned) == ["lib/sub/n0.md", "lib/sub/n1.md", "lib/sub/n2.md", "lib/sub/n4.md"]
+    assert fifth.count(IngestStatus.UNCHANGED) == 4 and fifth.pruned == ()
+    (d / "sub" / "n5.md").write_text("# Note 5\n\nA new one.\n", encoding="utf-8")
+    assert _by_status(engine.ingest([d / "sub"]), IngestStatus.ADDED) == ["sub/n5.md"]  # new: the folder's name
+    # named as another collection, the same files get other ids; prune then drops the stale ones, and
+    # nothing outside lib/sub
+    sixth = engine.ingest([d / "sub"], prune=True, collection="notes")
+    assert _by_status(sixth, IngestStatus.ADDED) == [f"notes/n{i}.md" for i in (0, 1, 2, 4, 5)]
+    assert sorted(sixth.pruned) == ["lib/sub/n0.md", "lib/sub/n1.md", "lib/sub/n2.md", "lib/sub/n4.md", "sub/n5.md"]
     assert engine.store.get_source("other/x.txt") is not None and engine.store.get_source("r1") is not None
 
 

@@ -4,7 +4,8 @@ Every ingested folder is a *collection*, named by ``--collection NAME`` or, by d
 folder itself (a file named on its own: after its folder). The name is stored with each source
 (``Source.collection``) and prefixes the ids of file sources: ``ingest lectures/`` gives
 ``lectures/2020/talk.srt``. Ids a file declares itself (a JSONL row's ``id``, a Markdown front
-matter ``id``) are kept as written.
+matter ``id``) are kept as written. Without ``--collection``, a file the store already holds keeps
+the collection (and id) it has, whichever folder or subfolder it is ingested from this time.
 
 An id already stored from another file that still exists is a **collision**: the new source fails
 with a message naming both files, and the stored one is left alone (never silently replaced). A
@@ -52,11 +53,18 @@ class SourceIndex:
     def __init__(self, sources: Iterable[Source]) -> None:
         self._by_id: dict[str, tuple[str, str]] = {}
         self._by_collection: dict[str, dict[str, str]] = {}
+        self._collection_of: dict[str, str] = {}
         for s in sources:
             self._by_id[s.id] = (s.origin, s.collection)
             if s.origin:
                 # several sources share a JSONL origin; their ids are explicit, so any one will do
                 self._by_collection.setdefault(s.collection, {}).setdefault(s.origin, s.id)
+                self._collection_of.setdefault(s.origin, s.collection)
+
+    def collection_of(self, origin: str) -> str | None:
+        """The collection the file at ``origin`` is stored under, if it is stored: ingesting that file
+        again — alone or with its folder, or a subfolder — keeps its collection and so its id."""
+        return self._collection_of.get(origin)
 
     def known_ids(self, collection: str) -> dict[str, str]:
         """origin → id of the file sources already stored under ``collection``."""

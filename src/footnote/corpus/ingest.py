@@ -268,7 +268,8 @@ class Ingestor:
             t0 = time.perf_counter()
             if root not in names:
                 names[root] = collection or default_collection(root)
-            name = names[root]
+            # without --collection, a file already stored keeps its collection (and so its id)
+            name = collection or ids.collection_of(origin) or names[root]
             try:
                 if file in plan.problems:
                     raise plan.problems[file]
