@@ -55,6 +55,11 @@ def test_delete_removes_everything_of_the_source(tmp_path: Path) -> None:
                 listed = c.get("/api/sources", headers=key).json()["sources"]
                 assert all("cues" not in s["meta"] for s in listed)
                 assert {s["collection"] for s in listed} == {"lib"}
+                page = c.get("/api/sources", params={"limit": 1, "offset": 1}, headers=key).json()
+                assert page["count"] == 1 and page["total"] == 3 and page["sources"][0]["id"] == "lib/fog.md"
+                tracks = c.get("/api/sources", params={"kind": "track_transcript"}, headers=key).json()
+                assert [s["id"] for s in tracks["sources"]] == ["lib/talk.srt"]
+                assert c.get("/api/sources", params={"limit": 0}, headers=key).status_code == 422
 
                 assert c.delete("/api/sources/lib/talk.srt").status_code == 401  # no key
                 # the browser's cookie alone is not enough to delete

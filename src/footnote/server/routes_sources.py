@@ -97,10 +97,22 @@ def make_router(state: ServerState) -> APIRouter:
         return original
 
     @router.get("/api/sources")
-    async def list_sources() -> JSON:
-        """Every stored source (id, kind, title, language, media type)."""
-        sources = await run_in_threadpool(store.list_sources)
-        return JSON({"sources": [source_dict(s) for s in sources], "count": len(sources)})
+    async def list_sources(
+        kind: Annotated[str | None, Query(max_length=200, description="Only sources of this kind.")] = None,
+        lang: Annotated[str | None, Query(max_length=35, description="Only sources in this language.")] = None,
+        collection: Annotated[str | None, Query(max_length=200, description="Only this collection.")] = None,
+        limit: Annotated[int | None, Query(ge=1, le=10_000, description="At most this many (a page).")] = None,
+        offset: Annotated[int, Query(ge=0, description="Skip this many first.")] = 0,
+    ) -> JSON:
+        """The stored sources (id, kind, title, language, media type, collection), ordered by id, filtered
+        and paged; ``total`` counts every match."""
+
+        def load() -> JSON:
+            sources = store.list_sources(kind=kind, lang=lang, collection=collection, limit=limit, offset=offset)
+            total = store.count_sources(kind=kind, lang=lang, collection=collection)
+            return JSON({"sources": [source_dict(s) for s in sources], "count": len(sources), "total": total})
+
+        return await run_in_threadpool(load)
 
     @router.get("/api/sources/{source_id:path}/cues")
     async def cues(
