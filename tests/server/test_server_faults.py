@@ -24,7 +24,7 @@ from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
 FOG = "When do the Marrowick keepers start the fog horn, and how does it sound?"
 OFF = "Which football club won the league in 2018?"
-AUDIO_ID = "lectures/02-fog-and-tides.vtt"
+AUDIO_ID = "demo/lectures/02-fog-and-tides.vtt"  # collection "demo", then the path in it
 SECRET_KEY = "sk-test-SECRET-key-0123456789"
 SECRET_PW = "hunter2-very-secret"
 
