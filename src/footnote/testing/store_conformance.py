@@ -676,6 +676,7 @@ class AddressTests:
         put(store, src, data, make_fragments(src, ["v1", "c1", "v2"], locators=[a, a, b]), embedded=False)
         assert sorted(store.list_addresses()) == [("HB", "1.1", "The Harbour Book"), ("HB", "1.2", "The Harbour Book")]
 
+
 class TrigramTests:
     """The fuzzy trigram lane over labels and source ids."""
 
