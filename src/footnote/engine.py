@@ -15,6 +15,7 @@ from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import Store, open_store
+from footnote.text import clean_text
 
 if TYPE_CHECKING:
     from footnote.answer.types import Answer, Event
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def check_question(question: str, max_chars: int) -> str:
     """The one question check of the engine (CLI, server and evaluation all go through it): valid
-    Unicode (no lone surrogates), NFC-normalised, whitespace collapsed, not empty, at most ``max_chars``
+    Unicode (no lone surrogates), NFC-normalised, invisible and control characters removed
+    (``footnote.text.clean_text``), whitespace collapsed, not empty, at most ``max_chars``
     characters (``answer.max_question_chars``). Raises :class:`InvalidQuestion` (HTTP 422, exit 2)."""
     try:
         question.encode("utf-8")
@@ -34,7 +36,7 @@ def check_question(question: str, max_chars: int) -> str:
         raise InvalidQuestion(
             f"the question is not valid text: a lone surrogate (U+{ord(question[e.start]):04X}) at character {e.start}"
         ) from None
-    q = " ".join(unicodedata.normalize("NFC", question).split())
+    q = " ".join(clean_text(unicodedata.normalize("NFC", question)).split())  # invisible characters never reach planning
     if not q:
         raise InvalidQuestion("the question is empty")
     if len(q) > max_chars:

@@ -22,79 +22,10 @@ from dataclasses import dataclass
 
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.settings import AnswerSettings
-from footnote.store.text import Analyzer, tokenize
+from footnote.text import Analyzer, content_terms, numbers, split_sentences, tokenize
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOPWORDS: dict[str, frozenset[str]] = {
-    "en": _words(
-        """a an the and or but if of to in on at by for with from as is are was were be been being do does did
-        what which who whom whose when where why how that this these those it its there their they them he she
-        his her we our you your i me my not no yes can could would should will shall may might must has have had
-        than then so such into about over under after before between during through up down out off also any
-        some many much more most other one all each both few own same very just only tell me please name"""
-    ),
-    "ru": _words(
-        """и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее её мне было
-        вот от меня еще ещё нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь
-        опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была сам
-        чтоб без будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем ним здесь
-        этом один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при наконец два об другой
-        хоть после над больше тот через эти нас про всего них какая много разве три эту моя впрочем хорошо свою
-        этой перед иногда лучше чуть том нельзя такой им более всегда конечно всю между каком какие какую каких
-        сколько почему каким какое каков каково какова"""
-    ),
-}
-
-_SENT_END = re.compile(r"(?<=[.!?…])[\"'»”)\]]*\s+(?=[\"'«“(\[]?[A-ZА-ЯЁ0-9])|\n{1,}")
-_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Vol|pp?|ch|т\.е|т\.д|др|г|гг|им|ст)\.)$")
-
-
-def _unwrap(text: str) -> str:
-    """Join lines wrapped mid-sentence (PDF text layers, hard-wrapped prose); keep real breaks: blank
-    lines, lines ending a sentence, short heading-like lines, bullets."""
-    paras = re.split(r"\n\s*\n", text)
-    out: list[str] = []
-    for para in paras:
-        lines = [ln.strip() for ln in para.split("\n") if ln.strip()]
-        buf = ""
-        for ln in lines:
-            if not buf:
-                buf = ln
-                continue
-            prev_end = buf[-1]
-            heading = len(buf.rsplit("\n", 1)[-1]) < 40 and ln[:1].isupper() and prev_end not in ",;-–"
-            bullet = ln[:1] in "-*•|#" or re.match(r"\d+[.)]\s", ln) is not None
-            if prev_end in ".!?…:" or heading or bullet:
-                buf += "\n" + ln
-            elif prev_end == "-" and ln[:1].islower():
-                buf = buf[:-1] + ln
-            else:
-                buf += " " + ln
-        if buf:
-            out.append(buf)
-    return "\n".join(out)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (real line breaks and sentence punctuation), trimmed, non-empty."""
-    text = _unwrap(text)
-    out: list[str] = []
-    start = 0
-    for m in _SENT_END.finditer(text):
-        head = text[start : m.start()].rstrip()
-        if _ABBREV.search(head) and "\n" not in m.group(0):
-            continue  # "Dr. Smith", "e.g. this": not a boundary
-        if head.strip():
-            out.append(" ".join(head.split()))
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(" ".join(tail.split()))
-    return out
+__all__ = ["Pick", "TermScorer", "cite_sentence", "extractive_pieces", "outline_from_picks", "select_sentences",
+           "split_sentences"]
 
 
 @dataclass(frozen=True)
@@ -115,9 +46,8 @@ class TermScorer:
         self.analyzer = analyzer or Analyzer()
 
     def terms(self, text: str, lang: str) -> list[str]:
-        stop = STOPWORDS.get(lang, frozenset())
-        toks = [t for t in tokenize(text) if t not in stop and (len(t) > 1 or t.isdigit())]
-        return self.analyzer.stem(toks, lang)
+        """The question's content terms (as the gate counts them) plus its numbers."""
+        return sorted(content_terms(text, lang, self.analyzer) | numbers(text))
 
     @staticmethod
     def neutral(text: str) -> set[str]:

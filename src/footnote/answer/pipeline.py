@@ -51,7 +51,6 @@ from footnote.answer.types import (
     Token,
     VerdictEvent,
 )
-from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
 from footnote.models.chat import CountingChatModel, search_budget
@@ -61,6 +60,7 @@ from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
+from footnote.text import detect_lang
 
 log = logging.getLogger(__name__)
 

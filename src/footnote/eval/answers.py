@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from footnote.answer.types import Answer, AnswerMode
 from footnote.eval.metrics import mean, percentile
-from footnote.store.text import fold
+from footnote.text import fold
 
 if TYPE_CHECKING:
     from footnote.engine import Engine

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
@@ -39,7 +38,7 @@ from footnote.retrieve.types import (
 )
 from footnote.settings import GateThresholds, Settings
 from footnote.store.protocol import Store
-from footnote.store.text import Analyzer
+from footnote.text import Analyzer, detect_lang
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from footnote.corpus.lang import detect_lang
 from footnote.corpus.records import AddressLocator
 from footnote.errors import ModelError
 from footnote.models.protocols import ChatMessage, ChatModel
@@ -32,6 +31,7 @@ from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand
 from footnote.retrieve.phrased import parse_phrased_addresses
 from footnote.retrieve.types import QueryPlan, SearchResult, SubQuestion
 from footnote.settings import Settings
+from footnote.text import detect_lang, is_stop, keywords
 
 log = logging.getLogger(__name__)
 
@@ -101,41 +101,8 @@ def parse_addresses(text: str, aliases: Mapping[str, str]) -> list[AddressLocato
 
 # --- stop words and deterministic variants ----------------------------------------------------
 
-_EN_WORDS = (
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself no nor not now of off on once only or other our ours out over own same she should so some
-    such than that the their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your yours
-    yourself tell explain describe please say says said does did many much one also"""
-)
-_STOP_EN = frozenset(_EN_WORDS.split())
-_RU_WORDS = (
-    """а без более бы был была были было быть в вам вас весь во вот все всего всех вы где да даже для до
-    его ее её если есть еще ещё же за здесь и из или им их к как какая какие каким какой каков какова
-    какое каково когда кто ли либо мне может мы на над надо наш не него нее неё нет ни них но ну о об однако он она
-    они оно от очень по под при про с со так также такой там те тем то того тоже той только том ты у
-    уже хотя чего чей чем что чтобы чье чья эта эти это этот я ли почему зачем сколько который которая
-    которые которого расскажи объясни"""
-)
-_STOP_RU = frozenset(_RU_WORDS.split())
-STOP_WORDS = _STOP_EN | _STOP_RU
-
-_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
 _IAST = re.compile(r"[āīūṛṝḷḹṃṁḥṅñṭḍṇśṣĀĪŪṚṜḶṂḤṄÑṬḌṆŚṢ]")
 _LATIN_WORD = re.compile(r"^[A-Za-z\u00C0-\u024F\u1E00-\u1EFF'-]+$")
-
-
-def keywords(text: str) -> list[str]:
-    """Content words of ``text`` (stop words and numbers dropped), first-seen order, case kept."""
-    out: dict[str, str] = {}
-    for w in _WORD.findall(text):
-        lw = w.lower()
-        if lw in STOP_WORDS or w.isdigit() or len(lw) < 2:
-            continue
-        out.setdefault(lw, w)
-    return list(out.values())
 
 
 def _strip_addresses(text: str, aliases: Mapping[str, str]) -> str:
@@ -155,7 +122,7 @@ def sandhi_joined(text: str, aliases: Mapping[str, str] | None = None) -> str | 
         return None
     if not all(_LATIN_WORD.match(w) for w in words):
         return None
-    if any(w.lower().strip("'-") in _STOP_EN for w in words):
+    if any(is_stop(w.strip("'-"), "en") for w in words):
         return None
     if not _IAST.search(body) and any(w[:1].isupper() for w in words):
         return None  # "Warsaw Uprising"-like names: not a transliterated verse

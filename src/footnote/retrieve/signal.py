@@ -6,14 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from footnote.corpus.records import Fragment
-from footnote.retrieve.plan import keywords
-from footnote.store.text import Analyzer, tokenize
+from footnote.text import Analyzer, content_terms, tokenize
 
-
-def content_terms(text: str, lang: str, analyzer: Analyzer) -> set[str]:
-    """Stemmed content words of ``text`` (stop words dropped)."""
-    toks = tokenize(" ".join(keywords(text)))
-    return set(analyzer.stem(toks, lang))
+__all__ = ["address_only", "content_terms", "lexical_overlap"]
 
 
 def lexical_overlap(question: str, qlang: str, fragments: Sequence[Fragment], analyzer: Analyzer) -> float:
