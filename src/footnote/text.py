@@ -246,7 +246,7 @@ def numbers(text: str) -> set[str]:
 # --- sentences -----------------------------------------------------------------------------------
 
 _SENT_END = re.compile(r"(?<=[.!?…])[\"'»”)\]]*\s+(?=[\"'«“(\[]?[A-ZА-ЯЁ0-9])|\n{1,}")
-_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Vol|pp?|ch|т\.е|т\.д|др|г|гг|им|ст)\.)$")
+_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|c|ca|cf|approx|e\.g|i\.e|No|Vol|pp?|ch|т\.е|т\.д|др|г|гг|им|ст)\.)$")
 
 
 def _unwrap(text: str) -> str:

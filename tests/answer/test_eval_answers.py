@@ -28,9 +28,10 @@ def test_normalise() -> None:
     assert normalise("Ёлка") == "елка"
 
 
-def test_gold_in_cited_note_is_correct() -> None:
+def test_gold_only_in_a_cited_note_is_not_correct_by_string_but_is_by_source() -> None:
     s = score_answer(_answer("They conceded few points [1]."), ["308"], ["doc"])
-    assert s.correct and s.points == 1 and s.matched == "note:308" and s.cites_gold
+    assert not s.correct and s.points == -1 and s.matched == "note:308" and s.in_notes
+    assert s.cites_gold and s.points_by_source == 1
 
 
 def test_gold_missing_is_wrong() -> None:

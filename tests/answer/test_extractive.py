@@ -12,7 +12,7 @@ from footnote.answer.extractive import (
 )
 from footnote.answer.types import Note
 from footnote.corpus.records import FileLocator, Fragment
-from footnote.settings import AnswerSettings
+from footnote.settings import Settings
 
 
 def note(n: int, text: str, lang: str = "en", score: float = 0.7, sid: str = "a.md") -> Note:
@@ -21,7 +21,7 @@ def note(n: int, text: str, lang: str = "en", score: float = 0.7, sid: str = "a.
 
 
 SCORER = TermScorer()
-S = AnswerSettings()
+S = Settings()
 
 
 def test_split_sentences_unwraps_lines_and_keeps_abbreviations() -> None:

@@ -88,3 +88,24 @@ def not_found_text(lang: str, queries: Sequence[str], kinds: Sequence[str]) -> s
     qs = _join([f"{lq}{q}{rq}" for q in dict.fromkeys(q.strip() for q in queries if q.strip())], lg)
     ks = _join([kind_name(k, lg) for k in kinds], lg)
     return f"{head} {_SEARCHED[lg].format(queries=qs, kinds=ks)}"
+
+
+_QUOTES_IN = {
+    "en": "The quoted passages are in {langs}.",
+    "ru": "Цитаты приведены на языке источников: {langs}.",
+}
+_LANG_NAMES_IN: dict[str, dict[str, str]] = {
+    "en": LANG_NAMES,
+    "ru": {"en": "английский", "ru": "русский"},
+}
+
+
+def quotes_language_note(lang: str, quote_langs: Sequence[str]) -> str | None:
+    """A note in the reader's language when an answer quotes sources in other languages
+    ("Цитаты приведены на языке источников: английский."); None when every quote is in ``lang``."""
+    lg = _lang(lang)
+    others = [q for q in dict.fromkeys(quote_langs) if q and q != lang]
+    if not others:
+        return None
+    names = _LANG_NAMES_IN[lg]
+    return _QUOTES_IN[lg].format(langs=_join([names.get(q, q) for q in others], lg))

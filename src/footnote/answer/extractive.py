@@ -1,31 +1,63 @@
-"""The no-model path: an extractive planner (choose the notes and sentences that answer the question)
-and the pieces of an extractive answer (the chosen sentences, each followed by its ``[n]``).
+"""The no-model path: an extractive planner that ranks the sentences of the top notes and quotes the
+best ones, each followed by its ``[n]``.
 
-Sentence score = weighted share of the question's terms the sentence carries (Snowball stems, stop
-words dropped, each term weighted by how rare it is among this turn's notes — a term every note has,
-such as the article's subject, says little) + ``extractive_score_weight`` × the note's cosine −
-``extractive_rank_decay`` × the note's rank. Sentences below ``extractive_min_overlap`` are never
-chosen; an empty choice means ``corpus_insufficient``.
+**Candidates.** The sentences (:func:`footnote.text.split_sentences`) of the top
+``extractive_candidate_notes`` notes. A transcript window whose text has no sentence ends (sonnet
+readings, raw captions) is split at its cue boundaries instead (:func:`transcript_units`), so a
+quote is a whole number of cues and its chip plays just that span. Dropped as never an answer
+(:func:`is_noise`): questions, page headers/footers ("The Keeper's Handbook — Marrowick Light
+Page 3"), headings and other fragments of fewer than three words, text that is mostly not letters,
+and exact repeats.
 
-A question in another language than the notes shares no terms with them; then, when the gate has
-admitted the notes, the top ``extractive_crosslingual_notes`` notes answer with their sentences that
-share the most language-neutral tokens (numbers, Latin names) with the question, else their first ones.
-Every sentence is verbatim from a note: faithful by construction; the notes are data, never instructions.
+**Score** of a candidate = ``extractive_similarity_weight`` × the embedder's question–sentence cosine
+(E5 query vs passage; multilingual, so a Russian question scores English sentences) + the weighted
+share of the question's content terms it carries (:func:`footnote.text.content_terms` — the gate's
+definition — each weighted by its rarity among this turn's notes) + ``extractive_number_weight`` ×
+the share of the question's numbers it carries + ``extractive_score_weight`` × its note's cosine −
+``extractive_rank_decay`` × its note's rank. Candidate sentences are embedded in one batch per turn
+through a bounded cache.
+
+**Choice.** The best candidate is taken when it is evidence enough: its term share reaches
+``extractive_min_overlap`` (with ``extractive_min_terms`` shared terms), or its cosine reaches the
+embedder's ``extractive_min_similarity``. Otherwise nothing is chosen and the answer is
+``corpus_insufficient`` (said in the trace as decided by the extractive planner). Further sentences
+follow by maximal marginal relevance: within ``extractive_margin`` of the best score, never a near
+duplicate of one already chosen (cosine ≥ ``extractive_duplicate_similarity``, or the same terms),
+at most ``extractive_max_per_note`` per note and ``extractive_max_sentences`` in all.
+
+**Addresses.** When the question names an address ("What does BG 2.47 say?") the addressed notes
+answer first: a verse before its commentary, and in a note the sentences that read as prose in the
+note's language (a translation) before a transliteration or a word-by-word gloss.
+
+Without an embedder (lexical-only stores) the cosine terms are absent; a question in another language
+than its notes then answers from the top notes' sentences sharing the most numbers and Latin names.
+Every sentence is verbatim from a note (cleaned of invisible and control characters): faithful by
+construction; the notes are data, never instructions. Deterministic: ties break by note and position.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Collection, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from footnote.answer.types import Note, Outline, Thesis
-from footnote.settings import AnswerSettings
-from footnote.text import Analyzer, content_terms, numbers, split_sentences, tokenize
+import numpy as np
 
-__all__ = ["Pick", "TermScorer", "cite_sentence", "extractive_pieces", "outline_from_picks", "select_sentences",
-           "split_sentences"]
+from footnote.answer.types import Note, Outline, Thesis
+from footnote.corpus.loaders.transcripts import CUES_META
+from footnote.corpus.records import KindGroup, Source, TranscriptLocator
+from footnote.models.protocols import Embedder
+from footnote.settings import AnswerSettings, Settings
+from footnote.text import STOP_WORDS, Analyzer, clean_text, content_terms, numbers, split_sentences, tokenize
+
+__all__ = [
+    "Pick", "SentenceRanker", "TermScorer", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
+    "outline_from_picks", "select_sentences", "split_sentences", "transcript_units",
+]
 
 
 @dataclass(frozen=True)
@@ -37,16 +69,17 @@ class Pick:
     score: float
     overlap: float
     position: int
+    similarity: float | None = None
 
 
 class TermScorer:
-    """Question terms → stems by language, without stop words."""
+    """Content terms by language: the gate's definition (:func:`footnote.text.content_terms`) plus numbers."""
 
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self.analyzer = analyzer or Analyzer()
 
     def terms(self, text: str, lang: str) -> list[str]:
-        """The question's content terms (as the gate counts them) plus its numbers."""
+        """The content terms of ``text`` (stemmed in ``lang``) plus its numbers, sorted."""
         return sorted(content_terms(text, lang, self.analyzer) | numbers(text))
 
     @staticmethod
@@ -55,99 +88,464 @@ class TermScorer:
         return {t for t in tokenize(text) if t.isdigit() or (len(t) > 2 and t.isascii() and t.isalpha())}
 
 
-def select_sentences(
-    question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer,
-    *, crosslingual: bool = True, addressed: Collection[int] = (),
-) -> tuple[list[Pick], dict[str, object]]:
-    """The sentences an extractive answer is made of, best first, and what the choice looked at.
-    ``addressed``: notes whose address the question names (``What does HB 3.2 say?``) — they answer
-    with their leading sentences, first."""
-    info: dict[str, object] = {"notes": len(notes)}
-    if not notes:
-        return [], info
-    if addressed:
-        by_address = [
-            Pick(n.n, sent, 2.0 - 0.01 * pos, 1.0, pos)
-            for n in notes if n.n in addressed
-            for pos, sent in enumerate(split_sentences(n.fragment.text)[: settings.extractive_max_per_note])
-        ]
-        if by_address:
-            info["addressed"] = len(addressed)
-            chosen = by_address[: settings.extractive_max_sentences]
-            info["chosen"] = len(chosen)
-            return chosen, info
-    qterms_by_lang: dict[str, list[str]] = {}
-    note_sents: list[list[tuple[str, set[str]]]] = []
-    for note in notes:
-        lang = note.fragment.lang or qlang
-        if lang not in qterms_by_lang:
-            qterms_by_lang[lang] = list(dict.fromkeys(scorer.terms(question, lang)))
-        note_sents.append([(s, set(scorer.terms(s, lang))) for s in split_sentences(note.fragment.text)])
-    # rarity of each term among this turn's notes
-    df: dict[str, int] = {}
-    for sents in note_sents:
-        seen: set[str] = set()
-        for _, terms in sents:
-            seen |= terms
-        for t in seen:
-            df[t] = df.get(t, 0) + 1
-    n_notes = len(notes)
+# --- candidates ----------------------------------------------------------------------------------
 
-    def weight(t: str) -> float:
-        return math.log(1.0 + (n_notes + 1) / (df.get(t, 0) + 0.5))
+_FOOTER = re.compile(
+    r"(?i)(?:^|[\s—–|·-])(?:page|p\.|pp\.|стр\.?|страница|seite|página|pagina)\s*\d+(?:\s*(?:of|из|/)\s*\d+)?\s*$"
+    r"|^\s*(?:[-–—]\s*)?\d{1,4}(?:\s*[-–—])?\s*$"
+    r"|^\s*\d+\s*/\s*\d+\s*$"
+    r"|\((?:page|p\.|pp\.|стр\.?|страница)\s*\d+\)\s*$"  # a table-of-contents entry
+)
+_BOILERPLATE = re.compile(
+    r"(?i)(?:©|\(c\)\s*\d{4}|all rights reserved|все права защищены|table of contents|^contents$|^содержание$"
+    r"|^https?://\S+$|^www\.\S+$)"
+)
+_MD_HEADING = re.compile(r"^\s*#{1,6}\s")
+# A question put in other words ("You ask how we decide…") and the talk's greetings and sign-offs.
+_REPORTED = re.compile(
+    r"(?i)^(?:(?:you|they|he|she|people|readers?|listeners?)\s+(?:often\s+|sometimes\s+)?"
+    r"(?:ask|asked|wonder|wondered|enquire|inquire)d?\b|(?:вы|ты|они|читатели|слушатели)\s+(?:часто\s+)?"
+    r"(?:спрашива|интересу)\w*|the question (?:is|was)\b|вопрос в том)"
+    r"|^(?:good (?:morning|afternoon|evening)|hello|welcome|thank you|thanks for|добрый (?:день|вечер)|"
+    r"доброе утро|здравствуйте|спасибо за)\b"
+)
+_LETTER = re.compile(r"[^\W\d_]")
+_END = re.compile(r"[.!?…:;»”\"')\]]$")
 
-    picks: list[Pick] = []
-    for rank, (note, sents) in enumerate(zip(notes, note_sents, strict=True)):
-        qterms = qterms_by_lang[note.fragment.lang or qlang]
-        total = sum(weight(t) for t in qterms)
-        if total <= 0:
+
+def is_noise(sentence: str) -> bool:
+    """A candidate that is never an answer: a question (also one reported: "You ask how…"), a page
+    header/footer, boilerplate (greetings, copyright), a heading or fragment (< 3 words, or a short
+    line without an ending), mostly not letters."""
+    s = sentence.strip()
+    if not s or s.endswith("?") or s.endswith("?»") or s.endswith("?\""):
+        return True
+    if _FOOTER.search(s) or _BOILERPLATE.search(s) or _MD_HEADING.match(s) or _REPORTED.search(s):
+        return True
+    words = s.split()
+    if len(words) < 3:
+        return True
+    if len(words) <= 5 and not _END.search(s):
+        return True  # a heading-like line
+    letters = len(_LETTER.findall(s))
+    return letters < 0.5 * len(s.replace(" ", ""))
+
+
+def cue_texts(note: Note, sources: Mapping[str, Source]) -> list[str] | None:
+    """The cue texts inside a transcript note's window (from its track's stored cues), or None."""
+    loc = note.fragment.locator
+    src = sources.get(note.fragment.source_id)
+    if not isinstance(loc, TranscriptLocator) or src is None:
+        return None
+    raw = src.meta.get(CUES_META)
+    if not raw:
+        return None
+    try:
+        rows = json.loads(raw)
+        cues = [str(t) for a, b, t in rows if int(a) >= loc.start_ms and int(b) <= loc.end_ms]
+    except (ValueError, TypeError):
+        return None
+    if " ".join(" ".join(cues).split()) != " ".join(note.fragment.text.split()):
+        return None  # the window is not exactly these cues (a cue split by the size cap): use the text
+    return cues
+
+
+_CUE_END = re.compile(r"[.!?…;:]['\"»”)\]]*$")
+
+
+def transcript_units(cues: Sequence[str], max_words: int) -> list[str]:
+    """Sentences of a transcript window made of whole cues: a unit ends at a cue ending a clause
+    (``. ! ? … ; :``) or when it reaches ``max_words``; a cue with no letters (a sonnet's number) is
+    a unit of its own."""
+    out: list[str] = []
+    buf: list[str] = []
+    words = 0
+    for cue in cues:
+        c = " ".join(clean_text(cue).split())
+        if not c:
             continue
-        for pos, (sent, terms) in enumerate(sents):
-            if len(sent.split()) < 3:
-                continue  # a heading or a fragment, not an answer
-            shared = [t for t in qterms if t in terms]
-            share = sum(weight(t) for t in shared) / total
-            if share < settings.extractive_min_overlap or len(shared) < min(settings.extractive_min_terms, len(qterms)):
-                continue
-            score = share + settings.extractive_score_weight * note.score - settings.extractive_rank_decay * rank
-            picks.append(Pick(note.n, sent, score, share, pos))
-    if picks:
-        best = max(p.score for p in picks)
-        picks = [p for p in picks if p.score >= best * settings.extractive_min_relative]
-    chosen = _cap(picks, settings)
-    info["candidates"] = len(picks)
-    if not chosen and crosslingual:
-        chosen = _crosslingual(question, qlang, notes, settings, scorer)
-        info["crosslingual"] = bool(chosen)
-    info["chosen"] = len(chosen)
-    return chosen, info
-
-
-def _cap(picks: list[Pick], settings: AnswerSettings) -> list[Pick]:
-    out: list[Pick] = []
-    per_note: dict[int, int] = {}
-    seen: set[str] = set()
-    for p in sorted(picks, key=lambda p: (-p.score, p.note, p.position)):
-        if len(out) >= settings.extractive_max_sentences:
-            break
-        if per_note.get(p.note, 0) >= settings.extractive_max_per_note or p.sentence in seen:
+        if not _LETTER.search(c):
+            if buf:
+                out.append(" ".join(buf))
+                buf, words = [], 0
+            out.append(c)
             continue
-        per_note[p.note] = per_note.get(p.note, 0) + 1
-        seen.add(p.sentence)
-        out.append(p)
+        n = len(c.split())
+        if buf and words + n > max_words:
+            out.append(" ".join(buf))
+            buf, words = [], 0
+        buf.append(c)
+        words += n
+        if _CUE_END.search(c):
+            out.append(" ".join(buf))
+            buf, words = [], 0
+    if buf:
+        out.append(" ".join(buf))
     return out
 
 
+def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> list[str]:
+    """The sentences of a note; a transcript window with an overlong sentence is cut at its cues."""
+    sents = split_sentences(note.fragment.text)
+    if cues and any(len(s.split()) > max_words for s in sents):
+        return transcript_units(cues, max_words)
+    return sents
+
+
+_LEADING_LOC = re.compile(r"^\d+(?:[.:]\d+)+\s+(?=\w)")
+_LATIN_LETTER = re.compile(r"[a-zA-Z\u00C0-\u024F\u1E00-\u1EFF]")
+_CYR = re.compile(r"[\u0400-\u04FF]")
+
+
+def prose_likeness(sentence: str, lang: str) -> float:
+    """How much ``sentence`` reads as prose in ``lang`` (0–1): the share of its words that are that
+    language's stop words, lowered for letters of another script (a gloss interleaving Devanagari)
+    and for '?'-separated word lists. A translation scores high; IAST transliteration and word-by-word
+    glosses low."""
+    toks = tokenize(sentence)
+    if not toks:
+        return 0.0
+    stop = STOP_WORDS.get(lang, frozenset())
+    share = sum(1 for t in toks if t in stop) / len(toks)
+    letters = _LETTER.findall(sentence)
+    if letters:
+        own = _CYR if lang == "ru" else _LATIN_LETTER
+        foreign = sum(1 for ch in letters if not own.match(ch))
+        share *= 1.0 - foreign / len(letters)
+    marks = sentence.count("?")
+    if marks >= 3:
+        share *= 0.2
+    return min(1.0, share * 2.5)
+
+
+_TRANSLIT = str.maketrans({
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "e", "ж": "j", "з": "z", "и": "i", "й": "i",
+    "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s", "т": "t", "у": "u", "ф": "f",
+    "х": "h", "ц": "c", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "", "ы": "i", "ь": "", "э": "e", "ю": "u", "я": "a",
+})
+_SKELETON_DROP = re.compile(r"[aeiouyhw']")
+
+
+def name_skeleton(word: str) -> str:
+    """A script-neutral consonant skeleton of a name: Cyrillic transliterated, Latin ``c/q/x/w/ph/dzh/zh``
+    spelled as the transliteration writes them, vowels and ``h`` dropped — ``Пэнтерс`` and ``Panthers``
+    both give ``pntrs``, ``Джаред`` and ``Jared`` ``jrd``, ``Варшава`` and ``Warsaw`` ``vrsv``."""
+    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
+    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
+    w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("sh", "s")
+    w = _SKELETON_DROP.sub("", w)
+    return re.sub(r"(.)\1+", r"\1", w)
+
+
+_NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
+
+
+def cross_script_names(text: str) -> set[str]:
+    """Skeletons of the capitalised words of ``text`` that are not stop words (names, mostly)."""
+    out = set()
+    for i, m in enumerate(_NAME.finditer(text)):
+        w = m.group(0)
+        if i == 0 and m.start() == 0 and w.lower() in STOP_WORDS.get("ru", frozenset()) | STOP_WORDS.get("en", frozenset()):
+            continue
+        if w.lower() in STOP_WORDS["ru"] or w.lower() in STOP_WORDS["en"]:
+            continue
+        sk = name_skeleton(w)
+        if len(sk) >= 3:
+            out.add(sk)
+    return out
+
+
+def names_shared(qnames: set[str], snames: set[str]) -> int:
+    """How many of the question's name skeletons the sentence carries (equal, or one a 4+ prefix of the other)."""
+    n = 0
+    for q in qnames:
+        if q in snames or any(len(x) >= 4 and len(q) >= 4 and (x.startswith(q[:4]) and q.startswith(x[:4]))
+                              for x in snames):
+            n += 1
+    return n
+
+
+# --- embeddings ----------------------------------------------------------------------------------
+
+
+class _VectorCache:
+    """A bounded LRU of passage vectors by text (shared by concurrent turns)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        out: list[np.ndarray | None] = []
+        missing: list[str] = []
+        with self._lock:
+            for t in texts:
+                v = self._d.get(t)
+                if v is not None:
+                    self._d.move_to_end(t)
+                else:
+                    missing.append(t)
+                out.append(v)
+        if missing:
+            uniq = list(dict.fromkeys(missing))
+            vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float32)  # one batch per turn
+            got = dict(zip(uniq, vecs, strict=True))
+            with self._lock:
+                for t, v in got.items():
+                    self._d[t] = v
+                    self._d.move_to_end(t)
+                while len(self._d) > self.size:
+                    self._d.popitem(last=False)
+            out = [v if v is not None else got[t] for t, v in zip(texts, out, strict=True)]
+        return np.stack([np.asarray(v, dtype=np.float32) for v in out]) if out else np.zeros((0, embedder.dim), np.float32)
+
+
+# --- the ranker ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Cand:
+    note: Note
+    rank: int
+    position: int
+    text: str
+    terms: frozenset[str]
+    nums: frozenset[str]
+    lang: str
+    sim: float | None = None
+    row: int = -1  # the candidate's row among this turn's sentence vectors
+    overlap: float = 0.0
+    shared: int = 0
+    names: float = 0.0  # share of the question's names (cross-script skeletons) the sentence carries
+    score: float = 0.0
+
+
+class SentenceRanker:
+    """Ranks the sentences of a turn's notes (see the module docstring). Shared by concurrent turns."""
+
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None
+    ) -> None:
+        self.settings = settings.answer
+        self.corpus = settings.corpus
+        self.embedder = embedder
+        self.scorer = scorer or TermScorer()
+        self._cache = _VectorCache(self.settings.extractive_embed_cache)
+
+    def min_similarity(self) -> float | None:
+        if self.embedder is None:
+            return None
+        return self.settings.extractive_min_similarity.get(self.embedder.name)
+
+    def select(
+        self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
+        addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
+    ) -> tuple[list[Pick], dict[str, object]]:
+        """The sentences an extractive answer is made of, best first, and what the choice looked at
+        (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
+        of transcript notes by fragment id."""
+        a = self.settings
+        info: dict[str, object] = {"notes": len(notes)}
+        if not notes:
+            return [], info
+        cues = cues or {}
+        if addressed:
+            chosen = self._by_address(notes, addressed, cues)
+            if chosen:
+                info.update(addressed=len(addressed), chosen=len(chosen))
+                return chosen, info
+        cands = self._candidates(question, qlang, notes, cues)
+        info["candidates"] = len(cands)
+        if not cands:
+            info["chosen"] = 0
+            return [], info
+        sims = self._similarities(question, cands)
+        info["embedded"] = sims is not None
+        self._score(question, qlang, cands)
+        cands.sort(key=lambda c: (-c.score, c.rank, c.position))
+        best = cands[0]
+        min_sim = self.min_similarity()
+        n_qterms = len([t for t in self._qterms(question, best.lang) if not t.isdigit()])
+        lex_ok = best.overlap >= a.extractive_min_overlap and best.shared >= min(a.extractive_min_terms, n_qterms)
+        sim_ok = min_sim is not None and best.sim is not None and best.sim >= min_sim
+        name_sim = self.embedder and a.extractive_name_min_similarity.get(self.embedder.name)
+        name_ok = bool(name_sim) and any(
+            c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
+        )
+        info["best"] = {"score": round(best.score, 4), "overlap": round(best.overlap, 4),
+                        "similarity": None if best.sim is None else round(best.sim, 4),
+                        "names": round(best.names, 3)}
+        info["evidence"] = [k for k, ok in (("terms", lex_ok), ("similarity", sim_ok), ("names", name_ok)) if ok]
+        if not (lex_ok or sim_ok or name_ok):
+            if sims is None and crosslingual:
+                chosen = _crosslingual(question, qlang, notes, a, self.scorer, cues)
+                info["crosslingual"] = bool(chosen)
+                info["chosen"] = len(chosen)
+                return chosen, info
+            info["declined"] = "no sentence is evidence enough"
+            info["chosen"] = 0
+            return [], info
+        chosen = self._mmr(cands, sims)
+        info["chosen"] = len(chosen)
+        return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
+                     None if c.sim is None else round(c.sim, 6)) for c in chosen], info
+
+    # -- steps --------------------------------------------------------------------------------
+    def _qterms(self, question: str, lang: str) -> list[str]:
+        return self.scorer.terms(question, lang)
+
+    def _candidates(
+        self, question: str, qlang: str, notes: Sequence[Note], cues: Mapping[str, Sequence[str]]
+    ) -> list[_Cand]:
+        a = self.settings
+        out: list[_Cand] = []
+        seen: set[str] = set()
+        for rank, note in enumerate(notes[: a.extractive_candidate_notes]):
+            lang = note.fragment.lang or qlang
+            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
+            for pos, sent in enumerate(sents):
+                key = " ".join(tokenize(sent))
+                if is_noise(sent) or not key or key in seen:
+                    continue
+                seen.add(key)
+                out.append(_Cand(note, rank, pos, sent, frozenset(self.scorer.terms(sent, lang)),
+                                 frozenset(numbers(sent)), lang))
+        return out
+
+    def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        q = np.asarray(self.embedder.embed_queries([question]), dtype=np.float32)[0]
+        vecs = self._cache.vectors(self.embedder, [c.text for c in cands])
+        sims = vecs @ q
+        for i, (c, s) in enumerate(zip(cands, sims, strict=True)):
+            c.sim, c.row = float(s), i
+        return vecs
+
+    def _score(self, question: str, qlang: str, cands: list[_Cand]) -> None:
+        a = self.settings
+        qnums = numbers(question)
+        qnames = cross_script_names(question)
+        df: dict[str, int] = {}
+        by_note: dict[int, set[str]] = {}
+        for c in cands:
+            by_note.setdefault(c.note.n, set()).update(c.terms)
+        for terms in by_note.values():
+            for t in terms:
+                df[t] = df.get(t, 0) + 1
+        n_notes = len(by_note)
+        qterms_by_lang: dict[str, list[str]] = {}
+        for c in cands:
+            qterms = qterms_by_lang.get(c.lang)
+            if qterms is None:
+                qterms = qterms_by_lang[c.lang] = [t for t in self._qterms(question, c.lang) if not t.isdigit()]
+            weights = {t: math.log(1.0 + (n_notes + 1) / (df.get(t, 0) + 0.5)) for t in qterms}
+            total = sum(weights.values())
+            shared = [t for t in qterms if t in c.terms]
+            c.shared = len(shared)
+            c.overlap = sum(weights[t] for t in shared) / total if total > 0 else 0.0
+            num = len(qnums & c.nums) / len(qnums) if qnums else 0.0
+            if qnames and c.lang != qlang:
+                c.names = names_shared(qnames, cross_script_names(c.text)) / len(qnames)
+            c.score = (
+                c.overlap + a.extractive_number_weight * num + a.extractive_score_weight * c.note.score
+                - a.extractive_rank_decay * c.rank
+                + (a.extractive_similarity_weight * c.sim if c.sim is not None else 0.0)
+                + a.extractive_name_weight * c.names
+            )
+
+    def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
+        a = self.settings
+        best = cands[0]  # cands are sorted best first
+        chosen: list[_Cand] = [best]
+        per_note = {best.note.n: 1}
+        pool = [c for c in cands[1:] if c.score >= best.score - a.extractive_margin]
+        while pool and len(chosen) < a.extractive_max_sentences:
+            scored: list[tuple[float, int, _Cand]] = []
+            for c in pool:
+                if per_note.get(c.note.n, 0) >= a.extractive_max_per_note:
+                    continue
+                red = max(_redundancy(c, s, vecs) for s in chosen)
+                if red >= a.extractive_duplicate_similarity:
+                    continue
+                scored.append((a.extractive_mmr_lambda * c.score - (1 - a.extractive_mmr_lambda) * red, -c.rank, c))
+            if not scored:
+                break
+            scored.sort(key=lambda x: (-x[0], -x[1], x[2].position))
+            pick = scored[0][2]
+            chosen.append(pick)
+            per_note[pick.note.n] = per_note.get(pick.note.n, 0) + 1
+            pool = [c for c in pool if c is not pick]
+        return chosen
+
+    def _by_address(
+        self, notes: Sequence[Note], addressed: Collection[int], cues: Mapping[str, Sequence[str]]
+    ) -> list[Pick]:
+        """Addressed notes answer with their prose sentences: a verse before its commentary, a
+        translation before a transliteration or a gloss, then reading order."""
+        a = self.settings
+        scored: list[tuple[float, int, int, str]] = []
+        for note in notes:
+            if note.n not in addressed:
+                continue
+            lang = note.fragment.lang or "en"
+            verse = 1.0 if self.corpus.group_of(note.fragment.kind) is KindGroup.VERSES else 0.0
+            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
+            for pos, sent in enumerate(sents):
+                text = _LEADING_LOC.sub("", sent)
+                if len(text.split()) < 3:
+                    continue
+                prose = prose_likeness(text, lang)
+                if prose < a.extractive_address_min_prose:
+                    continue
+                scored.append((verse + prose - 0.02 * pos, note.n, pos, text))
+        scored.sort(key=lambda x: (-x[0], x[1], x[2]))
+        out: list[Pick] = []
+        per_note: dict[int, int] = {}
+        for score, n, pos, text in scored:
+            if per_note.get(n, 0) >= a.extractive_max_per_note:
+                continue
+            per_note[n] = per_note.get(n, 0) + 1
+            out.append(Pick(n, text, round(score, 6), 1.0, pos))
+            if len(out) >= a.extractive_address_sentences:
+                break
+        return out
+
+
+def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> float:
+    """How much ``c`` repeats ``s``: their cosine, or without vectors the Jaccard of their terms."""
+    if vecs is not None and c.row >= 0 and s.row >= 0:
+        return float(vecs[c.row] @ vecs[s.row])
+    if not c.terms or not s.terms:
+        return 0.0
+    return len(c.terms & s.terms) / len(c.terms | s.terms)
+
+
+def select_sentences(
+    question: str, qlang: str, notes: Sequence[Note], settings: Settings, scorer: TermScorer,
+    *, crosslingual: bool = True, addressed: Collection[int] = (), embedder: Embedder | None = None,
+) -> tuple[list[Pick], dict[str, object]]:
+    """One-off :meth:`SentenceRanker.select` (no shared cache)."""
+    return SentenceRanker(settings, embedder, scorer).select(
+        question, qlang, notes, crosslingual=crosslingual, addressed=addressed
+    )
+
+
 def _crosslingual(
-    question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer
+    question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer,
+    cues: Mapping[str, Sequence[str]],
 ) -> list[Pick]:
+    """No embedder: a question in another language than the top note answers from that note's
+    sentences sharing the most numbers and Latin names with it, else its first ones."""
     others = [n for n in notes if n.fragment.lang and n.fragment.lang != qlang]
     if not others or others[0] is not notes[0]:
         return []  # the top note speaks the question's language and shares nothing with it
     qneutral = scorer.neutral(question)
     out: list[Pick] = []
     for note in others[: settings.extractive_crosslingual_notes]:
-        sents = split_sentences(note.fragment.text)
+        sents = [s for s in note_sentences(note, cues.get(note.fragment.id), settings.extractive_max_sentence_words)
+                 if not is_noise(s)]
         ranked = sorted(
             enumerate(sents), key=lambda ps: (-len(qneutral & scorer.neutral(ps[1])), ps[0])
         )[: settings.extractive_crosslingual_sentences]
@@ -170,7 +568,7 @@ def extractive_pieces(picks: Sequence[Pick], renumber: dict[int, int]) -> list[s
     return pieces
 
 
-_TRAIL = re.compile(r"([.!?…]+[\"'»”)]*)$")
+_TRAIL = re.compile(r"([.!?…;:,]+[\"'»”)]*)$")
 
 
 def cite_sentence(sentence: str, n: int) -> str:

@@ -29,10 +29,11 @@ from footnote.answer.citations import (
 from footnote.answer.compact import Compacted, compact
 from footnote.answer.extractive import (
     Pick,
+    SentenceRanker,
     TermScorer,
+    cue_texts,
     extractive_pieces,
     outline_from_picks,
-    select_sentences,
     split_sentences,
 )
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
@@ -51,7 +52,7 @@ from footnote.answer.types import (
     Token,
     VerdictEvent,
 )
-from footnote.corpus.records import AddressLocator
+from footnote.corpus.records import AddressLocator, TranscriptLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
 from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
@@ -118,6 +119,7 @@ class Answerer:
         self.mentions = MentionIndex(store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
+        self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer)
 
     # -- public --------------------------------------------------------------------------------
     def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
@@ -212,8 +214,8 @@ class Answerer:
         assert turn.result is not None
         xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
         addressed = _addressed(turn.result, notes)
-        picks, info = select_sentences(
-            turn.question, turn.lang, notes, a, self.scorer, crosslingual=xl, addressed=addressed
+        picks, info = self.ranker.select(
+            turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=self._cues(notes)
         )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
@@ -221,7 +223,6 @@ class Answerer:
 
     # -- synthesize ----------------------------------------------------------------------------
     def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
-        a = self.settings.answer
         t0 = time.perf_counter()
         checker = self._checker(ctx.notes)
         synth = turn.models.get("synthesizer")
@@ -234,7 +235,7 @@ class Answerer:
         if cleaner is None:
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
-                picks, _ = select_sentences(turn.question, turn.lang, ctx.notes, a, self.scorer)
+                picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(ctx.notes))
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:
@@ -258,8 +259,10 @@ class Answerer:
             yield from self._not_found(turn, "no_grounded_text", dropped=cleaner.dropped, removed=cleaner.removed,
                                        removed_names=cleaner.removed_mentions, removed_sentences=cleaner.removed_sentences)
             return
+        quoted = [ctx.by_n[int(x)].fragment.lang for x in CITE.findall(text) if x.isdigit() and int(x) in ctx.by_n]
         yield from self._finish(
-            turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False, disclaimer=None,
+            turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False,
+            disclaimer=disclaimers.quotes_language_note(turn.lang, quoted) if how == "extractive" else None,
             dropped=cleaner.dropped, removed=cleaner.removed, removed_names=cleaner.removed_mentions, notes=ctx.notes,
             removed_sentences=cleaner.removed_sentences,
         )
@@ -315,6 +318,20 @@ class Answerer:
             set(ctx.by_n), checker, a.stream_flush_chars, require_cited=True, max_sentence_chars=a.max_sentence_chars
         )
 
+    def _cues(self, notes: Sequence[Note]) -> dict[str, list[str]]:
+        """Cue texts of the transcript notes among ``notes`` (the extractive answer cuts at cues)."""
+        tracks = [n for n in notes[: self.settings.answer.extractive_candidate_notes]
+                  if isinstance(n.fragment.locator, TranscriptLocator)]
+        if not tracks:
+            return {}
+        sources = sources_by_id(self.store, (n.fragment.source_id for n in tracks))
+        out: dict[str, list[str]] = {}
+        for n in tracks:
+            cues = cue_texts(n, sources)
+            if cues:
+                out[n.fragment.id] = cues
+        return out
+
     def _checker(self, notes: Sequence[Note]) -> ProseChecker:
         titles, files = self._source_names(notes)
         return ProseChecker(self.mentions.get(), Carried.of(notes, titles, files))
@@ -340,6 +357,8 @@ class Answerer:
         result = turn.result
         assert result is not None
         verdict = result.verdict
+        if corpus_insufficient and verdict in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
+            verdict = Verdict.INSUFFICIENT  # a later stage found the notes wanting: verdict and mode agree
         trace = self._trace(turn, notes, removed_names, reason)
         trace["removed_sentences"] = removed_sentences
         answer = Answer(
@@ -451,6 +470,7 @@ class Answerer:
         }
         if reason:
             out["insufficient_reason"] = reason
+            out["insufficient_stage"] = _insufficient_stage(turn, reason)
         return out
 
 
@@ -462,6 +482,19 @@ def _final(events: Iterator[Event]) -> Answer:
         if isinstance(ev, Error):
             raise ev.exc
     raise AssertionError("a turn ended without an answer")  # pragma: no cover
+
+
+def _insufficient_stage(turn: _Turn, reason: str) -> str:
+    """Which stage decided corpus_insufficient: the gate, the outline planner (model or extractive)
+    or the synthesizer (nothing grounded survived)."""
+    if reason == "bail_out":
+        return "gate"
+    if reason == "empty_outline":
+        planner = next((st["info"].get("planner") for st in reversed(turn.stages) if st["name"] == "outline"), None)
+        return f"outline.{planner}" if planner else "outline"
+    if reason == "no_grounded_text":
+        return "synthesize"
+    return reason
 
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:

@@ -1,10 +1,13 @@
 """Answer-level scoring: is the answer right, cited, or an honest abstention? (CRAG-style)
 
-``score_answer``: an answer to an unanswerable question is −1; otherwise correct when a normalised gold answer string appears in the answer or in the text of
-one of its cited notes, and every citation is valid (it resolves to a note of this turn and its number
-is in the answer). Points: +1 correct, 0 abstained (``not_found``/``declined``), −1 otherwise. A second,
-language-independent view, ``cites_gold``, asks whether a cited note comes from a gold source (the
-cross-lingual sets' gold strings are in the question's language, not the corpus's).
+Two scorings, both reported per language and cell:
+
+- **by string** (``points``): an answer to an unanswerable question is −1; otherwise correct when a
+  normalised gold answer string appears in the *answer text itself* (not merely in a cited note — that
+  is kept apart as ``in_notes``) and every citation is valid (it resolves to a note of this turn and its
+  number is in the answer). +1 correct, 0 abstained (``not_found``/``declined``), −1 otherwise.
+- **by source** (``points_by_source``, language-independent): correct when a cited note comes from a
+  gold source (the cross-lingual sets' gold strings are in the question's language, not the corpus's).
 
 ``make_scorer(engine)`` plugs into ``footnote eval --answers`` (``run_questions(on_result=…)``): it
 answers from the search already run, so one retrieval serves both levels. ``python -m
@@ -51,6 +54,7 @@ class AnswerScore:
     citations_valid: bool
     cites_gold: bool
     matched: str | None  # the gold string found, and where ("answer" / "note")
+    in_notes: bool = False  # a gold string is in a cited note's text (whether or not in the answer)
 
     @property
     def points_by_source(self) -> int:
@@ -63,7 +67,7 @@ class AnswerScore:
         return {
             "points": self.points, "points_by_source": self.points_by_source, "correct": self.correct,
             "abstained": self.abstained, "citations_valid": self.citations_valid, "cites_gold": self.cites_gold,
-            "matched": self.matched,
+            "matched": self.matched, "in_notes": self.in_notes,
         }
 
 
@@ -96,17 +100,13 @@ def score_answer(
         return AnswerScore(-1, False, False, valid, False, None)
     text = normalise(answer.answer)
     notes = [normalise(c.fragment.text) for c in answer.citations]
-    matched: str | None = None
-    for g in gold_answers:
-        ng = normalise(g)
-        if _contains(text, ng):
-            matched = f"answer:{g}"
-            break
-        if any(_contains(n, ng) for n in notes):
-            matched = f"note:{g}"
-            break
-    correct = matched is not None and valid
-    return AnswerScore(1 if correct else -1, correct, False, valid, cites_gold, matched)
+    golds = [(g, normalise(g)) for g in gold_answers]
+    matched = next((f"answer:{g}" for g, ng in golds if _contains(text, ng)), None)
+    in_notes = any(_contains(n, ng) for _, ng in golds for n in notes)
+    if matched is None and in_notes:
+        matched = next(f"note:{g}" for g, ng in golds if any(_contains(n, ng) for n in notes))
+    correct = matched is not None and matched.startswith("answer:") and valid
+    return AnswerScore(1 if correct else -1, correct, False, valid, cites_gold, matched, in_notes)
 
 
 def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
@@ -141,6 +141,9 @@ def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "correct_rate": r(mean([1.0 if x["correct"] else 0.0 for x in rows])),
         "abstain_rate": r(mean([1.0 if x["abstained"] else 0.0 for x in rows])),
         "wrong_rate": r(mean([1.0 if x["points"] < 0 else 0.0 for x in rows])),
+        "in_notes_rate": r(mean([1.0 if x.get("in_notes") else 0.0 for x in rows])),
+        "correct_by_source_rate": r(mean([1.0 if x["points_by_source"] > 0 else 0.0 for x in rows])),
+        "wrong_by_source_rate": r(mean([1.0 if x["points_by_source"] < 0 else 0.0 for x in rows])),
         "invalid_citations": sum(1 for x in rows if not x["citations_valid"]),
         "ask_ms_p50": r(percentile(ask_ms, 50)),
         "ask_ms_p95": r(percentile(ask_ms, 95)),
@@ -161,16 +164,19 @@ def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-COLUMNS = ("n", "crag", "crag_by_source", "correct_rate", "abstain_rate", "wrong_rate", "invalid_citations",
-           "ask_ms_p50", "ask_ms_p95")
+COLUMNS = ("n", "correct_rate", "abstain_rate", "wrong_rate", "correct_by_source_rate", "wrong_by_source_rate",
+           "crag", "crag_by_source", "invalid_citations", "ask_ms_p50", "ask_ms_p95")
+_HEADS = {"correct_rate": "gold_in_answer", "abstain_rate": "declined", "wrong_rate": "wrong",
+          "correct_by_source_rate": "src_correct", "wrong_by_source_rate": "src_wrong"}
 
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
     def f(x: Any) -> str:
         return "–" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
-    lines = ["answers (CRAG: +1 correct & cited validly, 0 abstained, −1 otherwise)",
-             f"{'cell':<30}" + "".join(f"{c:>16}" for c in COLUMNS)]
+    lines = ["answers — by string: the gold string in the answer text (gold_in_answer / declined / wrong); "
+             "by source: a cited note from a gold source (src_correct / src_wrong); CRAG of each",
+             f"{'cell':<30}" + "".join(f"{_HEADS.get(c, c):>16}" for c in COLUMNS)]
     rows = [("overall", report["overall"]), *report["by_lang"].items(), *report["by_category_lang"].items()]
     for name, cell in rows:
         lines.append(f"{name:<30}" + "".join(f"{f(cell.get(c)):>16}" for c in COLUMNS))
