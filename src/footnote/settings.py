@@ -444,9 +444,6 @@ class AnswerSettings(_Frozen):
     extractive_min_terms: int = Field(
         2, description="Distinct question terms an extractive sentence must share (fewer when the question has fewer)."
     )
-    extractive_min_relative: float = Field(
-        0.5, description="An extractive sentence needs at least this share of the best sentence's score."
-    )
     extractive_crosslingual_verdicts: tuple[str, ...] = Field(
         ("sufficient", "good_enough"),
         description="Gate verdicts under which a question in another language than its notes (no shared "
