@@ -7,8 +7,9 @@
 
 The corpus is ingested once into a cached store under /tmp/footnote-cache/bench-ask (reused when
 unchanged); every question then runs ``engine.ask`` (one warm-up first). Prints p50/p95 of the whole
-ask and of its answer stages (outline + compact + synthesize + citations), per language, and the
-model calls made (0 without a model).
+ask and of its answer stages (outline + compact + synthesize + citations) with and without the
+extractive ranker's sentence embedding (``embed_ms`` in the outline stage), per language, and the model
+calls made (0 without a model).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def main() -> None:
     engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)
     total: dict[str, list[float]] = defaultdict(list)
     answer: dict[str, list[float]] = defaultdict(list)
+    no_embed: dict[str, list[float]] = defaultdict(list)
     calls = 0
     with engine:
         engine.ask(qs[0].question)  # warm-up: model load, caches
@@ -48,15 +50,18 @@ def main() -> None:
             a = engine.ask(q.question)
             ms = (time.perf_counter() - t0) * 1000.0
             stages = sum(s["ms"] for s in a.trace["stages"] if s["name"] in ANSWER_STAGES)
+            embed = sum(float(s["info"].get("embed_ms", 0.0)) for s in a.trace["stages"] if s["name"] == "outline")
             for key in ("all", q.lang):
                 total[key].append(ms)
                 answer[key].append(stages)
+                no_embed[key].append(stages - embed)
             calls += a.model_calls
     print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}")
     for key in sorted(total):
-        t, s = total[key], answer[key]
+        t, s, x = total[key], answer[key], no_embed[key]
         print(f"  {key:<4} ask p50 {percentile(t, 50):7.1f} ms  p95 {percentile(t, 95):7.1f} ms   "
-              f"answer stages p50 {percentile(s, 50):5.1f} ms  p95 {percentile(s, 95):5.1f} ms   n={len(t)}")
+              f"answer stages p50 {percentile(s, 50):5.1f} ms  p95 {percentile(s, 95):5.1f} ms   "
+              f"without sentence embedding p50 {percentile(x, 50):5.1f} ms  p95 {percentile(x, 95):5.1f} ms   n={len(t)}")
 
 
 if __name__ == "__main__":

@@ -486,6 +486,10 @@ class AnswerSettings(_Frozen):
         0.5, description="Weight of a question term found only in the sentence (or heading) just before a candidate "
         "in its note (\"The clockwork. It must be wound…\") relative to one in the sentence itself.",
     )
+    extractive_focus_weight: float = Field(
+        0.5, description="Score added to a sentence carrying the word the question asks about right after its "
+        "question word (\"how many *points*\", \"сколько *часов*\")."
+    )
     extractive_margin: float = Field(
         0.5, description="Further extractive sentences must score within this much of the best one."
     )

@@ -41,6 +41,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +53,16 @@ from footnote.corpus.loaders.transcripts import CUES_META
 from footnote.corpus.records import KindGroup, Source, TranscriptLocator
 from footnote.models.protocols import Embedder
 from footnote.settings import AnswerSettings, Settings
-from footnote.text import STOP_WORDS, Analyzer, clean_text, content_terms, numbers, split_sentences, tokenize
+from footnote.text import (
+    STOP_WORDS,
+    Analyzer,
+    clean_text,
+    content_terms,
+    is_stop,
+    numbers,
+    split_sentences,
+    tokenize,
+)
 
 __all__ = [
     "Pick", "SentenceRanker", "TermScorer", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
@@ -287,6 +297,27 @@ def names_shared(qnames: set[str], snames: set[str]) -> int:
     return n
 
 
+_FOCUS = re.compile(
+    r"(?i)^\s*(?:how\s+(?:many|much|long|often|old|far|large|big|tall|high)|what|which|сколько|как\s+(?:долго|часто)|"
+    r"как(?:ой|ая|ое|ие|ого|ую|им|ом|их|ова|ов|ово)|котор\w+)\s+([^\W\d_][\w'-]*)"
+)
+
+
+def focus_word(question: str) -> str | None:
+    """The word a question asks about right after its question word — "how many *points*",
+    "сколько *часов*", "what *year*" — when it is a content word; else None."""
+    m = _FOCUS.match(clean_text(question))
+    if m is None:
+        return None
+    word = m.group(1)
+    return None if is_stop(word) or len(word) < 2 else word
+
+
+def focus_in(focus: str, c: _Cand, scorer: TermScorer) -> bool:
+    """Whether the candidate carries the question's focus word (stemmed in the candidate's language)."""
+    return bool(set(scorer.terms(focus, c.lang)) & c.terms)
+
+
 # --- embeddings ----------------------------------------------------------------------------------
 
 
@@ -383,8 +414,10 @@ class SentenceRanker:
         if not cands:
             info["chosen"] = 0
             return [], info
+        t0 = time.perf_counter()
         sims = self._similarities(question, cands)
         info["embedded"] = sims is not None
+        info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
         self._score(question, qlang, cands)
         cands.sort(key=lambda c: (-c.score, c.rank, c.position))
         best = cands[0]
@@ -452,6 +485,7 @@ class SentenceRanker:
         a = self.settings
         qnums = numbers(question)
         qnames = cross_script_names(question)
+        focus = focus_word(question)
         df: dict[str, int] = {}
         by_note: dict[int, set[str]] = {}
         for c in cands:
@@ -480,6 +514,7 @@ class SentenceRanker:
                 - a.extractive_rank_decay * c.rank
                 + (a.extractive_similarity_weight * c.sim if c.sim is not None else 0.0)
                 + a.extractive_name_weight * c.names
+                + (a.extractive_focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
             )
 
     def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
