@@ -297,6 +297,10 @@ def names_shared(qnames: set[str], snames: set[str]) -> int:
     return n
 
 
+_ANAPHOR = re.compile(
+    r"(?i)^(?:it|its|this|that|these|those|they|their|them|he|she|his|her|there|such|он|она|оно|они|его|её|ее|"
+    r"их|это|этот|эта|эти|там|тогда|так)\b"
+)
 _FOCUS = re.compile(
     r"(?i)^\s*(?:how\s+(?:many|much|long|often|old|far|large|big|tall|high)|what|which|сколько|как\s+(?:долго|часто)|"
     r"как(?:ой|ая|ое|ие|ого|ую|им|ом|их|ова|ов|ово)|котор\w+)\s+([^\W\d_][\w'-]*)"
@@ -461,13 +465,17 @@ class SentenceRanker:
             lang = note.fragment.lang or qlang
             sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
             prev: frozenset[str] = frozenset()
+            prev_heading = False
             for pos, sent in enumerate(sents):
                 terms = frozenset(self.scorer.terms(sent, lang))
                 context, prev = prev, (frozenset() if sent.rstrip().endswith("?") else terms)
+                heading, prev_heading = prev_heading, is_noise(sent) and not sent.rstrip().endswith("?")
                 key = " ".join(tokenize(sent))
                 if is_noise(sent) or not key or key in seen:
                     continue
                 seen.add(key)
+                if not _ANAPHOR.match(sent) and not heading:
+                    context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
                 out.append(_Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms))
         return out
 
