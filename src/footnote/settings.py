@@ -491,13 +491,21 @@ class AnswerSettings(_Frozen):
         "question word (\"how many *points*\", \"сколько *часов*\")."
     )
     extractive_margin: float = Field(
-        0.5, description="Further extractive sentences must score within this much of the best one."
+        0.8, description="Further extractive sentences must score within this much of the best one (with an "
+        "embedder: the cosine term dominates the score's scale)."
+    )
+    extractive_lexical_margin: float = Field(
+        0.3, description="The same without an embedder (term shares only)."
     )
     extractive_mmr_lambda: float = Field(
         0.7, description="Maximal marginal relevance: weight of a sentence's score against its redundancy."
     )
     extractive_duplicate_similarity: float = Field(
-        0.93, description="A sentence this similar (cosine, or term Jaccard) to a chosen one is a near duplicate."
+        0.93, description="A sentence with this cosine to a chosen one is a near duplicate."
+    )
+    extractive_duplicate_terms: float = Field(
+        0.75, description="A sentence whose terms overlap a chosen one's this much (Jaccard) is a near duplicate: "
+        "the same fact in other words."
     )
     extractive_max_sentence_words: int = Field(
         40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."

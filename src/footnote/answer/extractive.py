@@ -17,9 +17,10 @@ the share of the question's numbers it carries + ``extractive_score_weight`` × 
 ``extractive_rank_decay`` × its note's rank. Candidate sentences are embedded in one batch per turn
 through a bounded cache.
 
-**Choice.** The best candidate is taken when it is evidence enough: its term share reaches
-``extractive_min_overlap`` (with ``extractive_min_terms`` shared terms), or its cosine reaches the
-embedder's ``extractive_min_similarity``. Otherwise nothing is chosen and the answer is
+**Choice.** The best candidate is taken when the candidates hold evidence enough: one's term share
+reaches ``extractive_min_overlap`` (with ``extractive_min_terms`` shared terms), or one's cosine reaches
+the embedder's ``extractive_min_similarity``, or (notes in another language) one carries
+``extractive_min_name_share`` of the question's names at ``extractive_name_min_similarity``. Otherwise nothing is chosen and the answer is
 ``corpus_insufficient`` (said in the trace as decided by the extractive planner). Further sentences
 follow by maximal marginal relevance: within ``extractive_margin`` of the best score, never a near
 duplicate of one already chosen (cosine ≥ ``extractive_duplicate_similarity``, or the same terms),
@@ -426,9 +427,12 @@ class SentenceRanker:
         cands.sort(key=lambda c: (-c.score, c.rank, c.position))
         best = cands[0]
         min_sim = self.min_similarity()
-        n_qterms = len([t for t in self._qterms(question, best.lang) if not t.isdigit()])
-        lex_ok = best.overlap >= a.extractive_min_overlap and best.shared >= min(a.extractive_min_terms, n_qterms)
-        sim_ok = min_sim is not None and best.sim is not None and best.sim >= min_sim
+        # evidence enough somewhere among the candidates (not only in the best-scored one)
+        n_qterms = {lang: len([t for t in self._qterms(question, lang) if not t.isdigit()]) for lang in {c.lang for c in cands}}
+        lex_ok = any(
+            c.overlap >= a.extractive_min_overlap and c.shared >= min(a.extractive_min_terms, n_qterms[c.lang]) for c in cands
+        )
+        sim_ok = min_sim is not None and any(c.sim is not None and c.sim >= min_sim for c in cands)
         name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
             c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
@@ -530,15 +534,18 @@ class SentenceRanker:
         best = cands[0]  # cands are sorted best first
         chosen: list[_Cand] = [best]
         per_note = {best.note.n: 1}
-        pool = [c for c in cands[1:] if c.score >= best.score - a.extractive_margin]
+        margin = a.extractive_margin if vecs is not None else a.extractive_lexical_margin
+        pool = [c for c in cands[1:] if c.score >= best.score - margin]
         while pool and len(chosen) < a.extractive_max_sentences:
             scored: list[tuple[float, int, _Cand]] = []
             for c in pool:
                 if per_note.get(c.note.n, 0) >= a.extractive_max_per_note:
                     continue
-                red = max(_redundancy(c, s, vecs) for s in chosen)
-                if red >= a.extractive_duplicate_similarity:
-                    continue
+                reds = [_redundancy(c, s, vecs) for s in chosen]
+                if any((cos is not None and cos >= a.extractive_duplicate_similarity) or jac >= a.extractive_duplicate_terms
+                       for cos, jac in reds):
+                    continue  # a near duplicate of a chosen sentence
+                red = max(cos if cos is not None else jac for cos, jac in reds)
                 scored.append((a.extractive_mmr_lambda * c.score - (1 - a.extractive_mmr_lambda) * red, -c.rank, c))
             if not scored:
                 break
@@ -583,13 +590,12 @@ class SentenceRanker:
         return out
 
 
-def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> float:
-    """How much ``c`` repeats ``s``: their cosine, or without vectors the Jaccard of their terms."""
-    if vecs is not None and c.row >= 0 and s.row >= 0:
-        return float(vecs[c.row] @ vecs[s.row])
-    if not c.terms or not s.terms:
-        return 0.0
-    return len(c.terms & s.terms) / len(c.terms | s.terms)
+def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> tuple[float | None, float]:
+    """How much ``c`` repeats ``s``: their cosine (None without vectors) and the Jaccard of their terms
+    (the same fact in other words: "the range of a spring tide is 5.2 metres" / "5.2 metres at springs")."""
+    cos = float(vecs[c.row] @ vecs[s.row]) if vecs is not None and c.row >= 0 and s.row >= 0 else None
+    jac = len(c.terms & s.terms) / len(c.terms | s.terms) if c.terms and s.terms else 0.0
+    return cos, jac
 
 
 def select_sentences(
