@@ -491,7 +491,7 @@ class AnswerSettings(_Frozen):
         "question word (\"how many *points*\", \"сколько *часов*\")."
     )
     extractive_margin: float = Field(
-        0.8, description="Further extractive sentences must score within this much of the best one (with an "
+        0.5, description="Further extractive sentences must score within this much of the best one (with an "
         "embedder: the cosine term dominates the score's scale)."
     )
     extractive_lexical_margin: float = Field(

@@ -63,12 +63,16 @@ def test_answers_are_not_noise(text: str) -> None:
 
 
 def test_ranker_drops_questions_footers_and_control_characters() -> None:
-    notes = [note(1, "How often must the clockwork be wound? The keeper lights the lamp at sunset. The Keeper's "
-                     "Handbook — Marrowick Light Page 3\nThe Keeper's Handbook — Marrowick Light Page 4\n"
+    notes = [note(1, "How often must the clockwork be wound? The keeper lights the lamp at sunset and enters it in the\n"
+                     "log. The Keeper's Handbook — Marrowick Light Page 3\nThe Keeper's Handbook — Marrowick Light Page 4\n"
                      "The clockwork\x04 must be wound every two hours by the keeper on watch.")]
     picks, info = SentenceRanker(S).select("How often must the clockwork be wound?", "en", notes)
     assert [p.sentence for p in picks] == ["The clockwork must be wound every two hours by the keeper on watch."]
     assert info["candidates"] == 2  # the question and both footers are not candidates
+    notes2 = [note(1, "The keeper lights the lamp at sunset and enters it in the\n"
+                      "log. The Keeper's Handbook — Marrowick Light Page 3\nThe lamp burns until sunrise.")]
+    picks, _ = SentenceRanker(S).select("When does the keeper light the lamp?", "en", notes2)
+    assert picks[0].sentence == "The keeper lights the lamp at sunset and enters it in the log."
 
 
 def test_near_duplicates_are_chosen_once() -> None:

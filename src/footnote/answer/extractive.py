@@ -204,12 +204,10 @@ def _without_footer(line: str) -> str:
     stripped = line.strip()
     if not _FOOTER.search(stripped):
         return line
-    if len(stripped.split()) <= 12:
-        return ""
     m = _TAIL_AFTER_END.match(stripped)
     if m and len(m.group(2).split()) <= 12 and _FOOTER.search(m.group(2)):
-        return m.group(1)
-    return line
+        return m.group(1)  # "log. The Keeper's Handbook — Marrowick Light Page 3" → "log."
+    return "" if len(stripped.split()) <= 12 else line
 
 
 def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> list[str]:
