@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.extractive import (
-    SentenceRanker,
+from footnote.answer.extractive import SentenceRanker
+from footnote.answer.sentences import (
     cross_script_names,
     is_noise,
     name_skeleton,

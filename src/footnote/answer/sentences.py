@@ -1,0 +1,238 @@
+"""The candidate sentences of the extractive answer and the cheap evidence about them: what is never
+an answer (:func:`is_noise`, page footers), transcript windows cut at their cues
+(:func:`transcript_units`), how much a sentence reads as prose in its language (a verse's translation
+vs its transliteration or gloss), names compared across scripts (:func:`name_skeleton`) and the word a
+question asks about (:func:`focus_word`). Pure functions on text; see ``answer/extractive.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+
+from footnote.answer.types import Note
+from footnote.corpus.loaders.transcripts import CUES_META
+from footnote.corpus.records import Source, TranscriptLocator
+from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
+
+__all__ = [
+    "ANAPHOR", "LEADING_LOC", "cross_script_names", "cue_texts", "focus_word", "is_noise", "name_skeleton", "names_shared",
+    "note_sentences", "prose_likeness", "transcript_units",
+]
+
+# --- candidates ----------------------------------------------------------------------------------
+
+_FOOTER = re.compile(
+    r"(?i)(?:^|[\s—–|·-])(?:page|p\.|pp\.|стр\.?|страница|seite|página|pagina)\s*\d+(?:\s*(?:of|из|/)\s*\d+)?\s*$"
+    r"|^\s*(?:[-–—]\s*)?\d{1,4}(?:\s*[-–—])?\s*$"
+    r"|^\s*\d+\s*/\s*\d+\s*$"
+    r"|\((?:page|p\.|pp\.|стр\.?|страница)\s*\d+\)\s*$"  # a table-of-contents entry
+)
+_BOILERPLATE = re.compile(
+    r"(?i)(?:©|\(c\)\s*\d{4}|all rights reserved|все права защищены|table of contents|^contents$|^содержание$"
+    r"|^https?://\S+$|^www\.\S+$)"
+)
+_MD_HEADING = re.compile(r"^\s*#{1,6}\s")
+# A question put in other words ("You ask how we decide…") and the talk's greetings and sign-offs.
+_REPORTED = re.compile(
+    r"(?i)^(?:(?:you|they|he|she|people|readers?|listeners?)\s+(?:often\s+|sometimes\s+)?"
+    r"(?:ask|asked|wonder|wondered|enquire|inquire)d?\b|(?:вы|ты|они|читатели|слушатели)\s+(?:часто\s+)?"
+    r"(?:спрашива|интересу)\w*|the question (?:is|was)\b|вопрос в том)"
+    r"|^(?:good (?:morning|afternoon|evening)|hello|welcome|thank you|thanks for|добрый (?:день|вечер)|"
+    r"доброе утро|здравствуйте|спасибо за)\b"
+)
+_LETTER = re.compile(r"[^\W\d_]")
+_END = re.compile(r"[.!?…:;»”\"')\]]$")
+
+
+def is_noise(sentence: str) -> bool:
+    """A candidate that is never an answer: a question (also one reported: "You ask how…"), a page
+    header/footer, boilerplate (greetings, copyright), a heading or fragment (< 3 words, or a short
+    line without an ending), mostly not letters."""
+    s = sentence.strip()
+    if not s or s.endswith("?") or s.endswith("?»") or s.endswith("?\""):
+        return True
+    if _FOOTER.search(s) or _BOILERPLATE.search(s) or _MD_HEADING.match(s) or _REPORTED.search(s):
+        return True
+    words = s.split()
+    if len(words) < 3:
+        return True
+    if len(words) <= 5 and not _END.search(s):
+        return True  # a heading-like line
+    letters = len(_LETTER.findall(s))
+    return letters < 0.5 * len(s.replace(" ", ""))
+
+
+def cue_texts(note: Note, sources: Mapping[str, Source]) -> list[str] | None:
+    """The cue texts inside a transcript note's window (from its track's stored cues), or None."""
+    loc = note.fragment.locator
+    src = sources.get(note.fragment.source_id)
+    if not isinstance(loc, TranscriptLocator) or src is None:
+        return None
+    raw = src.meta.get(CUES_META)
+    if not raw:
+        return None
+    try:
+        rows = json.loads(raw)
+        cues = [str(t) for a, b, t in rows if int(a) >= loc.start_ms and int(b) <= loc.end_ms]
+    except (ValueError, TypeError):
+        return None
+    if " ".join(" ".join(cues).split()) != " ".join(note.fragment.text.split()):
+        return None  # the window is not exactly these cues (a cue split by the size cap): use the text
+    return cues
+
+
+_CUE_END = re.compile(r"[.!?…;:]['\"»”)\]]*$")
+
+
+def transcript_units(cues: Sequence[str], max_words: int) -> list[str]:
+    """Sentences of a transcript window made of whole cues: a unit ends at a cue ending a clause
+    (``. ! ? … ; :``) or when it reaches ``max_words``; a cue with no letters (a sonnet's number) is
+    a unit of its own."""
+    out: list[str] = []
+    buf: list[str] = []
+    words = 0
+    for cue in cues:
+        c = " ".join(clean_text(cue).split())
+        if not c:
+            continue
+        if not _LETTER.search(c):
+            if buf:
+                out.append(" ".join(buf))
+                buf, words = [], 0
+            out.append(c)
+            continue
+        n = len(c.split())
+        if buf and words + n > max_words:
+            out.append(" ".join(buf))
+            buf, words = [], 0
+        buf.append(c)
+        words += n
+        if _CUE_END.search(c):
+            out.append(" ".join(buf))
+            buf, words = [], 0
+    if buf:
+        out.append(" ".join(buf))
+    return out
+
+
+_TAIL_AFTER_END = re.compile(r"^(.*[.!?…][\"'»”)\]]*)\s+(\S.*)$")
+
+
+def _without_footer(line: str) -> str:
+    """``line`` without a page header/footer — the whole line, or its tail after a sentence end
+    ("… the principal keeper directs. The Keeper's Handbook — Marrowick Light Page 2")."""
+    stripped = line.strip()
+    if not _FOOTER.search(stripped):
+        return line
+    m = _TAIL_AFTER_END.match(stripped)
+    if m and len(m.group(2).split()) <= 12 and _FOOTER.search(m.group(2)):
+        return m.group(1)  # "log. The Keeper's Handbook — Marrowick Light Page 3" → "log."
+    return "" if len(stripped.split()) <= 12 else line
+
+
+def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> list[str]:
+    """The sentences of a note; a transcript window with an overlong sentence is cut at its cues."""
+    lines = note.fragment.text.split("\n")
+    text = "\n".join(x for x in (_without_footer(ln) if ln.strip() else ln for ln in lines) if x or not x.strip())
+    sents = split_sentences(text)
+    if cues and any(len(s.split()) > max_words for s in sents):
+        return transcript_units(cues, max_words)
+    return sents
+
+
+LEADING_LOC = re.compile(r"^\d+(?:[.:]\d+)+\s+(?=\w)")
+_LATIN_LETTER = re.compile(r"[a-zA-Z\u00C0-\u024F\u1E00-\u1EFF]")
+_CYR = re.compile(r"[\u0400-\u04FF]")
+
+
+def prose_likeness(sentence: str, lang: str) -> float:
+    """How much ``sentence`` reads as prose in ``lang`` (0–1): the share of its words that are that
+    language's stop words, lowered for letters of another script (a gloss interleaving Devanagari)
+    and for '?'-separated word lists. A translation scores high; IAST transliteration and word-by-word
+    glosses low."""
+    toks = tokenize(sentence)
+    if not toks:
+        return 0.0
+    stop = STOP_WORDS.get(lang, frozenset())
+    share = sum(1 for t in toks if t in stop) / len(toks)
+    letters = _LETTER.findall(sentence)
+    if letters:
+        own = _CYR if lang == "ru" else _LATIN_LETTER
+        foreign = sum(1 for ch in letters if not own.match(ch))
+        share *= 1.0 - foreign / len(letters)
+    marks = sentence.count("?")
+    if marks >= 3:
+        share *= 0.2
+    return min(1.0, share * 2.5)
+
+
+_TRANSLIT = str.maketrans({
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "e", "ж": "j", "з": "z", "и": "i", "й": "i",
+    "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s", "т": "t", "у": "u", "ф": "f",
+    "х": "h", "ц": "c", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "", "ы": "i", "ь": "", "э": "e", "ю": "u", "я": "a",
+})
+_SKELETON_DROP = re.compile(r"[aeiouyh']")
+
+
+def name_skeleton(word: str) -> str:
+    """A script-neutral consonant skeleton of a name: Cyrillic transliterated, Latin ``c/q/x/w/ph/dzh/zh``
+    spelled as the transliteration writes them, vowels and ``h`` dropped — ``Пэнтерс`` and ``Panthers``
+    both give ``pntrs``, ``Джаред`` and ``Jared`` ``jrd``, ``Варшава`` and ``Warsaw`` ``vrsv``."""
+    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
+    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
+    w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("sh", "s")
+    w = re.sub(r"(.)\1+", r"\1", w)
+    if not w:
+        return w
+    first = "a" if w[0] in "aeiouy" else w[0]  # a leading vowel is kept (any vowel alike): Allen, Аллена → aln
+    return re.sub(r"(.)\1+", r"\1", first + _SKELETON_DROP.sub("", w[1:]))
+
+
+_NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
+
+
+def cross_script_names(text: str) -> set[str]:
+    """Skeletons of the capitalised words of ``text`` that are not stop words (names, mostly)."""
+    out = set()
+    for i, m in enumerate(_NAME.finditer(text)):
+        w = m.group(0)
+        if i == 0 and m.start() == 0 and w.lower() in STOP_WORDS.get("ru", frozenset()) | STOP_WORDS.get("en", frozenset()):
+            continue
+        if w.lower() in STOP_WORDS["ru"] or w.lower() in STOP_WORDS["en"]:
+            continue
+        sk = name_skeleton(w)
+        if len(sk) >= 3:
+            out.add(sk)
+    return out
+
+
+def names_shared(qnames: set[str], snames: set[str]) -> int:
+    """How many of the question's name skeletons the sentence carries (equal, or one a 4+ prefix of the other)."""
+    n = 0
+    for q in qnames:
+        if q in snames or any(len(x) >= 4 and len(q) >= 4 and (x.startswith(q[:4]) and q.startswith(x[:4]))
+                              for x in snames):
+            n += 1
+    return n
+
+
+ANAPHOR = re.compile(
+    r"(?i)^(?:it|its|this|that|these|those|they|their|them|he|she|his|her|there|such|он|она|оно|они|его|её|ее|"
+    r"их|это|этот|эта|эти|там|тогда|так)\b"
+)
+_FOCUS = re.compile(
+    r"(?i)^\s*(?:how\s+(?:many|much|long|often|old|far|large|big|tall|high)|what|which|сколько|как\s+(?:долго|часто)|"
+    r"как(?:ой|ая|ое|ие|ого|ую|им|ом|их|ова|ов|ово)|котор\w+)\s+([^\W\d_][\w'-]*)"
+)
+
+
+def focus_word(question: str) -> str | None:
+    """The word a question asks about right after its question word — "how many *points*",
+    "сколько *часов*", "what *year*" — when it is a content word; else None."""
+    m = _FOCUS.match(clean_text(question))
+    if m is None:
+        return None
+    word = m.group(1)
+    return None if is_stop(word) or len(word) < 2 else word
