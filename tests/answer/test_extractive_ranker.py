@@ -212,3 +212,13 @@ def test_verdict_and_mode_agree_and_the_deciding_stage_is_traced(demo_engine: En
             assert a.trace["insufficient_stage"] in ("gate", "outline.extractive", "synthesize")
             seen_insufficient = True
     assert seen_insufficient
+
+
+def test_a_pronoun_sentence_brings_its_antecedent() -> None:
+    notes = [note(1, "Peyton Manning led the Broncos to the title in his final season. He is also the oldest "
+                     "quarterback ever to play in a Super Bowl at age 39. Gulls nest on the cliffs.")]
+    picks, _ = SentenceRanker(S).select("Who is the oldest quarterback to play in a Super Bowl?", "en", notes)
+    assert [p.sentence for p in picks[:2]] == [
+        "Peyton Manning led the Broncos to the title in his final season.",
+        "He is also the oldest quarterback ever to play in a Super Bowl at age 39.",
+    ]

@@ -160,6 +160,7 @@ class _Cand:
     nums: frozenset[str]
     lang: str
     context: frozenset[str] = frozenset()  # terms of the sentence (or heading) before it in its note
+    before: _Cand | None = None  # the candidate just before it in its note (an antecedent for "He…")
     sim: float | None = None
     row: int = -1  # the candidate's row among this turn's sentence vectors
     overlap: float = 0.0
@@ -238,7 +239,7 @@ class SentenceRanker:
             info["declined"] = "no sentence is evidence enough"
             info["chosen"] = 0
             return [], info
-        ranked = self._mmr(cands, sims)
+        ranked = _with_antecedents(self._mmr(cands, sims), a.extractive_max_sentences)
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info
@@ -258,17 +259,21 @@ class SentenceRanker:
             sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
             prev: frozenset[str] = frozenset()
             prev_heading = False
+            prev_cand: _Cand | None = None
             for pos, sent in enumerate(sents):
                 terms = frozenset(self.scorer.terms(sent, lang))
                 context, prev = prev, (frozenset() if sent.rstrip().endswith("?") else terms)
                 heading, prev_heading = prev_heading, is_noise(sent) and not sent.rstrip().endswith("?")
                 key = " ".join(tokenize(sent))
                 if is_noise(sent) or not key or key in seen:
+                    prev_cand = None
                     continue
                 seen.add(key)
                 if not ANAPHOR.match(sent) and not heading:
                     context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
-                out.append(_Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms))
+                cand = _Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms, prev_cand)
+                out.append(cand)
+                prev_cand = cand
         return out
 
     def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
@@ -376,6 +381,28 @@ class SentenceRanker:
             if len(out) >= a.extractive_address_sentences:
                 break
         return out
+
+
+_PRONOUN = re.compile(r"(?i)^(?:he|she|it|they|his|her|its|their|this|these|он|она|оно|они|его|её|ее|их|это|эти)\b")
+
+
+def _with_antecedents(chosen: list[_Cand], cap: int) -> list[_Cand]:
+    """A chosen sentence that opens with a pronoun ("He is also the oldest quarterback…") is preceded
+    by the sentence before it in its note (its antecedent), unless that one is chosen already; the
+    total stays within ``cap`` (the lowest-ranked picks give way, never leaving an antecedent alone)."""
+    out: list[_Cand] = []
+    ids = {id(c) for c in chosen}
+    added: set[int] = set()
+    for c in chosen:
+        if c.before is not None and id(c.before) not in ids and _PRONOUN.match(c.text):
+            out.append(c.before)
+            ids.add(id(c.before))
+            added.add(id(c.before))
+        out.append(c)
+    keep = out[:cap]
+    while keep and id(keep[-1]) in added:
+        keep.pop()
+    return keep
 
 
 def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> tuple[float | None, float]:

@@ -120,7 +120,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
         return {"answer": {
             **score.to_dict(), "mode": answer.mode.value, "ms": round(ms, 3), "model_calls": answer.model_calls,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
-            "n_citations": len(answer.citations),
+            "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
         }}
 
     return on_result
