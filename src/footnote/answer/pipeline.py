@@ -324,10 +324,11 @@ class Answerer:
                   if isinstance(n.fragment.locator, TranscriptLocator)]
         if not tracks:
             return {}
-        sources = sources_by_id(self.store, (n.fragment.source_id for n in tracks))
         out: dict[str, list[str]] = {}
         for n in tracks:
-            cues = cue_texts(n, sources)
+            loc = n.fragment.locator
+            assert isinstance(loc, TranscriptLocator)
+            cues = cue_texts(n, self.store.get_cues(n.fragment.source_id, loc.start_ms, loc.end_ms))
             if cues:
                 out[n.fragment.id] = cues
         return out

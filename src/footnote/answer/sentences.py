@@ -7,13 +7,11 @@ question asks about (:func:`focus_word`). Pure functions on text; see ``answer/e
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from footnote.answer.types import Note
-from footnote.corpus.loaders.transcripts import CUES_META
-from footnote.corpus.records import Source, TranscriptLocator
+from footnote.corpus.records import Cue, TranscriptLocator
 from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
 
 __all__ = [
@@ -64,23 +62,16 @@ def is_noise(sentence: str) -> bool:
     return letters < 0.5 * len(s.replace(" ", ""))
 
 
-def cue_texts(note: Note, sources: Mapping[str, Source]) -> list[str] | None:
-    """The cue texts inside a transcript note's window (from its track's stored cues), or None."""
+def cue_texts(note: Note, cues: Sequence[Cue]) -> list[str] | None:
+    """The cue texts inside a transcript note's window, from its track's cues (``Store.get_cues``),
+    or None when the note is not a transcript window made of exactly those cues."""
     loc = note.fragment.locator
-    src = sources.get(note.fragment.source_id)
-    if not isinstance(loc, TranscriptLocator) or src is None:
+    if not isinstance(loc, TranscriptLocator) or not cues:
         return None
-    raw = src.meta.get(CUES_META)
-    if not raw:
-        return None
-    try:
-        rows = json.loads(raw)
-        cues = [str(t) for a, b, t in rows if int(a) >= loc.start_ms and int(b) <= loc.end_ms]
-    except (ValueError, TypeError):
-        return None
-    if " ".join(" ".join(cues).split()) != " ".join(note.fragment.text.split()):
+    texts = [c.text for c in cues if c.start_ms >= loc.start_ms and c.end_ms <= loc.end_ms]
+    if " ".join(" ".join(texts).split()) != " ".join(note.fragment.text.split()):
         return None  # the window is not exactly these cues (a cue split by the size cap): use the text
-    return cues
+    return texts
 
 
 _CUE_END = re.compile(r"[.!?…;:]['\"»”)\]]*$")
