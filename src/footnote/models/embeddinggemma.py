@@ -78,10 +78,7 @@ class EmbeddingGemmaEmbedder:
         session, tokenizer = self._load()
         ids = [e.ids for e in tokenizer.encode_batch(list(texts))]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        step = max(1, self.settings.batch_size)
-        for start in range(0, len(order), step):
-            batch = order[start : start + step]
+        for batch in self._batches(ids):
             width = max(len(ids[i]) for i in batch)
             input_ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -94,6 +91,23 @@ class EmbeddingGemmaEmbedder:
                 raise ModelError(f"embeddinggemma failed on a batch of {len(batch)} texts: {e}") from e
             out[batch] = vecs
         return _normalise(out)
+
+    def _batches(self, ids: list[list[int]]) -> list[list[int]]:
+        """Indices of ``ids`` sorted by length, cut into batches of at most ``batch_size`` texts and
+        ``gemma_batch_tokens`` padded tokens (a text longer than that budget goes alone)."""
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        most = max(1, self.settings.batch_size)
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            width = len(ids[i])  # the longest so far: sorted ascending
+            if current and (len(current) >= most or width * (len(current) + 1) > self.settings.gemma_batch_tokens):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
