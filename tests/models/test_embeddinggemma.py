@@ -105,3 +105,21 @@ def test_batches_are_sorted_by_length_and_bounded(tmp_path: Path) -> None:
     assert sorted(i for b in batches for i in b) == list(range(len(ids)))
     lengths = [[len(ids[i]) for i in b] for b in batches]
     assert lengths == [[2, 3, 4], [5, 6], [30], [50]]  # ascending; ≤ 3 texts and ≤ 40 padded tokens (50: alone)
+
+
+def test_status_names_the_model_and_ingest_without_it_fails_clearly(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    env = {"FOOTNOTE_MODELS_DIR": str(tmp_path / "models"), "FOOTNOTE_STORE": str(tmp_path / "s.db")}
+    r = CliRunner().invoke(main, ["status", "--embedder", "embeddinggemma", "--json"], env=env)
+    assert r.exit_code == 0, r.output
+    st = json.loads(r.output)
+    assert st["embedder"] == "embeddinggemma"
+    assert st["embedder_model"] == str(tmp_path / "models" / "embeddinggemma" / "model.int8.onnx")
+    doc = tmp_path / "note.md"
+    doc.write_text("# Fog\n\nThe horn sounds twice a minute.\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["ingest", str(doc), "--embedder", "embeddinggemma"], env=env)
+    assert r.exit_code == 1
+    assert "footnote models install embeddinggemma" in r.output and "note.md" in r.output
