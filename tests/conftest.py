@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,11 @@ def gemma_settings() -> Settings:
             raise RuntimeError(msg)
         pytest.skip(msg)
     return settings
+
+
+@pytest.fixture(scope="session")
+def gemma_embedder(gemma_settings: Settings) -> Any:
+    """One loaded embeddinggemma embedder for the session (loading the graph takes seconds)."""
+    from footnote.models.embedders import make_embedder
+
+    return make_embedder(gemma_settings.embedder, gemma_settings.models.dir_path)

@@ -52,9 +52,9 @@ def _check(ours: np.ndarray, ref: np.ndarray, qi: list[int], pi: list[int], min_
             assert int(np.argmax(o)) == int(np.argmax(r))
 
 
-def test_int8_reproduces_the_reference_vectors_and_ranking(gemma_settings: Settings, shared_dir: Path) -> None:
+def test_int8_reproduces_the_reference_vectors_and_ranking(gemma_embedder: EmbeddingGemmaEmbedder, shared_dir: Path) -> None:
     refs = _reference(shared_dir)
-    e = make_embedder(gemma_settings.embedder, gemma_settings.models.dir_path)
+    e = gemma_embedder
     assert isinstance(e, EmbeddingGemmaEmbedder) and e.dim == 768
     ours, ref, qi, pi = _embed_reference(e, refs)
     _check(ours, ref, qi, pi, 0.98)
@@ -73,9 +73,9 @@ def test_fp32_reproduces_the_reference_vectors(gemma_settings: Settings, shared_
     _check(ours, ref, qi, pi, 0.999)
 
 
-def test_batches_sorted_by_length_give_the_same_vectors_as_one_by_one(gemma_settings: Settings) -> None:
-    e = EmbeddingGemmaEmbedder(gemma_settings.models.dir_path / "embeddinggemma",
-                               gemma_settings.embedder.model_copy(update={"batch_size": 2}))
+def test_batches_sorted_by_length_give_the_same_vectors_as_one_by_one(gemma_embedder: EmbeddingGemmaEmbedder) -> None:
+    e = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings.model_copy(update={"batch_size": 2}))
+    e._session, e._tokenizer = gemma_embedder._load()  # the loaded graph, with batches of two
     texts = ["Маяк.", "The keeper lights the lamp at dusk and trims the wick at midnight, every night of the year.",
              "Fog horn", "Der Leuchtturm steht auf dem Felsen am Eingang des Hafens."]
     together = e.embed_passages(texts)  # padded batches, out of input order

@@ -14,17 +14,21 @@ from pathlib import Path
 import pytest
 
 from footnote.engine import Engine
+from footnote.models.protocols import Embedder
 from footnote.settings import Settings
+from footnote.store import open_store
 
 
 @pytest.fixture(scope="module")
-def gita_gemma(shared_dir: Path, gemma_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+def gita_gemma(shared_dir: Path, gemma_settings: Settings, gemma_embedder: Embedder,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     rows = [json.loads(line) for line in (shared_dir / "eval" / "gita" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
     subset = [r for r in rows if r["kind"] == "verse" and r["id"].startswith(("BG 2.", "BG 3."))]
     work = tmp_path_factory.mktemp("gita-gemma")
     corpus = work / "gita-2-3.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in subset), encoding="utf-8")
-    engine = Engine.from_settings(gemma_settings.with_overrides(**{"store.url": str(work / "gita.db")}))
+    settings = gemma_settings.with_overrides(**{"store.url": str(work / "gita.db")})
+    engine = Engine(settings, open_store(settings.store.url, settings.store), gemma_embedder)
     report = engine.ingest([corpus])
     assert report.failed == 0 and engine.store.stats().sources == len(subset) > 100
     try:
