@@ -231,6 +231,7 @@ class Engine:
             "by_kind": st.by_kind,
             "by_lang": st.by_lang,
             "embedder": emb,
+            "embedder_model": _model_path(self.embedder),
             "store_embedder": bound[0] if bound else ("none" if st.fragments else None),
             "dim": bound[1] if bound else None,
             "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,

@@ -113,13 +113,13 @@ def test_status_names_the_model_and_ingest_without_it_fails_clearly(tmp_path: Pa
     from footnote.cli import main
 
     env = {"FOOTNOTE_MODELS_DIR": str(tmp_path / "models"), "FOOTNOTE_STORE": str(tmp_path / "s.db")}
-    r = CliRunner().invoke(main, ["status", "--embedder", "embeddinggemma", "--json"], env=env)
-    assert r.exit_code == 0, r.output
-    st = json.loads(r.output)
-    assert st["embedder"] == "embeddinggemma"
-    assert st["embedder_model"] == str(tmp_path / "models" / "embeddinggemma" / "model.int8.onnx")
     doc = tmp_path / "note.md"
     doc.write_text("# Fog\n\nThe horn sounds twice a minute.\n", encoding="utf-8")
     r = CliRunner().invoke(main, ["ingest", str(doc), "--embedder", "embeddinggemma"], env=env)
     assert r.exit_code == 1
     assert "footnote models install embeddinggemma" in r.output and "note.md" in r.output
+    r = CliRunner().invoke(main, ["status", "--embedder", "embeddinggemma", "--json"], env=env)
+    assert r.exit_code == 0, r.output
+    st = json.loads(r.output)
+    assert st["embedder"] == "embeddinggemma"
+    assert st["embedder_model"] == str(tmp_path / "models" / "embeddinggemma" / "model.int8.onnx")
