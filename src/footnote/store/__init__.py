@@ -9,9 +9,9 @@ from footnote.corpus.records import Source
 from footnote.errors import StoreError, StoreMissing
 from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
-from footnote.store.protocol import Hit, Original, Store, StoreStats
+from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, Store, StoreStats
 
-__all__ = ["Hit", "Original", "Store", "StoreStats", "open_store", "source_titles", "sources_by_id",
+__all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store", "source_titles", "sources_by_id",
            "sqlite_path_from_url"]
 
 

@@ -51,9 +51,9 @@ from footnote.store.pg_support import (
     migrate,
     register_vector,
 )
-from footnote.store.protocol import Hit, Original, StoreStats
+from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
 from footnote.store.text import DEFAULT_QUERY_LANGS, fold, plain_text, tokenize
-from footnote.store.validate import check_cues, check_put
+from footnote.store.validate import check_cues, check_embeddings, check_put
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +177,97 @@ class PostgresStore:
                  ("hnsw_ef_construction", str(s.hnsw_ef_construction))],
             )
         self._dim = dim
+
+    def rebind_embedder(self, name: str, dim: int) -> int:
+        if not name or dim <= 0 or dim > 16000:
+            raise StoreError(f"embedder {name!r}: dimension {dim} is out of pgvector's range (1..16000)")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+                rows = dict(conn.execute(
+                    "SELECT key, value FROM footnote_meta WHERE key IN ('embedder_name', 'embedder_dim')"
+                ).fetchall())
+                if rows.get("embedder_name") == name and rows.get("embedder_dim") == str(dim):
+                    return 0
+                conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
+                cur = conn.execute("UPDATE fragments SET embedding = NULL WHERE embedding IS NOT NULL")
+                dropped = max(0, cur.rowcount)
+                conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({int(dim)})")
+                storage = "PLAIN" if dim <= _PLAIN_STORAGE_MAX_DIM else "MAIN"
+                conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding SET STORAGE {storage}")
+                self._create_ann_index(conn)
+                conn.execute("DELETE FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at')")
+                conn.cursor().executemany(
+                    "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    [("embedder_name", name), ("embedder_dim", str(dim))],
+                )
+        except psycopg.Error as e:
+            raise StoreError(f"rebinding {self.url} to embedder {name!r} (dim {dim}) failed: {e}") from e
+        self._dim = dim
+        self._size_cache.clear()
+        log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
+        return dropped
+
+    # --- embedding backlog ------------------------------------------------------------------------
+
+    def pending_fragments(self, limit: int, after: str | None = None) -> list[PendingFragment]:
+        if limit <= 0:
+            return []
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, content_hash, text FROM fragments WHERE embedding IS NULL AND id > %s ORDER BY id LIMIT %s",
+                [after or "", int(limit)],
+            ).fetchall()
+        return [PendingFragment(*r) for r in rows]
+
+    def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
+        if not fragments:
+            return 0
+        self._dim = None  # another process may have rebound the store: read the binding afresh
+        vecs = check_embeddings("", vectors, len(fragments), self._bound_dim(), where="put_embeddings")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+                cur = conn.execute(
+                    "UPDATE fragments f SET embedding = v.e::vector FROM"
+                    " (SELECT unnest(%s::text[]) AS id, unnest(%s::text[]) AS h, unnest(%s::text[]) AS e) v"
+                    " WHERE f.id = v.id AND f.content_hash = v.h",
+                    [[_clean(f.id) for f in fragments], [f.content_hash for f in fragments],
+                     ["[" + ",".join(repr(float(x)) for x in v) + "]" for v in vecs]],
+                )
+                return max(0, cur.rowcount)
+        except psycopg.Error as e:
+            raise StoreError(f"writing {len(fragments)} vectors to {self.url} failed: {e}") from e
+
+    def missing_embeddings(self, fragment_ids: Sequence[str]) -> set[str]:
+        if not fragment_ids:
+            return set()
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT id FROM fragments WHERE id = ANY(%s) AND embedding IS NULL",
+                [[_clean(i) for i in fragment_ids]],
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def backlog(self) -> BacklogStats:
+        with self._pool.connection() as conn:
+            frag = conn.execute("SELECT count(*), count(embedding) FROM fragments").fetchone()
+            meta = dict(conn.execute(
+                "SELECT key, value FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at')"
+            ).fetchall())
+        assert frag is not None
+        return BacklogStats(int(frag[0]), int(frag[1]), float(meta.get("embed_rate", 0.0)),
+                            float(meta.get("embed_rate_at", 0.0)))
+
+    def note_embedding_rate(self, rate: float) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            conn.cursor().executemany(
+                "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time()))],
+            )
 
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:
         s = self.settings

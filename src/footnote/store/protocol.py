@@ -8,6 +8,10 @@ Semantics both backends keep (the conformance suite in ``footnote.testing.store_
   language for the stemmed column; verbatim lower-cased tokens for the unstemmed one).
 - Dense search is cosine over L2-normalised float32 vectors; scores are cosines in [-1, 1].
 - A store remembers which embedder (name, dim) filled it; opening it with another raises StoreError.
+- Embedding is a backlog: a fragment may be stored without a vector (``put_source`` with None) and get
+  one later (``put_embeddings``); ``pending_fragments`` lists those still without one, so an interrupted
+  run resumes where it stopped. ``rebind_embedder`` switches embedders by clearing every vector (every
+  fragment becomes backlog); the lexical lanes keep working throughout.
 """
 
 from __future__ import annotations
@@ -43,6 +47,31 @@ class StoreStats:
 
 
 @dataclass(frozen=True)
+class PendingFragment:
+    """A fragment waiting for its vector: what the embedder needs and what ``put_embeddings`` checks
+    (a fragment replaced in the meantime has another content hash and is not written)."""
+
+    id: str
+    content_hash: str
+    text: str
+
+
+@dataclass(frozen=True)
+class BacklogStats:
+    """How far embedding has come: fragments, those with a vector, and the last rate a backlog worker
+    noted (fragments/s, 0 when none has) with when it noted it (Unix seconds, 0 when never)."""
+
+    fragments: int
+    embedded: int
+    rate: float = 0.0
+    rate_at: float = 0.0
+
+    @property
+    def pending(self) -> int:
+        return max(0, self.fragments - self.embedded)
+
+
+@dataclass(frozen=True)
 class Original:
     """A stored original file, served as uploaded."""
 
@@ -65,6 +94,37 @@ class Store(Protocol):
 
     def bind_embedder(self, name: str, dim: int) -> None:
         """Record the embedder; StoreError if the store was filled by a different name or dim."""
+        ...
+
+    def rebind_embedder(self, name: str, dim: int) -> int:
+        """Bind the store to another embedder: every vector is dropped in the same transaction (the
+        backlog is then every fragment) and, on PostgreSQL, the vector column and HNSW index are rebuilt
+        for ``dim``. Binding to the embedder already bound does nothing. Returns the vectors dropped."""
+        ...
+
+    # --- embedding backlog ------------------------------------------------------------------
+    def pending_fragments(self, limit: int, after: str | None = None) -> list[PendingFragment]:
+        """Up to ``limit`` fragments without a vector, by id, with ids greater than ``after``."""
+        ...
+
+    def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
+        """Store vectors (rows aligned with ``fragments``) for fragments that still exist with the same
+        content hash; others are skipped (replaced or deleted meanwhile). One transaction. StoreError,
+        writing nothing, when no embedder is bound, the dim differs or a value is not finite.
+        Returns the number written."""
+        ...
+
+    def missing_embeddings(self, fragment_ids: Sequence[str]) -> set[str]:
+        """Those of ``fragment_ids`` that are stored but have no vector yet (a lexical hit on one of them
+        is no evidence against it in the dense lanes)."""
+        ...
+
+    def backlog(self) -> BacklogStats:
+        """Fragments, embedded fragments and the last noted embedding rate (cheap: for status lines)."""
+        ...
+
+    def note_embedding_rate(self, rate: float) -> None:
+        """Remember a backlog worker's current rate (fragments/s) so other processes can show an ETA."""
         ...
 
     # --- writing ----------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.dense import DenseCache, DenseSnapshot
-from footnote.store.protocol import Hit, Original, StoreStats
+from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
     IN_CHUNK,
@@ -41,7 +41,7 @@ from footnote.store.sqlite_schema import (
     split_sql,
 )
 from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
-from footnote.store.validate import check_cues, check_put
+from footnote.store.validate import check_cues, check_embeddings, check_put
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +217,89 @@ class SqliteStore:
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [("embedder_name", name), ("embedder_dim", str(int(dim)))],
+            )
+
+    def rebind_embedder(self, name: str, dim: int) -> int:
+        if not name or int(dim) <= 0:
+            raise StoreError(f"rebind_embedder: bad embedder ({name!r}, dim {dim})")
+        with self._write() as conn:
+            if self._binding(conn) == (name, int(dim)):
+                return 0
+            dropped = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            conn.execute("DELETE FROM embeddings")
+            conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')")
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [("embedder_name", name), ("embedder_dim", str(int(dim)))],
+            )
+        log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
+        return dropped
+
+    # --- embedding backlog ----------------------------------------------------------------------
+
+    def pending_fragments(self, limit: int, after: str | None = None) -> list[PendingFragment]:
+        if limit <= 0:
+            return []
+        rows = self._conn().execute(
+            "SELECT f.id, f.content_hash, f.text FROM fragments f WHERE f.id > ? "
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid) ORDER BY f.id LIMIT ?",
+            (after or "", int(limit)),
+        )
+        return [PendingFragment(*r) for r in rows]
+
+    def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
+        if not fragments:
+            return 0
+        vecs = check_embeddings("", vectors, len(fragments), (self.embedder_info() or (None, None))[1],
+                                where="put_embeddings")
+        written = 0
+        with self._write() as conn:
+            if self._binding(conn) is None or self._binding(conn)[1] != vecs.shape[1]:  # rebound meanwhile
+                raise StoreError(f"{self.path}: put_embeddings: the store was rebound to another embedder")
+            for i in range(0, len(fragments), IN_CHUNK):
+                chunk = fragments[i : i + IN_CHUNK]
+                ids = [f.id for f in chunk]
+                rid_of = {
+                    fid: (rid, ch)
+                    for rid, fid, ch in conn.execute(
+                        f"SELECT rid, id, content_hash FROM fragments WHERE id IN ({','.join('?' * len(ids))})", ids
+                    )
+                }
+                rows = []
+                for j, f in enumerate(chunk, start=i):
+                    got = rid_of.get(f.id)
+                    if got is not None and got[1] == f.content_hash:
+                        rows.append((got[0], vecs[j].tobytes()))
+                conn.executemany("INSERT OR REPLACE INTO embeddings (rid, vec) VALUES (?, ?)", rows)
+                written += len(rows)
+        return written
+
+    def missing_embeddings(self, fragment_ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(fragment_ids))
+        out: set[str] = set()
+        with self._read() as conn:
+            for i in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[i : i + IN_CHUNK]
+                out.update(r[0] for r in conn.execute(
+                    f"SELECT f.id FROM fragments f WHERE f.id IN ({','.join('?' * len(chunk))}) "
+                    "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid)", chunk,
+                ))
+        return out
+
+    def backlog(self) -> BacklogStats:
+        with self._read() as conn:
+            total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
+            embedded = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')"))
+        return BacklogStats(int(total), int(embedded), float(meta.get("embed_rate", 0.0)),
+                            float(meta.get("embed_rate_at", 0.0)))
+
+    def note_embedding_rate(self, rate: float) -> None:
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "noting the embedding rate failed"):
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time()))],
             )
 
     # --- writing --------------------------------------------------------------------------------

@@ -47,10 +47,12 @@ def check_source(source: Source, fragments: Sequence[Fragment], original: bytes)
     return sha
 
 
-def check_embeddings(source_id: str, embeddings: np.ndarray, rows: int, dim: int | None) -> np.ndarray:
+def check_embeddings(
+    source_id: str, embeddings: np.ndarray, rows: int, dim: int | None, *, where: str | None = None
+) -> np.ndarray:
     """``embeddings`` as float32 rows, L2-normalised, once they are finite numbers of shape
     ``(rows, dim)``; ``dim`` is the bound embedder's (None: no embedder bound, so vectors are refused)."""
-    where = f"put_source({source_id!r})"
+    where = where or f"put_source({source_id!r})"
     if dim is None:
         raise StoreError(f"{where}: embeddings given but the store has no embedder bound (call bind_embedder)")
     arr = np.asarray(embeddings)
