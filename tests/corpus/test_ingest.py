@@ -207,16 +207,24 @@ def test_embeddings_batched_across_sources(hash_settings: Settings, tmp_path: Pa
     store.close()
 
 
-def test_embedder_failure_fails_sources_and_writes_nothing(hash_settings: Settings, tmp_path: Path) -> None:
+def test_embedder_failure_keeps_sources_searchable_and_backlog_waiting(hash_settings: Settings, tmp_path: Path) -> None:
     from footnote.store import open_store
 
     d = tmp_path / "e"
     d.mkdir()
-    (d / "a.txt").write_text("Alpha.", encoding="utf-8")
+    (d / "a.txt").write_text("Alpha particles.", encoding="utf-8")
     store = open_store(hash_settings.store.url, hash_settings.store)
     report = Ingestor(hash_settings, store, _RecordingEmbedder(fail=True)).run([d])
-    assert report.failed == 1 and "embedder is down" in (report.entries[0].error or "")
-    assert store.list_sources() == []
+    # the source is written and searchable on the lexical lanes; its vectors are the backlog
+    assert report.count(IngestStatus.ADDED) == 1 and not report.ok
+    assert report.embed is not None and "embedder is down" in (report.embed.error or "")
+    assert report.embed.remaining == 1 and store.backlog().pending == 1
+    assert [s.id for s in store.list_sources()] == ["a.txt"]
+    assert store.search_lexical("alpha", 5, stemmed=True)
+    # the embedder is back: the same run again embeds the backlog, the source is unchanged
+    again = Ingestor(hash_settings, store, _RecordingEmbedder()).run([d])
+    assert again.ok and again.count(IngestStatus.UNCHANGED) == 1
+    assert again.embed is not None and again.embed.embedded == 1 and store.backlog().pending == 0
     store.close()
 
 

@@ -1,4 +1,4 @@
-"""Ingestion: ``load → chunk → embed → store``, idempotent and failure-isolated.
+"""Ingestion: ``load → chunk → index`` (searchable at once), then ``embed`` as a resumable backlog.
 
 - Each source's ``content_hash`` covers its bytes and every option that changes its fragments (see
   ``LoadContext.fingerprint``; the embedder's name is mixed in here). A stored source with the same
@@ -6,9 +6,14 @@
   ``store.put_source`` call (one transaction), an absent one is **added**.
 - A source that fails to load (or to embed, or to store) is a **failed** entry; the store is untouched
   for it and the other sources go on.
-- Embeddings are computed before ``put_source``; fragments of several small sources are gathered (up
-  to ``settings.corpus.ingest_flush_fragments``) and embedded together in batches of
-  ``settings.embedder.batch_size``.
+- Fragments and their lexical indexes are written first (``put_source`` without vectors, gathered up
+  to ``settings.corpus.ingest_flush_fragments`` fragments across small sources): the collection is
+  searchable on the lexical lanes as soon as each write commits. The vectors follow as a backlog
+  (``footnote.corpus.embedding``): run here unless ``wait=False``, else by ``footnote serve`` or
+  ``footnote reembed``.
+- Ctrl-C (KeyboardInterrupt) commits every source loaded so far and every finished embedding task, and
+  returns a report marked ``interrupted``; running the same command again resumes (unchanged sources are
+  skipped, the backlog is what still has no vector).
 - Prune (``prune=True``): a stored source whose ``origin`` (the absolute path of the file it came from)
   is one of the given paths or lies under one of the given directories, and which this run did not see,
   is deleted. A file that still exists but failed to load counts as seen: its sources are kept.
@@ -28,10 +33,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from footnote.corpus.chunkers import chunk_document
 from footnote.corpus.collections import SourceIndex, check_collection, default_collection
+from footnote.corpus.embedding import BacklogEmbedder, EmbedProgress, EmbedReport
+from footnote.corpus.inventory import FileNote, take_inventory
 from footnote.corpus.lang import detect_lang
 from footnote.corpus.loaders import iter_files, load_entries
 from footnote.corpus.pairing import Pairing, plan_tracks
@@ -44,6 +49,23 @@ from footnote.store.protocol import Store
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """A snapshot of a run, per stage: files loaded of the total, fragments chunked, fragments indexed
+    (written, searchable lexically), and the embedding backlog once it runs."""
+
+    stage: str  # "load" | "chunk" | "index" | "embed"
+    files_done: int
+    files_total: int
+    chunked: int
+    indexed: int
+    label: str = ""
+    embed: EmbedProgress | None = None
+
+
+IngestProgressSink = Callable[[IngestProgress], None]
 
 _LANG = re.compile(r"[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*")
 
@@ -87,6 +109,22 @@ class IngestReport:
     unpaired_audio: tuple[str, ...] = ()
     #: collection name per ingested path
     collections: tuple[tuple[str, str], ...] = ()
+    notes: tuple[FileNote, ...] = ()  # files skipped (and why), transcripts without audio
+    hidden: int = 0
+    files_total: int = 0
+    files_done: int = 0
+    interrupted: bool = False
+    embed: EmbedReport | None = None
+    lexical_seconds: float = 0.0  # from the start until every fragment was indexed (searchable)
+
+    @property
+    def skipped(self) -> tuple[FileNote, ...]:
+        return tuple(n for n in self.notes if n.skipped)
+
+    @property
+    def nothing_ingestible(self) -> bool:
+        """No file under the given paths could be taken (all skipped, or none there)."""
+        return self.files_total == 0 and not self.interrupted
 
     def count(self, status: IngestStatus) -> int:
         return sum(1 for e in self.entries if e.status is status)
@@ -102,7 +140,8 @@ class IngestReport:
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0
+        return (self.failed == 0 and not self.interrupted and not self.nothing_ingestible
+                and (self.embed is None or self.embed.error is None))
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -113,8 +152,14 @@ class IngestReport:
             "pruned": len(self.pruned),
             "refused": len(self.refused),
             "paired": len(self.pairings),
+            "skipped": len(self.skipped),
             "fragments": self.fragments,
             "seconds": round(self.seconds, 3),
+            "lexical_seconds": round(self.lexical_seconds, 3),
+            "files": self.files_total,
+            "files_done": self.files_done,
+            "interrupted": self.interrupted,
+            "embedding": self.embed.to_dict() if self.embed is not None else None,
             "embedder": self.embedder,
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
@@ -126,7 +171,9 @@ class IngestReport:
                 "pairings": [p.to_dict() for p in self.pairings],
                 "superseded": [{"path": p, "by": b} for p, b in self.superseded],
                 "unpaired_audio": list(self.unpaired_audio),
-                "collections": [{"path": p, "collection": c} for p, c in self.collections]}
+                "collections": [{"path": p, "collection": c} for p, c in self.collections],
+                "skipped": [n.to_dict() for n in self.notes if n.skipped],
+                "notes": [n.to_dict() for n in self.notes if not n.skipped], "hidden": self.hidden}
 
 
 @dataclass
@@ -147,6 +194,8 @@ class Ingestor:
         self.embedder = embedder
         self._timings: dict[str, float] = {}
         self._ids = SourceIndex([])
+        self._chunked = 0
+        self._indexed = 0
 
     # -- helpers ---------------------------------------------------------------------------------
     def _tick(self, stage: str, t0: float) -> None:
@@ -166,46 +215,21 @@ class Ingestor:
             return h
         return hashlib.sha256(f"{h}|embedder={name}".encode()).hexdigest()
 
-    def _embed(self, texts: list[str]) -> np.ndarray | None:
-        if self.embedder is None:
-            return None
-        bs = max(1, self.settings.embedder.batch_size)
-        parts = [self.embedder.embed_passages(texts[i : i + bs]) for i in range(0, len(texts), bs)]
-        if not parts:
-            return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return np.vstack(parts).astype(np.float32, copy=False)
-
     def _flush(self, pending: list[_Pending], entries: list[IngestEntry]) -> None:
-        if not pending:
-            return
-        texts = [f.text for p in pending for f in p.fragments]
-        t0 = time.perf_counter()
-        try:
-            vectors = self._embed(texts)
-        except Exception as e:  # a model failure fails these sources, never the run
-            if not isinstance(e, FootnoteError):
-                log.exception("embedder failed")
-            self._tick("embed", t0)
-            for p in pending:
-                entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, f"embedding failed: {e}")
-            pending.clear()
-            return
-        self._tick("embed", t0)
-        offset = 0
+        """Write the gathered sources without vectors (one transaction each): searchable lexically now."""
         for p in pending:
             n = len(p.fragments)
-            emb = vectors[offset : offset + n] if vectors is not None else None
-            offset += n
             t1 = time.perf_counter()
             try:
-                self.store.put_source(p.doc.source, p.fragments, emb, p.doc.original, cues=p.doc.cues)
+                self.store.put_source(p.doc.source, p.fragments, None, p.doc.original, cues=p.doc.cues)
             except Exception as e:  # the store rolled back: the source is as it was
                 if not isinstance(e, FootnoteError):
                     log.exception("put_source(%r) failed", p.doc.source.id)
                 entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e))
                 continue
             finally:
-                self._tick("store", t1)
+                self._tick("index", t1)
+            self._indexed += n
             entries[p.slot] = IngestEntry(p.path, p.doc.source.id, p.status, n)
         pending.clear()
 
@@ -213,6 +237,7 @@ class Ingestor:
         t0 = time.perf_counter()
         frags = chunk_document(doc, self.settings)
         self._tick("chunk", t0)
+        self._chunked += len(frags)
         if not frags:
             raise InputError(doc.path or doc.source.id, "no text to index")
         src = dataclasses.replace(
@@ -233,9 +258,16 @@ class Ingestor:
         progress: Progress | None = None,
         collection: str | None = None,
         audio: str | Path | None = None,
+        events: IngestProgressSink | None = None,
+        wait: bool = True,
+        workers: int | None = None,
     ) -> IngestReport:
+        """Ingest ``paths``; with ``wait`` (and an embedder) embed the backlog before returning, on
+        ``workers`` workers (None: ``settings.backlog.ingest_workers``). ``progress`` gets
+        (files done, files total, label); ``events`` a per-stage :class:`IngestProgress`."""
         start = time.perf_counter()
         self._timings = {}
+        self._chunked = self._indexed = 0
         if kind is not None and kind not in self.settings.corpus.kinds:
             raise UsageError(f"unknown kind {kind!r} (known: {', '.join(self.settings.corpus.kinds)})")
         if lang is not None:
@@ -253,6 +285,8 @@ class Ingestor:
         plan = plan_tracks(files, self.settings, audio_found=audio_found,
                            explicit_audio=Path(audio) if audio is not None else None)
         files = plan.files
+        inventory = take_inventory(paths, [f for f, _ in files], self.settings, plan.unpaired_audio,
+                                   set(plan.audio), [p for p, _ in refused])
         ids = SourceIndex(self.store.list_sources())
         self._ids = ids
         names: dict[Path, str] = {}
@@ -262,51 +296,73 @@ class Ingestor:
         seen_ids: dict[str, str] = {}
         failed_origins: set[str] = set()
         flush_at = max(1, self.settings.corpus.ingest_flush_fragments)
-        for n, (file, root) in enumerate(files, start=1):
-            label = str(file)
-            origin = Path(os.path.abspath(file)).as_posix()
-            t0 = time.perf_counter()
-            if root not in names:
-                names[root] = collection or default_collection(root)
-            # without --collection, a file already stored keeps its collection (and so its id)
-            name = collection or ids.collection_of(origin) or names[root]
-            try:
-                if file in plan.problems:
-                    raise plan.problems[file]
-                for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
-                                         collection=name, known_ids=ids.known_ids(name),
-                                         audio=plan.audio.get(file)):
-                    self._tick("load", t0)
-                    if isinstance(item, InputError):
-                        failed_origins.add(origin)
-                        entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, item.message))
+        interrupted = False
+        done_files = 0
+
+        def emit(stage: str, label: str = "", embed: EmbedProgress | None = None) -> None:
+            if events is not None:
+                events(IngestProgress(stage, done_files, len(files), self._chunked, self._indexed, label, embed))
+
+        try:
+            for n, (file, root) in enumerate(files, start=1):
+                label = str(file)
+                emit("load", label)
+                origin = Path(os.path.abspath(file)).as_posix()
+                t0 = time.perf_counter()
+                if root not in names:
+                    names[root] = collection or default_collection(root)
+                # without --collection, a file already stored keeps its collection (and so its id)
+                name = collection or ids.collection_of(origin) or names[root]
+                try:
+                    if file in plan.problems:
+                        raise plan.problems[file]
+                    for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
+                                             collection=name, known_ids=ids.known_ids(name),
+                                             audio=plan.audio.get(file)):
+                        self._tick("load", t0)
+                        if isinstance(item, InputError):
+                            failed_origins.add(origin)
+                            entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, item.message))
+                            t0 = time.perf_counter()
+                            continue
+                        pend = self._consider(label, item, seen_ids, entries)
+                        if pend is not None:
+                            pending.append(pend)
+                            pending_frags += len(pend.fragments)
+                            if pending_frags >= flush_at:
+                                emit("index", label)
+                                self._flush(pending, entries)
+                                pending_frags = 0
                         t0 = time.perf_counter()
-                        continue
-                    pend = self._consider(label, item, seen_ids, entries)
-                    if pend is not None:
-                        pending.append(pend)
-                        pending_frags += len(pend.fragments)
-                        if pending_frags >= flush_at:
-                            self._flush(pending, entries)
-                            pending_frags = 0
-                    t0 = time.perf_counter()
-            except InputError as e:
-                self._tick("load", t0)
-                failed_origins.add(origin)
-                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, e.message))
-            except FootnoteError as e:
-                failed_origins.add(origin)
-                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, str(e)))
-            except Exception as e:  # a loader bug fails this file, never the run
-                log.exception("loading %s failed", file)
-                failed_origins.add(origin)
-                entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
-                                           f"{file}: unexpected error {type(e).__name__}: {e}"))
-            if progress is not None:
-                progress(n, len(files), label)
-        self._flush(pending, entries)
+                except InputError as e:
+                    self._tick("load", t0)
+                    failed_origins.add(origin)
+                    entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, e.message))
+                except FootnoteError as e:
+                    failed_origins.add(origin)
+                    entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, str(e)))
+                except Exception as e:  # a loader bug fails this file, never the run
+                    log.exception("loading %s failed", file)
+                    failed_origins.add(origin)
+                    entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
+                                               f"{file}: unexpected error {type(e).__name__}: {e}"))
+                done_files = n
+                emit("chunk", label)
+                if progress is not None:
+                    progress(n, len(files), label)
+        except KeyboardInterrupt:
+            interrupted = True
+            # the sources of a file cut short are dropped (their provisional entries say "not written");
+            # every source read in full before it is committed below
+            log.info("interrupted after %d of %d files", done_files, len(files))
+        try:
+            self._flush(pending, entries)
+        except KeyboardInterrupt:  # a second Ctrl-C: what is committed stays committed
+            interrupted = True
+        emit("index")
+        lexical_seconds = time.perf_counter() - start
         pruned: list[str] = []
-        if prune:
+        if prune and not interrupted:
             t0 = time.perf_counter()
             # a file named for pruning that is gone is not a failure: its sources go
             gone = {Path(os.path.abspath(p)).as_posix() for p in paths if not Path(p).exists()}
@@ -315,7 +371,22 @@ class Ingestor:
             self._tick("prune", t0)
         for path, why in refused:
             log.warning("%s: %s", path, why)
+        embed_report: EmbedReport | None = None
+        if self.embedder is not None and wait and not interrupted:
+            t0 = time.perf_counter()
+            embed_report = BacklogEmbedder(self.settings, self.store, self.embedder).run(
+                progress=lambda ep: emit("embed", embed=ep), workers=workers,
+            )
+            self._tick("embed", t0)
+            interrupted = embed_report.interrupted
         return IngestReport(
+            notes=inventory.notes,
+            hidden=inventory.hidden,
+            files_total=len(files),
+            files_done=done_files,
+            interrupted=interrupted,
+            embed=embed_report,
+            lexical_seconds=lexical_seconds,
             refused=tuple((str(p), why) for p, why in refused),
             pairings=tuple(plan.pairings),
             superseded=tuple((str(a), str(b)) for a, b in plan.superseded),

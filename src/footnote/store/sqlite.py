@@ -254,7 +254,8 @@ class SqliteStore:
                                 where="put_embeddings")
         written = 0
         with self._write() as conn:
-            if self._binding(conn) is None or self._binding(conn)[1] != vecs.shape[1]:  # rebound meanwhile
+            now = self._binding(conn)
+            if now is None or now[1] != vecs.shape[1]:  # rebound meanwhile
                 raise StoreError(f"{self.path}: put_embeddings: the store was rebound to another embedder")
             for i in range(0, len(fragments), IN_CHUNK):
                 chunk = fragments[i : i + IN_CHUNK]

