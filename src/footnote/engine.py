@@ -19,7 +19,8 @@ from footnote.text import clean_text
 
 if TYPE_CHECKING:
     from footnote.answer.types import Answer, Event
-    from footnote.corpus.ingest import IngestReport
+    from footnote.corpus.embedding import EmbedProgressSink, EmbedReport
+    from footnote.corpus.ingest import IngestProgressSink, IngestReport
     from footnote.retrieve.types import SearchResult
 
 log = logging.getLogger(__name__)
@@ -147,11 +148,39 @@ class Engine:
         progress: Callable[[int, int, str], None] | None = None,
         collection: str | None = None,
         audio: str | Path | None = None,
+        events: IngestProgressSink | None = None,
+        wait: bool = True,
+        workers: int | None = None,
     ) -> IngestReport:
+        """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning."""
         from footnote.corpus.ingest import Ingestor
 
         return Ingestor(self.settings, self.store, self.embedder).run(
-            paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio
+            paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio,
+            events=events, wait=wait, workers=workers
+        )
+
+    def embed_backlog(
+        self, *, progress: EmbedProgressSink | None = None, workers: int | None = None,
+        stop: Any = None, background: bool = False,
+    ) -> EmbedReport:
+        """Embed every fragment still without a vector (resumable; see ``footnote.corpus.embedding``)."""
+        from footnote.corpus.embedding import BacklogEmbedder, EmbedReport
+
+        if self.embedder is None:
+            return EmbedReport(0, 0, self.store.backlog().pending, 0.0, 0, "none")
+        return BacklogEmbedder(self.settings, self.store, self.embedder, background=background).run(
+            progress=progress, workers=workers, stop=stop
+        )
+
+    def backlog_status(self) -> dict[str, Any]:
+        """The embedding state every surface shows (state, percent, rate, ETA, one line)."""
+        from footnote.corpus.embedding import describe_backlog
+
+        bound = self.store.embedder_info()
+        return describe_backlog(
+            self.store.backlog(), bound=bound[0] if bound else None,
+            embedder=self.embedder.name if self.embedder else None, cfg=self.settings.backlog,
         )
 
     # -- retrieval -----------------------------------------------------------------------------
@@ -237,6 +266,7 @@ class Engine:
             "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,
             "gate_calibrated": None if emb is None else gate.calibrated(emb),
             "lexical_only": lexical_only,
+            "embedding": self.backlog_status(),
             "reranker": self.reranker.name if self.reranker else "fusion",
             "chat_models": {role: m.name for role, m in self.chat_models.items()},
         }

@@ -701,6 +701,9 @@ class BacklogSettings(_Frozen):
     serve_workers: int = Field(
         1, description="Workers of the server's background embedding (leave cores for queries)."
     )
+    serve_nice: int = Field(
+        10, description="CPU niceness added to the server's background embedding processes (queries go first)."
+    )
     serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
 
 

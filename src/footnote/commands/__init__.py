@@ -5,6 +5,7 @@
 - ``evaluate``: eval, calibrate                 - ``ask``: ask
 - ``serve``: serve                              - ``migrate``: migrate
 - ``models``: models list | install | remove
+- ``reembed``: reembed
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import importlib
 
 import click
 
-MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models")
+MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models", "reembed")
 
 
 def register_all(group: click.Group) -> None:

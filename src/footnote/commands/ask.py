@@ -55,9 +55,12 @@ def register(group: click.Group) -> None:
     def ask(ctx: Ctx, question: str, fallback: bool | None) -> None:
         """Answer QUESTION from the corpus with citations — or say it is not in the corpus."""
         with ctx.engine() as engine:
+            embedding = engine.backlog_status()
             if ctx.as_json:
-                ctx.emit(engine.ask(question, fallback=fallback).to_dict())
+                ctx.emit({**engine.ask(question, fallback=fallback).to_dict(), "embedding": embedding})
                 return
+            if embedding["state"] in ("embedding", "paused"):
+                click.echo(f"note: {embedding['message']}", err=True)
             streamed = False
             for ev in engine.ask_stream(question, fallback=fallback):
                 if isinstance(ev, Token):

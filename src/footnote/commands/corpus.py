@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
 import click
 
-from footnote.cli import Ctx, ProgressBar, common_options
+from footnote.cli import Ctx, common_options
 from footnote.errors import UsageError
 
 
@@ -20,20 +21,33 @@ from footnote.errors import UsageError
               help="Collection name: prefixes the ids of file sources (default: each folder's own name).")
 @click.option("--audio", type=click.Path(path_type=Path), default=None,
               help="The audio file of the one transcript given (when their names differ).")
+@click.option("--wait/--no-wait", default=True,
+              help="Embed before returning (default), or return once the fragments are searchable lexically and "
+              "leave the vectors to `footnote serve` or `footnote reembed`.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Embedding workers (default settings.backlog.ingest_workers: one per core).")
 @common_options
 def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool,
-           collection: str | None, audio: Path | None) -> None:
-    """Load, chunk, embed and store the files under PATH… (idempotent)."""
+           collection: str | None, audio: Path | None, wait: bool, workers: int | None) -> None:
+    """Load, chunk and index the files under PATH… (searchable at once), then embed them (idempotent)."""
+    from footnote.commands.ingest_view import (
+        StageDisplay,
+        embed_summary,
+        file_lines,
+        resume_hint,
+        summary_line,
+    )
+
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
-    bar = ProgressBar(sys.stderr.isatty(), "ingesting")
+    display = StageDisplay(sys.stderr)
     with ctx.engine(create=True) as engine:
         try:
-            report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, progress=bar,
-                                   collection=collection, audio=audio)
-        except KeyboardInterrupt:
-            bar.close()
+            report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,
+                                   collection=collection, audio=audio, wait=wait, workers=workers)
+        except KeyboardInterrupt:  # outside the loops that commit what is complete (e.g. a second Ctrl-C)
+            display.close()
             stats = engine.store.stats()
             click.echo(
                 f"\ninterrupted: the store {stats.url} keeps every source written before the interrupt, each one "
@@ -44,30 +58,48 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             )
             sys.exit(130)
         finally:
-            bar.close()
+            display.close()
+        embedding = engine.backlog_status()
+    resume = "footnote ingest " + " ".join(shlex.quote(str(p)) for p in paths) + (
+        f" --collection {shlex.quote(collection)}" if collection else "") + (
+        f" --store {shlex.quote(ctx.store)}" if ctx.store else "")
     if ctx.as_json:
         data = report.to_dict()
         data["sources"] = [{k: e[k] for k in ("path", "source_id", "status", "fragments", "error")}
                            for e in data["sources"]]
+        data["embedding"] = embedding
+        if report.interrupted:
+            data["resume"] = resume
         ctx.emit(data)
     else:
-        for e in report.entries:
-            if e.error:
-                click.echo(f"failed: {e.error}" if e.path in e.error else f"failed: {e.path}: {e.error}", err=True)
         for path, why in report.refused:
             click.echo(f"refused: {path}: {why}", err=True)
         for p in report.pairings:
             click.echo(f"paired: {p.transcript} + {p.audio} ({p.how})")
         for path, by in report.superseded:
             click.echo(f"superseded: {path} (same track as {by})")
-        for path in report.unpaired_audio:
-            click.echo(f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)",
+        for to_err, line in file_lines(report):
+            click.echo(line, err=to_err)
+        click.echo(summary_line(report, prune))
+        if report.embed is not None:
+            click.echo(embed_summary(report.embed))
+            if report.embed.error:
+                click.echo(f"error: {report.embed.error}", err=True)
+        if embedding["state"] in ("embedding", "paused"):
+            click.echo(f"search: {embedding['message']}")
+        if report.nothing_ingestible:
+            where = ", ".join(str(p) for p in paths)
+            click.echo(f"error: nothing ingestible under {where}"
+                       + (f" ({len(report.skipped)} file(s) skipped, see above)" if report.skipped else " (no files)"),
                        err=True)
-        s = report.summary()
-        pruned = f", {s['pruned']} pruned" if prune else ""
-        emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
-        click.echo(f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, "
-                   f"{s['failed']} failed{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb})")
+        if report.interrupted:
+            left = report.files_total - report.files_done
+            click.echo(f"interrupted: {report.files_done} of {report.files_total} files read and committed"
+                       + (f", {left} not read" if left else "")
+                       + f"; {embedding['pending']:,} fragments wait for vectors.", err=True)
+            click.echo(resume_hint(resume), err=True)
+    if report.interrupted:
+        sys.exit(130)
     if not report.ok:
         sys.exit(1)
 
@@ -104,10 +136,13 @@ def status(ctx: Ctx) -> None:
     for title, key in (("by kind", "by_kind"), ("by lang", "by_lang")):
         counts = st.get(key) or {}
         click.echo(f"{title}:   " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"))
-    if st["lexical_only"]:
+    emb_state = st.get("embedding") or {}
+    if st["lexical_only"] and emb_state.get("state") not in ("embedding", "paused"):
         why = "the store holds no vectors" if st["embedder"] is not None else (
             "the store was built without an embedder" if built == "none" else "no embedder configured")
         click.echo(f"search:    lexical only ({why})")
+    elif emb_state.get("state") in ("embedding", "paused"):
+        click.echo(f"search:    lexical + dense for the embedded part; {emb_state['message']}")
     else:
         click.echo("search:    lexical + dense")
 

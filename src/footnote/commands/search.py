@@ -82,11 +82,14 @@ def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
     with ctx.engine() as engine:
         result = engine.search(question, lang=lang)
         titles = source_titles(engine.store, (c.fragment.source_id for c in result.candidates))
+        embedding = engine.backlog_status()
     if ctx.as_json:
-        ctx.emit(search_result_dict(result, titles))
+        ctx.emit({**search_result_dict(result, titles), "embedding": embedding})
         return
     for line in render_text(result, titles, explain=explain):
         click.echo(line)
+    if embedding["state"] in ("embedding", "paused"):
+        click.echo(f"note: {embedding['message']}")
 
 
 def register(group: click.Group) -> None:

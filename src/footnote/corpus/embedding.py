@@ -14,6 +14,7 @@ embedder (their calls wait on the network, and an embedder with several base URL
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -91,9 +92,12 @@ def embed_batched(embedder: Embedder, texts: list[str], batch_size: int) -> np.n
     return np.vstack(parts).astype(np.float32, copy=False)
 
 
-def _init_worker(settings: EmbedderSettings) -> None:
+def _init_worker(settings: EmbedderSettings, nice: int = 0) -> None:
     """Worker process start: Ctrl-C is the parent's to handle; the model loads lazily on the first task."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice > 0:
+        with contextlib.suppress(OSError):  # lowering one's own priority is allowed; never fatal
+            os.nice(nice)
     global _WORKER_EMBEDDER, _WORKER_BATCH
     _WORKER_EMBEDDER = make_embedder(settings)
     _WORKER_BATCH = settings.batch_size
@@ -186,23 +190,30 @@ class BacklogEmbedder:
         *,
         workers: int | None = None,
         embedder_settings: EmbedderSettings | None = None,
+        background: bool = False,
     ) -> None:
+        """``background``: the server's worker — never embed on the (shared, locked) query embedder of
+        this process when the model is local: use a worker process, at ``backlog.serve_nice``."""
         self.settings = settings
         self.store = store
         self.embedder = embedder
         self.workers = workers
         self.embedder_settings = embedder_settings or settings.embedder
+        self.background = background
 
     def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
         cfg = self.settings.backlog
-        if n <= 1 or pending < cfg.pool_min_fragments:
+        if mode == "process" and self.background:
+            n = max(1, n)
+        elif n <= 1 or pending < cfg.pool_min_fragments:
             return _InlineExecutor(), 1, "inline"
         if mode == "process":
             import multiprocessing
 
             es = self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads)})
             ctx = multiprocessing.get_context("spawn")  # never fork a process that holds OpenMP or a pool
-            return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker, initargs=(es,)), n, mode
+            return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
+                                       initargs=(es, cfg.serve_nice if self.background else 0)), n, mode
         return ThreadPoolExecutor(n, thread_name_prefix="footnote-embed"), n, "thread"
 
     def run(self, *, progress: EmbedProgressSink | None = None, stop: threading.Event | None = None,

@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError
 from footnote.redact import redact, settings_secrets
@@ -110,11 +111,16 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         secrets=secrets,
     )
 
+    worker = BacklogWorker(engine)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if srv.warm_up:
             await run_in_threadpool(warm_up, engine)
+        if settings.backlog.serve_worker:
+            worker.start()
         yield
+        worker.stop()
         state.pump.shutdown()
         state.pages.close()
 

@@ -20,7 +20,8 @@ def make_router(state: ServerState) -> APIRouter:
 
     def search_doc(q: str, lang: str | None) -> dict[str, Any]:
         result = engine.search(q, lang=lang)
-        return search_result_dict(result, source_titles(engine.store, (c.fragment.source_id for c in result.candidates)))
+        doc = search_result_dict(result, source_titles(engine.store, (c.fragment.source_id for c in result.candidates)))
+        return {**doc, "embedding": engine.backlog_status()}
 
     @router.get("/api/search")
     async def search(

@@ -74,10 +74,23 @@
     const banner = $("#lexical-banner");
     banner.hidden = !lexical;
     banner.setAttribute("data-lexical-only", String(lexical));
-    banner.textContent = I.t(state.lang, "lexical_only");
-    $("#status-line").textContent = I.t(state.lang, "status", {
+    const e = s.embedding || {};
+    const backlog = e.state === "embedding" || e.state === "paused";
+    banner.textContent = I.t(state.lang, backlog ? "lexical_while_embedding" : "lexical_only", { percent: Math.floor(e.percent || 0) });
+    let line = I.t(state.lang, "status", {
       sources: s.sources, fragments: s.fragments, embedder: lexical ? I.t(state.lang, "lexical") : (s.embedder || ""),
     });
+    if (e.state === "embedding") {
+      const eta = e.eta_s == null ? "?" : (e.eta_s < 90 ? Math.max(1, Math.round(e.eta_s)) + " s" : Math.round(e.eta_s / 60) + " min");
+      line += " · " + I.t(state.lang, "embedding_progress", { percent: Math.floor(e.percent), eta: eta });
+    } else if (e.state === "paused") {
+      line += " · " + I.t(state.lang, "embedding_paused", { percent: Math.floor(e.percent) });
+    }
+    const el = $("#status-line");
+    el.textContent = line;
+    el.setAttribute("data-embedding", e.state || "");
+    clearTimeout(state.statusTimer);
+    if (backlog) state.statusTimer = setTimeout(loadStatus, 10000);  // follow the progress
   }
 
   function showKeyForm() {

@@ -1,0 +1,116 @@
+"""What ``footnote ingest`` and ``footnote reembed`` print: a per-stage progress line and the summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO
+
+from footnote.corpus.embedding import EmbedProgress, EmbedReport
+from footnote.corpus.ingest import IngestProgress, IngestReport, IngestStatus
+
+
+def fmt_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "estimating time left"
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s left"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+def embed_line(ep: EmbedProgress) -> str:
+    pct = 100.0 * ep.done / ep.total if ep.total else 100.0
+    eta = "done" if ep.done >= ep.total else fmt_eta(ep.eta_s)
+    return (f"embed {ep.done:,}/{ep.total:,} fragments ({pct:.0f}%) · {ep.rate:.1f}/s · {eta}"
+            f" · {ep.workers} {ep.mode} worker{'s' if ep.workers != 1 else ''}")
+
+
+class StageDisplay:
+    """Draws one status line on ``stream``: redrawn in place on a terminal (at most ``hz`` times a
+    second), else printed when the stage changes and then every ``every_s`` seconds (for logs)."""
+
+    def __init__(self, stream: IO[str] | None = None, *, tty: bool | None = None, hz: float = 8.0,
+                 every_s: float = 15.0) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.min_gap = 1.0 / hz
+        self.every_s = every_s
+        self._last = time.monotonic() if not self.tty else 0.0
+        self._stage = ""
+        self._width = 0
+
+    def _write(self, line: str, stage: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.tty:
+            if not force and now - self._last < self.min_gap:
+                return
+            pad = max(0, self._width - len(line))
+            self.stream.write("\r" + line + " " * pad)
+            self._width = len(line)
+        else:  # a log: a line when embedding starts, then every every_s seconds
+            group = "embed" if stage == "embed" else "ingest"
+            if not force and (group == self._stage or group == "ingest") and now - self._last < self.every_s:
+                return
+            stage = group
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        self._last, self._stage = now, stage
+
+    def ingest(self, p: IngestProgress) -> None:
+        parts = [f"load {p.files_done:,}/{p.files_total:,} files", f"chunk {p.chunked:,}", f"index {p.indexed:,} fragments"]
+        if p.embed is not None:
+            parts.append(embed_line(p.embed))
+        self._write(" · ".join(parts), p.stage)
+
+    def embed(self, ep: EmbedProgress) -> None:
+        self._write(embed_line(ep), "embed")
+
+    def close(self) -> None:
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+
+def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
+    """(to stderr?, line) per file: every source's outcome, every skipped file with its reason."""
+    for e in report.entries:
+        if e.status is IngestStatus.FAILED:
+            msg = e.error or "failed"
+            yield True, (f"failed: {msg}" if e.path in msg else f"failed: {e.path}: {msg}")
+        else:
+            n = f"{e.fragments} fragment{'s' if e.fragments != 1 else ''}"
+            yield False, f"{e.status.value:<9} {e.path} ({n})"
+    for note in report.notes:
+        yield note.skipped, (f"skipped: {note.path}: {note.reason}" if note.skipped else f"note: {note.path}: {note.reason}")
+    if report.hidden:
+        yield False, f"({report.hidden} hidden file{'s' if report.hidden != 1 else ''} left out)"
+
+
+def summary_line(report: IngestReport, prune: bool) -> str:
+    s = report.summary()
+    pruned = f", {s['pruned']} pruned" if prune else ""
+    skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
+    emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
+    return (f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, {s['failed']} failed"
+            f"{skipped}{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb}); "
+            f"searchable after {s['lexical_seconds']:.1f} s")
+
+
+def embed_summary(rep: EmbedReport) -> str:
+    if rep.mode == "none" and rep.embedded == 0 and rep.remaining == 0:
+        return "embedding: nothing pending"
+    line = (f"embedding: {rep.embedded:,} fragments in {rep.seconds:.1f} s ({rep.rate:.1f}/s, "
+            f"{rep.workers} {rep.mode} worker{'s' if rep.workers != 1 else ''})")
+    if rep.skipped:
+        line += f", {rep.skipped} changed meanwhile"
+    if rep.remaining:
+        line += f"; {rep.remaining:,} still without a vector (lexical search for those)"
+    return line
+
+
+def resume_hint(command: str) -> str:
+    return f"resume with: {command}  (finished work is kept; only what is left is done)"

@@ -1,0 +1,76 @@
+"""``footnote reembed [--embedder NAME]``: switch a store to another embedder, or finish its backlog.
+
+Rebinding clears every vector in one transaction (on PostgreSQL the vector column and HNSW index are
+rebuilt for the new dimension): every fragment becomes backlog, embedded by the same resumable loop as
+``footnote ingest``. Search keeps working meanwhile — lexically for what has no vector yet. A killed
+run resumes where it stopped: run the same command again.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.errors import UsageError
+
+
+@click.command("reembed")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Embedding workers (default settings.backlog.ingest_workers: one per core).")
+@click.option("--no-wait", "no_wait", is_flag=True,
+              help="Only rebind (clear the vectors) and return; `footnote serve` or a later reembed embeds them.")
+@common_options
+def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
+    """Re-embed every fragment with the configured embedder (--embedder NAME), resumably."""
+    from footnote.commands.ingest_view import StageDisplay, embed_summary, resume_hint
+    from footnote.corpus.embedding import BacklogEmbedder
+    from footnote.models.embedders import make_embedder
+    from footnote.store import open_store
+
+    settings = ctx.settings
+    embedder = make_embedder(settings.embedder)
+    if embedder is None:
+        raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
+    store = open_store(settings.store.url, settings.store)
+    display = StageDisplay(sys.stderr)
+    try:
+        before = store.embedder_info()
+        dropped = store.rebind_embedder(embedder.name, embedder.dim)
+        if before is not None and before != (embedder.name, embedder.dim):
+            click.echo(f"rebound {store.url} from {before[0]} (dim {before[1]}) to {embedder.name} "
+                       f"(dim {embedder.dim}): {dropped:,} vectors dropped; lexical search meanwhile", err=True)
+        if no_wait:
+            report = None
+        else:
+            try:
+                report = BacklogEmbedder(settings, store, embedder).run(progress=display.embed, workers=workers)
+            finally:
+                display.close()
+        bl = store.backlog()
+    finally:
+        store.close()
+    resume = f"footnote reembed --embedder {embedder.name}" + (f" --store {shlex.quote(ctx.store)}" if ctx.store else "")
+    if ctx.as_json:
+        ctx.emit({"store": settings.store.url, "embedder": embedder.name, "dim": embedder.dim, "dropped": dropped,
+                  "embedding": report.to_dict() if report else None,
+                  "fragments": bl.fragments, "embedded": bl.embedded, "pending": bl.pending,
+                  **({"resume": resume} if bl.pending else {})})
+    else:
+        if report is not None:
+            click.echo(embed_summary(report))
+        click.echo(f"{bl.embedded:,} of {bl.fragments:,} fragments embedded with {embedder.name}")
+        if bl.pending:
+            click.echo(resume_hint(resume), err=True)
+        if report is not None and report.error:
+            click.echo(f"error: {report.error}", err=True)
+    if report is not None and report.interrupted:
+        sys.exit(130)
+    if report is not None and report.error:
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(reembed)
