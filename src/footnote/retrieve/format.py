@@ -81,6 +81,7 @@ def note_dict(n: int, c: Candidate, titles: Mapping[str, str] | None = None) -> 
         "lanes": {k: round(v, 6) for k, v in lane_scores(c).items()},
         "forced": c.forced,
         "reserve": c.reserve,
+        "embedded": c.embedded,
     }
 
 

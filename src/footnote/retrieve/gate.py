@@ -72,3 +72,13 @@ def signal_value(max_score: float, background: float, lexical: float, t: GateThr
 
 def thresholds_dict(t: GateThresholds) -> dict[str, float]:
     return {k: float(v) for k, v in t.model_dump().items() if isinstance(v, int | float)}
+
+
+_STRENGTH = {Verdict.BAIL_OUT: 0, Verdict.INSUFFICIENT: 1, Verdict.GOOD_ENOUGH: 2, Verdict.SUFFICIENT: 3}
+
+
+def stronger(a: Verdict, b: Verdict) -> Verdict:
+    """The more confident of two verdicts. Used while a store is partly embedded: fragments without a
+    vector yet are judged by the lexical-only gate, the rest by the dense one, and a lexical hit on an
+    unembedded fragment is not overruled by a dense miss it could not have had."""
+    return a if _STRENGTH[a] >= _STRENGTH[b] else b

@@ -187,20 +187,23 @@ class Retriever:
         frags = {f.id: f for f in self.store.get_fragments(ids)}
         ids = [i for i in ids if i in frags]
         if qvec is not None and ids:
-            cos = self.store.get_embeddings(ids) @ qvec.astype(np.float32)
+            mat = self.store.get_embeddings(ids)
+            cos = mat @ qvec.astype(np.float32)
+            has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
             cos = np.zeros(len(ids), dtype=np.float32)
+            has_vec = np.ones(len(ids), dtype=bool)
         corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
         dropped = 0
-        for i, c in zip(ids, cos.tolist(), strict=True):
+        for i, c, emb in zip(ids, cos.tolist(), has_vec.tolist(), strict=True):
             hits = tuple(pool.hits[i])
             forced = any(h.lane in FORCING_LANES for h in hits)
             if not forced and not lexical and c < th0.prefloor:
                 dropped += 1
                 continue
-            cands.append(Candidate(frags[i], float(c), hits, forced=forced))
+            cands.append(Candidate(frags[i], float(c), hits, forced=forced, embedded=bool(emb) or lexical))
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
             "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
             "kept": len(cands),
@@ -268,6 +271,13 @@ class Retriever:
         cov = replace(cov, exact_address=exact, missing_address=missing)
         cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})
         verdict = gate_mod.decide(cov, t)
+        unembedded = [c.fragment for c in final[:3] if not c.embedded]
+        if unembedded and not lexical:
+            # embedding backlog: judge the fragments without a vector by the lexical-only gate
+            lex = lexical_overlap(question, qlang, unembedded, self._analyzer)
+            lcov = gate_mod.Coverage(lex, 0.0, lectures, exact_address=exact, missing_address=missing)
+            verdict = gate_mod.stronger(verdict, gate_mod.decide(lcov, s.gate.lexical_only))
+            cov.extra.update({"unembedded_top": float(len(unembedded)), "unembedded_overlap": lex})
         if top is None:
             verdict = Verdict.BAIL_OUT
         signal = GateSignal(

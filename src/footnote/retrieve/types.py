@@ -71,6 +71,7 @@ class Candidate:
     rerank: float | None = None
     forced: bool = False  # lexical/address hit forced past the pre-floor
     reserve: bool = False  # admitted by a per-kind reserve
+    embedded: bool = True  # False: the fragment has no vector yet (embedding backlog): score is no dense evidence
 
     @property
     def lane_names(self) -> tuple[str, ...]:

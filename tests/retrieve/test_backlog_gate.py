@@ -1,0 +1,65 @@
+"""A partly embedded store (embedding backlog): a lexical hit on a fragment without a vector is judged by
+the lexical-only gate, not bailed out as a dense miss; off-topic questions still bail out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from footnote.corpus.records import FileLocator, Fragment, Source, sha256_text
+from footnote.models.embedders import HashEmbedder
+from footnote.retrieve.pipeline import Retriever
+from footnote.retrieve.types import Verdict
+from footnote.settings import Settings
+from footnote.store import open_store
+from footnote.store.protocol import Store
+
+EMBEDDED = [
+    ("ocean", "The tides of the ocean rise and fall twice a day because of the gravity of the moon."),
+    ("forest", "Old forests store carbon in their wood and soil for centuries."),
+    ("volcano", "A volcano erupts when molten rock rises through cracks in the crust."),
+    ("bread", "Bread dough rises because yeast ferments sugar into carbon dioxide."),
+]
+PENDING = ("kingfisher", "The kingfisher digs its nest as a tunnel in steep river banks of sand.")
+
+
+def _put(store: Store, sid: str, text: str, emb: HashEmbedder | None) -> None:
+    src = Source(sid, "prose_chapter", sid, "en", sha256_text(sid), sha256_text(sid), f"{sid}.txt", "text/plain")
+    frag = Fragment(f"{sid}#0", sid, 0, "prose_chapter", "en", text, FileLocator(f"{sid}.txt"), sha256_text(text))
+    store.put_source(src, [frag], emb.embed_passages([text]) if emb else None, sid.encode())
+
+
+def _strict(hash_settings: Settings) -> Settings:
+    # a dense gate that only a near-copy passes: whatever passes here passes by the lexical-only gate
+    t = {"bail_out": 0.9, "sufficient": 0.97, "good_enough": 0.97, "min_lectures": 2, "fallback_min_score": 0.5,
+         "reserve_floor": -1.0, "prefloor": -1.0}
+    return hash_settings.with_overrides(**{"gate.by_embedder": {"hash": {"default": t, "by_lang_pair": {},
+                                                                          "fitted_on": "test"}}})
+
+
+def test_unembedded_lexical_hit_is_not_a_dense_miss(hash_settings: Settings, tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    store = open_store(str(tmp_path / "b.db"))
+    store.bind_embedder(emb.name, emb.dim)
+    for sid, text in EMBEDDED:
+        _put(store, sid, text, emb)
+    _put(store, *PENDING, None)  # written, searchable lexically, no vector yet
+    assert store.backlog().pending == 1
+    settings = _strict(hash_settings)
+    r = Retriever(settings, store, emb, None, None).search("Where does the kingfisher dig its nest in river banks?")
+    assert not r.lexical_only
+    by_id = {c.fragment.id: c for c in r.candidates[:3]}
+    # ranked on its lexical evidence with a neutral cosine (the median of the embedded candidates)
+    assert "kingfisher#0" in by_id and by_id["kingfisher#0"].embedded is False
+    assert by_id["kingfisher#0"].score == 0.0 and (by_id["kingfisher#0"].rerank or 0) > 0.1
+    assert r.verdict in (Verdict.GOOD_ENOUGH, Verdict.SUFFICIENT)
+    assert r.signal.extra["unembedded_top"] >= 1
+    # off-topic: no lexical evidence anywhere, the gate still bails out
+    off = Retriever(settings, store, emb, None, None).search("quantum chromodynamics on a lattice")
+    assert off.verdict is Verdict.BAIL_OUT
+    # once embedded, the fragment is judged by the dense gate alone (a strict one: it does not pass)
+    pend = store.pending_fragments(10)
+    store.put_embeddings(pend, emb.embed_passages([p.text for p in pend]))
+    r2 = Retriever(settings, store, emb, None, None).search("Where does the kingfisher dig its nest in river banks?")
+    assert all(c.embedded for c in r2.candidates) and "unembedded_top" not in r2.signal.extra
+    assert r2.verdict is Verdict.BAIL_OUT
+    store.close()
