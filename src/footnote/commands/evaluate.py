@@ -18,7 +18,7 @@ from footnote.cli import Ctx, common_options, langs_option
 from footnote.errors import UsageError
 from footnote.eval.questions import load_questions
 from footnote.eval.report import write_report
-from footnote.eval.runner import OnResult, prepare_engine, run_questions
+from footnote.eval.runner import OnResult, prepare_engine, refuse_backlog, run_questions
 
 
 def _answers_module() -> Any:
@@ -61,9 +61,11 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Write PNG plots.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @click.option("--answers", is_flag=True, help="Also score answers (needs footnote.eval.answers).")
+@click.option("--allow-backlog", is_flag=True,
+              help="Run even when fragments still wait for vectors (figures then mix dense and lexical-only search).")
 @common_options
 def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[str] | None, out_dir: Path,
-             limit: int | None, plots: bool, progress: bool, answers: bool) -> None:
+             limit: int | None, plots: bool, progress: bool, answers: bool, allow_backlog: bool) -> None:
     """Measure retrieval and abstention on labelled questions: recall@k, MRR, AUROC, CRAG, latency.
 
     The corpus is ingested into a store of its own under OUT/stores (reused and not re-embedded
@@ -78,6 +80,11 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
     engine, ingest_report = prepare_engine(settings, list(corpus), out_dir=out_dir, store_url=ctx.store,
                                            progress=progress)
     with engine:
+        if ingest_report.interrupted:
+            click.echo("interrupted while ingesting the corpus: what was done is kept; run the same command again",
+                       err=True)
+            sys.exit(130)
+        embedding = refuse_backlog(engine, allow=allow_backlog)
         if ingest_report.failed:
             click.echo(f"warning: {ingest_report.failed} corpus entries failed to ingest", err=True)
         answers_mod = _answers_module() if answers else None
@@ -101,6 +108,7 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
             "thresholds_by_lang_pair": {k: v.model_dump() for k, v in gate.by_lang_pair.items()} if gate else {},
             "thresholds_fitted_on": gate.fitted_on if gate else None,
             "ingest": ingest_report.summary(),
+            "embedding": embedding,
             "started": started,
             "seconds": round(time.perf_counter() - t0, 2),
             "search_seconds": round(search_s, 2),

@@ -170,3 +170,17 @@ def prepare_engine(
     finally:
         bar.close()
     return engine, report
+
+
+def refuse_backlog(engine: Engine, *, allow: bool, command: str = "eval") -> dict[str, Any]:
+    """The store's embedding state; a UsageError when fragments still wait for vectors and ``allow`` is
+    false: figures over a half-embedded store mix dense and lexical-only retrieval and measure neither."""
+    from footnote.errors import UsageError
+
+    state = engine.backlog_status()
+    if state["state"] in ("embedding", "paused") and not allow:
+        raise UsageError(
+            f"{command}: store {engine.store.url} has {state['pending']:,} of {state['fragments']:,} fragments without "
+            f"a vector ({state['message']}); finish embedding first (`footnote reembed`) or pass --allow-backlog"
+        )
+    return state

