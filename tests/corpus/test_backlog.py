@@ -47,10 +47,8 @@ def test_no_wait_is_searchable_lexically_then_embedded(hash_settings: Settings, 
     # the backlog, resumed by a later run, embeds exactly what is pending
     report = BacklogEmbedder(hash_settings, store, emb).run()
     assert (report.embedded, report.remaining, report.error) == (12, 0, None)
-    got = store.get_embeddings([f"note003.txt#0"])[0] if store.get_fragments(["note003.txt#0"]) else None
     frag = store.fragments_of("note003.txt")[0]
     assert np.allclose(store.get_embeddings([frag.id])[0], emb.embed_passages([frag.text])[0], atol=1e-6)
-    del got
     store.close()
 
 
@@ -167,12 +165,12 @@ def test_cli_no_wait_status_search_and_reembed_two_dims(tmp_path: Path) -> None:
     assert code == 0 and res["embedding"]["pending"] == 12
     assert res["notes"][0]["embedded"] is False
     # reembed with the bound embedder finishes the backlog
-    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash"])
+    code, out, _ = _run(["reembed", "--store", db, "--embedder", "hash"])
     assert code == 0 and "12 of 12 fragments embedded with hash" in out
     # another dimension: rebind, every vector re-made at the new size
     cfg = tmp_path / "wide.toml"
     cfg.write_text("[embedder]\nhash_dim = 96\n", encoding="utf-8")
-    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
+    code, out, _ = _run(["reembed", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
     data = json.loads(out)
     assert code == 0 and data["dim"] == 96 and data["dropped"] == 12 and data["pending"] == 0
     code, out, _ = _run(["status", "--store", db, "--embedder", "hash", "--config", str(cfg), "--json"])
