@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -102,17 +103,26 @@ def test_thread_workers_call_the_embedder_concurrently(hash_settings: Settings, 
     settings = hash_settings.with_overrides(**{
         "backlog.batch_fragments": 10, "backlog.pool_min_fragments": 1, "backlog.mode": "thread",
     })
-    barrier = threading.Barrier(2, timeout=20)
+    lock = threading.Lock()
+    active = [0, 0]  # now, most at once
 
     class Concurrent(HashEmbedder):
         def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-            barrier.wait()  # BrokenBarrierError (a failed batch) unless another call is running too
+            with lock:
+                active[0] += 1
+                active[1] = max(active[1], active[0])
+            deadline = time.monotonic() + 5
+            while active[1] < 2 and time.monotonic() < deadline:  # wait (bounded) for a second call to overlap
+                time.sleep(0.01)
+            with lock:
+                active[0] -= 1
             return super().embed_passages(texts)
 
     store = open_store(settings.store.url, settings.store)
     rep = Ingestor(settings, store, Concurrent(settings.embedder.hash_dim)).run([d], workers=2)
     assert rep.embed is not None and rep.embed.mode == "thread" and rep.embed.workers == 2
     assert rep.embed.error is None and rep.embed.embedded == 40
+    assert active[1] == 2  # two calls were in flight at once
     store.close()
 
 

@@ -241,7 +241,8 @@ class BacklogEmbedder:
         task: Callable[[list[str]], np.ndarray] = (
             _embed_in_worker if mode == "process" else lambda texts: embed_batched(self.embedder, texts, bs)
         )
-        batch = max(1, cfg.batch_fragments)
+        # tasks of batch_fragments, smaller for a small backlog so that every worker gets some (4 per worker)
+        batch = max(1, min(cfg.batch_fragments, max(8, -(-total // (4 * n)))))
         in_flight: deque[tuple[list[PendingFragment], Future[np.ndarray]]] = deque()
         after: str | None = None
         exhausted = False
