@@ -60,6 +60,11 @@ def make_lecture_windows(d: Path, windows: int, settings: Settings, seed: int = 
     return files
 
 
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _rss_mb() -> tuple[float, float]:
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -77,13 +82,16 @@ def _embed_run(settings: Settings, store: Any, embedder: Any, sample: int, worke
         marks.append((time.perf_counter(), ep.done))
 
     t0 = time.perf_counter()
+    c0, k0 = time.process_time(), _children_cpu()
     rep = BacklogEmbedder(settings, store, embedder, force_pool=force_pool).run(
         workers=workers, limit=sample, progress=tick)
+    cpu = time.process_time() - c0 + _children_cpu() - k0
     assert rep.error is None, rep.error
     (ta, da), (tb, db) = marks[0], marks[-1]
     steady = (db - da) / (tb - ta) if tb > ta else rep.rate
     return {"fragments": rep.embedded, "seconds": rep.seconds, "rate_overall": rep.rate, "rate": steady,
-            "startup_s": marks[0][0] - t0, "workers": rep.workers, "mode": rep.mode}  # type: ignore[dict-item]
+            "startup_s": marks[0][0] - t0, "workers": rep.workers, "mode": rep.mode,  # type: ignore[dict-item]
+            "cpu_s": cpu, "per_cpu_s": rep.embedded / cpu if cpu else 0.0}
 
 
 def bench_backlog(src: Path, settings: Settings, url: str, sample: int, variants: bool) -> dict[str, Any]:
@@ -123,6 +131,10 @@ def print_backlog(name: str, r: dict[str, Any], dest: Any) -> None:
     print(f"  embedded fragments/s on the same {one['fragments']} texts: 1 worker {one['rate']:.2f}/s; default "
           f"({dft['workers']} {dft['mode']} workers) {dft['rate']:.2f}/s = {r['speedup']:.2f}x "
           f"(worker start-up {dft['startup_s']:.1f} s; overall {dft['rate_overall']:.2f}/s)", file=dest)
+    eff = dft["per_cpu_s"] / one["per_cpu_s"] if one["per_cpu_s"] else 0.0
+    print(f"  fragments per CPU-second: 1 worker {one['per_cpu_s']:.2f}, default {dft['per_cpu_s']:.2f} "
+          f"(ratio {eff:.2f}; on {dft['workers']} idle cores the default would run ~{dft['workers'] * eff:.2f}x "
+          f"the 1-worker rate)", file=dest)
     for k, v in r.items():
         if k.startswith("1x"):
             print(f"  variant {k}: {v['rate']:.2f}/s (start-up {v['startup_s']:.1f} s)", file=dest)
