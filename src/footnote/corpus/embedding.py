@@ -325,6 +325,11 @@ class BacklogEmbedder:
         finally:
             for _, fut in in_flight:
                 fut.cancel()
+            if interrupted and isinstance(pool, ProcessPoolExecutor):
+                # a worker would finish its task (up to batch_fragments texts) before exiting: stop it now,
+                # its fragments stay backlog
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.terminate()
             pool.shutdown(wait=not interrupted, cancel_futures=True)
             try:
                 self.store.note_embedding_rate(0.0 if (interrupted or error) else rate_now())
