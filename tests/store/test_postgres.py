@@ -77,7 +77,8 @@ def test_schema_indexes_and_migrations(pg_url: str) -> None:
         assert "USING gin (tsv_stem)" in idx["fragments_tsv_stem"]
         assert "USING gin (tsv_plain)" in idx["fragments_tsv_plain"]
         assert coltype == "vector(64)" and storage == "p"  # vectors kept in the row
-        assert versions == [v for v, _, _ in migration_files()] and versions[:5] == [1, 2, 3, 4, 5]
+        assert "WHERE (embedding IS NULL)" in idx["fragments_unembedded"]  # the embedding backlog's index
+        assert versions == [v for v, _, _ in migration_files()] and versions[:6] == [1, 2, 3, 4, 5, 6]
     finally:
         s.close()
     # reopening applies nothing twice and keeps the binding
