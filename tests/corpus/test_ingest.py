@@ -219,7 +219,7 @@ def test_embedder_failure_keeps_sources_searchable_and_backlog_waiting(hash_sett
     assert report.count(IngestStatus.ADDED) == 1 and not report.ok
     assert report.embed is not None and "embedder is down" in (report.embed.error or "")
     assert report.embed.remaining == 1 and store.backlog().pending == 1
-    assert [s.id for s in store.list_sources()] == ["a.txt"]
+    assert [s.id for s in store.list_sources()] == ["e/a.txt"]  # collection "e"
     assert store.search_lexical("alpha", 5, stemmed=True)
     # the embedder is back: the same run again embeds the backlog, the source is unchanged
     again = Ingestor(hash_settings, store, _RecordingEmbedder()).run([d])

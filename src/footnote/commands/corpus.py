@@ -60,6 +60,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         finally:
             display.close()
         embedding = engine.backlog_status()
+        stats = engine.store.stats()
     resume = "footnote ingest " + " ".join(shlex.quote(str(p)) for p in paths) + (
         f" --collection {shlex.quote(collection)}" if collection else "") + (
         f" --store {shlex.quote(ctx.store)}" if ctx.store else "")
@@ -78,6 +79,9 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             click.echo(f"paired: {p.transcript} + {p.audio} ({p.how})")
         for path, by in report.superseded:
             click.echo(f"superseded: {path} (same track as {by})")
+        for path in report.unpaired_audio:
+            click.echo(f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)",
+                       err=True)
         for to_err, line in file_lines(report):
             click.echo(line, err=to_err)
         click.echo(summary_line(report, prune))
@@ -94,9 +98,13 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
                        err=True)
         if report.interrupted:
             left = report.files_total - report.files_done
-            click.echo(f"interrupted: {report.files_done} of {report.files_total} files read and committed"
+            click.echo(f"interrupted: the store {stats.url} keeps every source written before the interrupt, each one "
+                       f"whole ({stats.sources} sources, {stats.fragments} fragments now); "
+                       f"{report.files_done} of {report.files_total} files read and committed"
                        + (f", {left} not read" if left else "")
-                       + f"; {embedding['pending']:,} fragments wait for vectors.", err=True)
+                       + (" and nothing was pruned" if prune else "")
+                       + f"; {embedding['pending']:,} fragments wait for vectors. "
+                       "Run the same `footnote ingest` again to finish: unchanged sources are skipped.", err=True)
             click.echo(resume_hint(resume), err=True)
     if report.interrupted:
         sys.exit(130)

@@ -30,7 +30,7 @@ def embed_line(ep: EmbedProgress) -> str:
 
 class StageDisplay:
     """Draws one status line on ``stream``: redrawn in place on a terminal (at most ``hz`` times a
-    second), else printed when the stage changes and then every ``every_s`` seconds (for logs)."""
+    second), else printed every ``every_s`` seconds (for logs; a short run prints none)."""
 
     def __init__(self, stream: IO[str] | None = None, *, tty: bool | None = None, hz: float = 8.0,
                  every_s: float = 15.0) -> None:
@@ -50,11 +50,9 @@ class StageDisplay:
             pad = max(0, self._width - len(line))
             self.stream.write("\r" + line + " " * pad)
             self._width = len(line)
-        else:  # a log: a line when embedding starts, then every every_s seconds
-            group = "embed" if stage == "embed" else "ingest"
-            if not force and (group == self._stage or group == "ingest") and now - self._last < self.every_s:
+        else:  # a log: a line every every_s seconds (a short run prints none)
+            if not force and now - self._last < self.every_s:
                 return
-            stage = group
             self.stream.write(line + "\n")
         self.stream.flush()
         self._last, self._stage = now, stage
