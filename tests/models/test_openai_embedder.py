@@ -175,7 +175,7 @@ def test_a_retry_moves_to_the_next_base_url() -> None:
         assert len(a.requests) == 1 and len(b.requests) == 1
 
 
-def test_wrong_dimension_during_ingest_writes_nothing(tmp_path: Path) -> None:
+def test_wrong_dimension_during_ingest_writes_no_vector(tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "a.md").write_text("# A\n\nOne text about the sea.\n", encoding="utf-8")
@@ -190,8 +190,10 @@ def test_wrong_dimension_during_ingest_writes_nothing(tmp_path: Path) -> None:
             assert first.ok
             (corpus / "b.md").write_text("# B\n\nAnother text about ships.\n", encoding="utf-8")
             report = eng.ingest([corpus])
-            assert report.failed == 1 and "dimension 9, expected 8" in report.entries[-1].error
-            assert [s.id for s in eng.store.list_sources()] == ["c/a.md"]
+            # the source is indexed (searchable lexically); its vector is refused and stays backlog
+            assert not report.ok and report.embed is not None
+            assert "dimension 9, expected 8" in (report.embed.error or "")
+            assert eng.store.backlog().pending == 1 and eng.store.backlog().embedded == 1
 
 
 def test_configuration_errors() -> None:
