@@ -7,17 +7,20 @@ import logging
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from footnote.errors import ConfigError, InvalidQuestion
+from footnote.errors import ConfigError, InvalidQuestion, NotFound, StoreError
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import Store, open_store
+from footnote.store.conversations import TurnRecord, check_conversation_id, stored_answer
 from footnote.text import clean_text
 
 if TYPE_CHECKING:
+    from footnote.answer.followup import PriorTurn
     from footnote.answer.types import Answer, Event
     from footnote.corpus.embedding import EmbedProgressSink, EmbedReport
     from footnote.corpus.ingest import IngestProgressSink, IngestReport
@@ -218,8 +221,17 @@ class Engine:
             self._answerer = Answerer(self.settings, self.retriever, self.store, self.chat_models)
         return self._answerer
 
-    def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
-        answer: Answer = self.answerer.ask(self.question(question), fallback=fallback)
+    def ask(
+        self, question: str, *, fallback: bool | None = None, conversation_id: str | None = None, remember: bool = False
+    ) -> Answer:
+        """The answer to ``question``. With ``conversation_id`` the question is a follow-up in that
+        conversation (NotFound if there is none) and the turn is saved there; with ``remember`` and no
+        id, the turn starts a new conversation (``Answer.conversation_id`` names it)."""
+        q = self.question(question)
+        history = self.history(conversation_id) if conversation_id is not None else ()
+        answer: Answer = self.answerer.ask(q, fallback=fallback, history=history)
+        if conversation_id is not None or remember:
+            answer = self._save(q, conversation_id, answer)
         return answer
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
@@ -228,13 +240,47 @@ class Engine:
         return answer
 
     def ask_stream(
-        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None
+        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
+        conversation_id: str | None = None, remember: bool = False,
     ) -> Iterator[Event]:
-        """The turn as typed events (Stage, Token, CitationEvent, VerdictEvent, then Done with the Answer,
-        or Error). The question is checked here, before the stream starts: a bad one raises. Setting
-        ``stop`` (the client went away) ends the turn within one model read."""
-        events: Iterator[Event] = self.answerer.ask_stream(self.question(question), fallback=fallback, stop=stop)
+        """The turn as typed events (Understood for a rewritten follow-up, Stage, Token, CitationEvent,
+        VerdictEvent, then Done with the Answer, or Error). The question and the conversation are checked
+        here, before the stream starts: a bad one raises. Setting ``stop`` (the client went away) ends
+        the turn within one model read. ``conversation_id``/``remember``: as for :meth:`ask`."""
+        q = self.question(question)
+        history = self.history(conversation_id) if conversation_id is not None else ()
+        events: Iterator[Event] = self.answerer.ask_stream(q, fallback=fallback, stop=stop, history=history)
+        if conversation_id is not None or remember:
+            return self._saving(events, q, conversation_id)
         return events
+
+    # -- conversations -------------------------------------------------------------------------
+    def history(self, conversation_id: str) -> tuple[PriorTurn, ...]:
+        """The earlier turns of a conversation (NotFound when there is none)."""
+        from footnote.answer.followup import PriorTurn
+
+        conv = self.store.get_conversation(check_conversation_id(conversation_id))
+        if conv is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        return tuple(PriorTurn.from_record(t.question, t.rewritten_question, t.answer) for t in conv.turns)
+
+    def _saving(self, events: Iterator[Event], question: str, conversation_id: str | None) -> Iterator[Event]:
+        from footnote.answer.types import Done
+
+        for ev in events:
+            yield Done(self._save(question, conversation_id, ev.answer)) if isinstance(ev, Done) else ev
+
+    def _save(self, question: str, conversation_id: str | None, answer: Answer) -> Answer:
+        """Append the turn to its conversation; the answer names it. A store that cannot save (or a
+        conversation deleted meanwhile) costs the memory, not the answer: the trace says so."""
+        rec = TurnRecord(question, stored_answer(answer.to_dict()), answer.trace.get("rewritten_question"))
+        try:
+            cid, n = self.store.append_turn(conversation_id, rec)
+        except (StoreError, NotFound) as e:
+            log.warning("the turn was not saved: %s", e.message)
+            degraded = [*answer.trace.get("degraded", []), f"conversation: the turn was not saved ({e.message})"]
+            return dc_replace(answer, trace={**answer.trace, "degraded": degraded})
+        return dc_replace(answer, conversation_id=cid, turn=n)
 
     # -- status --------------------------------------------------------------------------------
     def gate_note(self) -> str | None:

@@ -707,6 +707,26 @@ class BacklogSettings(_Frozen):
     serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
 
 
+class ConversationSettings(_Frozen):
+    keep: bool = Field(True, description="Save the server's turns into conversations (POST /api/ask without a conversation_id starts one).")
+    rewrite_role: Literal["router", "planner", "none"] = Field(
+        "router",
+        description="Model role that rewrites a follow-up into a standalone question (the planner is used when the "
+        "router has no model); 'none': always the deterministic rule.",
+    )
+    history_turns: int = Field(4, description="Previous turns shown to the rewriting model, at most.")
+    history_answer_chars: int = Field(400, description="Characters of each previous answer shown to the rewriting model.")
+    followup_max_terms: int = Field(
+        3,
+        description="Deterministic rule: a follow-up with at most this many content terms (and no address of its own) "
+        "depends on the previous turn and takes its subject.",
+    )
+    carry_terms: int = Field(6, description="Deterministic rule: content terms of the previous question carried, at most.")
+    carry_addresses: int = Field(2, description="Deterministic rule: addresses (previous question's, then cited verses') carried, at most.")
+    carry_titles: int = Field(1, description="Deterministic rule: titles of the previous turn's cited sources carried (by citation order), at most.")
+    list_limit_max: int = Field(200, description="GET /api/conversations: largest page.")
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -718,6 +738,11 @@ class Settings(_Frozen):
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answering and fallback.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP server.")
     backlog: BacklogSettings = Field(default_factory=BacklogSettings, description="Background embedding.")
+
+
+    conversation: ConversationSettings = Field(
+        default_factory=ConversationSettings, description="Conversations: memory and follow-up questions."
+    )
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""

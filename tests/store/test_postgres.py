@@ -9,6 +9,7 @@ import pytest
 
 from footnote.settings import StoreSettings
 from footnote.store import open_store
+from footnote.store.conformance_conversations import ConversationConformance
 from footnote.store.protocol import Store
 from footnote.testing.store_conformance import StoreConformance
 
@@ -19,7 +20,7 @@ def _open(url: str, **kw: object) -> Store:
     return open_store(url, StoreSettings(url=url, **kw))  # type: ignore[arg-type]
 
 
-class TestPostgresConformance(StoreConformance):
+class TestPostgresConformance(StoreConformance, ConversationConformance):
     @pytest.fixture
     def store(self, pg_url: str) -> Iterator[Store]:
         s = _open(pg_url)

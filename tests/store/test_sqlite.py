@@ -20,6 +20,7 @@ from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store import open_store
 from footnote.store import sqlite_schema as sqlite_mod
+from footnote.store.conformance_conversations import ConversationConformance
 from footnote.store.protocol import Store
 from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
 from footnote.testing.store_conformance import (
@@ -39,7 +40,7 @@ def _open(path: Path) -> Store:
     return open_store(str(path), StoreSettings.model_validate({"url": str(path)}))
 
 
-class TestSqliteConformance(StoreConformance):
+class TestSqliteConformance(StoreConformance, ConversationConformance):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Store]:
         s = _open(tmp_path / "store.db")

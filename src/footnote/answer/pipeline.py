@@ -37,6 +37,7 @@ from footnote.answer.extractive import (
     split_sentences,
 )
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
+from footnote.answer.followup import PriorTurn, Rewrite, rewrite
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.types import (
@@ -50,6 +51,7 @@ from footnote.answer.types import (
     Outline,
     Stage,
     Token,
+    Understood,
     VerdictEvent,
 )
 from footnote.corpus.records import AddressLocator, TranscriptLocator
@@ -91,6 +93,8 @@ class _Turn:
     stages: list[dict[str, Any]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     result: SearchResult | None = None
+    asked: str = ""  # the question as asked (``question`` is what the turn searched for)
+    rewrite: Rewrite | None = None
 
     def degrade(self, why: str) -> None:
         """Say in the trace what failed and what was used instead (secrets masked)."""
@@ -122,9 +126,9 @@ class Answerer:
         self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer)
 
     # -- public --------------------------------------------------------------------------------
-    def ask(self, question: str, *, fallback: bool | None = None) -> Answer:
+    def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
         """The turn's answer (the ``Done`` event of :meth:`ask_stream`; errors raise)."""
-        return _final(self._run(self._turn(question, fallback)))
+        return _final(self._run(self._turn(question, fallback), history=history))
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
         """Answer from a search already run for ``question`` (evaluation scores search and answer
@@ -132,12 +136,14 @@ class Answerer:
         return _final(self._run(self._turn(question, fallback), result))
 
     def ask_stream(
-        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None
+        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
+        history: Sequence[PriorTurn] = (),
     ) -> Iterator[Event]:
-        """Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer); Error(exc) on failure."""
+        """[Understood], Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer); Error(exc) on failure.
+        ``history``: the conversation's earlier turns (a follow-up is rewritten from them first)."""
         try:
             turn = self._turn(question, fallback, stop)
-            yield from self._run(turn)
+            yield from self._run(turn, history=history)
         except FootnoteError as e:
             yield Error(e)
 
@@ -150,10 +156,26 @@ class Answerer:
         budget = Budget(time.monotonic() + limit, stop, limit)
         models = {role: CountingChatModel(m, counters[role], budget) for role, m in self.chat_models.items()}
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget, self.secrets)
+        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget,
+                     self.secrets, asked=q)
 
-    def _run(self, turn: _Turn, result: SearchResult | None = None) -> Iterator[Event]:
+    def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
+        """Rewrite a follow-up into the standalone question the rest of the turn uses."""
+        t0 = time.perf_counter()
+        r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
+                    self.settings.corpus.book_aliases, self.settings.answer.max_question_chars)
+        turn.rewrite = r
+        if r.note:
+            turn.degrade(r.note)
+        if r.how != "unchanged":
+            turn.question = r.question
+            yield Understood(r.question, turn.asked, r.how)
+        yield turn.stage("understand", t0, {"history_turns": len(history), "carried": len(r.carried)}, how=r.how)
+
+    def _run(self, turn: _Turn, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
         a = self.settings.answer
+        if history and result is None:
+            yield from self._understand(turn, history)
         if result is None:
             with search_budget(turn.budget):  # the router's calls end by the turn's deadline too
                 result = self.retriever.search(turn.question)
@@ -448,6 +470,8 @@ class Answerer:
         assert r is not None
         out: dict[str, Any] = {
             "question_lang": turn.lang,
+            "rewritten_question": turn.question if turn.question != turn.asked else None,
+            "followup": None if turn.rewrite is None else {"how": turn.rewrite.how, "carried": list(turn.rewrite.carried)},
             "search": {
                 "verdict": r.verdict.value,
                 "rounds": r.rounds,

@@ -81,9 +81,13 @@ class Answer:
     model_calls: int = 0
     lang: str = "en"
     trace: dict[str, Any] = field(default_factory=dict)
+    conversation_id: str | None = None
+    turn: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "conversation_id": self.conversation_id,
+            "turn": self.turn,
             "answer": self.answer,
             "citations": [c.to_dict() for c in self.citations],
             "verdict": self.verdict.value,
@@ -106,6 +110,16 @@ class Stage:
     name: str
     ms: float
     counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Understood:
+    """How a conversation's follow-up was understood: the standalone question the turn searches for
+    (``how``: "rule" or "model"). Sent before the search only when it differs from the question."""
+
+    question: str
+    original: str
+    how: str
 
 
 @dataclass(frozen=True)
@@ -146,6 +160,6 @@ class Error:
     exc: FootnoteError
 
 
-Event = Stage | Token | CitationEvent | VerdictEvent | Done | Error
+Event = Understood | Stage | Token | CitationEvent | VerdictEvent | Done | Error
 """Streaming events of a turn. Serialised only at the edges: the server's SSE code (event names
-``stage``, ``token``, ``citation``, ``verdict``, ``done``, ``error``) and the CLI."""
+``understood``, ``stage``, ``token``, ``citation``, ``verdict``, ``done``, ``error``) and the CLI."""

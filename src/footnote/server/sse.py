@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from footnote.answer.types import CitationEvent, Done, Error, Event, Stage, Token, VerdictEvent
+from footnote.answer.types import CitationEvent, Done, Error, Event, Stage, Token, Understood, VerdictEvent
 from footnote.errors import FootnoteError
 from footnote.redact import redact
 
@@ -122,6 +122,8 @@ def event_frame(ev: Event, secrets: Sequence[str] = ()) -> bytes:
     """The SSE frame of one typed event: the one place the answer stream becomes text."""
     if isinstance(ev, Token):
         return sse_frame("token", {"text": ev.text})
+    if isinstance(ev, Understood):
+        return sse_frame("understood", {"question": ev.question, "original": ev.original, "how": ev.how})
     if isinstance(ev, Stage):
         return sse_frame("stage", {"name": ev.name, "ms": ev.ms, "counts": dict(ev.counts)})
     if isinstance(ev, CitationEvent):

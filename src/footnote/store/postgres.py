@@ -38,6 +38,7 @@ from footnote.corpus.records import (
 )
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
+from footnote.store.conversations_pg import PgConversations
 from footnote.store.pg_support import (
     BULK_LOCK,
     MIGRATION_LOCK,
@@ -85,7 +86,7 @@ def _clean(s: str) -> str:
     return s.replace("\x00", " ")
 
 
-class PostgresStore:
+class PostgresStore(PgConversations):
     """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
 
     ``url`` (the attribute) is the connection URL with the password masked."""

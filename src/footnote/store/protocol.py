@@ -7,6 +7,8 @@ Semantics both backends keep (the conformance suite in ``footnote.testing.store_
 - Lexical search tokenises with ``footnote.store.text`` (Snowball stemming by the fragment's
   language for the stemmed column; verbatim lower-cased tokens for the unstemmed one).
 - Dense search is cosine over L2-normalised float32 vectors; scores are cosines in [-1, 1].
+- Conversations (``footnote.store.conversations``) are kept beside the corpus; writing them never
+  changes what the lanes see.
 - A store remembers which embedder (name, dim) filled it; opening it with another raises StoreError.
 - Embedding is a backlog: a fragment may be stored without a vector (``put_source`` with None) and get
   one later (``put_embeddings``); ``pending_fragments`` lists those still without one, so an interrupted
@@ -23,6 +25,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from footnote.corpus.records import Cue, Fragment, Source
+from footnote.store.conversations import ConversationStore
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class Original:
 
 
 @runtime_checkable
-class Store(Protocol):
+class Store(ConversationStore, Protocol):
     url: str
 
     def close(self) -> None: ...

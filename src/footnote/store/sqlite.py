@@ -26,6 +26,7 @@ from footnote.corpus.collections import legacy_collection
 from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
+from footnote.store.conversations_sqlite import SqliteConversations
 from footnote.store.dense import DenseCache, DenseSnapshot
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
 from footnote.store.sqlite_schema import (
@@ -46,7 +47,7 @@ from footnote.store.validate import check_cues, check_embeddings, check_put
 log = logging.getLogger(__name__)
 
 
-class SqliteStore:
+class SqliteStore(SqliteConversations):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
     def __init__(self, path: Path, settings: StoreSettings) -> None:

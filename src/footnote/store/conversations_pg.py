@@ -1,0 +1,108 @@
+"""Conversations on the PostgreSQL store (migration 0004): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from footnote.errors import NotFound, StoreError
+from footnote.store.conversations import (
+    Conversation,
+    ConversationSummary,
+    TurnRecord,
+    new_conversation_id,
+    title_of,
+)
+
+if TYPE_CHECKING:
+    from footnote.store.pg_support import Pool
+
+_SUMMARY = (
+    "SELECT c.id, c.title, c.created_at, c.updated_at,"
+    " (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id) FROM conversations c"
+)
+
+
+def _clean(s: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL."""
+    return None if s is None else s.replace("\x00", " ")
+
+
+class PgConversations:
+    """``ConversationStore`` over the host store's pool."""
+
+    if TYPE_CHECKING:  # provided by PostgresStore
+        url: str
+        _pool: Pool
+
+    def append_turn(self, conversation_id: str | None, turn: TurnRecord) -> tuple[str, int]:
+        now = time.time()
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                if conversation_id is None:
+                    cid = new_conversation_id()
+                    conn.execute(
+                        "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (%s, %s, %s, %s)",
+                        (cid, _clean(title_of(turn.question)), now, now),
+                    )
+                    n = 1
+                else:
+                    cid = conversation_id
+                    # the row lock orders concurrent appends to one conversation
+                    if conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR UPDATE", (cid,)).fetchone() is None:
+                        raise NotFound(f"no conversation {cid!r}")
+                    row = conn.execute(
+                        "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = %s", (cid,)
+                    ).fetchone()
+                    n = int(row[0]) if row else 1
+                    conn.execute("UPDATE conversations SET updated_at = %s WHERE id = %s", (now, cid))
+                conn.execute(
+                    "INSERT INTO conversation_turns (conversation_id, n, question, rewritten_question, answer, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    (cid, n, _clean(turn.question), _clean(turn.rewritten_question), Jsonb(_strip_nul(turn.answer)), now),
+                )
+        except psycopg.Error as e:
+            raise StoreError(f"saving the turn in {self.url} failed: {e}") from e
+        return cid, n
+
+    def get_conversation(self, conversation_id: str) -> Conversation | None:
+        with self._pool.connection() as conn, conn.transaction():
+            row = conn.execute(
+                "SELECT id, title, created_at, updated_at FROM conversations WHERE id = %s", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            turns = conn.execute(
+                "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
+                " WHERE conversation_id = %s ORDER BY n", (conversation_id,)
+            ).fetchall()
+        return Conversation(row[0], row[1], float(row[2]), float(row[3]), tuple(
+            TurnRecord(question=t[1], answer=dict(t[3]), rewritten_question=t[2], n=int(t[0]), created_at=float(t[4]))
+            for t in turns
+        ))
+
+    def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                _SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT %s OFFSET %s", (max(0, int(limit)), max(0, int(offset)))
+            ).fetchall()
+        return [ConversationSummary(r[0], r[1], float(r[2]), float(r[3]), int(r[4])) for r in rows]
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        with self._pool.connection() as conn, conn.transaction():
+            cur = conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+            return bool(cur.rowcount)
+
+
+def _strip_nul(v: Any) -> Any:
+    """jsonb cannot hold U+0000 either."""
+    if isinstance(v, str):
+        return v.replace("\x00", " ")
+    if isinstance(v, dict):
+        return {k: _strip_nul(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_strip_nul(x) for x in v]
+    return v

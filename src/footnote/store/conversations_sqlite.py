@@ -1,0 +1,97 @@
+"""Conversations on the SQLite store (migration 0003): a mixin of :class:`~footnote.store.sqlite.SqliteStore`.
+
+Writes take the store's write lock and one ``BEGIN IMMEDIATE`` transaction but leave the corpus
+generation alone (the dense cache does not care about chats)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footnote.errors import NotFound
+from footnote.store.conversations import (
+    Conversation,
+    ConversationSummary,
+    TurnRecord,
+    new_conversation_id,
+    title_of,
+)
+
+_SUMMARY = (
+    "SELECT c.id, c.title, c.created_at, c.updated_at,"
+    " (SELECT COUNT(*) FROM conversation_turns t WHERE t.conversation_id = c.id) FROM conversations c"
+)
+
+
+class SqliteConversations:
+    """``ConversationStore`` over the host store's connections (``_conn``, ``_immediate``, ``_read``)."""
+
+    if TYPE_CHECKING:  # provided by SqliteStore
+        path: Path
+
+        def _conn(self) -> sqlite3.Connection: ...
+
+        def _immediate(self, conn: sqlite3.Connection, locked: str, failed: str) -> AbstractContextManager[None]: ...
+
+        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def append_turn(self, conversation_id: str | None, turn: TurnRecord) -> tuple[str, int]:
+        conn = self._conn()
+        now = time.time()
+        with self._immediate(conn, "the store is locked by another writer", "saving the turn failed"):
+            if conversation_id is None:
+                cid = new_conversation_id()
+                conn.execute(
+                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                    (cid, title_of(turn.question), now, now),
+                )
+                n = 1
+            else:
+                cid = conversation_id
+                if conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone() is None:
+                    raise NotFound(f"no conversation {cid!r}")
+                n = int(conn.execute(
+                    "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = ?", (cid,)
+                ).fetchone()[0])
+                conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
+            conn.execute(
+                "INSERT INTO conversation_turns (conversation_id, n, question, rewritten_question, answer, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (cid, n, turn.question, turn.rewritten_question, json.dumps(turn.answer, ensure_ascii=False), now),
+            )
+        return cid, n
+
+    def get_conversation(self, conversation_id: str) -> Conversation | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            turns = conn.execute(
+                "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
+                " WHERE conversation_id = ? ORDER BY n", (conversation_id,)
+            ).fetchall()
+        return Conversation(row[0], row[1], row[2], row[3], tuple(_turn(t) for t in turns))
+
+    def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
+        rows = self._conn().execute(
+            _SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT ? OFFSET ?", (max(0, int(limit)), max(0, int(offset)))
+        ).fetchall()
+        return [ConversationSummary(*r) for r in rows]
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "deleting the conversation failed"):
+            conn.execute("DELETE FROM conversation_turns WHERE conversation_id = ?", (conversation_id,))
+            gone = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount
+        return bool(gone)
+
+
+def _turn(row: tuple[Any, ...]) -> TurnRecord:
+    return TurnRecord(question=row[1], answer=json.loads(row[3]), rewritten_question=row[2], n=int(row[0]),
+                      created_at=float(row[4]))
