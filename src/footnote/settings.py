@@ -721,9 +721,16 @@ class ConversationSettings(_Frozen):
         description="Deterministic rule: a follow-up with at most this many content terms (and no address of its own) "
         "depends on the previous turn and takes its subject.",
     )
-    carry_terms: int = Field(6, description="Deterministic rule: content terms of the previous question carried, at most.")
-    carry_addresses: int = Field(2, description="Deterministic rule: addresses (previous question's, then cited verses') carried, at most.")
-    carry_titles: int = Field(1, description="Deterministic rule: titles of the previous turn's cited sources carried (by citation order), at most.")
+    carry_addresses: int = Field(
+        0,
+        description="Deterministic rule: addresses of the verses the previous turn cited, carried when its question named "
+        "none. 0: an exact address hit outranks everything, so a follow-up on a new subject would keep answering from that verse.",
+    )
+    carry_titles: int = Field(
+        0,
+        description="Deterministic rule: titles of the previous turn's cited sources carried (by citation order). 0: "
+        "a title's words pull its whole source into the lexical lanes, measured worse on the demo follow-ups.",
+    )
     list_limit_max: int = Field(200, description="GET /api/conversations: largest page.")
 
 

@@ -41,6 +41,8 @@ _BACK = frozenset(
     ["it", "its", "it's", "they", "them", "their", "this", "that", "these", "those", "he", "she", "him", "her", "his", "there", "such", "same", "он", "она", "оно", "они", "его", "её", "ее", "их", "этот", "эта", "это", "эти", "тот", "та", "те", "там", "такой", "такая", "такие", "тоже"]
 )
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+#: How the rule joins the carried subject and the follow-up ("<subject> — <follow-up>").
+_JOIN = " — "
 
 
 @dataclass(frozen=True)
@@ -89,21 +91,30 @@ def depends_on_previous(question: str, aliases: Mapping[str, str], max_terms: in
     return any(w in _BACK for w in words) and len(terms) <= max_terms + 2
 
 
+def subject_of(turn: PriorTurn) -> str:
+    """The subject a turn searched for: its standalone question without the follow-up the rule
+    appended to it (so a chain of follow-ups carries the first question's subject, not a growing string)."""
+    tail = f"{_JOIN}{turn.question}"
+    if turn.standalone != turn.question and turn.standalone.endswith(tail):
+        return turn.standalone[: -len(tail)]
+    return turn.standalone
+
+
 def rule_rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationSettings,
                  aliases: Mapping[str, str]) -> Rewrite:
-    """The follow-up with the previous turn's subject appended, when it depends on it."""
+    """The previous turn's subject, then the follow-up, when the follow-up depends on it."""
     if not history or not depends_on_previous(question, aliases, cfg.followup_max_terms):
         return Rewrite(question, "unchanged")
     prev = history[-1]
-    own = {k.lower() for k in keywords(question)}
-    terms = [t for t in keywords(prev.standalone) if t.lower() not in own][: cfg.carry_terms]
-    addrs = [a.label for a in parse_addresses(prev.standalone, aliases)] or list(prev.cited_addresses)
-    addrs = addrs[: cfg.carry_addresses]
-    titles = [t for t in prev.cited_titles if t.lower() not in question.lower()][: cfg.carry_titles]
-    carried = tuple(dict.fromkeys([*terms, *addrs, *titles]))
-    if not carried:
+    subject = subject_of(prev)
+    carried: list[str] = [subject]
+    if not parse_addresses(subject, aliases):
+        carried += list(prev.cited_addresses[: cfg.carry_addresses])
+    carried += [t for t in prev.cited_titles if t.lower() not in question.lower()][: cfg.carry_titles]
+    base = " ".join(dict.fromkeys(c.strip() for c in carried if c.strip()))
+    if not base:
         return Rewrite(question, "unchanged")
-    return Rewrite(f"{question.rstrip()} — {' '.join(carried)}", "rule", carried)
+    return Rewrite(f"{base}{_JOIN}{question.strip()}", "rule", tuple(keywords(base)))
 
 
 _SYSTEM = (

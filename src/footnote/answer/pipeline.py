@@ -236,9 +236,18 @@ class Answerer:
         assert turn.result is not None
         xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
         addressed = _addressed(turn.result, notes)
-        picks, info = self.ranker.select(
-            turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=self._cues(notes)
-        )
+        picks: list[Pick] = []
+        info: dict[str, Any] = {}
+        cues = self._cues(notes)
+        if turn.rewrite is not None and turn.rewrite.how == "rule":
+            # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
+            picks, info = self.ranker.select(
+                turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues
+            )
+        if not picks:
+            picks, info = self.ranker.select(
+                turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues
+            )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from footnote.answer.types import Answer, Citation, Done, Error, Token
+from footnote.answer.types import Answer, Citation, Done, Error, Token, Understood
 from footnote.cli import Ctx, common_options
 from footnote.retrieve.format import format_locator, snippet
 
@@ -51,19 +51,27 @@ def register(group: click.Group) -> None:
     @click.argument("question")
     @click.option("--fallback/--no-fallback", "fallback", default=None,
                   help="Answer from general knowledge on a coverage miss (default: answer.enable_corpus_fallback).")
+    @click.option("--conversation", "conversation", metavar="ID|new", default=None,
+                  help="Ask a follow-up in conversation ID (see `footnote conversations`), or start one with 'new'; "
+                  "the turn is saved there.")
     @common_options
-    def ask(ctx: Ctx, question: str, fallback: bool | None) -> None:
+    def ask(ctx: Ctx, question: str, fallback: bool | None, conversation: str | None) -> None:
         """Answer QUESTION from the corpus with citations — or say it is not in the corpus."""
+        cid = None if conversation in (None, "new") else conversation
+        remember = conversation is not None
         with ctx.engine() as engine:
             embedding = engine.backlog_status()
             if ctx.as_json:
-                ctx.emit({**engine.ask(question, fallback=fallback).to_dict(), "embedding": embedding})
+                ctx.emit({**engine.ask(question, fallback=fallback, conversation_id=cid, remember=remember).to_dict(),
+                          "embedding": embedding})
                 return
             if embedding["state"] in ("embedding", "paused"):
                 click.echo(f"note: {embedding['message']}", err=True)
             streamed = False
-            for ev in engine.ask_stream(question, fallback=fallback):
-                if isinstance(ev, Token):
+            for ev in engine.ask_stream(question, fallback=fallback, conversation_id=cid, remember=remember):
+                if isinstance(ev, Understood):
+                    click.echo(f"Searching for: {ev.question}", err=True)
+                elif isinstance(ev, Token):
                     click.echo(ev.text, nl=False)
                     sys.stdout.flush()
                     streamed = True
@@ -76,3 +84,6 @@ def register(group: click.Group) -> None:
                         click.echo("")
                     for line in render_done(ev.answer):
                         click.echo(line)
+                    if ev.answer.conversation_id:
+                        click.echo(f"conversation: {ev.answer.conversation_id} (turn {ev.answer.turn}; "
+                                   f"continue with --conversation {ev.answer.conversation_id})")

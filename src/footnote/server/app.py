@@ -27,7 +27,7 @@ from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError
 from footnote.redact import redact, settings_secrets
-from footnote.server import routes_ask, routes_search, routes_sources
+from footnote.server import routes_ask, routes_conversations, routes_search, routes_sources
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.sse import EventPump
@@ -143,6 +143,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_ask.make_router(state), dependencies=guarded)
     app.include_router(routes_search.make_router(state), dependencies=guarded)
     app.include_router(routes_sources.make_router(state), dependencies=guarded)
+    app.include_router(routes_conversations.make_router(state), dependencies=guarded)
 
     meta = APIRouter(tags=["meta"])
 

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from footnote.answer.types import Error
 from footnote.server.sse import sse_body
 from footnote.server.state import JSON, ServerState
+from footnote.store.conversations import check_conversation_id
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -24,6 +25,12 @@ class AskRequest(BaseModel):
         None, description="Allow (true) or forbid (false) the general-knowledge fallback for this turn; null: the server's setting."
     )
     stream: bool = Field(True, description="Stream Server-Sent Events (true) or return the Answer JSON (false).")
+    conversation_id: str | None = Field(
+        None,
+        description="Continue this conversation: the question is understood as a follow-up (rewritten into a "
+        "standalone question, sent as an `understood` event) and the turn is saved there. Null: a new "
+        "conversation (when `conversation.keep`). The `done` event names it in `conversation_id`.",
+    )
 
 
 def wants_json(request: Request, body: AskRequest) -> bool:
@@ -41,11 +48,12 @@ def make_router(state: ServerState) -> APIRouter:
         response_model=None,
         responses={
             200: {
-                "description": "text/event-stream of `stage`, `token`, `citation`, `verdict`, `done` (the Answer) "
+                "description": "text/event-stream of `understood` (a follow-up's standalone question), `stage`, `token`, `citation`, `verdict`, `done` (the Answer) "
                 "and `error` events; with `stream: false` or `Accept: application/json`, the Answer JSON.",
                 "content": {"text/event-stream": {}, "application/json": {}},
             },
             413: {"description": "Request body over `server.max_request_bytes`."},
+            404: {"description": "`conversation_id` names no conversation."},
             422: {"description": "Empty question, question over `answer.max_question_chars`, not valid Unicode, or a malformed body."},
             503: {"description": "The store is unavailable (before the stream starts)."},
         },
@@ -54,11 +62,19 @@ def make_router(state: ServerState) -> APIRouter:
         """Answer a question from the corpus, with citations resolved on the server."""
         engine = state.engine
         question = engine.question(body.question)  # the engine's one check: 422 before anything runs
+        cid = body.conversation_id
+        if cid is not None:
+            check_conversation_id(cid)  # 404 before anything runs (the engine reads it again)
+        remember = state.settings.conversation.keep
         if wants_json(request, body):
-            answer = await run_in_threadpool(engine.ask, question, fallback=body.fallback)
+            answer = await run_in_threadpool(
+                lambda: engine.ask(question, fallback=body.fallback, conversation_id=cid, remember=remember)
+            )
             data: dict[str, Any] = answer.to_dict()
             return JSON(data)
-        events = state.pump.events(lambda stop: engine.ask_stream(question, fallback=body.fallback, stop=stop))
+        events = state.pump.events(lambda stop: engine.ask_stream(
+            question, fallback=body.fallback, stop=stop, conversation_id=cid, remember=remember
+        ))
         try:
             first = await events.__anext__()  # an error before the first event still gets a real status
         except StopAsyncIteration:

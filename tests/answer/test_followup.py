@@ -1,0 +1,142 @@
+"""Follow-ups in a conversation: the deterministic rule, the model rewrite at a scripted
+OpenAI-compatible server (real HTTP), and the engine saving turns into the real SQLite store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from footnote.answer.followup import PriorTurn, depends_on_previous, rule_rewrite, subject_of
+from footnote.answer.types import Done, Understood
+from footnote.errors import NotFound
+from footnote.settings import ConversationSettings
+from footnote.store.conversations import TurnRecord, new_conversation_id
+from footnote.testing.openai_server import Reply
+
+from .conftest import FOG_Q, model_overrides
+
+ALIASES = {"HB": "HB", "Harbour Book": "HB"}
+CFG = ConversationSettings()
+
+
+def prior(question: str, standalone: str | None = None, **kw: Any) -> PriorTurn:
+    return PriorTurn(question, standalone or question, kw.pop("answer", "An answer [1]."), **kw)
+
+
+@pytest.mark.parametrize("q", ["What about at night?", "And in winter?", "А ночью?", "Why?", "How loud is it?",
+                               "what about the oil for it"])
+def test_dependent_follow_ups(q: str) -> None:
+    assert depends_on_previous(q, ALIASES, CFG.followup_max_terms)
+
+
+@pytest.mark.parametrize("q", [
+    "How much paraffin may the oil store at the foot of the tower hold?",
+    "What does HB 2.1 say?",  # an address of its own stands alone
+    "Когда смотритель включает туманный горн на Чёрной скале?",
+])
+def test_standalone_questions(q: str) -> None:
+    assert not depends_on_previous(q, ALIASES, CFG.followup_max_terms)
+
+
+def test_rule_carries_the_subject_and_chains_without_growing() -> None:
+    first = prior(FOG_Q)
+    r = rule_rewrite("What about at night?", [first], CFG, ALIASES)
+    assert r.how == "rule" and r.question == f"{FOG_Q} — What about at night?"
+    assert "fog" in r.carried and "horn" in r.carried
+    second = prior("What about at night?", r.question)
+    assert subject_of(second) == FOG_Q
+    r2 = rule_rewrite("And in winter?", [first, second], CFG, ALIASES)
+    assert r2.question == f"{FOG_Q} — And in winter?"  # the first question's subject, not the whole chain
+
+
+def test_rule_leaves_standalone_and_first_questions_alone() -> None:
+    assert rule_rewrite(FOG_Q, [], CFG, ALIASES).how == "unchanged"
+    q = "How much paraffin may the oil store at the foot of the tower hold?"
+    assert rule_rewrite(q, [prior(FOG_Q)], CFG, ALIASES).question == q
+
+
+def test_rule_cited_addresses_and_titles_by_setting() -> None:
+    p = prior("What does the harbour book say about fog?", cited_titles=("The Harbour Book",), cited_addresses=("HB 2.1",))
+    plain = rule_rewrite("And at night?", [p], CFG, ALIASES)
+    assert "HB 2.1" not in plain.question and "The Harbour Book —" not in plain.question
+    cfg = CFG.model_copy(update={"carry_addresses": 1, "carry_titles": 1})
+    both = rule_rewrite("And at night?", [p], cfg, ALIASES)
+    assert both.question == "What does the harbour book say about fog? HB 2.1 The Harbour Book — And at night?"
+
+
+def test_prior_turn_from_a_stored_answer() -> None:
+    p = PriorTurn.from_record("q", None, {"answer": "A [1] [2].", "citations": [
+        {"n": 1, "title": "Lecture 2", "locator": {"type": "transcript", "track_id": "t", "start_ms": 0, "end_ms": 1}},
+        {"n": 2, "title": "Harbour Book", "locator": {"type": "address", "book": "HB", "loc": "2.1", "label": "HB 2.1"}},
+        "not a citation",
+    ]})
+    assert p.standalone == "q" and p.cited_titles == ("Lecture 2", "Harbour Book") and p.cited_addresses == ("HB 2.1",)
+
+
+# --- the engine: conversations saved, follow-ups understood --------------------------------------
+
+
+def test_follow_up_without_a_model(build_engine: Any) -> None:
+    eng = build_engine()
+    first = eng.ask(FOG_Q, remember=True)
+    assert first.conversation_id and first.turn == 1 and first.trace["rewritten_question"] is None
+    events = list(eng.ask_stream("And how long are the blasts?", conversation_id=first.conversation_id))
+    understood = [e for e in events if isinstance(e, Understood)]
+    assert len(understood) == 1 and understood[0].how == "rule"
+    assert understood[0].question == f"{FOG_Q} — And how long are the blasts?"
+    assert events.index(understood[0]) == 0  # shown before the search runs
+    done = events[-1]
+    assert isinstance(done, Done)
+    a = done.answer
+    assert (a.conversation_id, a.turn) == (first.conversation_id, 2)
+    assert a.trace["rewritten_question"] == understood[0].question
+    assert a.trace["search"]["plan"]["question"] == understood[0].question  # the gate judged the rewrite
+    assert "three seconds" in a.answer and a.citations  # the follow-up's own terms chose the sentence
+    conv = eng.store.get_conversation(first.conversation_id)
+    assert conv is not None and [t.question for t in conv.turns] == [FOG_Q, "And how long are the blasts?"]
+    assert conv.turns[1].rewritten_question == understood[0].question
+    assert conv.turns[1].answer["citations"][0]["source_id"] == a.citations[0].fragment.source_id
+
+
+def test_ask_without_a_conversation_saves_nothing(build_engine: Any) -> None:
+    eng = build_engine()
+    a = eng.ask(FOG_Q)
+    assert a.conversation_id is None and eng.store.list_conversations() == []
+
+
+def test_unknown_conversation_is_not_found(build_engine: Any) -> None:
+    eng = build_engine()
+    with pytest.raises(NotFound):
+        eng.ask(FOG_Q, conversation_id=new_conversation_id())
+    with pytest.raises(NotFound):
+        eng.ask_stream(FOG_Q, conversation_id="../../etc/passwd")
+
+
+def test_follow_up_rewritten_by_the_router(build_engine: Any, scripted: Any) -> None:
+    standalone = "How much paraffin may the oil store hold?"
+    srv = scripted({"router-m": [Reply(f"Standalone question: «{standalone}»\n")] + [Reply(status=503)] * 4})
+    eng = build_engine(**model_overrides(srv.base_url, "router"))
+    first_answer = "Paraffin is kept in the oil store at the foot of the tower [1]."
+    cid, _ = eng.store.append_turn(None, TurnRecord("Where is the paraffin kept?", {"answer": first_answer, "citations": []}))
+    events = list(eng.ask_stream("And how much of it?", conversation_id=cid))
+    understood = [e for e in events if isinstance(e, Understood)]
+    assert [(u.question, u.how) for u in understood] == [(standalone, "model")]
+    rewrite_req = srv.requests_for("router-m")[0]
+    shown = " ".join(m["content"] for m in rewrite_req["messages"])
+    assert "Where is the paraffin kept?" in shown and "And how much of it?" in shown
+    assert first_answer in shown  # the previous answer is context
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.answer.trace["rewritten_question"] == standalone
+    assert "600 gallons" in done.answer.answer
+
+
+def test_router_failure_falls_back_to_the_rule(build_engine: Any, scripted: Any) -> None:
+    srv = scripted({"router-m": [Reply(status=503)] * 12})
+    eng = build_engine(**model_overrides(srv.base_url, "router", retries=0))
+    first = eng.ask(FOG_Q, remember=True)
+    a = eng.ask("What about at night?", conversation_id=first.conversation_id)
+    assert a.trace["rewritten_question"] == f"{FOG_Q} — What about at night?"
+    assert any(d.startswith("follow-up rewrite:") for d in a.trace["degraded"])
+    assert a.turn == 2
