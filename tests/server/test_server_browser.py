@@ -92,7 +92,7 @@ def test_transcript_chip_plays_the_cited_span(page: Any, screenshots: Path) -> N
     assert start_ms <= p0 < p1 <= end_ms
     assert p1 - p0 < end_ms - start_ms  # narrower than the ~45 s window
     answer = turn.locator(".turn__answer").inner_text()
-    cues = httpx.get(page.url.rstrip("/") + f"/api/sources/{source}/cues", params={"start_ms": p0, "end_ms": p1}).json()["cues"]
+    cues = httpx.get(page.url.split("?")[0].rstrip("/") + f"/api/sources/{source}/cues", params={"start_ms": p0, "end_ms": p1}).json()["cues"]
     quoted = " ".join(c["text"] for c in cues)
     words = [w.strip(",.;:!?«»\"").lower() for w in quoted.split()[:4]]
     assert all(w in answer.lower() for w in words), (words, answer)  # the cues played are the ones quoted

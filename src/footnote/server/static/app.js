@@ -5,7 +5,11 @@
 (function () {
   const I = window.FootnoteI18n;
   const $ = (sel) => document.querySelector(sel);
-  const state = { lang: "en", key: sessionStorage.getItem("footnote-key") || "", status: null, busy: false };
+  const state = {
+    lang: "en", key: sessionStorage.getItem("footnote-key") || "", status: null, busy: false,
+    conversationId: null, follow: true, lastFocus: null,
+  };
+  const CONV_RE = /^[0-9a-f]{32}$/;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -114,6 +118,53 @@
     await loadStatus();
   }
 
+  // ---- safe Markdown (no HTML: every piece of text is a text node) ------------------------------
+  /* Blocks: "#"…"###" headings, "-"/"*"/"1." lists, paragraphs. Inline: **bold**, *em*, `code`, and
+     [n] markers, handed to ``marker(n)`` (a chip once resolved, else the plain text "[n]"). */
+  function mdInline(text, marker) {
+    const out = [];
+    const re = /(\*\*[^*]+\*\*|__[^_]+__|`[^`]+`|\*[^*\s][^*]*\*|\[(\d+)\])/g;
+    let last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
+      const tok = m[0];
+      if (m[2] !== undefined) out.push(marker(Number(m[2]), text.slice(0, m.index)));
+      else if (tok.startsWith("**") || tok.startsWith("__")) out.push(el("strong", {}, ...mdInline(tok.slice(2, -2), marker)));
+      else if (tok.startsWith("`")) out.push(el("code", { text: tok.slice(1, -1) }));
+      else out.push(el("em", {}, ...mdInline(tok.slice(1, -1), marker)));
+      last = m.index + tok.length;
+    }
+    if (last < text.length) out.push(document.createTextNode(text.slice(last)));
+    return out;
+  }
+
+  function mdBlocks(text, marker) {
+    const frag = document.createDocumentFragment();
+    const lines = text.replace(/\r\n/g, "\n").split("\n");
+    let para = [], list = null;
+    const flushPara = () => { if (para.length) { frag.append(el("p", {}, ...mdInline(para.join(" "), marker))); para = []; } };
+    const flushList = () => { if (list) { frag.append(list); list = null; } };
+    for (const raw of lines) {
+      const line = raw.trimEnd();
+      let m;
+      if (!line.trim()) { flushPara(); flushList(); continue; }
+      if ((m = /^(#{1,3})\s+(.*)$/.exec(line))) {
+        flushPara(); flushList();
+        frag.append(el("h" + (m[1].length + 2), { class: "md-h" }, ...mdInline(m[2], marker)));
+      } else if ((m = /^\s*([-*•]|\d+[.)])\s+(.*)$/.exec(line))) {
+        flushPara();
+        const ordered = /\d/.test(m[1]);
+        if (!list || (list.tagName === "OL") !== ordered) { flushList(); list = el(ordered ? "ol" : "ul", { class: "md-list" }); }
+        list.append(el("li", {}, ...mdInline(m[2], marker)));
+      } else {
+        flushList();
+        para.push(line.trim());
+      }
+    }
+    flushPara(); flushList();
+    return frag;
+  }
+
   // ---- one turn -------------------------------------------------------------------------------
   class Turn {
     constructor(question, lang) {
@@ -123,25 +174,42 @@
       this.pending = false;
       this.stateLabel = el("p", { class: "turn__state", hidden: "" });
       this.disclaimer = el("p", { class: "turn__disclaimer", role: "note", hidden: "" });
-      this.progress = el("p", { class: "turn__progress", text: I.t(lang, "searching") });
+      this.progress = el("p", { class: "turn__progress", role: "status", text: I.t(lang, "searching") });
+      this.understood = el("p", { class: "turn__understood", dir: "auto", hidden: "" });
+      this.failure = el("p", { class: "turn__failure", role: "alert", hidden: "" });
+      this.tools = el("div", { class: "turn__tools", hidden: "" });
       this.answer = el("div", { class: "turn__answer", dir: "auto" });
       this.sources = el("ol", { class: "turn__sources", hidden: "" });
       this.sourcesHead = el("h3", { class: "turn__sources-head", text: I.t(lang, "sources"), hidden: "" });
       this.node = el("article", { class: "turn", "data-state": "pending", lang },
-        el("p", { class: "turn__question", dir: "auto", text: question }),
-        this.progress, this.stateLabel, this.disclaimer, this.answer, this.sourcesHead, this.sources);
+        el("p", { class: "turn__question", dir: "auto", text: question }), this.understood,
+        this.progress, this.stateLabel, this.disclaimer, this.answer, this.failure, this.sourcesHead, this.sources,
+        this.tools);
+      this.question = question;
+      hideWelcome();
       $("#log").append(this.node);
-      this.node.scrollIntoView({ block: "end" });
+      state.follow = true;
+      follow(this.node);
+    }
+
+    onUnderstood(data) {
+      this.understood.hidden = false;
+      this.understood.textContent = I.t(this.lang, "searching_for") + " " + (data.question || "");
+      this.node.setAttribute("data-understood", data.question || "");
+      follow(this.node);
     }
 
     onStage(data) {
       const name = data.name || "";
-      const writing = /synth|answer|compose|write|extract/i.test(name);
-      this.progress.textContent = I.t(this.lang, writing ? "writing" : "searching") + " (" + name + ")";
+      if (!this.text) {
+        const planning = /outline|compact|plan/i.test(name);
+        this.progress.textContent = I.t(this.lang, planning ? "reading" : "searching");
+      }
       this.node.setAttribute("data-stage", name);
     }
 
     onToken(data) {
+      if (!this.text) this.progress.textContent = I.t(this.lang, "writing");
       this.text += data.text || "";
       this.node.setAttribute("data-tokens", String(Number(this.node.getAttribute("data-tokens") || 0) + 1));
       this.schedule();
@@ -163,16 +231,45 @@
       this.setMode(a.mode, a.disclaimer, a.verdict);
       this.progress.hidden = true;
       this.node.setAttribute("data-done", "true");
+      if (a.conversation_id) setConversation(a.conversation_id);
       this.render();
+      this.addTools();
     }
 
+    /* A failure keeps what was already shown and says why under it. */
     onError(message) {
       this.progress.hidden = true;
       this.node.setAttribute("data-state", "error");
       this.node.setAttribute("data-done", "true");
+      if (this.text) this.node.setAttribute("data-partial", "true");
       this.stateLabel.hidden = false;
       this.stateLabel.textContent = I.t(this.lang, "state_error");
-      this.answer.textContent = I.t(this.lang, "error_prefix") + " " + message;
+      this.failure.hidden = false;
+      this.failure.textContent = I.t(this.lang, this.text ? "error_partial" : "error_prefix") + " " + message;
+      this.render();
+    }
+
+    /* The answer with its citations as Markdown (what "Copy" puts on the clipboard). */
+    markdown() {
+      const cites = [...this.citations.values()].sort((a, b) => a.n - b.n);
+      const lines = ["**" + this.question + "**", "", this.text.trim()];
+      if (cites.length) {
+        lines.push("", I.t(this.lang, "sources") + ":");
+        for (const c of cites) lines.push("[" + c.n + "]: " + originalUrl(c, true) + " — " + citationLabel(c, this.lang));
+      }
+      return lines.join("\n") + "\n";
+    }
+
+    addTools() {
+      const btn = el("button", { type: "button", class: "tool tool--copy", text: I.t(this.lang, "copy") });
+      btn.addEventListener("click", async () => {
+        const md = this.markdown();
+        this.node.dataset.copied = md;
+        try { await navigator.clipboard.writeText(md); btn.textContent = I.t(this.lang, "copied"); }
+        catch (e) { btn.textContent = I.t(this.lang, "copy_failed"); }
+      });
+      this.tools.replaceChildren(btn);
+      this.tools.hidden = false;
     }
 
     setMode(mode, disclaimer, verdict) {
@@ -207,22 +304,34 @@
     }
 
     render() {
-      const frag = document.createDocumentFragment();
-      const parts = this.text.split(/\[(\d+)\]/);
-      for (let i = 0; i < parts.length; i++) {
-        if (i % 2 === 0) { if (parts[i]) frag.append(document.createTextNode(parts[i])); continue; }
-        const c = this.citations.get(Number(parts[i]));
+      const marker = (n, before) => {
+        const c = this.citations.get(n);
         // the claim a chip stands for: the sentence just before it (a PDF page highlights it when it is quoted)
-        const before = (parts[i - 1] || "").split(/(?<=[.!?…])\s+/).filter((x) => x.trim()).pop() || "";
-        frag.append(c ? this.chip(c, before.trim()) : document.createTextNode("[" + parts[i] + "]"));
-      }
-      this.answer.replaceChildren(frag);
+        const claim = before.replace(/\[\d+\]/g, "").split(/(?<=[.!?…])\s+/).filter((x) => x.trim()).pop() || "";
+        return c ? this.chip(c, claim.trim()) : document.createTextNode("[" + n + "]");
+      };
+      this.answer.replaceChildren(mdBlocks(this.text, marker));
       const items = [...this.citations.values()].sort((a, b) => a.n - b.n).map((c) =>
         el("li", { class: "source", "data-n": c.n }, this.chip(c), el("span", { class: "source__label", text: citationLabel(c, this.lang) })));
       this.sources.replaceChildren(...items);
       this.sources.hidden = items.length === 0;
       this.sourcesHead.hidden = items.length === 0;
+      if (state.follow) follow(this.node);
     }
+  }
+
+  /* Keep the newest turn in view above the fixed question box (scroll-margin-bottom is the box's
+     height), following the streaming answer while the reader has not scrolled away. */
+  function follow(node) {
+    syncFormHeight();
+    const box = $("#ask-form").getBoundingClientRect();
+    const r = node.getBoundingClientRect();
+    if (r.bottom > box.top - 4 || r.top < 0) node.scrollIntoView({ block: "end" });
+  }
+
+  function syncFormHeight() {
+    const h = Math.ceil($("#ask-form").getBoundingClientRect().height);
+    document.documentElement.style.setProperty("--form-h", h + "px");
   }
 
   // ---- SSE over fetch -------------------------------------------------------------------------
@@ -260,7 +369,8 @@
       resp = await fetch("/api/ask", {
         method: "POST",
         headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-        body: JSON.stringify({ question, stream: true }),
+        body: JSON.stringify(Object.assign({ question, stream: true },
+          state.conversationId ? { conversation_id: state.conversationId } : {})),
       });
     } catch (e) {
       turn.onError(String(e));
@@ -270,12 +380,14 @@
       const body = await resp.json().catch(() => ({ error: resp.statusText }));
       turn.onError(body.error || resp.statusText);
       if (resp.status === 401) showKeyForm();
+      if (resp.status === 404 && state.conversationId) setConversation(null);  // deleted meanwhile: start anew
       return;
     }
     let finished = false;
     try {
       for await (const { event, data } of sseEvents(resp)) {
-        if (event === "stage") turn.onStage(data);
+        if (event === "understood") turn.onUnderstood(data);
+        else if (event === "stage") turn.onStage(data);
         else if (event === "token") turn.onToken(data);
         else if (event === "citation") turn.onCitation(data);
         else if (event === "verdict") turn.onVerdict(data);
@@ -283,10 +395,102 @@
         else if (event === "error") { turn.onError(data.message || "error"); finished = true; }
       }
     } catch (e) {
-      turn.onError(String(e));
+      turn.onError(I.t(turn.lang, "stream_broken"));
       return;
     }
-    if (!finished) turn.onError("the stream ended early");
+    if (!finished) turn.onError(I.t(turn.lang, "stream_ended"));
+  }
+
+  // ---- conversations: the id in the URL is the permalink; a reload repaints the turns ------------
+  function setConversation(id) {
+    state.conversationId = id;
+    const url = new URL(location.href);
+    if (id) url.searchParams.set("c", id); else url.searchParams.delete("c");
+    history.replaceState(null, "", url.pathname + url.search + url.hash);
+    $("#new-chat").hidden = !id;
+  }
+
+  async function restoreConversation() {
+    const id = new URL(location.href).searchParams.get("c");
+    if (!id || !CONV_RE.test(id)) { if (id) setConversation(null); return false; }
+    const resp = await fetch("/api/conversations/" + id, { headers: headers() });
+    if (!resp.ok) { setConversation(null); return false; }
+    const conv = await resp.json();
+    for (const t of conv.turns || []) {
+      const lang = (t.answer && t.answer.lang === "ru") ? "ru" : (I.detectLang(t.question) || state.lang);
+      const turn = new Turn(t.question, lang);
+      if (t.rewritten_question) turn.onUnderstood({ question: t.rewritten_question });
+      turn.onDone(Object.assign({}, t.answer, { conversation_id: conv.id }));
+      turn.node.setAttribute("data-restored", "true");
+    }
+    setConversation(conv.id);
+    const last = $("#log").lastElementChild;
+    if (last) follow(last);
+    return true;
+  }
+
+  function newConversation() {
+    setConversation(null);
+    $("#log").replaceChildren();
+    showWelcome();
+    $("#question").focus();
+  }
+
+  // ---- the empty chat: what the collection holds, questions drawn from it ------------------------
+  function hideWelcome() { const w = $("#welcome"); if (w) w.hidden = true; }
+
+  async function showWelcome() {
+    const w = $("#welcome");
+    if (!w || $("#log").children.length) return;
+    w.hidden = false;
+    const s = state.status;
+    const lang = state.lang;
+    const facts = $("#welcome-facts");
+    facts.replaceChildren();
+    if (s) {
+      const kinds = Object.entries(s.by_kind || {}).sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => I.t(lang, "kind_" + k, {}, k.replace(/_/g, " ")) + ": " + n);
+      const langs = Object.entries(s.by_lang || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => k + ": " + n);
+      facts.append(el("li", { text: I.t(lang, "holds", { sources: s.sources, fragments: s.fragments }) }));
+      if (kinds.length) facts.append(el("li", { text: kinds.join(" · ") }));
+      if (langs.length) facts.append(el("li", { text: I.t(lang, "languages") + " " + langs.join(" · ") }));
+    }
+    let sources = [];
+    try {
+      const r = await fetch("/api/sources?limit=50", { headers: headers() });
+      if (r.ok) { const body = await r.json(); sources = Array.isArray(body) ? body : (body.sources || body.items || []); }
+    } catch (e) { sources = []; }
+    const titled = sources.filter((x) => x && x.title);
+    const titles = $("#welcome-titles");
+    titles.replaceChildren(...titled.slice(0, 5).map((x) => el("li", { text: x.title, dir: "auto" })));
+    // example questions from the collection itself: one per kind, from a source of that kind
+    const seen = new Set();
+    const examples = [];
+    for (const x of titled) {
+      if (seen.has(x.kind) || examples.length >= 3) continue;
+      seen.add(x.kind);
+      const ru = (x.lang || "") === "ru";
+      examples.push(I.t(ru ? "ru" : "en", "example_about", { title: x.title }));
+    }
+    const box = $("#welcome-examples");
+    box.replaceChildren(...examples.map((q) => el("button", {
+      type: "button", class: "example", dir: "auto", text: q,
+      on: { click: () => { $("#question").value = q; $("#ask-form").requestSubmit(); } },
+    })));
+  }
+
+  /* "Open the original" at the cited place: a PDF at its page, a recording at the cited time
+     (media fragment), a verse at its address. ``absolute``: a full URL (for copied Markdown). */
+  function originalUrl(c, absolute) {
+    const loc = c.locator || {};
+    let url = sourceUrl(c.source_id);
+    switch (citationType(c)) {
+      case "pdf": url += "#page=" + encodeURIComponent(loc.page); break;
+      case "transcript": url += "#t=" + (loc.start_ms / 1000) + "," + (loc.end_ms / 1000); break;
+      case "verse": url += "#" + encodeURIComponent(loc.label || loc.loc || ""); break;
+      default: break;
+    }
+    return absolute ? new URL(url, location.href).href : url;
   }
 
   // ---- the viewer: audio span, PDF page, verse, passage ----------------------------------------
@@ -379,11 +583,13 @@
     viewer.setAttribute("data-n", String(c.n));
     $("#viewer-title").textContent = "[" + c.n + "] " + citationLabel(c, lang);
     $("#viewer-meta").textContent = "";
-    $("#viewer-open").setAttribute("href", url);
+    $("#viewer-open").setAttribute("href", originalUrl(c, false));
     $("#viewer-open").textContent = I.t(lang, "open_original");
     const text = $("#viewer-text");
     text.textContent = c.text || "";
+    state.lastFocus = document.activeElement;
     viewer.hidden = false;
+    $("#viewer-close").focus();
     if (type === "transcript") {
       $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(loc.start_ms) + "–" + fmtTime(loc.end_ms);
       text.hidden = false;
@@ -415,8 +621,24 @@
   }
 
   function closeViewer() {
+    if ($("#viewer").hidden) return;
     resetViewer();
     $("#viewer").hidden = true;
+    const back = state.lastFocus;
+    state.lastFocus = null;
+    if (back && document.contains(back)) back.focus(); else $("#question").focus();
+  }
+
+  /* Tab and Shift+Tab stay inside the open viewer. */
+  function trapFocus(ev) {
+    if (ev.key !== "Tab" || $("#viewer").hidden) return;
+    const items = [...$("#viewer").querySelectorAll("button, [href], audio, [tabindex]:not([tabindex='-1'])")]
+      .filter((n) => !n.closest("[hidden]"));
+    if (!items.length) return;
+    const first = items[0], last = items[items.length - 1];
+    if (ev.shiftKey && document.activeElement === first) { ev.preventDefault(); last.focus(); }
+    else if (!ev.shiftKey && document.activeElement === last) { ev.preventDefault(); first.focus(); }
+    else if (!$("#viewer").contains(document.activeElement)) { ev.preventDefault(); first.focus(); }
   }
 
   // ---- wiring ---------------------------------------------------------------------------------
@@ -437,8 +659,18 @@
     $("#key-form").addEventListener("submit", submitKey);
     $("#viewer-close").addEventListener("click", closeViewer);
     $("#viewer").addEventListener("click", (ev) => { if (ev.target === $("#viewer")) closeViewer(); });
-    document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeViewer(); });
+    document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeViewer(); else trapFocus(ev); });
     player().addEventListener("timeupdate", onTimeUpdate);
-    loadStatus();
+    $("#new-chat").addEventListener("click", newConversation);
+    window.addEventListener("scroll", () => {
+      // follow the stream only while the reader stays at the bottom
+      const box = $("#ask-form").getBoundingClientRect();
+      const last = $("#log").lastElementChild;
+      state.follow = !last || last.getBoundingClientRect().bottom <= box.top + 40;
+    }, { passive: true });
+    window.addEventListener("resize", syncFormHeight);
+    syncFormHeight();
+    $("#question").focus();
+    loadStatus().then(restoreConversation).then((restored) => { if (!restored) showWelcome(); });
   });
 })();

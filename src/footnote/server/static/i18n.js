@@ -13,7 +13,26 @@
       key_wrong: "That key was refused.",
       lexical_only: "Lexical-only mode: no embedder is configured, so only word matches are searched.",
       searching: "Searching the corpus…",
-      writing: "Writing the answer…",
+      writing: "Writing…",
+      reading: "Reading the passages…",
+      searching_for: "Searching for:",
+      error_partial: "The answer stopped here:",
+      stream_broken: "the connection to the server broke",
+      stream_ended: "the stream ended early",
+      copy: "Copy as Markdown",
+      copied: "Copied",
+      copy_failed: "Copy failed — select the text instead",
+      new_chat: "New conversation",
+      holds: "This collection holds {sources} sources in {fragments} passages.",
+      languages: "Languages:",
+      titles: "Among them:",
+      try_asking: "Try asking:",
+      example_about: "What does “{title}” say?",
+      kind_track_transcript: "lecture recordings",
+      kind_verse: "verses",
+      kind_commentary: "commentary",
+      kind_prose_chapter: "prose",
+      kind_letter: "letters",
       stage: "Stage",
       state_answered: "Answered from the corpus",
       state_not_found: "Not in the corpus",
@@ -45,7 +64,26 @@
       key_wrong: "Ключ не принят.",
       lexical_only: "Только лексический поиск: эмбеддер не настроен, ищутся лишь совпадения слов.",
       searching: "Ищу в корпусе…",
-      writing: "Пишу ответ…",
+      writing: "Пишу…",
+      reading: "Читаю отрывки…",
+      searching_for: "Ищу:",
+      error_partial: "Ответ оборвался здесь:",
+      stream_broken: "соединение с сервером прервалось",
+      stream_ended: "поток закончился раньше времени",
+      copy: "Копировать как Markdown",
+      copied: "Скопировано",
+      copy_failed: "Не удалось скопировать — выделите текст",
+      new_chat: "Новый разговор",
+      holds: "В собрании {sources} источников, {fragments} отрывков.",
+      languages: "Языки:",
+      titles: "Среди них:",
+      try_asking: "Спросите, например:",
+      example_about: "О чём говорится в «{title}»?",
+      kind_track_transcript: "записи лекций",
+      kind_verse: "стихи",
+      kind_commentary: "комментарии",
+      kind_prose_chapter: "проза",
+      kind_letter: "письма",
       stage: "Этап",
       state_answered: "Ответ по корпусу",
       state_not_found: "В корпусе этого нет",
@@ -78,9 +116,9 @@
     return cyr >= lat ? "ru" : "en";
   }
 
-  function t(lang, key, vars) {
+  function t(lang, key, vars, fallback) {
     const table = STRINGS[lang] || STRINGS.en;
-    let s = table[key] !== undefined ? table[key] : (STRINGS.en[key] !== undefined ? STRINGS.en[key] : key);
+    let s = table[key] !== undefined ? table[key] : (STRINGS.en[key] !== undefined ? STRINGS.en[key] : (fallback !== undefined ? fallback : key));
     if (vars) for (const [k, v] of Object.entries(vars)) s = s.split("{" + k + "}").join(String(v));
     return s;
   }
