@@ -234,6 +234,7 @@
       if (a.conversation_id) setConversation(a.conversation_id);
       this.render();
       this.addTools();
+      if (state.follow) follow(this.node);
     }
 
     /* A failure keeps what was already shown and says why under it. */

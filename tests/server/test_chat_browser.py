@@ -1,0 +1,253 @@
+"""The web chat as a conversation, in a real headless Chromium (Debian's, driven by Playwright): turns
+stay in view above the question box, follow-ups, permalinks and reloads, Markdown, broken streams,
+the empty chat, keyboard-only use. Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from serverkit import LiveServer
+from test_server_browser import FOG, PARAFFIN, RED_LAMP, TIMEOUT_MS, ask
+
+from footnote.server.sse import sse_frame
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+FIVE = [FOG, "What about at night?", PARAFFIN, RED_LAMP, "And in winter?"]
+
+
+def open_chat(browser: Any, url: str, size: str = "desktop") -> tuple[Any, Any, list[str]]:
+    phone = size == "phone"
+    ctx = browser.new_context(viewport=SIZES[size], is_mobile=phone, has_touch=phone,
+                              device_scale_factor=2 if phone else 1)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(url)
+    pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+    return ctx, pg, errors
+
+
+@pytest.fixture
+def chat(browser: Any, live: LiveServer) -> Iterator[Any]:
+    ctx, pg, errors = open_chat(browser, live.url + "/")
+    yield pg
+    ctx.close()
+    assert not errors, errors
+
+
+def last_turn_in_view(pg: Any) -> dict[str, float]:
+    """Where the newest turn sits against the fixed question box and the viewport."""
+    got: dict[str, float] = pg.evaluate("""() => {
+        const t = [...document.querySelectorAll('.turn')].pop().getBoundingClientRect();
+        const f = document.getElementById('ask-form').getBoundingClientRect();
+        return {top: t.top, bottom: t.bottom, height: t.height, formTop: f.top, vh: innerHeight};
+    }""")
+    return got
+
+
+def assert_in_view(box: dict[str, float]) -> None:
+    assert box["bottom"] <= box["formTop"] + 1, box  # never behind the question box
+    if box["height"] <= box["formTop"]:
+        assert box["top"] >= 0, box  # the whole turn is visible when it fits
+    else:
+        assert box["bottom"] > box["formTop"] - 60, box  # a tall turn shows its end (where the stream is)
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_five_turns_stay_in_view_and_reload_keeps_them(browser: Any, live: LiveServer, screenshots: Path, size: str) -> None:
+    ctx, pg, errors = open_chat(browser, live.url + "/", size)
+    try:
+        for i, q in enumerate(FIVE):
+            turn = ask(pg, q)
+            assert_in_view(last_turn_in_view(pg))
+            pg.screenshot(path=str(screenshots / f"conversation-{size}-turn{i + 1}.png"))
+            if q == "What about at night?":  # the follow-up, understood from the turn before
+                understood = turn.locator(".turn__understood")
+                assert understood.is_visible()
+                assert understood.inner_text().startswith("Searching for: " + FOG)
+                assert "night" in turn.locator(".turn__answer").inner_text().lower()
+        m = re.search(r"[?&]c=([0-9a-f]{32})", pg.url)
+        assert m, pg.url  # the conversation's permalink
+        cid = m.group(1)
+        stored = httpx.get(f"{live.url}/api/conversations/{cid}", timeout=10).json()
+        assert [t["question"] for t in stored["turns"]] == FIVE
+        answers = [pg.locator(".turn").nth(i).locator(".turn__answer").inner_text() for i in range(5)]
+
+        pg.reload()
+        pg.wait_for_function("() => document.querySelectorAll('.turn[data-restored=\"true\"]').length === 5", timeout=TIMEOUT_MS)
+        assert [pg.locator(".turn__question").nth(i).inner_text() for i in range(5)] == FIVE
+        assert [pg.locator(".turn").nth(i).locator(".turn__answer").inner_text() for i in range(5)] == answers
+        assert pg.locator(".turn").nth(1).locator(".turn__understood").is_visible()
+        assert pg.locator(".turn").nth(0).locator(".chip").count() > 0  # citations came back as chips
+        assert_in_view(last_turn_in_view(pg))
+        assert pg.locator("#welcome").is_hidden()
+        pg.screenshot(path=str(screenshots / f"conversation-{size}-reloaded.png"))
+
+        # a sixth question continues the same conversation
+        ask(pg, "And how loud is it?")
+        assert cid in pg.url
+        assert len(httpx.get(f"{live.url}/api/conversations/{cid}", timeout=10).json()["turns"]) == 6
+
+        # "New conversation" empties the chat and forgets the id
+        pg.click("#new-chat")
+        assert pg.locator(".turn").count() == 0 and "c=" not in pg.url
+        assert pg.locator("#welcome").is_visible()
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def test_unknown_permalink_starts_fresh(browser: Any, live: LiveServer) -> None:
+    ctx, pg, errors = open_chat(browser, live.url + "/?c=" + "0" * 32)
+    try:
+        pg.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
+        assert "c=" not in pg.url
+        ask(pg, FOG)
+        assert re.search(r"c=[0-9a-f]{32}", pg.url)
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def _frames(*frames: bytes) -> str:
+    return b"".join(frames).decode()
+
+
+def _done(answer: str, citations: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"answer": answer, "citations": citations, "verdict": "sufficient", "corpus_insufficient": False,
+            "mode": "corpus", "disclaimer": None, "dropped_citations": 0, "removed_mentions": 0,
+            "removed_sentences": 0, "model_calls": 1, "lang": "en", "trace": {}, "conversation_id": None, "turn": None}
+
+
+CITE = {"n": 1, "source_id": "pdf/keepers-handbook.pdf", "fragment_id": "pdf/keepers-handbook.pdf#3", "kind": "prose_chapter",
+        "locator": {"type": "file", "file": "keepers-handbook.pdf", "page": 4, "section": "The engine"},
+        "text": "When to sound.", "title": "The Keeper's Handbook"}
+
+
+def test_markdown_renders_safely(chat: Any, screenshots: Path) -> None:
+    md = ("## Fog rules\n\nThe keeper **must** start the horn [1].\n\n- first, the *engine*\n- then `the horn` "
+          "<img src=x onerror=\"window.__md=1\">\n\n1. one\n2. two [1]\n")
+    body = _frames(
+        sse_frame("stage", {"name": "search.gate", "ms": 1.0, "counts": {}}),
+        *[sse_frame("token", {"text": piece}) for piece in re.split(r"(?<=\n)", md)],
+        sse_frame("citation", CITE),
+        sse_frame("done", _done(md, [CITE])),
+    )
+    chat.route("**/api/ask", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body))
+    turn = ask(chat, "Markdown please")
+    ans = turn.locator(".turn__answer")
+    assert ans.locator("h4").inner_text() == "Fog rules"
+    assert ans.locator("strong").inner_text() == "must"
+    assert ans.locator("ul > li").count() == 2 and ans.locator("ol > li").count() == 2
+    assert ans.locator("em").inner_text() == "engine" and ans.locator("code").inner_text() == "the horn"
+    assert ans.locator("img").count() == 0 and "<img" in ans.inner_text()  # HTML stays text
+    assert ans.locator(".chip").count() == 2
+    assert chat.evaluate("typeof window.__md") == "undefined"
+    # "Open the original" lands on the cited page; copy gives Markdown with the citation
+    ans.locator(".chip").first.click()
+    chat.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+    assert chat.locator("#viewer-open").get_attribute("href").endswith("/api/sources/pdf/keepers-handbook.pdf#page=4")
+    chat.keyboard.press("Escape")
+    turn.locator(".tool--copy").click()
+    copied = turn.get_attribute("data-copied")
+    assert copied.startswith("**Markdown please**") and "The keeper **must** start the horn [1]." in copied
+    assert re.search(r"\[1\]: http://127\.0\.0\.1:\d+/api/sources/pdf/keepers-handbook\.pdf#page=4 — ", copied)
+    chat.screenshot(path=str(screenshots / "chat-markdown.png"), full_page=True)
+
+
+@pytest.mark.parametrize(("tail", "reason"), [
+    (sse_frame("error", {"message": "the model timed out", "type": "ModelTimeout", "status": 504}), "the model timed out"),
+    (b"", "the stream ended early"),
+])
+def test_stream_failing_midway_keeps_the_partial_answer(chat: Any, screenshots: Path, tail: bytes, reason: str) -> None:
+    body = _frames(
+        sse_frame("stage", {"name": "search.gate", "ms": 1.0, "counts": {}}),
+        sse_frame("token", {"text": "The keeper starts the horn when the beacon is lost "}),
+        sse_frame("citation", CITE),
+        sse_frame("token", {"text": "[1]. It then"}),
+        tail,
+    )
+    chat.route("**/api/ask", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body))
+    turn = ask(chat, "When is the horn started?")
+    assert turn.get_attribute("data-state") == "error" and turn.get_attribute("data-partial") == "true"
+    assert "The keeper starts the horn when the beacon is lost" in turn.locator(".turn__answer").inner_text()
+    assert turn.locator(".turn__answer .chip").count() == 1
+    failure = turn.locator(".turn__failure")
+    assert failure.is_visible() and reason in failure.inner_text()
+    chat.screenshot(path=str(screenshots / "chat-broken-stream.png"))
+
+
+def test_writing_label_while_text_streams(chat: Any) -> None:
+    chat.evaluate("""() => { window.__labels = [];
+        new MutationObserver(() => { const p = document.querySelector('.turn__progress');
+            if (p && !p.hidden) window.__labels.push(p.textContent); })
+          .observe(document.getElementById('log'), {subtree: true, childList: true, characterData: true}); }""")
+    ask(chat, FOG)
+    labels = chat.evaluate("window.__labels")
+    assert "Writing…" in labels and not any("(" in x for x in labels)  # no stage names like "(compact)"
+
+
+def test_empty_chat_shows_the_collection(chat: Any, live: LiveServer, screenshots: Path) -> None:
+    chat.wait_for_selector("#welcome-examples .example", timeout=TIMEOUT_MS)
+    status = httpx.get(live.url + "/api/status", timeout=10).json()
+    titles = {s["title"] for s in httpx.get(live.url + "/api/sources", timeout=10).json()["sources"]}
+    facts = chat.locator("#welcome-facts").inner_text()
+    assert str(status["sources"]) in facts and str(status["fragments"]) in facts
+    assert "lecture recordings: " + str(status["by_kind"]["track_transcript"]) in facts
+    shown = [chat.locator("#welcome-titles li").nth(i).inner_text() for i in range(chat.locator("#welcome-titles li").count())]
+    assert shown and set(shown) <= titles
+    examples = [chat.locator(".example").nth(i).inner_text() for i in range(chat.locator(".example").count())]
+    assert examples and all(any(t in e for t in titles) for e in examples)  # drawn from the collection
+    chat.screenshot(path=str(screenshots / "chat-empty.png"))
+    chat.locator(".example").first.click()
+    chat.wait_for_function("() => document.querySelector('.turn')?.dataset.done === 'true'", timeout=TIMEOUT_MS)
+    assert chat.locator("#welcome").is_hidden()
+
+
+def test_keyboard_only(chat: Any, screenshots: Path) -> None:
+    assert chat.evaluate("document.activeElement.id") == "question"  # focused on load
+    chat.keyboard.type(FOG)
+    chat.keyboard.press("Enter")
+    chat.wait_for_function("() => document.querySelector('.turn')?.dataset.done === 'true'", timeout=TIMEOUT_MS)
+    for _ in range(30):  # back from the question box into the answer until a chip has focus
+        chat.keyboard.press("Shift+Tab")
+        if chat.evaluate("document.activeElement.classList.contains('chip')"):
+            break
+    else:
+        pytest.fail("no chip reachable by keyboard")
+    n = chat.evaluate("document.activeElement.dataset.n")
+    chat.keyboard.press("Enter")
+    chat.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+    assert chat.evaluate("document.activeElement.id") == "viewer-close"  # the dialog takes focus
+    for _ in range(6):
+        chat.keyboard.press("Tab")
+        assert chat.evaluate("document.getElementById('viewer').contains(document.activeElement)")
+    for _ in range(3):
+        chat.keyboard.press("Shift+Tab")
+        assert chat.evaluate("document.getElementById('viewer').contains(document.activeElement)")
+    chat.screenshot(path=str(screenshots / "chat-keyboard-viewer.png"))
+    chat.keyboard.press("Escape")
+    assert chat.locator("#viewer").is_hidden()
+    assert chat.evaluate("document.activeElement.dataset.n") == n  # focus back on the chip
+
+
+def test_touch_chips_and_favicon(browser: Any, live: LiveServer) -> None:
+    ctx, pg, errors = open_chat(browser, live.url + "/", "phone")
+    try:
+        turn = ask(pg, FOG)
+        for i in range(turn.locator(".chip").count()):
+            box = turn.locator(".chip").nth(i).bounding_box()
+            assert box is not None and box["height"] >= 32 and box["width"] >= 32
+        icon = pg.locator("link[rel=icon]").get_attribute("href")
+        r = httpx.get(live.url + icon, timeout=10)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    finally:
+        ctx.close()
+    assert not errors, errors
