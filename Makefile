@@ -24,6 +24,9 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; \
 	  else echo "chromium missing: run 'sudo apt-get install chromium' for the browser tests"; fi; }
+	@# axe-core (npm, pinned in package-lock.json) for the chat's accessibility check
+	@if command -v npm >/dev/null 2>&1; then [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund --silent; \
+	  else echo "npm missing: the accessibility browser test needs axe-core (apt-get install npm)"; fi
 
 lint: setup
 	$(BIN)/ruff check src tests bench

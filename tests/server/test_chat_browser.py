@@ -15,6 +15,7 @@ from serverkit import LiveServer
 from test_server_browser import FOG, PARAFFIN, RED_LAMP, TIMEOUT_MS, ask
 
 from footnote.server.sse import sse_frame
+from footnote.testing import under_ci
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -248,6 +249,38 @@ def test_touch_chips_and_favicon(browser: Any, live: LiveServer) -> None:
         icon = pg.locator("link[rel=icon]").get_attribute("href")
         r = httpx.get(live.url + icon, timeout=10)
         assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_axe_finds_no_serious_violations(browser: Any, live: LiveServer, size: str) -> None:
+    if not AXE.exists():
+        message = "axe-core is not installed: run 'npm ci' (make browser-deps does)"
+        if under_ci():
+            pytest.fail(message + " — under CI the accessibility check must run")
+        pytest.skip(message)
+    ctx, pg, errors = open_chat(browser, live.url + "/", size)
+    try:
+        pg.wait_for_selector("#welcome-examples .example", timeout=TIMEOUT_MS)
+        pg.evaluate(AXE.read_text(encoding="utf-8"))  # through the debugger: the page's CSP stays as served
+        checks = {"empty": None, "answered": FOG, "viewer": None}
+        for name, question in checks.items():
+            if question:
+                ask(pg, question)
+            if name == "viewer":
+                pg.locator(".turn__answer .chip").first.click()
+                pg.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+            found = pg.evaluate("""async () => {
+                const r = await axe.run(document, {resultTypes: ['violations']});
+                return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+                  .map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+            }""")
+            assert found == [], (name, found)
     finally:
         ctx.close()
     assert not errors, errors
