@@ -284,3 +284,33 @@ def test_axe_finds_no_serious_violations(browser: Any, live: LiveServer, size: s
     finally:
         ctx.close()
     assert not errors, errors
+
+
+def _fmt(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def test_chips_say_what_they_are(chat: Any, screenshots: Path) -> None:
+    turn = ask(chat, FOG)
+    chat.wait_for_function("() => document.querySelector('.turn')?.dataset.spans === 'true'", timeout=TIMEOUT_MS)
+    chip = turn.locator(".turn__answer .chip--transcript").first
+    p0, p1 = int(chip.get_attribute("data-play-start-ms")), int(chip.get_attribute("data-play-end-ms"))
+    w0, w1 = int(chip.get_attribute("data-start-ms")), int(chip.get_attribute("data-end-ms"))
+    assert w0 <= p0 < p1 <= w1 and p1 - p0 < w1 - w0
+    assert chip.get_attribute("title").endswith(f", {_fmt(p0)}–{_fmt(p1)}")  # the label is the span it plays
+    chip.click()
+    chat.wait_for_selector("#viewer:not([hidden]) #viewer-audio:not([hidden])", timeout=TIMEOUT_MS)
+    played = chat.evaluate("() => [document.getElementById('viewer').dataset.playStartMs, document.getElementById('viewer').dataset.playEndMs]")
+    assert [int(played[0]), int(played[1])] == [p0, p1]
+    mark = chat.locator("#viewer-text mark.quote")
+    assert mark.count() == 1 and mark.inner_text() in turn.locator(".turn__answer").inner_text()  # the quoted sentence
+    assert chat.locator("#viewer-open").get_attribute("href").endswith(f"#t={w0 / 1000:g},{w1 / 1000:g}")
+    chat.screenshot(path=str(screenshots / "chat-transcript-quote.png"))
+    chat.keyboard.press("Escape")
+    verse_turn = ask(chat, "What does HB 2.2 say about the horn?")
+    kinds = {c.get_attribute("data-kind"): c.get_attribute("title") for c in verse_turn.locator(".turn__answer .chip--verse").all()}
+    assert "commentary" in kinds, kinds
+    assert kinds["commentary"] == "HB 2.2 — commentary"
+    if "verse" in kinds:
+        assert kinds["verse"] == "HB 2.2"

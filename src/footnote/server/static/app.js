@@ -49,12 +49,21 @@
     return "passage";
   }
 
-  function citationLabel(c, lang) {
+  /* ``span``: the [start_ms, end_ms] a transcript chip will play (the quoted cues), when known. */
+  function citationLabel(c, lang, span) {
     const loc = c.locator || {};
     const title = c.title || c.source_id;
     switch (citationType(c)) {
-      case "transcript": return title + ", " + fmtTime(loc.start_ms) + "–" + fmtTime(loc.end_ms);
-      case "verse": return loc.label || (loc.book + " " + loc.loc);
+      case "transcript": {
+        const [a, b] = span || [loc.start_ms, loc.end_ms];
+        return title + ", " + fmtTime(a) + "–" + fmtTime(b);
+      }
+      case "verse": {
+        const addr = loc.label || (loc.book + " " + loc.loc);
+        // a commentary on a verse says so (and names its commentator when the source does)
+        if (c.kind === "commentary") return addr + " — " + I.t(lang, "commentary") + (c.commentator ? ", " + c.commentator : "");
+        return addr;
+      }
       case "pdf": return title + " " + I.t(lang, "page") + " " + loc.page;
       default: return title + (loc.section ? " — " + loc.section : "");
     }
@@ -171,6 +180,8 @@
       this.lang = lang;
       this.text = "";
       this.citations = new Map();
+      this.spans = new Map();  // "n|claim" → the [start_ms, end_ms] a transcript chip plays
+      this.claims = [];
       this.pending = false;
       this.stateLabel = el("p", { class: "turn__state", hidden: "" });
       this.disclaimer = el("p", { class: "turn__disclaimer", role: "note", hidden: "" });
@@ -235,6 +246,7 @@
       this.render();
       this.addTools();
       if (state.follow) follow(this.node);
+      this.resolveSpans();
     }
 
     /* A failure keeps what was already shown and says why under it. */
@@ -295,13 +307,29 @@
     chip(c, claim) {
       const type = citationType(c);
       const loc = c.locator || {};
+      const span = claim !== undefined ? this.spans.get(c.n + "|" + claim) : undefined;
+      if (claim && type === "transcript") this.claims.push([c, claim]);
+      const label = citationLabel(c, this.lang, span);
       return el("button", {
-        type: "button", class: "chip chip--" + type, "data-n": c.n, "data-type": type,
+        type: "button", class: "chip chip--" + type, "data-n": c.n, "data-type": type, "data-kind": c.kind,
         "data-source": c.source_id, "data-fragment": c.fragment_id,
         "data-start-ms": loc.start_ms, "data-end-ms": loc.end_ms, "data-page": loc.page, "data-address": loc.label,
-        title: citationLabel(c, this.lang), "aria-label": "[" + c.n + "] " + citationLabel(c, this.lang),
-        on: { click: () => openCitation(c, this.lang, claim) },
+        "data-play-start-ms": span ? span[0] : null, "data-play-end-ms": span ? span[1] : null,
+        title: label, "aria-label": "[" + c.n + "] " + label,
+        on: { click: () => openCitation(c, this.lang, claim, span) },
       }, String(c.n));
+    }
+
+    /* Once the answer is whole: the cues each transcript chip will play, so its label shows that span. */
+    async resolveSpans() {
+      const todo = this.claims.filter(([c, claim]) => !this.spans.has(c.n + "|" + claim));
+      let changed = false;
+      for (const [c, claim] of todo) {
+        const span = await quotedSpan(sourceUrl(c.source_id), c.locator || {}, claim);
+        if (span) { this.spans.set(c.n + "|" + claim, span); changed = true; }
+      }
+      if (changed) this.render();
+      this.node.setAttribute("data-spans", "true");
     }
 
     render() {
@@ -311,6 +339,7 @@
         const claim = before.replace(/\[\d+\]/g, "").split(/(?<=[.!?…])\s+/).filter((x) => x.trim()).pop() || "";
         return c ? this.chip(c, claim.trim()) : document.createTextNode("[" + n + "]");
       };
+      this.claims = [];
       this.answer.replaceChildren(mdBlocks(this.text, marker));
       const items = [...this.citations.values()].sort((a, b) => a.n - b.n).map((c) =>
         el("li", { class: "source", "data-n": c.n }, this.chip(c), el("span", { class: "source__label", text: citationLabel(c, this.lang) })));
@@ -574,7 +603,18 @@
     }
   }
 
-  async function openCitation(c, lang, claim) {
+  /* The quoted sentence marked inside a passage's text (text nodes and a <mark>; never HTML). */
+  function markQuote(node, text, claim) {
+    const q = (claim || "").replace(/\s+/g, " ").trim();
+    const flat = text.replace(/\s+/g, " ");
+    const i = q.length >= 12 ? flat.indexOf(q) : -1;
+    if (i < 0) { node.textContent = text; return false; }
+    node.replaceChildren(document.createTextNode(flat.slice(0, i)), el("mark", { class: "quote", text: q }),
+      document.createTextNode(flat.slice(i + q.length)));
+    return true;
+  }
+
+  async function openCitation(c, lang, claim, knownSpan) {
     const type = citationType(c);
     const loc = c.locator || {};
     const url = sourceUrl(c.source_id);
@@ -587,7 +627,7 @@
     $("#viewer-open").setAttribute("href", originalUrl(c, false));
     $("#viewer-open").textContent = I.t(lang, "open_original");
     const text = $("#viewer-text");
-    text.textContent = c.text || "";
+    markQuote(text, c.text || "", claim);
     state.lastFocus = document.activeElement;
     viewer.hidden = false;
     $("#viewer-close").focus();
@@ -596,7 +636,7 @@
       text.hidden = false;
       if (await isAudio(url)) {
         $("#viewer-audio").hidden = false;
-        const span = (await quotedSpan(url, loc, claim)) || [loc.start_ms, loc.end_ms];
+        const span = knownSpan || (await quotedSpan(url, loc, claim)) || [loc.start_ms, loc.end_ms];
         $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(span[0]) + "–" + fmtTime(span[1]);
         $("#viewer").dataset.playStartMs = String(span[0]);
         $("#viewer").dataset.playEndMs = String(span[1]);
