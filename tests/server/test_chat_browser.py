@@ -216,7 +216,7 @@ def test_keyboard_only(chat: Any, screenshots: Path) -> None:
     assert chat.evaluate("document.activeElement.id") == "question"  # focused on load
     chat.keyboard.type(FOG)
     chat.keyboard.press("Enter")
-    chat.wait_for_function("() => document.querySelector('.turn')?.dataset.done === 'true'", timeout=TIMEOUT_MS)
+    chat.wait_for_function("() => document.querySelector('.turn')?.dataset.spans === 'true'", timeout=TIMEOUT_MS)
     for _ in range(30):  # back from the question box into the answer until a chip has focus
         chat.keyboard.press("Shift+Tab")
         if chat.evaluate("document.activeElement.classList.contains('chip')"):

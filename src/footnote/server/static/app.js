@@ -339,6 +339,11 @@
         const claim = before.replace(/\[\d+\]/g, "").split(/(?<=[.!?…])\s+/).filter((x) => x.trim()).pop() || "";
         return c ? this.chip(c, claim.trim()) : document.createTextNode("[" + n + "]");
       };
+      // a re-render keeps the keyboard where it was (the same chip by position)
+      const active = document.activeElement;
+      const chipsBefore = [...this.node.querySelectorAll(".chip")];
+      const at = active && active.classList && active.classList.contains("chip") ? chipsBefore.indexOf(active) : -1;
+      const viewerFrom = state.lastFocus ? chipsBefore.indexOf(state.lastFocus) : -1;
       this.claims = [];
       this.answer.replaceChildren(mdBlocks(this.text, marker));
       const items = [...this.citations.values()].sort((a, b) => a.n - b.n).map((c) =>
@@ -346,7 +351,10 @@
       this.sources.replaceChildren(...items);
       this.sources.hidden = items.length === 0;
       this.sourcesHead.hidden = items.length === 0;
-      if (state.follow) follow(this.node);
+      const chipsAfter = this.node.querySelectorAll(".chip");
+      if (at >= 0 && chipsAfter[at]) chipsAfter[at].focus();
+      if (viewerFrom >= 0 && chipsAfter[viewerFrom]) state.lastFocus = chipsAfter[viewerFrom];
+      if (state.follow && this.node === $("#log").lastElementChild) follow(this.node);
     }
   }
 
