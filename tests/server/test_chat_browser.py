@@ -268,13 +268,17 @@ def test_axe_finds_no_serious_violations(browser: Any, live: LiveServer, size: s
     try:
         pg.wait_for_selector("#welcome-examples .example", timeout=TIMEOUT_MS)
         pg.evaluate(AXE.read_text(encoding="utf-8"))  # through the debugger: the page's CSP stays as served
-        checks = {"empty": None, "answered": FOG, "viewer": None}
+        checks = {"empty": None, "answered": FOG, "viewer": None, "sources": None}
         for name, question in checks.items():
             if question:
                 ask(pg, question)
             if name == "viewer":
                 pg.locator(".turn__answer .chip").first.click()
                 pg.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+            if name == "sources":
+                pg.keyboard.press("Escape")
+                pg.click("#open-sources")
+                pg.wait_for_selector("#sources-list .sources-row", timeout=TIMEOUT_MS)
             found = pg.evaluate("""async () => {
                 const r = await axe.run(document, {resultTypes: ['violations']});
                 return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
@@ -314,3 +318,32 @@ def test_chips_say_what_they_are(chat: Any, screenshots: Path) -> None:
     assert kinds["commentary"] == "HB 2.2 — commentary"
     if "verse" in kinds:
         assert kinds["verse"] == "HB 2.2"
+
+
+def test_sources_panel_browses_and_filters(chat: Any, live: LiveServer, screenshots: Path) -> None:
+    sources = httpx.get(live.url + "/api/sources", timeout=10).json()["sources"]
+    chat.click("#open-sources")
+    chat.wait_for_selector("#sources-list .sources-row", timeout=TIMEOUT_MS)
+    assert chat.evaluate("document.activeElement.id") == "sources-close"
+    rows = chat.locator("#sources-list .sources-row")
+    assert rows.count() == len(sources)
+    ru = sorted(s["id"] for s in sources if s["lang"] == "ru")
+    chat.select_option("#filter-lang", "ru")
+    chat.wait_for_function("n => document.querySelectorAll('#sources-list .sources-row').length === n", arg=len(ru),
+                           timeout=TIMEOUT_MS)
+    assert sorted(rows.nth(i).get_attribute("data-source") for i in range(rows.count())) == ru
+    chat.select_option("#filter-lang", "")
+    chat.fill("#filter-text", "lecture")
+    want = sorted(s["id"] for s in sources if "lecture" in s["title"].lower())
+    chat.wait_for_function("n => document.querySelectorAll('#sources-list .sources-row').length === n", arg=len(want),
+                           timeout=TIMEOUT_MS)
+    first = rows.first
+    assert first.locator("a").get_attribute("href").startswith("/api/sources/")
+    assert first.locator(".tool--remove").count() == 0  # removing needs the API key
+    chat.screenshot(path=str(screenshots / "chat-sources-panel.png"))
+    for _ in range(8):
+        chat.keyboard.press("Tab")
+        assert chat.evaluate("document.getElementById('sources-panel').contains(document.activeElement)")
+    chat.keyboard.press("Escape")
+    assert chat.locator("#sources-panel").is_hidden()
+    assert chat.evaluate("document.activeElement.id") == "open-sources"

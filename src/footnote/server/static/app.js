@@ -474,6 +474,89 @@
     $("#question").focus();
   }
 
+  // ---- the sources panel: browse, filter, open, remove (with the API key) --------------------------
+  /* Uses /api/sources paging when the server offers it (``limit`` with ``cursor``/``next_cursor`` or
+     ``offset``/``next_offset``; ``kind``/``lang`` filters); a server that returns everything at once works
+     too — the filters then apply here. */
+  const panel = { items: [], next: null };
+
+  function sourcesQuery(next) {
+    const p = new URLSearchParams({ limit: "100" });
+    const kind = $("#filter-kind").value, lang = $("#filter-lang").value;
+    if (kind) p.set("kind", kind);
+    if (lang) p.set("lang", lang);
+    if (next && next.cursor !== undefined) p.set("cursor", next.cursor);
+    if (next && next.offset !== undefined) p.set("offset", next.offset);
+    return "/api/sources?" + p.toString();
+  }
+
+  async function loadSources(more) {
+    const resp = await fetch(sourcesQuery(more ? panel.next : null), { headers: headers() });
+    if (!resp.ok) { $("#sources-count").textContent = I.t(state.lang, "error_prefix") + " " + resp.status; return; }
+    const body = await resp.json();
+    const rows = Array.isArray(body) ? body : (body.sources || body.items || []);
+    panel.items = more ? panel.items.concat(rows) : rows;
+    panel.next = body.next_cursor ? { cursor: body.next_cursor } : (body.next_offset ? { offset: body.next_offset } : null);
+    paintSources();
+  }
+
+  function fillSelect(sel, values) {
+    const keep = sel.value;
+    const have = new Set([...sel.options].map((o) => o.value));
+    for (const v of values) if (!have.has(v)) sel.append(el("option", { value: v, text: v }));
+    sel.value = keep;
+  }
+
+  function paintSources() {
+    const kind = $("#filter-kind").value, lang = $("#filter-lang").value;
+    const text = $("#filter-text").value.trim().toLowerCase();
+    fillSelect($("#filter-kind"), [...new Set(panel.items.map((x) => x.kind))].sort());
+    fillSelect($("#filter-lang"), [...new Set(panel.items.map((x) => x.lang))].sort());
+    const shown = panel.items.filter((x) => (!kind || x.kind === kind) && (!lang || x.lang === lang) &&
+      (!text || (x.title || x.id).toLowerCase().includes(text)));
+    $("#sources-count").textContent = I.t(state.lang, "sources_shown", { n: shown.length });
+    $("#sources-list").replaceChildren(...shown.map((x) => {
+      const row = el("li", { class: "sources-row", "data-source": x.id },
+        el("span", { class: "sources-row__title", dir: "auto", text: x.title || x.id }),
+        el("span", { class: "sources-row__meta", text: I.t(state.lang, "kind_" + x.kind, {}, x.kind) + " · " + x.lang }),
+        el("a", { class: "tool", href: sourceUrl(x.id), target: "_blank", rel: "noopener", text: I.t(state.lang, "open") }));
+      if (state.key) {
+        row.append(el("button", { type: "button", class: "tool tool--remove", text: I.t(state.lang, "remove"),
+          on: { click: () => removeSource(x, row) } }));
+      }
+      return row;
+    }));
+    $("#sources-more").hidden = !panel.next;
+  }
+
+  async function removeSource(x, row) {
+    if (!window.confirm(I.t(state.lang, "remove_confirm", { title: x.title || x.id }))) return;
+    const resp = await fetch(sourceUrl(x.id), { method: "DELETE", headers: headers() });
+    if (resp.ok) {
+      panel.items = panel.items.filter((y) => y.id !== x.id);
+      paintSources();
+      loadStatus();
+    } else {
+      const body = await resp.json().catch(() => ({}));
+      row.append(el("span", { class: "sources-row__error", role: "alert", text: String(body.error || resp.statusText || resp.status) }));
+    }
+  }
+
+  function openSources() {
+    state.lastFocus = document.activeElement;
+    $("#sources-panel").hidden = false;
+    $("#sources-close").focus();
+    loadSources(false);
+  }
+
+  function closeSources() {
+    if ($("#sources-panel").hidden) return;
+    $("#sources-panel").hidden = true;
+    const back = state.lastFocus;
+    state.lastFocus = null;
+    if (back && document.contains(back)) back.focus(); else $("#question").focus();
+  }
+
   // ---- the empty chat: what the collection holds, questions drawn from it ------------------------
   function hideWelcome() { const w = $("#welcome"); if (w) w.hidden = true; }
 
@@ -678,16 +761,17 @@
     if (back && document.contains(back)) back.focus(); else $("#question").focus();
   }
 
-  /* Tab and Shift+Tab stay inside the open viewer. */
+  /* Tab and Shift+Tab stay inside the open dialog (the viewer or the sources panel). */
   function trapFocus(ev) {
-    if (ev.key !== "Tab" || $("#viewer").hidden) return;
-    const items = [...$("#viewer").querySelectorAll("button, [href], audio, [tabindex]:not([tabindex='-1'])")]
+    const dialog = [$("#viewer"), $("#sources-panel")].find((d) => !d.hidden);
+    if (ev.key !== "Tab" || !dialog) return;
+    const items = [...dialog.querySelectorAll("button, [href], audio, input, select, [tabindex]:not([tabindex='-1'])")]
       .filter((n) => !n.closest("[hidden]"));
     if (!items.length) return;
     const first = items[0], last = items[items.length - 1];
     if (ev.shiftKey && document.activeElement === first) { ev.preventDefault(); last.focus(); }
     else if (!ev.shiftKey && document.activeElement === last) { ev.preventDefault(); first.focus(); }
-    else if (!$("#viewer").contains(document.activeElement)) { ev.preventDefault(); first.focus(); }
+    else if (!dialog.contains(document.activeElement)) { ev.preventDefault(); first.focus(); }
   }
 
   // ---- wiring ---------------------------------------------------------------------------------
@@ -708,7 +792,16 @@
     $("#key-form").addEventListener("submit", submitKey);
     $("#viewer-close").addEventListener("click", closeViewer);
     $("#viewer").addEventListener("click", (ev) => { if (ev.target === $("#viewer")) closeViewer(); });
-    document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeViewer(); else trapFocus(ev); });
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") { if (!$("#viewer").hidden) closeViewer(); else closeSources(); } else trapFocus(ev);
+    });
+    $("#open-sources").addEventListener("click", openSources);
+    $("#sources-close").addEventListener("click", closeSources);
+    $("#sources-panel").addEventListener("click", (ev) => { if (ev.target === $("#sources-panel")) closeSources(); });
+    $("#filter-kind").addEventListener("change", () => loadSources(false));
+    $("#filter-lang").addEventListener("change", () => loadSources(false));
+    $("#filter-text").addEventListener("input", paintSources);
+    $("#sources-more").addEventListener("click", () => loadSources(true));
     player().addEventListener("timeupdate", onTimeUpdate);
     $("#new-chat").addEventListener("click", newConversation);
     window.addEventListener("scroll", () => {
