@@ -573,7 +573,7 @@
         .map(([k, n]) => I.t(lang, "kind_" + k, {}, k.replace(/_/g, " ")) + ": " + n);
       const langs = Object.entries(s.by_lang || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => k + ": " + n);
       facts.append(el("li", { text: I.t(lang, "holds", { sources: s.sources, fragments: s.fragments }) }));
-      if (kinds.length) facts.append(el("li", { text: kinds.join(" · ") }));
+      if (kinds.length) facts.append(el("li", { text: I.t(lang, "by_kind") + " " + kinds.join(" · ") }));
       if (langs.length) facts.append(el("li", { text: I.t(lang, "languages") + " " + langs.join(" · ") }));
     }
     let sources = [];
