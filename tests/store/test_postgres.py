@@ -9,8 +9,8 @@ import pytest
 
 from footnote.settings import StoreSettings
 from footnote.store import open_store
-from footnote.store.conformance_conversations import ConversationConformance
 from footnote.store.protocol import Store
+from footnote.testing.conversation_conformance import ConversationConformance
 from footnote.testing.store_conformance import StoreConformance
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]

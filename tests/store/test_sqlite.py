@@ -20,9 +20,9 @@ from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store import open_store
 from footnote.store import sqlite_schema as sqlite_mod
-from footnote.store.conformance_conversations import ConversationConformance
 from footnote.store.protocol import Store
 from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
+from footnote.testing.conversation_conformance import ConversationConformance
 from footnote.testing.store_conformance import (
     DIM,
     EMBEDDER,

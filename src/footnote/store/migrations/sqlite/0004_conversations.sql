@@ -1,4 +1,4 @@
--- Footnote SQLite store, migration 3: conversations and their turns (the web chat's memory,
+-- Footnote SQLite store, migration 4: conversations and their turns (the web chat's memory,
 -- `footnote ask --conversation`). A turn keeps the answer contract as JSON (citations included).
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY,
