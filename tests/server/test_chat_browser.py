@@ -11,9 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-from serverkit import LiveServer
+from serverkit import LiveServer, build_store, start_server, stop_server
 from test_server_browser import FOG, PARAFFIN, RED_LAMP, TIMEOUT_MS, ask
 
+from footnote.engine import Engine
+from footnote.server.app import create_app
 from footnote.server.sse import sse_frame
 from footnote.testing import under_ci
 
@@ -243,6 +245,7 @@ def test_touch_chips_and_favicon(browser: Any, live: LiveServer) -> None:
     ctx, pg, errors = open_chat(browser, live.url + "/", "phone")
     try:
         turn = ask(pg, FOG)
+        pg.wait_for_function("() => document.querySelector('.turn')?.dataset.spans === 'true'", timeout=TIMEOUT_MS)
         for i in range(turn.locator(".chip").count()):
             box = turn.locator(".chip").nth(i).bounding_box()
             assert box is not None and box["height"] >= 32 and box["width"] >= 32
@@ -347,3 +350,45 @@ def test_sources_panel_browses_and_filters(chat: Any, live: LiveServer, screensh
     chat.keyboard.press("Escape")
     assert chat.locator("#sources-panel").is_hidden()
     assert chat.evaluate("document.activeElement.id") == "open-sources"
+
+
+def test_sources_panel_pages_and_removes_with_the_key(browser: Any, tmp_path: Path, demo_dir: Path) -> None:
+    settings = build_store(tmp_path, demo_dir).with_overrides(**{"server.api_key": "panel-key"})
+    with Engine.from_settings(settings) as engine:
+        url, server, thread = start_server(create_app(engine, settings))
+        ctx = browser.new_context(viewport=SIZES["desktop"])
+        pg = ctx.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("dialog", lambda d: d.accept())  # the "Remove …?" confirmation
+        try:
+            pg.goto(url + "/")
+            pg.wait_for_selector("#key-form:not([hidden])", timeout=TIMEOUT_MS)
+            pg.fill("#key-input", "panel-key")
+            pg.click("#key-form button")
+            pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+            total = engine.store.count_sources()
+            pg.evaluate("() => { window.__pages = []; const f = window.fetch; window.fetch = (u, o) => {"
+                        " if (String(u).startsWith('/api/sources?')) window.__pages.push(String(u)); return f(u, o); }; }")
+            pg.click("#open-sources")
+            pg.wait_for_selector("#sources-list .sources-row", timeout=TIMEOUT_MS)
+            pages = pg.evaluate("window.__pages")
+            assert pages and "limit=100" in pages[-1]  # asked by page
+            rows = pg.locator("#sources-list .sources-row")
+            assert rows.count() == total
+            victim = rows.nth(0).get_attribute("data-source")
+            row = pg.locator(f".sources-row[data-source='{victim}']")
+            row.locator(".tool--remove").click()
+            pg.wait_for_function("n => document.querySelectorAll('#sources-list .sources-row').length === n",
+                                 arg=total - 1, timeout=TIMEOUT_MS)
+            assert engine.store.get_source(victim) is None  # removed on the server, not just hidden
+            pg.select_option("#filter-collection", index=1)
+            coll = pg.locator("#filter-collection").input_value()
+            pg.wait_for_function("() => window.__pages.some(u => u.includes('collection='))", timeout=TIMEOUT_MS)
+            want = engine.store.count_sources(collection=coll)
+            pg.wait_for_function("n => document.querySelectorAll('#sources-list .sources-row').length === n",
+                                 arg=want, timeout=TIMEOUT_MS)
+        finally:
+            ctx.close()
+            stop_server(server, thread)
+    assert not errors, errors

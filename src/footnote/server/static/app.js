@@ -475,16 +475,18 @@
   }
 
   // ---- the sources panel: browse, filter, open, remove (with the API key) --------------------------
-  /* Uses /api/sources paging when the server offers it (``limit`` with ``cursor``/``next_cursor`` or
-     ``offset``/``next_offset``; ``kind``/``lang`` filters); a server that returns everything at once works
-     too — the filters then apply here. */
+  /* /api/sources pages (``limit``, ``offset``; ``total`` counts every match) and filters (``kind``,
+     ``lang``, ``collection``) on the server; the same filters also apply here, so a server that returns
+     everything at once works too. */
   const panel = { items: [], next: null };
+  const PAGE = 100;
 
   function sourcesQuery(next) {
-    const p = new URLSearchParams({ limit: "100" });
-    const kind = $("#filter-kind").value, lang = $("#filter-lang").value;
+    const p = new URLSearchParams({ limit: String(PAGE) });
+    const kind = $("#filter-kind").value, lang = $("#filter-lang").value, coll = $("#filter-collection").value;
     if (kind) p.set("kind", kind);
     if (lang) p.set("lang", lang);
+    if (coll) p.set("collection", coll);
     if (next && next.cursor !== undefined) p.set("cursor", next.cursor);
     if (next && next.offset !== undefined) p.set("offset", next.offset);
     return "/api/sources?" + p.toString();
@@ -496,7 +498,11 @@
     const body = await resp.json();
     const rows = Array.isArray(body) ? body : (body.sources || body.items || []);
     panel.items = more ? panel.items.concat(rows) : rows;
-    panel.next = body.next_cursor ? { cursor: body.next_cursor } : (body.next_offset ? { offset: body.next_offset } : null);
+    const seen = (more && panel.next && panel.next.offset) ? panel.next.offset + rows.length : rows.length;
+    panel.next = body.next_cursor ? { cursor: body.next_cursor }
+      : body.next_offset ? { offset: body.next_offset }
+      : (typeof body.total === "number" && body.total > seen) ? { offset: seen } : null;
+    panel.total = typeof body.total === "number" ? body.total : null;
     paintSources();
   }
 
@@ -508,17 +514,20 @@
   }
 
   function paintSources() {
-    const kind = $("#filter-kind").value, lang = $("#filter-lang").value;
+    const kind = $("#filter-kind").value, lang = $("#filter-lang").value, coll = $("#filter-collection").value;
     const text = $("#filter-text").value.trim().toLowerCase();
     fillSelect($("#filter-kind"), [...new Set(panel.items.map((x) => x.kind))].sort());
     fillSelect($("#filter-lang"), [...new Set(panel.items.map((x) => x.lang))].sort());
+    fillSelect($("#filter-collection"), [...new Set(panel.items.map((x) => x.collection).filter(Boolean))].sort());
     const shown = panel.items.filter((x) => (!kind || x.kind === kind) && (!lang || x.lang === lang) &&
-      (!text || (x.title || x.id).toLowerCase().includes(text)));
-    $("#sources-count").textContent = I.t(state.lang, "sources_shown", { n: shown.length });
+      (!coll || x.collection === coll) && (!text || (x.title || x.id).toLowerCase().includes(text)));
+    $("#sources-count").textContent = I.t(state.lang, "sources_shown", { n: shown.length }) +
+      (panel.total !== null && panel.total > panel.items.length ? " " + I.t(state.lang, "of_total", { total: panel.total }) : "");
     $("#sources-list").replaceChildren(...shown.map((x) => {
       const row = el("li", { class: "sources-row", "data-source": x.id },
         el("span", { class: "sources-row__title", dir: "auto", text: x.title || x.id }),
-        el("span", { class: "sources-row__meta", text: I.t(state.lang, "kind_" + x.kind, {}, x.kind) + " · " + x.lang }),
+        el("span", { class: "sources-row__meta", text: I.t(state.lang, "kind_" + x.kind, {}, x.kind) + " · " + x.lang +
+          (x.collection ? " · " + x.collection : "") }),
         el("a", { class: "tool", href: sourceUrl(x.id), target: "_blank", rel: "noopener", text: I.t(state.lang, "open") }));
       if (state.key) {
         row.append(el("button", { type: "button", class: "tool tool--remove", text: I.t(state.lang, "remove"),
@@ -800,6 +809,7 @@
     $("#sources-panel").addEventListener("click", (ev) => { if (ev.target === $("#sources-panel")) closeSources(); });
     $("#filter-kind").addEventListener("change", () => loadSources(false));
     $("#filter-lang").addEventListener("change", () => loadSources(false));
+    $("#filter-collection").addEventListener("change", () => loadSources(false));
     $("#filter-text").addEventListener("input", paintSources);
     $("#sources-more").addEventListener("click", () => loadSources(true));
     player().addEventListener("timeupdate", onTimeUpdate);
