@@ -35,9 +35,9 @@ def test_cli_conversation(tmp_path: Path) -> None:
     cid = first["conversation_id"]
     assert code == 0 and len(cid) == 32 and first["turn"] == 1
 
-    code, out, err = _run(["ask", "And how long are the blasts?", "--conversation", cid, *common])
+    code, out, err = _run(["ask", "And how many blasts each minute?", "--conversation", cid, *common])
     assert code == 0
-    assert f"Searching for: {FOG_Q} — And how long are the blasts?" in err
+    assert f"Searching for: {FOG_Q} — And how many blasts each minute?" in err
     assert "three seconds" in out and f"conversation: {cid} (turn 2" in out
 
     code, out, _ = _run(["conversations", *common])

@@ -81,10 +81,10 @@ def test_follow_up_without_a_model(build_engine: Any) -> None:
     eng = build_engine()
     first = eng.ask(FOG_Q, remember=True)
     assert first.conversation_id and first.turn == 1 and first.trace["rewritten_question"] is None
-    events = list(eng.ask_stream("And how long are the blasts?", conversation_id=first.conversation_id))
+    events = list(eng.ask_stream("And how many blasts each minute?", conversation_id=first.conversation_id))
     understood = [e for e in events if isinstance(e, Understood)]
     assert len(understood) == 1 and understood[0].how == "rule"
-    assert understood[0].question == f"{FOG_Q} — And how long are the blasts?"
+    assert understood[0].question == f"{FOG_Q} — And how many blasts each minute?"
     assert events.index(understood[0]) == 0  # shown before the search runs
     done = events[-1]
     assert isinstance(done, Done)
@@ -94,7 +94,7 @@ def test_follow_up_without_a_model(build_engine: Any) -> None:
     assert a.trace["search"]["plan"]["question"] == understood[0].question  # the gate judged the rewrite
     assert "three seconds" in a.answer and a.citations  # the follow-up's own terms chose the sentence
     conv = eng.store.get_conversation(first.conversation_id)
-    assert conv is not None and [t.question for t in conv.turns] == [FOG_Q, "And how long are the blasts?"]
+    assert conv is not None and [t.question for t in conv.turns] == [FOG_Q, "And how many blasts each minute?"]
     assert conv.turns[1].rewritten_question == understood[0].question
     assert conv.turns[1].answer["citations"][0]["source_id"] == a.citations[0].fragment.source_id
 
