@@ -1,4 +1,4 @@
-"""Conversations on the PostgreSQL store (migration 0006): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
+"""Conversations on the PostgreSQL store (migration 0007): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
 
 from __future__ import annotations
 

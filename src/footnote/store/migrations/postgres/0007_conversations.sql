@@ -1,4 +1,4 @@
--- Footnote PostgreSQL store, migration 6: conversations and their turns (the web chat's memory,
+-- Footnote PostgreSQL store, migration 7: conversations and their turns (the web chat's memory,
 -- `footnote ask --conversation`). A turn keeps the answer contract as jsonb (citations included).
 CREATE TABLE IF NOT EXISTS conversations (
     id text PRIMARY KEY,
