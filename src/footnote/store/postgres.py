@@ -625,47 +625,65 @@ class PostgresStore:
                                     " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
         if not text and not dense:
             return out
-        s = self.settings
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []
         exact: list[tuple[int, str, dict[str, Any]]] = []
         with self._pool.connection() as conn:
-            for i, where, params in dense:
-                if self._subset_is_small(conn, where, params):
-                    # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
-                    exact.append((i, f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
-                                     " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s", params))
-                else:
-                    # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
-                    # it (iterative scan); relaxed order re-sorted exactly over the k found
-                    ann.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
-                                   f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s)"
-                                   " SELECT id, 1 - d FROM c ORDER BY d, id", params))
-            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                conn.commit()
-            cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
-            with conn.pipeline(), conn.transaction():
-                if trigram:
-                    conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                                 [str(float(s.pg_trigram_threshold))])
-                cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
-                if ann:
-                    k_max = max(int(p["k"]) for _, _, p in ann)
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), k_max))])
-                    if self._iterative_scan and s.hnsw_iterative_scan != "off":
-                        conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
-                                     " set_config('hnsw.max_scan_tuples', %s, true)",
-                                     [s.hnsw_iterative_scan, str(int(s.hnsw_max_scan_tuples))])
-                    cursors += [(i, conn.execute(sql, params)) for i, sql, params in ann]
-                if exact:
-                    conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                    cursors += [(i, conn.execute(sql, params)) for i, sql, params in exact]
+            # autocommit, with BEGIN … COMMIT sent inside the pipeline: psycopg's own transaction
+            # handling would add a round trip (it syncs after its implicit BEGIN)
+            conn.autocommit = True
+            try:
+                for i, where, params in dense:
+                    if self._subset_is_small(conn, where, params):
+                        # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
+                        exact.append((i, f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
+                                         " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s", params))
+                    else:
+                        # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
+                        # it (iterative scan); relaxed order re-sorted exactly over the k found
+                        ann.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
+                                       f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s)"
+                                       " SELECT id, 1 - d FROM c ORDER BY d, id", params))
+                cursors = self._pipeline(conn, text, ann, exact, trigram)
+            finally:
+                if not conn.closed and not conn.broken:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        conn.execute("ROLLBACK")
+                    conn.autocommit = False
             for i, cur in cursors:
                 positive = isinstance(calls[i], LexicalCall | TrigramCall)
                 out[i] = [Hit(r[0], float(r[1])) for r in cur.fetchall() if not positive or float(r[1]) > 0]
         log.debug("search_many: %d calls (%d ann, %d exact) in %.1f ms", len(calls), len(ann), len(exact),
                   (time.perf_counter() - t0) * 1e3)
         return out
+
+    def _pipeline(
+        self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
+        exact: list[tuple[int, str, Any]], trigram: bool,
+    ) -> list[tuple[int, psycopg.Cursor[Any]]]:
+        """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
+        HNSW dense lanes, the exact dense lanes (index scans off for them only, so last), COMMIT."""
+        s = self.settings
+        cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            if trigram:
+                conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+                             [str(float(s.pg_trigram_threshold))])
+            cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
+            if ann:
+                k_max = max(int(p["k"]) for _, _, p in ann)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), k_max))])
+                if self._iterative_scan and s.hnsw_iterative_scan != "off":
+                    conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
+                                 " set_config('hnsw.max_scan_tuples', %s, true)",
+                                 [s.hnsw_iterative_scan, str(int(s.hnsw_max_scan_tuples))])
+                cursors += [(i, conn.execute(sql, params)) for i, sql, params in ann]
+            if exact:
+                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                cursors += [(i, conn.execute(sql, params)) for i, sql, params in exact]
+            conn.execute("COMMIT")
+        return cursors
 
     def _dense_where(self, c: DenseCall) -> tuple[str, dict[str, Any]] | None:
         """(where, params) of a dense call, or None when it can return nothing."""
