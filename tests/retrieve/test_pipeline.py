@@ -325,3 +325,59 @@ def test_empty_store_bails_out(tmp_path: Path, base: Settings, emb: HashEmbedder
         assert r.candidates == () and r.verdict is Verdict.BAIL_OUT and r.model_calls == 0
     finally:
         store.close()
+
+
+class SlowEmbedder(HashEmbedder):
+    """The hash embedder, taking ``delay`` seconds per query batch and recording when it ran."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.spans: list[tuple[float, float]] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        import time
+
+        t0 = time.perf_counter()
+        time.sleep(self.delay)
+        out = super().embed_queries(texts)
+        self.spans.append((t0, time.perf_counter()))
+        return out
+
+
+def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    emb = SlowEmbedder(0.2)
+    store = build_store(tmp_path / "overlap.db", emb)
+    lexical_calls: list[tuple[float, str]] = []
+    real_lexical = store.search_lexical
+
+    def timed_lexical(*a: Any, **kw: Any) -> Any:
+        lexical_calls.append((time.perf_counter(), threading.current_thread().name))
+        return real_lexical(*a, **kw)
+
+    store.search_lexical = timed_lexical  # type: ignore[method-assign]
+    try:
+        q = "What do the tides of the ocean do?"
+        on = Retriever(base, store, emb, None, None)
+        r_on = on.search(q)
+        spans_on, calls_on = list(emb.spans), list(lexical_calls)
+        on.close()
+        lexical_calls.clear()
+        emb.spans.clear()
+        r_off = Retriever(settings_with(base, **{"retrieve.overlap_lanes": False}), store, emb, None, None).search(q)
+        # the same result either way
+        assert [c.fragment.id for c in r_on.candidates] == [c.fragment.id for c in r_off.candidates]
+        assert r_on.verdict is r_off.verdict and r_on.signal.value == pytest.approx(r_off.signal.value)
+        # overlap on: the lexical lanes ran on the worker thread while the query was being embedded
+        (_e0, e1), = spans_on
+        assert calls_on and all(name.startswith("footnote-lanes") and t < e1 for t, name in calls_on)
+        text = next(t for t in r_on.trace if t.name == "lanes:text")
+        assert text.info["overlapped_embedding"] is True
+        # overlap off: on the calling thread, before the embedding started
+        (f0, _), = emb.spans
+        assert lexical_calls and all(t < f0 and name == threading.current_thread().name for t, name in lexical_calls)
+    finally:
+        store.close()
