@@ -223,6 +223,8 @@ def add_compare_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--questions", type=Path, default=None,
                    help="Question file for --corpus (eval format); default: the xquad dev set beside the corpus.")
     g.add_argument("--lang", default=None, help="Only the questions of this language (e.g. en).")
+    g.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="A settings override for Footnote's side (JSON value), e.g. retrieve.overlap_lanes=false; repeatable.")
 
 
 def run_real_corpus(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
@@ -263,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_compare_options(ap)
     args = ap.parse_args(argv)
     settings = load_settings(None)
+    if args.overrides:
+        settings = settings.with_overrides(**{k: json.loads(v) for k, v in (o.split("=", 1) for o in args.overrides)})
     server = None
     if args.store == pg_bench.EMBEDDED:  # a throw-away embedded PostgreSQL for this run
         server, args.store = pg_bench.start_embedded()
