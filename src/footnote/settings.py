@@ -153,6 +153,12 @@ class StoreSettings(_Frozen):
     pg_size_cache_s: float = Field(
         10.0, description="PostgreSQL: how long the count that picks exact vs HNSW dense search is reused (seconds)."
     )
+    pg_batch_connections: int = Field(
+        3,
+        description="PostgreSQL: a batch of lane calls (one round's dense lanes, or its text lanes) is dealt over at "
+        "most this many pooled connections, each one pipelined round trip, run concurrently (1: one connection, "
+        "one round trip for the whole batch).",
+    )
     pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
     lexical_prune_min_fragments: int = Field(

@@ -474,7 +474,7 @@ def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> 
     parts = urlsplit(pg_url)
     proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
     url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
-    s = _open(url, pg_exact_search_max=50, pg_pool_size=1)  # 50 < rows: the lettered kinds go through HNSW
+    s = _open(url, pg_exact_search_max=50, pg_pool_size=1, pg_batch_connections=1)  # 50 < rows: HNSW for all kinds
     try:
         s.bind_embedder("hash", 64)
         src, data = make_source("mix")
@@ -500,6 +500,16 @@ def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> 
         for c in calls[:6]:
             s.search_many([c])  # type: ignore[attr-defined]
         assert proxy.turns - before == 6  # one per call when they come one at a time
+        # dealt over three connections: one round trip on each, concurrently; the same hits
+        par = _open(url, pg_exact_search_max=50, pg_pool_size=4, pg_batch_connections=3)
+        try:
+            par.search_many(calls)  # type: ignore[attr-defined]  # warm: connections, size cache
+            before = proxy.turns
+            got = par.search_many(calls)  # type: ignore[attr-defined]
+            assert proxy.turns - before == 3
+            assert [[h.fragment_id for h in hs] for hs in got] == [[h.fragment_id for h in hs] for hs in single]
+        finally:
+            par.close()
     finally:
         s.close()
         proxy.close()

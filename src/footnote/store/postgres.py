@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -128,6 +130,8 @@ class PostgresStore:
         finally:
             conn.close()
         self._iterative_scan = self._has_iterative_scan()
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
         self._dim: int | None = None
         self._size_cache: dict[tuple[str, ...] | None, tuple[float, bool]] = {}
         info = self.embedder_info()
@@ -151,6 +155,10 @@ class PostgresStore:
         register_vector(conn)
 
     def close(self) -> None:
+        with self._executor_lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
         self._pool.close()
 
     def __enter__(self) -> PostgresStore:
@@ -595,10 +603,34 @@ class PostgresStore:
         return self.search_many([TrigramCall(text, k)])[0]
 
     def search_many(self, calls: Sequence[LaneCall]) -> list[list[Hit]]:
-        """Every call's hits, in order, from **one round trip**: the statements of all calls go down
-        one connection in psycopg's pipeline mode inside one transaction (session settings — HNSW
-        ``ef_search`` and iterative scan, the trigram threshold — set once, locally, in the same
-        pipeline). A lexical call is a single statement (idf lookup, pruning and ranking in SQL)."""
+        """Every call's hits, in order, in **one round trip** per connection: the calls are dealt over
+        at most ``pg_batch_connections`` pooled connections, each sending its share as one pipeline
+        (one Sync) inside one transaction, concurrently — PostgreSQL runs each connection on its own
+        backend process, so three HNSW lookups take the time of about one where cores allow. Session
+        settings (HNSW ``ef_search`` and iterative scan, the trigram threshold) are set locally in the
+        same pipeline. A lexical call is a single statement (idf lookup, pruning and ranking in SQL)."""
+        n = max(1, min(int(self.settings.pg_batch_connections), len(calls)))
+        if n == 1:
+            return self._search_batch(calls)
+        shares = [list(range(j, len(calls), n)) for j in range(n)]
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=max(2, int(self.settings.pg_pool_size)),
+                                                    thread_name_prefix="footnote-pg")
+            ex = self._executor
+        futures = [ex.submit(self._search_batch, [calls[i] for i in share]) for share in shares[1:]]
+        out: list[list[Hit]] = [[] for _ in calls]
+        try:
+            first = self._search_batch([calls[i] for i in shares[0]])
+        finally:
+            results = [f.result() for f in futures]  # every share finishes (or raises) before we return
+        for share, hits in zip(shares, [first, *results], strict=True):
+            for i, h in zip(share, hits, strict=True):
+                out[i] = h
+        return out
+
+    def _search_batch(self, calls: Sequence[LaneCall]) -> list[list[Hit]]:
+        """One connection, one pipeline: see :meth:`search_many`."""
         out: list[list[Hit]] = [[] for _ in calls]
         text: list[tuple[int, str, Any]] = []  # (call index, sql, params)
         dense: list[tuple[int, str, dict[str, Any]]] = []  # (call index, where, params)
