@@ -513,3 +513,21 @@ def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> 
     finally:
         s.close()
         proxy.close()
+
+
+def test_fragments_with_embeddings_in_one_statement(pg_url: str) -> None:
+    s = _open(pg_url)
+    try:
+        s.bind_embedder("hash", 64)
+        src, data = make_source("fw")
+        frags = make_fragments(src, ["alpha beta", "gamma delta", "epsilon"])
+        put(s, src, data, frags)
+        asked = [frags[2].id, "nope#0", frags[0].id]
+        got, mat = s.get_fragments_with_embeddings(asked)  # type: ignore[attr-defined]
+        assert [f.id for f in got] == [frags[2].id, frags[0].id]
+        assert got == s.get_fragments(asked)
+        assert mat.shape == (3, 64) and not mat[1].any()
+        np.testing.assert_allclose(mat, s.get_embeddings(asked), atol=1e-7)
+        assert s.get_fragments_with_embeddings([])[0] == []  # type: ignore[attr-defined]
+    finally:
+        s.close()

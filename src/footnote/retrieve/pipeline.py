@@ -38,6 +38,7 @@ from footnote.retrieve.types import (
     Verdict,
 )
 from footnote.settings import GateThresholds, Settings
+from footnote.store.batch import FragmentsWithEmbeddings
 from footnote.store.protocol import Store
 from footnote.text import Analyzer, detect_lang
 
@@ -74,6 +75,7 @@ class Retriever:
         self.router = router
         self._bg_lock = threading.Lock()
         self._background: np.ndarray | None = None
+        self._background_centroid: np.ndarray | None = None
         self._background_at = 0.0
         self._analyzer = Analyzer()
         self.books = BookCache(store, settings.retrieve.books_cache_s)
@@ -224,16 +226,25 @@ class Retriever:
         # pool: fragments and their true cosine to the question
         t0 = time.perf_counter()
         ids = list(pool.hits)
-        frags = {f.id: f for f in self.store.get_fragments(ids)}
-        ids = [i for i in ids if i in frags]
-        if qvec is not None and ids:
-            mat = self.store.get_embeddings(ids)
+        if qvec is not None and ids and isinstance(self.store, FragmentsWithEmbeddings):
+            got, allmat = self.store.get_fragments_with_embeddings(ids)  # one read / one statement
+            frags = {f.id: f for f in got}
+            row = {i: j for j, i in enumerate(ids)}
+            ids = [i for i in ids if i in frags]
+            mat = allmat[[row[i] for i in ids]]
             cos = mat @ qvec.astype(np.float32)
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
-            cos = np.zeros(len(ids), dtype=np.float32)
-            # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
-            has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
+            frags = {f.id: f for f in self.store.get_fragments(ids)}
+            ids = [i for i in ids if i in frags]
+            if qvec is not None and ids:
+                mat = self.store.get_embeddings(ids)
+                cos = mat @ qvec.astype(np.float32)
+                has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
+            else:
+                cos = np.zeros(len(ids), dtype=np.float32)
+                # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
+                has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
         corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
@@ -328,10 +339,15 @@ class Retriever:
         return signal, verdict
 
     def _background_mean(self, qvec: np.ndarray) -> float:
+        """Mean cosine of the question to the background sample = its dot product with the sample's
+        mean vector (one 384-wide dot product instead of a 2048-row matrix product per search)."""
         bg = self._background_vectors()
         if bg is None or len(bg) == 0:
             return 0.0
-        return float(np.mean(bg @ qvec.astype(np.float32)))
+        centroid = self._background_centroid
+        if centroid is None or centroid.shape[0] != bg.shape[1]:
+            centroid = self._background_centroid = bg.mean(axis=0, dtype=np.float64).astype(np.float32)
+        return float(np.dot(centroid, qvec.astype(np.float32)))
 
     def _background_vectors(self) -> np.ndarray | None:
         """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded
@@ -366,6 +382,7 @@ class Retriever:
             norms = np.linalg.norm(sample, axis=1) if sample.size else np.zeros(0)
             sample = sample[norms > 0] if sample.size else sample
             self._background, self._background_at = sample, now
+            self._background_centroid = None
             return sample
 
     def _result(

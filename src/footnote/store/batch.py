@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from footnote.corpus.records import Fragment
 from footnote.store.protocol import Hit, Store
 
 
@@ -54,6 +55,16 @@ class BatchSearch(Protocol):
     """A store that runs many lane calls together (results in the order of ``calls``)."""
 
     def search_many(self, calls: Sequence[LaneCall]) -> list[list[Hit]]: ...
+
+
+@runtime_checkable
+class FragmentsWithEmbeddings(Protocol):
+    """A store that returns fragments and their vectors in one call (PostgreSQL: one statement)."""
+
+    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
+        """(the fragments found, in the order asked; a matrix with one row per *asked* id — zeros for
+        an unknown id or one without a vector)."""
+        ...
 
 
 def call_one(store: Store, call: LaneCall) -> list[Hit]:

@@ -523,6 +523,28 @@ class PostgresStore:
         by_id = {r[0]: _fragment(r) for r in rows}
         return [by_id[i] for i in fragment_ids if i in by_id]
 
+    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
+        """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
+        none), from one statement — the retrieval pool needs both."""
+        dim = self._dim or 0
+        mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
+        if not fragment_ids:
+            return [], mat
+        with self._pool.connection() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(f"SELECT {_FRAG_COLS}, embedding FROM fragments WHERE id = ANY(%s)",
+                        [[_clean(i) for i in fragment_ids]])
+            rows = cur.fetchall()
+        by_id = {r[0]: r for r in rows}
+        frags: list[Fragment] = []
+        for j, fid in enumerate(fragment_ids):
+            r = by_id.get(fid)
+            if r is None:
+                continue
+            frags.append(_fragment(r))
+            if r[8] is not None and dim:
+                mat[j] = r[8]
+        return frags, mat
+
     def fragments_of(self, source_id: str) -> list[Fragment]:
         with self._pool.connection() as conn:
             rows = conn.execute(
