@@ -7,7 +7,10 @@ machine (absolute milliseconds do not).
   same stored vectors → ``store.get_fragments`` of the hits (what a dense-only peer returns).
 
 The query-embedding cache is off for both (``embedder.query_cache_size = 0``), so each side pays for
-its own embedding; the order alternates per question (A,B then B,A).
+its own embedding; the order alternates per question (A,B then B,A). Besides wall time it reports
+this process's CPU time per search (``time.process_time``, every thread): on a shared machine a
+search is also *preempted*, and the one that does more steps is preempted more often, so the wall
+ratio drifts up with the load while the CPU ratio measures the work (for SQLite all of it).
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ def compare(settings: Settings, url: str, qs: Sequence[str], *, k: int = 10, war
     engine = Engine.from_settings(s)
     foot: list[float] = []
     dense: list[float] = []
+    foot_cpu: list[float] = []
+    dense_cpu: list[float] = []
     verdicts: dict[str, int] = {}
     rounds = 0
     with engine:
@@ -99,11 +104,12 @@ def compare(settings: Settings, url: str, qs: Sequence[str], *, k: int = 10, war
         verdicts.clear()
         rounds = 0
         for i, q in enumerate(qs):
-            order = ((footnote, foot), (dense_only, dense)) if i % 2 == 0 else ((dense_only, dense), (footnote, foot))
-            for fn, sink in order:
-                t0 = time.perf_counter()
+            a, b = (footnote, foot, foot_cpu), (dense_only, dense, dense_cpu)
+            for fn, sink, cpu in ((a, b) if i % 2 == 0 else (b, a)):
+                c0, t0 = time.process_time(), time.perf_counter()
                 fn(q)
                 sink.append((time.perf_counter() - t0) * 1000)
+                cpu.append((time.process_time() - c0) * 1000)
         n = store.stats().fragments
     res = {
         "fragments": n, "queries": len(qs), "k": k, "verdicts": verdicts, "second_rounds": rounds,
@@ -111,6 +117,8 @@ def compare(settings: Settings, url: str, qs: Sequence[str], *, k: int = 10, war
         "dense_only": {"p50": _pct(dense, 50), "p95": _pct(dense, 95)},
     }
     res["ratio"] = {q: res["footnote"][q] / res["dense_only"][q] for q in ("p50", "p95")}
+    res["cpu"] = {"footnote_p50": _pct(foot_cpu, 50), "dense_only_p50": _pct(dense_cpu, 50)}
+    res["cpu"]["ratio_p50"] = res["cpu"]["footnote_p50"] / res["cpu"]["dense_only_p50"]
     return res
 
 
@@ -122,3 +130,7 @@ def print_compare(label: str, res: dict[str, Any]) -> None:
     print(f"{'Footnote search':<22}{f['p50']:>10.2f}{f['p95']:>10.2f}")
     print(f"{'dense-only (k=' + str(res['k']) + ')':<22}{d['p50']:>10.2f}{d['p95']:>10.2f}")
     print(f"{'ratio':<22}{r['p50']:>9.3f}×{r['p95']:>9.3f}×")
+    c = res["cpu"]
+    print(f"CPU time of this process per search, p50: Footnote {c['footnote_p50']:.2f} ms, dense-only "
+          f"{c['dense_only_p50']:.2f} ms, ratio {c['ratio_p50']:.3f}× (all of the work for SQLite; PostgreSQL's "
+          "own CPU is in its server processes, not counted)")

@@ -333,15 +333,16 @@ class SlowEmbedder(HashEmbedder):
     def __init__(self, delay: float) -> None:
         super().__init__()
         self.delay = delay
-        self.spans: list[tuple[float, float]] = []
+        self.spans: list[tuple[float, float, str]] = []
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        import threading
         import time
 
         t0 = time.perf_counter()
         time.sleep(self.delay)
         out = super().embed_queries(texts)
-        self.spans.append((t0, time.perf_counter()))
+        self.spans.append((t0, time.perf_counter(), threading.current_thread().name))
         return out
 
 
@@ -371,13 +372,16 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         # the same result either way
         assert [c.fragment.id for c in r_on.candidates] == [c.fragment.id for c in r_off.candidates]
         assert r_on.verdict is r_off.verdict and r_on.signal.value == pytest.approx(r_off.signal.value)
-        # overlap on: the lexical lanes ran on the worker thread while the query was being embedded
-        (_e0, e1), = spans_on
-        assert calls_on and all(name.startswith("footnote-lanes") and t < e1 for t, name in calls_on)
+        # overlap on: the query was embedded on the worker thread while the lexical lanes ran here
+        me = threading.current_thread().name
+        (_e0, e1, emb_thread), = spans_on
+        assert emb_thread.startswith("footnote-lanes")
+        assert calls_on and all(name == me and t <= e1 for t, name in calls_on)
         text = next(t for t in r_on.trace if t.name == "lanes:text")
         assert text.info["overlapped_embedding"] is True
-        # overlap off: on the calling thread, before the embedding started
-        (f0, _), = emb.spans
-        assert lexical_calls and all(t < f0 and name == threading.current_thread().name for t, name in lexical_calls)
+        # overlap off: all on the calling thread, the lexical lanes before the embedding started
+        (f0, _, f_thread), = emb.spans
+        assert f_thread == me
+        assert lexical_calls and all(t < f0 and name == me for t, name in lexical_calls)
     finally:
         store.close()

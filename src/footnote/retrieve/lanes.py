@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,27 +154,26 @@ def run_lanes(
     """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
     the traces and the query vectors.
 
-    The text lanes (lexical, address, trigram) need no query vector: with an ``executor`` they run as
-    one batch in a worker thread *while* ``embed()`` computes the query vectors (rows aligned with
-    ``queries``; None for lexical only); the dense lanes then run as a second batch. A store with
-    ``search_many`` (PostgreSQL) runs each batch as one pipelined round trip on its own connection,
-    so the two overlap on the server too. Without an executor: text lanes, embedding, dense lanes."""
+    The text lanes (lexical, address, trigram) need no query vector: with an ``executor``, ``embed()``
+    (the query vectors, rows aligned with ``queries``; None for lexical only) runs on a worker thread
+    *while* the text lanes run as one batch on the calling thread; the dense lanes then run as a second
+    batch. The embedder spends that time in native code without the GIL, so the two really overlap
+    (the other way round — lanes on the worker — the lanes' Python fought the caller for the GIL).
+    A store with ``search_many`` (PostgreSQL) runs each batch in one pipelined round trip per
+    connection. Without an executor: text lanes, embedding, dense lanes, one after the other."""
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
-    future: Future[tuple[list[list[Hit]], list[float] | None, float]] | None = None
-    if executor is not None and texts:
-        future = executor.submit(_run_batch, store, texts)
-        text_res = None
+    if executor is not None:
+        future = executor.submit(embed)
+        try:
+            text_res = _run_batch(store, texts)
+        finally:
+            vectors = future.result()  # re-raises the embedder's error here
     else:
         text_res = _run_batch(store, texts)
-    try:
         vectors = embed()
-        dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
-        dense_res = _run_batch(store, dense)
-    finally:
-        if future is not None:
-            text_res = future.result()  # re-raises a lane's StoreError here, after the dense batch
-    assert text_res is not None
+    dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+    dense_res = _run_batch(store, dense)
     traces: list[StageTrace] = []
     lane_ms: dict[Lane, float] = {}
     lane_hits: dict[Lane, int] = {}
@@ -188,7 +187,7 @@ def run_lanes(
             lane_hits[pc.lane] = lane_hits.get(pc.lane, 0) + len(found)
             lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
         traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
-                                 {"batched": per_call is None, "overlapped_embedding": name == "text" and future is not None}))
+                                 {"batched": per_call is None, "overlapped_embedding": name == "text" and executor is not None}))
     for lane in lane_ms:
         traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
                                  {"queries": lane_queries[lane], "hits": lane_hits[lane]}))
