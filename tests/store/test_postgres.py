@@ -531,3 +531,38 @@ def test_fragments_with_embeddings_in_one_statement(pg_url: str) -> None:
         assert s.get_fragments_with_embeddings([])[0] == []  # type: ignore[attr-defined]
     finally:
         s.close()
+
+
+def test_kind_filtered_hnsw_needs_the_iterative_scan(pg_url: str) -> None:
+    """Plain HNSW post-filters its ef_search candidates: a rare kind gets fewer than k hits. The
+    iterative scan (pgvector ≥ 0.8, ``hnsw_iterative_scan``) keeps walking until k rows pass."""
+    rng = np.random.default_rng(11)
+    n, dim, k = 2000, 32, 10
+    vecs = rng.normal(size=(n, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    s = _open(pg_url)
+    try:
+        s.bind_embedder("hash", dim)
+        common, d1 = make_source("common", kind="commentary")
+        rare, d2 = make_source("rare", kind="letter")
+        s.put_source(common, make_fragments(common, [f"c {i}" for i in range(n - 20)]), vecs[: n - 20], d1)
+        s.put_source(rare, make_fragments(rare, [f"r {i}" for i in range(20)], kind="letter"), vecs[n - 20:], d2)
+    finally:
+        s.close()
+    q = rng.normal(size=dim).astype(np.float32)
+    exact = {f"rare#{i}" for i in np.argsort(-(vecs[n - 20:] @ (q / np.linalg.norm(q))))[:k]}
+    got = {}
+    # at this size the planner rightly prefers the kind index or a sequential scan for a 1 % filter
+    # (exact anyway): take both away, so the HNSW index serves the query as it does at scale
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP INDEX fragments_kind")
+    index_url = pg_url + "%20-cenable_seqscan%3Doff"
+    for mode in ("off", "relaxed_order"):
+        st = _open(index_url, pg_exact_search_max=0, hnsw_ef_search=40, hnsw_iterative_scan=mode)
+        try:
+            got[mode] = st.search_dense(q, k, kinds=["letter"])
+        finally:
+            st.close()
+    assert len(got["off"]) < k  # 1 % of the rows: ~0.4 of the 40 candidates are letters
+    assert len(got["relaxed_order"]) == k and {h.fragment_id for h in got["relaxed_order"]} == exact
+    assert [h.score for h in got["relaxed_order"]] == sorted((h.score for h in got["relaxed_order"]), reverse=True)
