@@ -316,7 +316,11 @@ class PostgresStore:
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:
         s = self.settings
         log.info("building the HNSW index (m=%d, ef_construction=%d)", s.hnsw_m, s.hnsw_ef_construction)
-        conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        # at least 512 MB for the build (an index that outgrows it builds far slower); never lower a
+        # larger server setting
+        conn.execute("SELECT set_config('maintenance_work_mem', CASE WHEN pg_size_bytes(current_setting("
+                     "'maintenance_work_mem')) < pg_size_bytes('512MB') THEN '512MB' ELSE current_setting("
+                     "'maintenance_work_mem') END, true)")
         conn.execute(
             "CREATE INDEX IF NOT EXISTS fragments_embedding_hnsw ON fragments USING hnsw (embedding vector_cosine_ops)"
             f" WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})"
