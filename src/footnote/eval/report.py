@@ -4,7 +4,13 @@
 
     {"overall": CELL, "by_category_lang": {"in_corpus/ru": CELL, ...}, "by_lang": {"en": CELL, ...},
      "auroc": {"en": float|null, ...}, "auroc_max_score": {...}, "auroc_by_negative": {...},
-     "latency_ms": {"stage": {"p50", "p95", "mean"}, ..., "total": {...}}, "meta": {...}}
+     "latency_ms": {"stage": {"p50", "p95", "mean"}, ..., "total": {...}},
+     "rounds": {"overall": ROUNDS, "by_category_lang": {...}, "auroc_round1": {"en": float|null, ...}},
+     "meta": {...}}
+
+    ROUNDS = {"n", "second_round", "skipped", "round_ms_p50", "search_ms_p50_with_round",
+              "search_ms_p50_without", "ranks_changed", "top_changed", "verdicts_changed",
+              "recall@1", "recall@1_round1"}    (footnote.eval.rounds)
 
     CELL = {"n", "n_gold", "recall@1", "recall@5", "recall@16", "mrr", "answer_rate", "abstain_rate",
             "abstention_precision", "abstention_recall", "crag", "signal_p50", "max_score_p50", "errors"}
