@@ -707,6 +707,23 @@ class BacklogSettings(_Frozen):
     serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
 
 
+class McpSettings(_Frozen):
+    enabled: bool = Field(True, description="Serve the Model Context Protocol at /mcp in `footnote serve` (behind the API key).")
+    search_k: int = Field(8, description="MCP search tool: notes returned when the agent does not say how many.")
+    search_max_k: int = Field(32, description="MCP search tool: most notes an agent may ask for.")
+    page_size: int = Field(50, description="MCP list_sources tool: sources per page (the cursor fetches the next).")
+    context_fragments: int = Field(
+        1, description="MCP get_source tool: neighbouring fragments returned on each side of the cited passage."
+    )
+    max_fragments: int = Field(12, description="MCP get_source tool: fragments returned at most (passage and context).")
+    resource_max_chars: int = Field(
+        20_000, description="MCP footnote://source/{id} resource: characters of a source's text returned at most."
+    )
+    resources_listed_max: int = Field(
+        1_000, description="MCP resources/list: sources listed as resources at most (the template reaches any source)."
+    )
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -718,6 +735,7 @@ class Settings(_Frozen):
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answering and fallback.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP server.")
     backlog: BacklogSettings = Field(default_factory=BacklogSettings, description="Background embedding.")
+    mcp: McpSettings = Field(default_factory=McpSettings, description="Model Context Protocol server (tools for agents).")
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""
