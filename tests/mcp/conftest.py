@@ -13,7 +13,8 @@ from footnote.settings import Settings, load_settings
 @pytest.fixture(scope="session")
 def mcp_store(tmp_path_factory: pytest.TempPathFactory, demo_dir: Path) -> Settings:
     root = tmp_path_factory.mktemp("mcp")
-    settings = load_settings(None, **{"store.url": str(root / "store.db"), "embedder.name": "hash"})
+    # Served as `footnote serve` serves the demo: with the demo's own settings file (book aliases, scope).
+    settings = load_settings(demo_dir / "footnote.toml", **{"store.url": str(root / "store.db"), "embedder.name": "hash"})
     with Engine.from_settings(settings) as engine:
         report = engine.ingest([demo_dir])
         assert report.ok, report.summary()

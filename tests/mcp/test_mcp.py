@@ -116,11 +116,12 @@ def _run(fn: Callable[[], Awaitable[None]]) -> None:
     anyio.run(fn)
 
 
-def test_stdio(mcp_store: Settings, secret: Path, tmp_path: Path) -> None:
+def test_stdio(mcp_store: Settings, secret: Path, tmp_path: Path, demo_dir: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-c", "from footnote.cli import main; main()", "mcp", "--store", mcp_store.store.url, "--embedder", "hash"],
+        args=["-c", "from footnote.cli import main; main()", "mcp", "--store", mcp_store.store.url, "--embedder", "hash",
+              "--config", str(demo_dir / "footnote.toml")],
         env=env, cwd=str(tmp_path),
     )
 
