@@ -100,9 +100,10 @@ class Cancelled(FootnoteError):
 
 
 class ServeError(FootnoteError):
-    """The server cannot start: its address is in use, not available here, or not allowed (the OS's reason)."""
+    """The server cannot start: its address is in use, not available here, or not allowed (the OS's reason).
+    Exit 3, as uvicorn's own start-up failure."""
 
-    exit_code = 1
+    exit_code = 3
     http_status = 500
 
 
