@@ -49,7 +49,8 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as e:
         hint = " (another program is listening there: pick another port with --port, or PORT= for make run)" \
             if e.errno in (98, 48, 10048) else ""
-        raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}{hint}") from e
+        reason = (e.strerror or str(e)).split(" (while attempting")[0]  # asyncio-style suffix repeats the address
+        raise ServeError(f"cannot listen on {host}:{port}: {reason}{hint}") from e
     sock.set_inheritable(True)
     return sock
 
