@@ -87,6 +87,8 @@ async def _exercise(client: Client, secret: Path) -> None:
 
     bad_k = await client.call_tool("search", {"query": "fog", "k": 500})
     assert bad_k.is_error
+    huge = _error_text(await client.call_tool("search", {"query": "fog " * 3000}))
+    assert "UsageError: the query is 11999 characters long; the limit is 2000" in huge
     empty = _error_text(await client.call_tool("ask", {"question": "   "}))
     assert "UsageError: the question is empty" in empty
     wrong = _error_text(await client.call_tool("get_source", {"source_id": top["source_id"],
@@ -169,6 +171,12 @@ def test_http_behind_the_key(mcp_store: Settings, secret: Path) -> None:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             r = httpx.post(url + "/mcp", json=init, headers={**headers, "Accept": "application/json, text/event-stream"})
             assert r.status_code == 401 and r.json()["type"] == "AuthError" and "API key" in r.json()["error"]
+        keyed = {"Authorization": f"Bearer {KEY}", "Accept": "application/json, text/event-stream",
+                 "Content-Type": "application/json"}
+        huge = json.dumps({**init, "params": {**init["params"], "clientInfo": {"name": "x" * 100_000, "version": "0"}}})
+        assert httpx.post(url + "/mcp", content=huge, headers=keyed).status_code == 413  # server.max_request_bytes
+        broken = httpx.post(url + "/mcp", content=b"{not json", headers=keyed)
+        assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
         assert httpx.get(url + "/healthz").status_code == 200
     finally:
         stop_server(server, thread)
