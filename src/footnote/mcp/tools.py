@@ -128,7 +128,7 @@ class FootnoteTools:
             out["truncated"] = len(frags) > cap
             return out
         try:
-            want = locator_from_dict(locator)
+            want = locator_from_dict({"label": "", **locator} if "book" in locator else locator)
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError(
                 f"locator {locator!r} is not one of {{track_id, start_ms, end_ms}}, {{book, loc}} or {{file, page, section}}"
