@@ -64,7 +64,7 @@ def mount_mcp(app: FastAPI, engine: Engine, settings: Settings) -> Callable[[], 
     async def running() -> AsyncIterator[None]:
         # A session manager runs once: each lifespan (a test client may start the app twice) gets its own.
         # DNS-rebinding protection is on when the server is bound to a loopback address.
-        server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.server.host,
+        server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.server.host, json_response=True,
                                    max_request_body_size=settings.server.max_request_bytes)
         manager = server.session_manager
         async with manager.run():
