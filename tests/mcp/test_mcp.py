@@ -88,9 +88,9 @@ async def _exercise(client: Client, secret: Path) -> None:
     bad_k = await client.call_tool("search", {"query": "fog", "k": 500})
     assert bad_k.is_error
     huge = _error_text(await client.call_tool("search", {"query": "fog " * 3000}))
-    assert "UsageError: the query is 11999 characters long; the limit is 2000" in huge
+    assert "InvalidQuestion: the question is 11999 characters long; the limit is 2000" in huge
     empty = _error_text(await client.call_tool("ask", {"question": "   "}))
-    assert "UsageError: the question is empty" in empty
+    assert "InvalidQuestion: the question is empty" in empty
     wrong = _error_text(await client.call_tool("get_source", {"source_id": top["source_id"],
                                                               "locator": {"book": "HB", "loc": "99.99"}}))
     assert "has no passage at HB 99.99" in wrong

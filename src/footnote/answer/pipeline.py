@@ -53,7 +53,7 @@ from footnote.answer.types import (
     VerdictEvent,
 )
 from footnote.corpus.records import AddressLocator, TranscriptLocator
-from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
+from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
 from footnote.redact import redact, settings_secrets

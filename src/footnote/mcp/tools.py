@@ -74,21 +74,11 @@ class FootnoteTools:
     def _mcp(self) -> Any:
         return self.engine.settings.mcp
 
-    def _check_question(self, text: str, what: str) -> str:
-        text = (text or "").strip()
-        if not text:
-            raise UsageError(f"the {what} is empty")
-        limit = self.engine.settings.answer.max_question_chars
-        if len(text) > limit:
-            raise UsageError(f"the {what} is {len(text)} characters long; the limit is {limit}")
-        return text
-
     def search(self, query: str, k: int | None = None) -> dict[str, Any]:
-        query = self._check_question(query, "query")
         k = self._mcp.search_k if k is None else k
         if not 1 <= k <= self._mcp.search_max_k:
             raise UsageError(f"k must be between 1 and {self._mcp.search_max_k}, not {k}")
-        result = self.engine.search(query)
+        result = self.engine.search(query)  # the engine checks the question (InvalidQuestion)
         cands = result.candidates[:k]
         titles = source_titles(self.engine.store, (c.fragment.source_id for c in cands))
         verdict = result.verdict.value
@@ -103,8 +93,7 @@ class FootnoteTools:
                 "notes": notes, "total_candidates": len(result.candidates)}
 
     def ask(self, question: str, fallback: bool | None = None) -> dict[str, Any]:
-        question = self._check_question(question, "question")
-        answer = self.engine.ask(question, fallback=fallback)
+        answer = self.engine.ask(question, fallback=fallback)  # the engine checks the question
         data = answer.to_dict()
         data.pop("trace", None)
         titles = {c.fragment.source_id: c.title for c in answer.citations}
