@@ -98,6 +98,7 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     host = host or settings.server.host
     port = port if port is not None else settings.server.port
     sock = bind(host, port)
+    port = sock.getsockname()[1]  # the real one when 0 was asked for
     settings = settings.with_overrides(**{"server.host": host, "server.port": port})  # the Host guard knows the bind address
     # a store that does not exist is created only to hold the demo corpus (`make run` on a fresh clone)
     with Engine.from_settings(settings, create=demo_dir is not None) as engine:
@@ -116,7 +117,6 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
             click.echo(f"warning: {note}", err=True)
         app = create_app(engine, settings)
         shown = f"[{host}]" if ":" in host else host
-        port = sock.getsockname()[1]  # the real one when 0 was asked for
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
         if settings.mcp.enabled:
             click.echo(f"MCP (streamable HTTP): http://{shown}:{port}/mcp", err=True)
