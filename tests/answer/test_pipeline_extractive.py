@@ -14,7 +14,6 @@ from footnote.answer.types import Done, Stage, Token
 from footnote.cli import main
 from footnote.corpus.records import AddressLocator
 from footnote.errors import InvalidQuestion, UsageError
-from footnote.settings import Settings
 
 from .conftest import FOG_Q, OFF_Q, RU_Q
 
@@ -121,8 +120,7 @@ def test_question_naming_an_address_is_answered_from_that_verse(tmp_path: Path) 
         "## HB 1.2\nTrim the wick at every change of watch.\n",
         encoding="utf-8",
     )
-    hb = {**Settings().corpus.book_aliases, "hb": "HB"}  # a corpus's own book names: its settings
-    with Engine.from_settings(make_settings(tmp_path, **{"corpus.book_aliases": hb})) as eng:
+    with Engine.from_settings(make_settings(tmp_path)) as eng:
         eng.ingest([d])
         a = eng.ask("What does HB 1.2 say?")
         assert a.mode.value == "corpus" and a.model_calls == 0
