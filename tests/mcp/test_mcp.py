@@ -99,12 +99,12 @@ async def _exercise(client: Client, secret: Path) -> None:
     assert page["total"] >= 1 and all(s["kind"] == "verse" for s in page["sources"])
     everything = _json(await client.call_tool("list_sources", {}))
     ids = [s["source_id"] for s in everything["sources"]]
-    assert "lectures/02-fog-and-tides.vtt" in ids
+    assert "demo/lectures/02-fog-and-tides.vtt" in ids
 
     resources = (await client.list_resources()).resources
     assert {str(r.uri) for r in resources} >= {"footnote://source/" + i for i in ids}
-    read = await client.read_resource("footnote://source/lectures/02-fog-and-tides.vtt")
-    assert "source_id: lectures/02-fog-and-tides.vtt" in read.contents[0].text  # type: ignore[union-attr]
+    read = await client.read_resource("footnote://source/demo/lectures/02-fog-and-tides.vtt")
+    assert "source_id: demo/lectures/02-fog-and-tides.vtt" in read.contents[0].text  # type: ignore[union-attr]
 
 
 @pytest.fixture

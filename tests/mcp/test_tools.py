@@ -9,8 +9,8 @@ from footnote.errors import NotFound, UsageError
 from footnote.mcp.tools import FootnoteTools
 from footnote.settings import Settings
 
-TRACK = "lectures/02-fog-and-tides.vtt"
-PDF = "pdf/keepers-handbook.pdf"
+TRACK = "demo/lectures/02-fog-and-tides.vtt"
+PDF = "demo/pdf/keepers-handbook.pdf"
 
 
 @pytest.fixture
@@ -26,11 +26,11 @@ def test_a_transcript_span_comes_with_its_neighbours(tools: FootnoteTools) -> No
     got = tools.get_source(TRACK, {"track_id": TRACK, "start_ms": at, "end_ms": at + 2_000})
     assert [(f["fragment_id"], f["cited"]) for f in got["fragments"]] == [(first.id, False), (second.id, True)]
     with pytest.raises(UsageError, match="names track"):
-        tools.get_source(TRACK, {"track_id": "lectures/01-lamp-and-lens.srt", "start_ms": 0, "end_ms": 1})
+        tools.get_source(TRACK, {"track_id": "demo/lectures/01-lamp-and-lens.srt", "start_ms": 0, "end_ms": 1})
 
 
 def test_a_verse_comes_with_its_commentary_and_neighbours(tools: FootnoteTools) -> None:
-    got = tools.get_source("verses/harbour-book.md", {"book": "HB", "loc": "3.2"})
+    got = tools.get_source("demo/verses/harbour-book.md", {"book": "HB", "loc": "3.2"})
     cited = [f for f in got["fragments"] if f["cited"]]
     assert {f["kind"] for f in cited} == {"verse", "commentary"} and {f["label"] for f in cited} == {"HB 3.2"}
     assert not got["fragments"][0]["cited"] and not got["fragments"][-1]["cited"]  # one neighbour each side
