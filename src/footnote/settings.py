@@ -3,7 +3,8 @@
 Loaded from defaults, then a TOML file (``--config``, env ``FOOTNOTE_CONFIG``, or ``./footnote.toml``
 when present), then environment variables for the few values operators set per deployment
 (``FOOTNOTE_STORE``, ``FOOTNOTE_API_KEY``, ``FOOTNOTE_EMBEDDER``, ``FOOTNOTE_LLM_BASE_URL``,
-``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
+``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_LLM_MODEL``: every model role without a model of its own;
+``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 """
 
@@ -71,9 +72,9 @@ class CorpusSettings(_Frozen):
             "bg": "BG", "bg.": "BG", "bhagavad-gita": "BG", "bhagavad gita": "BG", "bhagavadgita": "BG",
             "gita": "BG", "бг": "BG", "бхагавад-гита": "BG", "гита": "BG",
             "sb": "SB", "srimad-bhagavatam": "SB", "śrīmad-bhāgavatam": "SB", "шб": "SB",
-            "hb": "HB", "harbour book": "HB", "the harbour book": "HB", "книга гавани": "HB",
         },
-        description="How people type book names (lower-cased) → the canonical book code stored in addresses.",
+        description="How people type book names (lower-cased) → the canonical book code stored in addresses. "
+        "A corpus's own names go in its config (the demo's 'harbour book' → HB: demo/footnote.toml).",
     )
     chapter_words: tuple[str, ...] = Field(
         ("chapter", "ch", "canto", "глава", "главе", "главы", "главу", "главой", "гл"),
@@ -671,6 +672,11 @@ class AnswerSettings(_Frozen):
         description="In a corpus answer a streamed sentence is held until it ends (its citation may come last); "
         "one longer than this is judged as it stands (shown if cited, else removed).",
     )
+    fallback_out_of_scope: str = Field(
+        "",
+        description="Subjects the fallback model must decline (in_scope false), as a phrase, e.g. 'cooking, sport, "
+        "programming code or the news' (the demo's). Empty: the model judges scope from corpus_description alone.",
+    )
 
 
 class ServerSettings(_Frozen):
@@ -747,6 +753,23 @@ class BacklogSettings(_Frozen):
     serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
 
 
+class McpSettings(_Frozen):
+    enabled: bool = Field(True, description="Serve the Model Context Protocol at /mcp in `footnote serve` (behind the API key).")
+    search_k: int = Field(8, description="MCP search tool: notes returned when the agent does not say how many.")
+    search_max_k: int = Field(32, description="MCP search tool: most notes an agent may ask for.")
+    page_size: int = Field(50, description="MCP list_sources tool: sources per page (the cursor fetches the next).")
+    context_fragments: int = Field(
+        1, description="MCP get_source tool: neighbouring fragments returned on each side of the cited passage."
+    )
+    max_fragments: int = Field(12, description="MCP get_source tool: fragments returned at most (passage and context).")
+    resource_max_chars: int = Field(
+        20_000, description="MCP footnote://source/{id} resource: characters of a source's text returned at most."
+    )
+    resources_listed_max: int = Field(
+        1_000, description="MCP resources/list: sources listed as resources at most (the template reaches any source)."
+    )
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -758,6 +781,7 @@ class Settings(_Frozen):
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answering and fallback.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP server.")
     backlog: BacklogSettings = Field(default_factory=BacklogSettings, description="Background embedding.")
+    mcp: McpSettings = Field(default_factory=McpSettings, description="Model Context Protocol server (tools for agents).")
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""
@@ -811,9 +835,63 @@ def default_config_path() -> Path | None:
     return local if local.exists() else None
 
 
-def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
-    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
+#: Environment variables that fill every chat-model role without a model of its own.
+LLM_ENV = ("FOOTNOTE_LLM_BASE_URL", "FOOTNOTE_LLM_API_KEY", "FOOTNOTE_LLM_MODEL")
+MODEL_ROLES = ("router", "planner", "synthesizer", "fallback")
+
+
+def _llm_env(data: dict[str, Any]) -> dict[str, str]:
+    """``FOOTNOTE_LLM_*`` → dotted overrides. A role with neither a model nor a base URL of its own takes
+    the environment's model and base URL; a role with its own model but no base URL takes the base URL;
+    a role without a key takes the key. A role with its own base URL but no model is left alone (and is a
+    startup error: :func:`footnote.models.chat.make_chat_models`)."""
+    url, key, model = (os.environ.get(v, "") for v in LLM_ENV)
+    out: dict[str, str] = {}
+    for role in MODEL_ROLES:
+        own = data["models"][role]
+        if model and not own["model"] and not own["base_url"]:
+            out[f"models.{role}.model"] = model
+        if url and not own["base_url"]:
+            out[f"models.{role}.base_url"] = url
+        if key and not own["api_key"]:
+            out[f"models.{role}.api_key"] = key
+    return out
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        out[key] = v
+    return out
+
+
+class Resolved:
+    """Settings and where each dotted key's value came from (``default``, ``file``, ``env``, ``flag``)."""
+
+    def __init__(self, settings: Settings, sources: dict[str, str], path: Path | None) -> None:
+        self.settings = settings
+        self.sources = sources
+        self.path = path
+
+    def source_of(self, dotted: str) -> str:
+        """The origin of a key's value: its own, else that of the latest-layer key set inside it (a table
+        field such as ``corpus.book_aliases`` set key by key), else ``default``."""
+        if dotted in self.sources:
+            return self.sources[dotted]
+        inside = {v for k, v in self.sources.items() if k.startswith(dotted + ".")}
+        for layer in ("flag", "env", "file"):
+            if layer in inside:
+                return layer
+        return "default"
+
+
+def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Resolved:
+    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags), with provenance."""
     data: dict[str, Any] = Settings().model_dump()
+    sources: dict[str, str] = {}
     path = Path(config) if config else default_config_path()
     file_data: dict[str, Any] = {}
     if path is not None:
@@ -824,21 +902,19 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
             raise ConfigError(f"{path}: settings file not found") from e
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML: {e}") from e
+        sources.update({k: "file" for k in _flatten(file_data)})
     flat: dict[str, Any] = {}
     for env, dotted in _ENV_MAP.items():
         if os.environ.get(env):
             flat[dotted] = os.environ[env]
-    llm_url = os.environ.get("FOOTNOTE_LLM_BASE_URL")
-    llm_key = os.environ.get("FOOTNOTE_LLM_API_KEY")
-    for role in ("router", "planner", "synthesizer", "fallback"):
-        if llm_url and not data["models"][role]["base_url"]:
-            flat[f"models.{role}.base_url"] = llm_url
-        if llm_key and not data["models"][role]["api_key"]:
-            flat[f"models.{role}.api_key"] = llm_key
+    flat.update(_llm_env(data))
     emb_key = os.environ.get("FOOTNOTE_EMBEDDER_API_KEY")
     if emb_key and not data["embedder"]["openai"]["api_key"]:
         flat["embedder.openai.api_key"] = emb_key
-    flat.update({k: v for k, v in overrides.items() if v is not None})
+    sources.update({k: "env" for k in flat})
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    flat.update(flags)
+    sources.update({k: "flag" for k in flags})
     name_given = "embedder.name" in flat or "name" in (file_data.get("embedder") or {})
     for key, value in flat.items():
         node = data
@@ -851,42 +927,44 @@ def load_settings(config: str | Path | None = None, **overrides: Any) -> Setting
     except ValidationError as e:
         where = f" in {path}" if path else ""
         raise ConfigError(f"invalid settings{where}: {e}") from e
-    return settings if name_given else _unset_embedder_name(settings)
+    return Resolved(settings if name_given else _unset_embedder_name(settings), sources, path)
+
+
+def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
+    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
+    return resolve_settings(config, **overrides).settings
 
 
 def write_settings_file(path: str | Path, updates: dict[str, Any]) -> None:
-    """Merge ``updates`` (a nested dict) into the TOML file at ``path`` (created if missing)."""
+    """Merge ``updates`` (a nested dict) into the TOML file at ``path`` (created if missing), keeping the
+    file's comments, order and formatting (tomlkit)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     p = Path(path)
-    current: dict[str, Any] = {}
-    if p.exists():
-        current = tomllib.loads(p.read_text(encoding="utf-8"))
-    merged = _merge(current, updates)
-    p.write_text(_to_toml(merged), encoding="utf-8")
+    try:
+        doc = tomlkit.parse(p.read_text(encoding="utf-8")) if p.exists() else tomlkit.document()
+    except TOMLKitError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from e
+    _merge_into(doc, updates)
+    p.write_text(tomlkit.dumps(doc), encoding="utf-8")
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{s}"'
+def _plain(v: Any) -> Any:
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
 
 
-def _to_toml(data: dict[str, Any], prefix: str = "") -> str:
-    lines: list[str] = []
-    tables: list[tuple[str, dict[str, Any]]] = []
-    for k, v in data.items():
-        key = k if k.replace("_", "").replace("-", "").isalnum() else f'"{k}"'
+def _merge_into(node: Any, updates: dict[str, Any]) -> None:
+    import tomlkit
+
+    for k, v in updates.items():
         if isinstance(v, dict):
-            tables.append((f"{prefix}.{key}" if prefix else key, v))
+            if k not in node or not isinstance(node[k], dict):
+                node[k] = tomlkit.table()
+            _merge_into(node[k], v)
         else:
-            lines.append(f"{key} = {_toml_value(v)}")
-    out = ""
-    if lines:
-        out += (f"[{prefix}]\n" if prefix else "") + "\n".join(lines) + "\n\n"
-    for name, table in tables:
-        out += _to_toml(table, name)
-    return out
+            node[k] = _plain(v)

@@ -6,6 +6,7 @@
 - ``serve``: serve                              - ``migrate``: migrate
 - ``models``: models list | install | remove
 - ``reembed``: reembed
+- ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import importlib
 
 import click
 
-MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models", "reembed")
+MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models", "reembed",
+           "mcp", "settings")
 
 
 def register_all(group: click.Group) -> None:
