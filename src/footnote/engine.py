@@ -318,6 +318,8 @@ class Engine:
         }
 
     def close(self) -> None:
+        if self._retriever is not None:
+            self._retriever.close()
         self.store.close()
 
     def __enter__(self) -> Engine:

@@ -99,6 +99,14 @@ class Cancelled(FootnoteError):
     http_status = 499
 
 
+class ServeError(FootnoteError):
+    """The server cannot start: its address is in use, not available here, or not allowed (the OS's reason).
+    Exit 3, as uvicorn's own start-up failure."""
+
+    exit_code = 3
+    http_status = 500
+
+
 class AuthError(FootnoteError):
     """A request lacks the configured API key."""
 

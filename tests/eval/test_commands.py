@@ -126,3 +126,34 @@ def test_eval_answers_flag_adds_the_answer_section(tmp_path: Path, files: tuple[
     rep = json.loads((out / "report.json").read_text())
     assert rep["answers"]["overall"]["n"] == 6
     assert all("answer" in json.loads(line)["extra"] for line in (out / "questions.jsonl").read_text().splitlines())
+
+
+@pytest.mark.parametrize("second_round", [True, False])
+def test_eval_reports_the_second_rounds_cost_and_effect(tmp_path: Path, files: tuple[Path, Path], second_round: bool) -> None:
+    corpus, questions = files
+    out = tmp_path / "out"
+    config = tmp_path / "rounds.toml"
+    # thresholds that leave every question between the bounds ("insufficient")
+    config.write_text(f"[gate]\nsecond_round_without_router = {str(second_round).lower()}\n"
+                      "[gate.by_embedder.hash.default]\nbail_out = -5.0\nsufficient = 6.0\ngood_enough = 7.0\n")
+    r = CliRunner().invoke(main, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out),
+                                  "--embedder", "hash", "--config", str(config), "--no-progress", "--no-plots"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    rounds = rep["rounds"]
+    overall = rounds["overall"]
+    assert overall["n"] == 6 and set(rounds["by_category_lang"]) == set(rep["by_category_lang"])
+    assert sum(c["second_round"] for c in rounds["by_category_lang"].values()) == overall["second_round"]
+    between = sum(1 for line in (out / "questions.jsonl").read_text().splitlines()
+                  if json.loads(line)["round_effect"])  # the questions the gate left between the bounds
+    assert between >= 3  # the in-corpus ones at least
+    if second_round:
+        assert overall["second_round"] == between and overall["skipped"] == 0
+        assert overall["round_ms_p50"] > 0 and overall["verdicts_changed"] == 0  # still between the bounds
+        assert 0 <= overall["top_changed"] <= overall["ranks_changed"] <= 6
+    else:
+        assert overall["second_round"] == 0 and overall["skipped"] == between and overall["round_ms_p50"] is None
+        assert overall["recall@1"] == overall["recall@1_round1"]
+        assert rounds["auroc_round1"] == rep["auroc"]
+    assert "second round: ran" in r.output
+    assert "## Second round: cost and effect" in (out / "report.md").read_text()

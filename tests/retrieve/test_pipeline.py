@@ -237,11 +237,27 @@ def test_round_two_only_between_bounds_and_bounded(base: Settings, store: Store,
     assert any(t.name == "gate@round2" for t in r.trace)
 
 
-def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
+def test_no_router_skips_round_two_by_default(base: Settings, store: Store, emb: HashEmbedder) -> None:
     s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)}})
+    r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
+    assert r.verdict is Verdict.INSUFFICIENT  # the gate's verdict stands, no second fan-out
+    assert r.rounds == 1 and r.model_calls == 0
+    assert not any(t.name.endswith("@round2") for t in r.trace)
+    skipped = next(t for t in r.trace if t.name == "round2")
+    assert skipped.counts == {"skipped": 1}
+
+
+def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)},
+                               "gate.second_round_without_router": True})
     r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
     assert r.rounds == 2 and r.model_calls == 0
     assert any(t.name == "plan@round2" for t in r.trace)
+    effect = next(t for t in r.trace if t.name == "round2")
+    assert set(effect.counts) == {"ranks_changed", "top_changed", "verdict_changed", "new_queries"}
+    assert effect.counts["new_queries"] >= 1  # the keyword variant is a new query
+    assert effect.info["verdict_before"] == "insufficient" and effect.counts["verdict_changed"] == 0
+    assert effect.info["sources_before"] and effect.ms > 0
 
 
 def test_lexical_only_mode(tmp_path: Path, hash_settings: Settings) -> None:
@@ -307,5 +323,65 @@ def test_empty_store_bails_out(tmp_path: Path, base: Settings, emb: HashEmbedder
     try:
         r = Retriever(base, store, emb, None, CountingRouter()).search("anything at all")
         assert r.candidates == () and r.verdict is Verdict.BAIL_OUT and r.model_calls == 0
+    finally:
+        store.close()
+
+
+class SlowEmbedder(HashEmbedder):
+    """The hash embedder, taking ``delay`` seconds per query batch and recording when it ran."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.spans: list[tuple[float, float, str]] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        import threading
+        import time
+
+        t0 = time.perf_counter()
+        time.sleep(self.delay)
+        out = super().embed_queries(texts)
+        self.spans.append((t0, time.perf_counter(), threading.current_thread().name))
+        return out
+
+
+def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    emb = SlowEmbedder(0.2)
+    store = build_store(tmp_path / "overlap.db", emb)
+    lexical_calls: list[tuple[float, str]] = []
+    real_lexical = store.search_lexical
+
+    def timed_lexical(*a: Any, **kw: Any) -> Any:
+        lexical_calls.append((time.perf_counter(), threading.current_thread().name))
+        return real_lexical(*a, **kw)
+
+    store.search_lexical = timed_lexical  # type: ignore[method-assign]
+    try:
+        q = "What do the tides of the ocean do?"
+        on = Retriever(base, store, emb, None, None)
+        r_on = on.search(q)
+        spans_on, calls_on = list(emb.spans), list(lexical_calls)
+        on.close()
+        lexical_calls.clear()
+        emb.spans.clear()
+        r_off = Retriever(settings_with(base, **{"retrieve.overlap_lanes": False}), store, emb, None, None).search(q)
+        # the same result either way
+        assert [c.fragment.id for c in r_on.candidates] == [c.fragment.id for c in r_off.candidates]
+        assert r_on.verdict is r_off.verdict and r_on.signal.value == pytest.approx(r_off.signal.value)
+        # overlap on: the query was embedded on the worker thread while the lexical lanes ran here
+        me = threading.current_thread().name
+        (_e0, e1, emb_thread), = spans_on
+        assert emb_thread.startswith("footnote-lanes")
+        assert calls_on and all(name == me and t <= e1 for t, name in calls_on)
+        text = next(t for t in r_on.trace if t.name == "lanes:text")
+        assert text.info["overlapped_embedding"] is True
+        # overlap off: all on the calling thread, the lexical lanes before the embedding started
+        (f0, _, f_thread), = emb.spans
+        assert f_thread == me
+        assert lexical_calls and all(t < f0 and name == me for t, name in lexical_calls)
     finally:
         store.close()

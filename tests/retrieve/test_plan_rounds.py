@@ -92,8 +92,17 @@ def test_malformed_router_reply_falls_back_to_the_deterministic_round(tmp_path: 
     assert any("deterministic" in r.getMessage() for r in caplog.records)
 
 
-def test_without_a_router_round_two_is_deterministic_and_free(tmp_path: Path) -> None:
+def test_without_a_router_the_gate_goes_straight_to_its_verdict(tmp_path: Path) -> None:
     with _engine(_settings(tmp_path, bail_out=-1.0, good_enough=5.0), None, tmp_path) as engine:
+        result = engine.search("How large is the capital of Poland?")
+    assert result.verdict is Verdict.INSUFFICIENT
+    assert result.rounds == 1 and result.model_calls == 0
+    assert [sq.text for sq in result.plan.subquestions] == ["How large is the capital of Poland?"]
+
+
+def test_without_a_router_round_two_is_deterministic_and_free(tmp_path: Path) -> None:
+    s = _settings(tmp_path, bail_out=-1.0, good_enough=5.0).with_overrides(**{"gate.second_round_without_router": True})
+    with _engine(s, None, tmp_path) as engine:
         result = engine.search("How large is the capital of Poland?")
     assert result.rounds == 2 and result.model_calls == 0
     assert any("capital Poland" in p for sq in result.plan.subquestions for p in sq.paraphrases)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -40,8 +41,28 @@ def test_serve_ingests_the_demo_and_serves(tmp_path: Path, demo_dir: Path) -> No
         ids = {s["id"] for s in httpx.get(url + "/api/sources").json()["sources"]}
         assert "README.md" not in ids and "demo/lectures/02-fog-and-tides.vtt" in ids
         assert httpx.get(url + "/").text.startswith("<!doctype html>")
+        # The demo is served with its own settings (demo/footnote.toml): its book's names resolve.
+        found = httpx.get(url + "/api/search", params={"q": "What does the Harbour Book 3.2 say?"}).json()
+        assert found["notes"][0]["label"] == "HB 3.2"
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=20)
     assert f"http://127.0.0.1:{port}" in out
     assert "ingested the demo corpus" in err
+    assert f"settings: {demo_dir / 'footnote.toml'} (the demo's own)" in err
+    assert f"MCP (streamable HTTP): http://127.0.0.1:{port}/mcp" in err
+
+
+def test_a_busy_port_is_reported_not_served(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--port", str(port),
+               "--embedder", "hash", "--no-demo"]
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in proc.stderr
+    assert "--port" in proc.stderr and "serving" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "footnote-data").exists()  # failed before touching a store

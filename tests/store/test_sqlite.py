@@ -424,3 +424,23 @@ def test_dense_cache_refreshes_incrementally_and_row_ids_are_not_reused(
     s.delete_source("a")
     assert {h.fragment_id for h in s.search_dense(embed_query("amber"), 100)} == {f.id for f in fb2}
     s.close()
+
+
+def test_fragments_with_embeddings_in_one_read(tmp_path: Path) -> None:
+    s = open_store(str(tmp_path / "fw.db"))
+    assert isinstance(s, SqliteStore)
+    try:
+        s.bind_embedder("hash", 64)
+        src, data = make_source("fw")
+        frags = make_fragments(src, ["alpha beta", "gamma delta", "epsilon"])
+        put(s, src, data, frags)
+        asked = [frags[2].id, "nope#0", frags[0].id]
+        got, mat = s.get_fragments_with_embeddings(asked)
+        assert [f.id for f in got] == [frags[2].id, frags[0].id]
+        assert got == s.get_fragments(asked)
+        assert mat.shape == (3, 64) and not mat[1].any()
+        np.testing.assert_allclose(mat, s.get_embeddings(asked), atol=1e-7)
+        none, empty = s.get_fragments_with_embeddings([])
+        assert none == [] and empty.shape == (0, 64)
+    finally:
+        s.close()

@@ -34,8 +34,7 @@ FALLBACK_SCHEMA: dict[str, Any] = {
 
 SYSTEM = (
     "The library's search found nothing on this question. Answer it from your general knowledge, in "
-    "{language}, briefly and carefully. {scope}Questions about cooking, sport, programming code or the news are "
-    "out of scope: set in_scope to false for them. Also give {pmin}-{pmax} short search queries (in the "
+    "{language}, briefly and carefully. {scope}{out_of_scope}Also give {pmin}-{pmax} short search queries (in the "
     "language of the library's texts if you can tell it, else the question's) that would find supporting "
     "passages. A disclaimer that this answer is from general knowledge is already shown to the reader by the "
     "system; do not repeat it in the answer. Do not cite numbers or name documents. Reply with JSON only: "
@@ -51,9 +50,16 @@ class FallbackReply:
     in_scope: bool
 
 
-def fallback_messages(question: str, lang: str, corpus_description: str, pmin: int, pmax: int) -> list[ChatMessage]:
+def fallback_messages(
+    question: str, lang: str, corpus_description: str, pmin: int, pmax: int, out_of_scope: str = ""
+) -> list[ChatMessage]:
     scope = f"The library covers: {corpus_description}. " if corpus_description else ""
-    system = SYSTEM.format(language=LANG_NAMES.get(lang, "the question's language"), scope=scope, pmin=pmin, pmax=pmax)
+    if out_of_scope:
+        rule = f"Questions about {out_of_scope} are out of scope: set in_scope to false for them. "
+    else:
+        rule = "A question plainly outside the library's subject is out of scope: set in_scope to false for it. "
+    system = SYSTEM.format(language=LANG_NAMES.get(lang, "the question's language"), scope=scope, out_of_scope=rule,
+                           pmin=pmin, pmax=pmax)
     return [ChatMessage("system", system), ChatMessage("user", question)]
 
 
@@ -75,8 +81,11 @@ def parse_fallback(reply: str) -> FallbackReply:
     )
 
 
-def ask_fallback(model: ChatModel, question: str, lang: str, *, corpus_description: str, pmin: int, pmax: int, attempts: int) -> FallbackReply:
-    messages = fallback_messages(question, lang, corpus_description, pmin, pmax)
+def ask_fallback(
+    model: ChatModel, question: str, lang: str, *, corpus_description: str, pmin: int, pmax: int, attempts: int,
+    out_of_scope: str = "",
+) -> FallbackReply:
+    messages = fallback_messages(question, lang, corpus_description, pmin, pmax, out_of_scope)
     reply, _ = complete_parsed(model, messages, parse_fallback, json_schema=FALLBACK_SCHEMA, attempts=attempts)
     return reply
 

@@ -55,7 +55,7 @@ from footnote.answer.types import (
     VerdictEvent,
 )
 from footnote.corpus.records import AddressLocator, TranscriptLocator
-from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline
+from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
 from footnote.redact import redact, settings_secrets
@@ -155,6 +155,11 @@ class Answerer:
         limit = self.settings.answer.turn_timeout_s
         budget = Budget(time.monotonic() + limit, stop, limit)
         models = {role: CountingChatModel(m, counters[role], budget) for role, m in self.chat_models.items()}
+        if fallback and "fallback" not in self.chat_models:
+            raise UsageError(
+                "the general-knowledge fallback was asked for, but no fallback model is configured: set "
+                "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
+            )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
         return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget,
                      self.secrets, asked=q)
@@ -425,6 +430,7 @@ class Answerer:
             reply = ask_fallback(
                 model, turn.question, turn.lang, corpus_description=a.corpus_description,
                 pmin=a.fallback_probes_min, pmax=a.fallback_probes_max, attempts=a.planner_attempts,
+                out_of_scope=a.fallback_out_of_scope,
             )
         except ModelError as e:
             if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):

@@ -7,6 +7,7 @@
 - ``models``: models list | install | remove
 - ``reembed``: reembed
 - ``conversations``: conversations
+- ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed")
+           "reembed", "mcp", "settings")
 
 
 def register_all(group: click.Group) -> None:

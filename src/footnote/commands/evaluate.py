@@ -43,6 +43,11 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     for name, cell in rows:
         lines.append(f"{name:<28}" + "".join(f"{f(cell.get(c)):>13}" for c in cols))
     lines.append("auroc: " + ", ".join(f"{k} {f(v).strip()}" for k, v in report["auroc"].items()))
+    r2 = report.get("rounds", {}).get("overall")
+    if r2:
+        lines.append(f"second round: ran {r2['second_round']}/{r2['n']} (round p50 {f(r2['round_ms_p50']).strip()} ms), "
+                     f"skipped {r2['skipped']}; ranks changed {r2['ranks_changed']}, top changed {r2['top_changed']}, "
+                     f"verdicts changed {r2['verdicts_changed']} (per category: report.md)")
     lat = report["latency_ms"].get("total")
     if lat:
         lines.append(f"search latency: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")

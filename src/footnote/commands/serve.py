@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 
 import click
 
 from footnote.cli import Ctx, common_options
 from footnote.engine import Engine
-from footnote.errors import UsageError
+from footnote.errors import ServeError, UsageError
+from footnote.settings import default_config_path
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +26,33 @@ def resolve_demo_dir(configured: str) -> Path | None:
     if not p.is_absolute() and (REPO_ROOT / p).is_dir():
         return REPO_ROOT / p
     return None
+
+
+#: The demo's own settings file (book aliases, what the fallback declines), beside its corpus.
+DEMO_CONFIG = "footnote.toml"
+
+
+def demo_config(ctx: Ctx, demo: Path | None) -> Path | None:
+    """The demo folder's settings file, used when the demo is served and no other settings file is given."""
+    if demo is None or ctx.config or default_config_path() is not None:
+        return None
+    path = demo / DEMO_CONFIG
+    return path if path.is_file() else None
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Listen on ``host:port`` now, so a busy or unavailable address fails with the OS's reason before
+    anything claims to be serving."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as e:
+        hint = " (another program is listening there: pick another port with --port, or PORT= for make run)" \
+            if e.errno in (98, 48, 10048) else ""
+        reason = (e.strerror or str(e)).split(" (while attempting")[0]  # asyncio-style suffix repeats the address
+        raise ServeError(f"cannot listen on {host}:{port}: {reason}{hint}") from e
+    sock.set_inheritable(True)
+    return sock
 
 
 def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
@@ -58,11 +87,18 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     from footnote.server.slowclients import protocol_class
 
     settings = ctx.settings
-    host = host or settings.server.host
-    port = port if port is not None else settings.server.port
     if demo is not None and not demo.is_dir():
         raise UsageError(f"--demo {demo}: not a folder")
     demo_dir = None if no_demo else (demo or resolve_demo_dir(settings.server.demo_corpus))
+    own_config = demo_config(ctx, demo_dir)
+    if own_config is not None:
+        ctx.use_config(str(own_config))
+        settings = ctx.settings
+        click.echo(f"settings: {own_config} (the demo's own)", err=True)
+    host = host or settings.server.host
+    port = port if port is not None else settings.server.port
+    sock = bind(host, port)
+    port = sock.getsockname()[1]  # the real one when 0 was asked for
     settings = settings.with_overrides(**{"server.host": host, "server.port": port})  # the Host guard knows the bind address
     # a store that does not exist is created only to hold the demo corpus (`make run` on a fresh clone)
     with Engine.from_settings(settings, create=demo_dir is not None) as engine:
@@ -82,8 +118,11 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
         app = create_app(engine, settings)
         shown = f"[{host}]" if ":" in host else host
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
-        uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5,
-                    http=protocol_class(settings.server.header_timeout_s))
+        if settings.mcp.enabled:
+            click.echo(f"MCP (streamable HTTP): http://{shown}:{port}/mcp", err=True)
+        config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=5,
+                                http=protocol_class(settings.server.header_timeout_s))
+        uvicorn.Server(config).run(sockets=[sock])
 
 
 def register(group: click.Group) -> None:

@@ -4,7 +4,13 @@
 
     {"overall": CELL, "by_category_lang": {"in_corpus/ru": CELL, ...}, "by_lang": {"en": CELL, ...},
      "auroc": {"en": float|null, ...}, "auroc_max_score": {...}, "auroc_by_negative": {...},
-     "latency_ms": {"stage": {"p50", "p95", "mean"}, ..., "total": {...}}, "meta": {...}}
+     "latency_ms": {"stage": {"p50", "p95", "mean"}, ..., "total": {...}},
+     "rounds": {"overall": ROUNDS, "by_category_lang": {...}, "auroc_round1": {"en": float|null, ...}},
+     "meta": {...}}
+
+    ROUNDS = {"n", "second_round", "skipped", "round_ms_p50", "search_ms_p50_with_round",
+              "search_ms_p50_without", "ranks_changed", "top_changed", "verdicts_changed",
+              "recall@1", "recall@1_round1"}    (footnote.eval.rounds)
 
     CELL = {"n", "n_gold", "recall@1", "recall@5", "recall@16", "mrr", "answer_rate", "abstain_rate",
             "abstention_precision", "abstention_recall", "crag", "signal_p50", "max_score_p50", "errors"}
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.eval.metrics import abstention_pr, auroc, crag_points, mean, mrr, percentile, recall_at_k
+from footnote.eval.rounds import auroc_round1, rounds_cell
 from footnote.eval.runner import Outcome
 
 RECALL_KS = (1, 5, 16)
@@ -110,7 +117,27 @@ def build_report(outcomes: Sequence[Outcome], meta: Mapping[str, Any] | None = N
         "auroc_max_score": {lang: _auroc_of(items, "max_score") for lang, items in by_lang.items()},
         "auroc_by_negative": auroc_by_negative,
         "latency_ms": latency(outcomes),
+        "rounds": rounds_report(outcomes),
         "meta": dict(meta or {}),
+    }
+
+
+def rounds_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """The second round's cost and effect per category/language cell and overall, and the AUROC of
+    the signal round one left (see :mod:`footnote.eval.rounds`)."""
+    def cell(items: Sequence[Outcome]) -> dict[str, Any]:
+        return rounds_cell([o.round_effect for o in items], [o.rank for o in items],
+                           [bool(o.question.gold) for o in items], [o.total_ms for o in items])
+
+    ok = [o for o in outcomes if not o.error]
+    return {
+        "overall": cell(ok),
+        "by_category_lang": {k: cell(v) for k, v in _group(ok, "cell").items()},
+        "auroc_round1": {
+            lang: auroc_round1([o.signal for o in items], [o.round_effect for o in items],
+                               [o.question.answerable for o in items])
+            for lang, items in _group(ok, "lang").items()
+        },
     }
 
 
@@ -146,6 +173,16 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
     lines += ["", "## Latency (ms)", "", "| stage | p50 | p95 | mean |", "| --- | ---: | ---: | ---: |"]
     for stage, v in report["latency_ms"].items():
         lines.append(f"| {stage} | {_fmt(v.get('p50'))} | {_fmt(v.get('p95'))} | {_fmt(v.get('mean'))} |")
+    rounds = report.get("rounds")
+    if isinstance(rounds, Mapping) and "overall" in rounds:
+        rcols = [c for c in rounds["overall"] if c != "n"]
+        lines += ["", "## Second round: cost and effect", "", "| cell | n | " + " | ".join(rcols) + " |",
+                  "| --- | ---: |" + " ---: |" * len(rcols)]
+        for name, cell in [("**overall**", rounds["overall"]), *rounds.get("by_category_lang", {}).items()]:
+            lines.append(f"| {name} | {_fmt(cell.get('n'))} | " + " | ".join(_fmt(cell.get(c)) for c in rcols) + " |")
+        lines.append("")
+        lines.append("AUROC of round one's signal: " + ", ".join(
+            f"{k} {_fmt(v)}" for k, v in rounds.get("auroc_round1", {}).items()))
     answers = report.get("answers")
     if isinstance(answers, Mapping) and "overall" in answers:
         acols = [c for c in answers["overall"] if c != "n"]

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from footnote.errors import FootnoteError
 from footnote.eval.metrics import first_hit_rank
 from footnote.eval.questions import Question
+from footnote.eval.rounds import round_effect
 from footnote.retrieve.types import SearchResult
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class Outcome:
     lexical_only: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    round_effect: dict[str, Any] = field(default_factory=dict)  # eval.rounds.round_effect
 
     @property
     def supported(self) -> bool:
@@ -67,6 +69,7 @@ class Outcome:
             "model_calls": self.model_calls, "total_ms": round(self.total_ms, 3),
             "stage_ms": {k: round(v, 3) for k, v in self.stage_ms.items()},
             "top_sources": list(self.source_ids[:5]), "extra": self.extra, "error": self.error,
+            "round_effect": self.round_effect,
         }
 
 
@@ -95,6 +98,7 @@ def outcome_of(q: Question, result: SearchResult, total_ms: float, extra: Mappin
         model_calls=result.model_calls,
         lexical_only=result.lexical_only,
         extra=dict(extra or {}),
+        round_effect=round_effect(result, q.gold),
     )
 
 

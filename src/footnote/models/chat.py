@@ -477,6 +477,16 @@ def make_chat_models(settings: ModelsSettings) -> dict[str, ChatModel]:
     local: dict[str, Any] = {}  # one llama.cpp engine per GGUF path, shared by roles
     for role in ROLES:
         s: ChatModelSettings = getattr(settings, role)
+        if s.base_url and not s.model:
+            raise ConfigError(
+                f"models.{role}: base_url {s.base_url!r} is set but no model name: set models.{role}.model, or "
+                "FOOTNOTE_LLM_MODEL (with FOOTNOTE_LLM_BASE_URL it configures every role without a model of its own)"
+            )
+        if s.model and not s.base_url:
+            raise ConfigError(
+                f"models.{role}: model {s.model!r} is set but no base_url: set models.{role}.base_url "
+                "(or FOOTNOTE_LLM_BASE_URL)"
+            )
         if not s.configured:
             continue
         if s.base_url.startswith(LLAMA_CPP_SCHEME):

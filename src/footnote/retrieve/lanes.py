@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.retrieve.types import Lane, LaneHit, QueryPlan, StageTrace
 from footnote.settings import Settings
+from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall, run_calls
 from footnote.store.protocol import Hit, Store
 
 DENSE_LANE: dict[KindGroup, Lane] = {
@@ -89,64 +90,105 @@ class LanePool:
         return (lane.value, query) in self.queries_run
 
 
-class _LaneTimer:
-    def __init__(self) -> None:
-        self.ms: dict[Lane, float] = {}
-        self.hits: dict[Lane, int] = {}
-        self.queries: dict[Lane, int] = {}
+@dataclass(frozen=True)
+class PlannedCall:
+    """One lane call of a round, with the lane and the pool key (query text or address label) it feeds."""
 
-    def run(self, lane: Lane, fn: Callable[..., list[Hit]], *args: Any, **kwargs: Any) -> list[Hit]:
-        t = time.perf_counter()
-        found = fn(*args, **kwargs)
-        self.ms[lane] = self.ms.get(lane, 0.0) + (time.perf_counter() - t) * 1000
-        self.hits[lane] = self.hits.get(lane, 0) + len(found)
-        self.queries[lane] = self.queries.get(lane, 0) + 1
-        return found
+    lane: Lane
+    key: str
+    call: LaneCall
 
-    def traces(self, round_no: int) -> list[StageTrace]:
-        suffix = "" if round_no == 1 else f"@round{round_no}"
-        return [
-            StageTrace(f"lane:{lane.value}{suffix}", round(self.ms[lane], 3),
-                       {"queries": self.queries[lane], "hits": self.hits[lane]})
-            for lane in self.ms
-        ]
+
+def text_calls(settings: Settings, queries: Sequence[LaneQuery], pool: LanePool, *, lang: str | None) -> list[PlannedCall]:
+    """The lexical (stemmed, unstemmed), address and trigram calls of ``queries`` not yet run — the
+    lanes that need no query vector."""
+    rs = settings.retrieve
+    out: list[PlannedCall] = []
+    planned: set[tuple[Lane, str]] = set()
+
+    def add(lane: Lane, key: str, call: LaneCall) -> None:
+        if not pool.ran(lane, key) and (lane, key) not in planned:
+            planned.add((lane, key))
+            out.append(PlannedCall(lane, key, call))
+
+    for q in queries:
+        for lane, stemmed in ((Lane.LEXICAL_STEMMED, True), (Lane.LEXICAL_UNSTEMMED, False)):
+            add(lane, q.text, LexicalCall(q.text, rs.lexical_k, stemmed, lang))
+        for addr in q.addresses:
+            add(Lane.ADDRESS, addr.label, AddressCall(addr.book, addr.loc, rs.address_k))
+        if wants_trigram(q):
+            add(Lane.TRIGRAM, q.text, TrigramCall(q.text, rs.trigram_k))
+    return out
+
+
+def dense_calls(settings: Settings, queries: Sequence[LaneQuery], vectors: np.ndarray, pool: LanePool) -> list[PlannedCall]:
+    """One dense call per query and kind group not yet run (``vectors`` rows aligned with ``queries``)."""
+    rs = settings.retrieve
+    groups = kinds_by_group(settings)
+    out: list[PlannedCall] = []
+    for i, q in enumerate(queries):
+        for group, kinds in groups.items():
+            lane = DENSE_LANE[group]
+            if not pool.ran(lane, q.text):
+                out.append(PlannedCall(lane, q.text, DenseCall(vectors[i], rs.dense_k, tuple(kinds))))
+    return out
+
+
+def _run_batch(store: Store, calls: Sequence[PlannedCall]) -> tuple[list[list[Hit]], list[float] | None, float]:
+    t0 = time.perf_counter()
+    hits, per_call = run_calls(store, [c.call for c in calls])
+    return hits, per_call, (time.perf_counter() - t0) * 1000
 
 
 def run_lanes(
     store: Store,
     settings: Settings,
     queries: Sequence[LaneQuery],
-    vectors: np.ndarray | None,
+    embed: Callable[[], np.ndarray | None],
     pool: LanePool,
     *,
     lang: str | None,
     round_no: int = 1,
-) -> list[StageTrace]:
-    """Run every lane for every query into ``pool`` (skipping lane/query pairs already run).
-    ``vectors`` holds the query embeddings (rows aligned with ``queries``), None for lexical only."""
-    rs = settings.retrieve
-    timer = _LaneTimer()
-    groups = kinds_by_group(settings) if vectors is not None else {}
-    for i, q in enumerate(queries):
-        if vectors is not None:
-            vec = vectors[i]
-            for group, kinds in groups.items():
-                lane = DENSE_LANE[group]
-                if pool.ran(lane, q.text):
-                    continue
-                found = timer.run(lane, store.search_dense, vec, rs.dense_k, kinds=kinds)
-                pool.add(lane, q.text, found)
-        for lane, stemmed in ((Lane.LEXICAL_STEMMED, True), (Lane.LEXICAL_UNSTEMMED, False)):
-            if pool.ran(lane, q.text):
-                continue
-            found = timer.run(lane, store.search_lexical, q.text, rs.lexical_k, stemmed=stemmed, lang=lang)
-            pool.add(lane, q.text, found)
-        for addr in q.addresses:
-            if pool.ran(Lane.ADDRESS, addr.label):
-                continue
-            found = timer.run(Lane.ADDRESS, store.search_address, addr.book, addr.loc, rs.address_k)
-            pool.add(Lane.ADDRESS, addr.label, found)
-        if wants_trigram(q) and not pool.ran(Lane.TRIGRAM, q.text):
-            found = timer.run(Lane.TRIGRAM, store.search_trigram, q.text, rs.trigram_k)
-            pool.add(Lane.TRIGRAM, q.text, found)
-    return timer.traces(round_no)
+    executor: Executor | None = None,
+) -> tuple[list[StageTrace], np.ndarray | None]:
+    """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
+    the traces and the query vectors.
+
+    The text lanes (lexical, address, trigram) need no query vector: with an ``executor``, ``embed()``
+    (the query vectors, rows aligned with ``queries``; None for lexical only) runs on a worker thread
+    *while* the text lanes run as one batch on the calling thread; the dense lanes then run as a second
+    batch. The embedder spends that time in native code without the GIL, so the two really overlap
+    (the other way round — lanes on the worker — the lanes' Python fought the caller for the GIL).
+    A store with ``search_many`` (PostgreSQL) runs each batch in one pipelined round trip per
+    connection. Without an executor: text lanes, embedding, dense lanes, one after the other."""
+    suffix = "" if round_no == 1 else f"@round{round_no}"
+    texts = text_calls(settings, queries, pool, lang=lang)
+    if executor is not None:
+        future = executor.submit(embed)
+        try:
+            text_res = _run_batch(store, texts)
+        finally:
+            vectors = future.result()  # re-raises the embedder's error here
+    else:
+        text_res = _run_batch(store, texts)
+        vectors = embed()
+    dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+    dense_res = _run_batch(store, dense)
+    traces: list[StageTrace] = []
+    lane_ms: dict[Lane, float] = {}
+    lane_hits: dict[Lane, int] = {}
+    lane_queries: dict[Lane, int] = {}
+    for name, calls, (hits, per_call, wall) in (("text", texts, text_res), ("dense", dense, dense_res)):
+        if not calls:
+            continue
+        for j, (pc, found) in enumerate(zip(calls, hits, strict=True)):
+            pool.add(pc.lane, pc.key, found)
+            lane_ms[pc.lane] = lane_ms.get(pc.lane, 0.0) + (per_call[j] if per_call is not None else 0.0)
+            lane_hits[pc.lane] = lane_hits.get(pc.lane, 0) + len(found)
+            lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
+        traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
+                                 {"batched": per_call is None, "overlapped_embedding": name == "text" and executor is not None}))
+    for lane in lane_ms:
+        traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
+                                 {"queries": lane_queries[lane], "hits": lane_hits[lane]}))
+    return traces, vectors

@@ -12,6 +12,7 @@ the passage are in different languages.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -54,12 +55,15 @@ def question_names(question: str) -> list[str]:
     return out
 
 
-def passage_skeletons(text: str) -> set[str]:
-    """Skeletons of a passage's capitalised words, either script (names are capitalised)."""
-    return {skeleton(translit(w)) for w in _CAPWORD.findall(text)}
+@lru_cache(maxsize=8192)
+def passage_skeletons(text: str) -> frozenset[str]:
+    """Skeletons of a passage's capitalised words, either script (names are capitalised). Cached per
+    text: the same passages come back search after search, and transliterating them was most of the
+    fusion stage's time."""
+    return frozenset(skeleton(translit(w)) for w in _CAPWORD.findall(text))
 
 
-def name_evidence(names: list[str], skeletons: set[str]) -> float:
+def name_evidence(names: list[str], skeletons: AbstractSet[str]) -> float:
     """Share of ``names`` found in ``skeletons`` (exact, or a 3+ letter prefix either way)."""
     if not names:
         return 0.0

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -37,6 +38,7 @@ from footnote.retrieve.types import (
     Verdict,
 )
 from footnote.settings import GateThresholds, Settings
+from footnote.store.batch import FragmentsWithEmbeddings
 from footnote.store.protocol import Store
 from footnote.text import Analyzer, detect_lang
 
@@ -73,9 +75,11 @@ class Retriever:
         self.router = router
         self._bg_lock = threading.Lock()
         self._background: np.ndarray | None = None
+        self._background_centroid: np.ndarray | None = None
         self._background_at = 0.0
         self._analyzer = Analyzer()
         self.books = BookCache(store, settings.retrieve.books_cache_s)
+        self._executor: ThreadPoolExecutor | None = None
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -100,17 +104,32 @@ class Retriever:
             "addresses": sum(len(sq.addresses) for sq in plan.subquestions),
         }, {"source": plan.source, "lang": plan.lang}))
 
-        qvec, vectors = self._embed(question, queries, traces, "embed", lexical)
         pool = LanePool()
-        traces.extend(run_lanes(self.store, s, queries, vectors, pool, lang=plan.lang, round_no=1))
+        got: list[np.ndarray | None] = [None]
+
+        def embed_round1() -> np.ndarray | None:
+            got[0], vecs = self._embed(question, queries, traces, "embed", lexical)
+            return vecs
+
+        lane_traces, _ = run_lanes(self.store, s, queries, embed_round1, pool, lang=plan.lang, round_no=1,
+                                   executor=self._lane_executor(lexical))
+        traces.extend(lane_traces)
+        qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
         ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked)
         rounds, calls = 1, 0
         plans = [plan]
         while ranked.verdict is Verdict.INSUFFICIENT and rounds < s.gate.max_rounds:
+            if self.router is None and not s.gate.second_round_without_router:
+                # the deterministic variant did not earn its place (docs/retrieval.md "Rounds"): the
+                # gate's verdict stands
+                traces.append(StageTrace(f"round{rounds + 1}", 0.0, {"skipped": 1},
+                                         {"reason": "no router (gate.second_round_without_router is off)"}))
+                break
             rounds += 1
             sfx = f"@round{rounds}"
             t0 = time.perf_counter()
+            before = ranked
             partial = self._result(plans[-1], ranked, rounds - 1, traces, calls, lexical)
             plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial)
             calls += n
@@ -120,9 +139,14 @@ class Retriever:
             }, {"source": plan2.source}))
             plans.append(plan2)
             queries = [*queries, *new_q]
-            _, vec2 = self._embed(None, new_q, traces, f"embed{sfx}", lexical)
-            traces.extend(run_lanes(self.store, s, new_q, vec2, pool, lang=plan.lang, round_no=rounds))
+            def embed_round(qs: list[LaneQuery] = new_q, name: str = f"embed{sfx}") -> np.ndarray | None:
+                return self._embed(None, qs, traces, name, lexical)[1]
+
+            lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
+                                       executor=self._lane_executor(lexical))
+            traces.extend(lane_traces)
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked)
+            traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         return self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
 
@@ -151,7 +175,25 @@ class Retriever:
         kept, _ = dedup_windows(cands)
         return kept[:k]
 
+    def close(self) -> None:
+        """Stop the lane worker thread (if one was started)."""
+        with self._bg_lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
+
     # -- stages --------------------------------------------------------------------------------
+    def _lane_executor(self, lexical: bool) -> Executor | None:
+        """The worker thread the text lanes run on while the query is embedded (None: no overlap —
+        lexical only, or ``retrieve.overlap_lanes`` off)."""
+        if lexical or not self.settings.retrieve.overlap_lanes:
+            return None
+        if self._executor is None:
+            with self._bg_lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="footnote-lanes")
+        return self._executor
+
     def _dense_lane(self, kind: str) -> Lane:
         return DENSE_LANE[self.settings.corpus.group_of(kind)]
 
@@ -184,16 +226,25 @@ class Retriever:
         # pool: fragments and their true cosine to the question
         t0 = time.perf_counter()
         ids = list(pool.hits)
-        frags = {f.id: f for f in self.store.get_fragments(ids)}
-        ids = [i for i in ids if i in frags]
-        if qvec is not None and ids:
-            mat = self.store.get_embeddings(ids)
+        if qvec is not None and ids and isinstance(self.store, FragmentsWithEmbeddings):
+            got, allmat = self.store.get_fragments_with_embeddings(ids)  # one read / one statement
+            frags = {f.id: f for f in got}
+            row = {i: j for j, i in enumerate(ids)}
+            ids = [i for i in ids if i in frags]
+            mat = allmat[[row[i] for i in ids]]
             cos = mat @ qvec.astype(np.float32)
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
-            cos = np.zeros(len(ids), dtype=np.float32)
-            # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
-            has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
+            frags = {f.id: f for f in self.store.get_fragments(ids)}
+            ids = [i for i in ids if i in frags]
+            if qvec is not None and ids:
+                mat = self.store.get_embeddings(ids)
+                cos = mat @ qvec.astype(np.float32)
+                has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
+            else:
+                cos = np.zeros(len(ids), dtype=np.float32)
+                # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
+                has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
         corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
@@ -288,10 +339,15 @@ class Retriever:
         return signal, verdict
 
     def _background_mean(self, qvec: np.ndarray) -> float:
+        """Mean cosine of the question to the background sample = its dot product with the sample's
+        mean vector (one 384-wide dot product instead of a 2048-row matrix product per search)."""
         bg = self._background_vectors()
         if bg is None or len(bg) == 0:
             return 0.0
-        return float(np.mean(bg @ qvec.astype(np.float32)))
+        centroid = self._background_centroid
+        if centroid is None or centroid.shape[0] != bg.shape[1]:
+            centroid = self._background_centroid = bg.mean(axis=0, dtype=np.float64).astype(np.float32)
+        return float(np.dot(centroid, qvec.astype(np.float32)))
 
     def _background_vectors(self) -> np.ndarray | None:
         """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded
@@ -326,6 +382,7 @@ class Retriever:
             norms = np.linalg.norm(sample, axis=1) if sample.size else np.zeros(0)
             sample = sample[norms > 0] if sample.size else sample
             self._background, self._background_at = sample, now
+            self._background_centroid = None
             return sample
 
     def _result(
@@ -335,6 +392,23 @@ class Retriever:
             plan=plan, candidates=tuple(ranked.final), verdict=ranked.verdict, signal=ranked.signal,
             rounds=rounds, trace=tuple(traces), lexical_only=lexical, model_calls=calls,
         )
+
+
+def _round_effect(name: str, ms: float, before: _Ranked, after: _Ranked, new_queries: int) -> StageTrace:
+    """What a further round bought: whether the ranked slate (ids in order), its top note or the
+    verdict changed, with the earlier round's verdict, signal and sources (``footnote eval`` reports
+    them per category)."""
+    ids0 = [c.fragment.id for c in before.final]
+    ids1 = [c.fragment.id for c in after.final]
+    return StageTrace(name, ms, {
+        "ranks_changed": int(ids0 != ids1),
+        "top_changed": int(ids0[:1] != ids1[:1]),
+        "verdict_changed": int(before.verdict is not after.verdict),
+        "new_queries": new_queries,
+    }, {
+        "verdict_before": before.verdict.value, "signal_before": float(before.signal.value),
+        "sources_before": [c.fragment.source_id for c in before.final],
+    })
 
 
 def _cap(cands: list[Candidate], cap: int, protect: int, *, by_cosine: bool) -> tuple[list[Candidate], int]:

@@ -30,13 +30,17 @@ def fused_order(question: str, cands: Sequence[Candidate], query_lang: str, sett
     # median cosine of the embedded candidates, so its lexical evidence decides, neither help nor harm
     known = sorted(c.score for c in cands if c.embedded)
     neutral = known[len(known) // 2] if known else 0.0
+    verse_kind: dict[str, bool] = {}
     for c in cands:
         same = c.fragment.lang == query_lang
         ev = evidence_of(c.lanes, tops)
         if names and not same:
             ev = replace(ev, names=name_evidence(names, passage_skeletons(c.fragment.text)))
+        kind = c.fragment.kind
+        if kind not in verse_kind:
+            verse_kind[kind] = settings.corpus.group_of(kind) is KindGroup.VERSES
         scored.append(replace(c, rerank=fused_score(
-            c.score if c.embedded else neutral, ev, same_lang=same, is_verse=settings.corpus.group_of(c.fragment.kind) is KindGroup.VERSES, rs=rs,
+            c.score if c.embedded else neutral, ev, same_lang=same, is_verse=verse_kind[kind], rs=rs,
         )))
     scored.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))
     return scored

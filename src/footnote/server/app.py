@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError
+from footnote.mcp.http import mount_mcp
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_search, routes_sources
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
@@ -119,7 +120,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             await run_in_threadpool(warm_up, engine)
         if settings.backlog.serve_worker:
             worker.start()
-        yield
+        async with run_mcp():
+            yield
         worker.stop()
         state.pump.shutdown()
         state.pages.close()
@@ -144,6 +146,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_search.make_router(state), dependencies=guarded)
     app.include_router(routes_sources.make_router(state), dependencies=guarded)
     app.include_router(routes_conversations.make_router(state), dependencies=guarded)
+    run_mcp = mount_mcp(app, engine, settings)  # /mcp: MCP over streamable HTTP, behind the same key (docs/mcp.md)
 
     meta = APIRouter(tags=["meta"])
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +39,7 @@ from footnote.corpus.records import (
 )
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
+from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.pg_support import (
     BULK_LOCK,
@@ -64,6 +66,27 @@ _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
 _SRC_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
 #: Vectors up to this dimension (4 bytes each) are stored inside the heap row (STORAGE PLAIN).
 _PLAIN_STORAGE_MAX_DIM = 1024
+
+#: One lexical lane call as one statement: lexemes of the query (regconfig per token), their document
+#: frequency (``lexeme_stats``; row ``n``/'' holds the fragment count), common words dropped in a large
+#: store (``lexical_max_df`` once it holds ``lexical_prune_min_fragments``, unless that drops all), BM25
+#: idf weights, then ``Σ idf × ts_rank`` over the fragments matching any kept lexeme (the GIN index).
+#: Lexemes are quoted for ``::tsquery`` exactly as a tsquery literal: '…' with \ and ' doubled.
+_LEXICAL_SQL = (
+    "WITH n AS (SELECT coalesce((SELECT df FROM lexeme_stats WHERE col = 'n' AND lexeme = ''), 0)::float8 AS n),"
+    " st AS (SELECT q.lx, s.df::float8 AS df FROM (SELECT DISTINCT unnest(tsvector_to_array("
+    "   to_tsvector(footnote_ts_config(u.c), u.t))) AS lx FROM unnest(%(cfgs)s::text[], %(toks)s::text[]) AS u(c, t)) q"
+    "   JOIN lexeme_stats s ON s.col = %(code)s AND s.lexeme = q.lx WHERE s.df > 0),"
+    " rare AS (SELECT st.lx, st.df FROM st, n WHERE n.n > 0 AND st.df / n.n <= %(max_df)s),"
+    " prune AS (SELECT (n.n >= %(min_n)s AND (SELECT count(*) FROM st) > 1 AND EXISTS (SELECT 1 FROM rare)) AS p FROM n),"
+    " keep AS (SELECT lx, df FROM rare WHERE (SELECT p FROM prune)"
+    "   UNION ALL SELECT lx, df FROM st WHERE NOT (SELECT p FROM prune)),"
+    " t AS (SELECT chr(39) || replace(replace(keep.lx, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39))"
+    "   || chr(39) AS lit, ln(1.0 + (n.n - keep.df + 0.5) / (keep.df + 0.5)) AS w FROM keep, n WHERE n.n > 0)"
+    " SELECT f.id, (SELECT sum(t.w * ts_rank(f.{column}, t.lit::tsquery, 1)) FROM t) AS r FROM fragments f"
+    " WHERE f.{column} @@ (SELECT string_agg(t.lit, ' | ')::tsquery FROM t){kind_sql}"
+    " ORDER BY r DESC, f.id LIMIT %(k)s"
+)
 
 
 def _source(row: Sequence[Any]) -> Source:
@@ -107,15 +130,36 @@ class PostgresStore(PgConversations):
             raise StoreError(f"preparing the PostgreSQL store at {self.url} failed: {e}") from e
         finally:
             conn.close()
+        self._iterative_scan = self._has_iterative_scan()
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
         self._dim: int | None = None
         self._size_cache: dict[tuple[str, ...] | None, tuple[float, bool]] = {}
         info = self.embedder_info()
         self._dim = info[1] if info else None
 
+    def _has_iterative_scan(self) -> bool:
+        """pgvector ≥ 0.8 (``hnsw.iterative_scan``): a kind-filtered HNSW query keeps scanning until k
+        rows pass the filter. Older versions post-filter the ef_search candidates (fewer than k hits)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        if row is None:
+            return False
+        parts = [int(p) if p.isdigit() else 0 for p in str(row[0]).split(".")[:2]]
+        ok = tuple(parts + [0] * (2 - len(parts))) >= (0, 8)
+        if not ok:
+            log.warning("pgvector %s has no iterative index scans: kind-filtered HNSW search may return fewer than k "
+                        "hits (upgrade to pgvector ≥ 0.8)", row[0])
+        return ok
+
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
 
     def close(self) -> None:
+        with self._executor_lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
         self._pool.close()
 
     def __enter__(self) -> PostgresStore:
@@ -273,7 +317,11 @@ class PostgresStore(PgConversations):
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:
         s = self.settings
         log.info("building the HNSW index (m=%d, ef_construction=%d)", s.hnsw_m, s.hnsw_ef_construction)
-        conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+        # at least 512 MB for the build (an index that outgrows it builds far slower); never lower a
+        # larger server setting
+        conn.execute("SELECT set_config('maintenance_work_mem', CASE WHEN pg_size_bytes(current_setting("
+                     "'maintenance_work_mem')) < pg_size_bytes('512MB') THEN '512MB' ELSE current_setting("
+                     "'maintenance_work_mem') END, true)")
         conn.execute(
             "CREATE INDEX IF NOT EXISTS fragments_embedding_hnsw ON fragments USING hnsw (embedding vector_cosine_ops)"
             f" WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})"
@@ -480,6 +528,28 @@ class PostgresStore(PgConversations):
         by_id = {r[0]: _fragment(r) for r in rows}
         return [by_id[i] for i in fragment_ids if i in by_id]
 
+    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
+        """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
+        none), from one statement — the retrieval pool needs both."""
+        dim = self._dim or 0
+        mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
+        if not fragment_ids:
+            return [], mat
+        with self._pool.connection() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(f"SELECT {_FRAG_COLS}, embedding FROM fragments WHERE id = ANY(%s)",
+                        [[_clean(i) for i in fragment_ids]])
+            rows = cur.fetchall()
+        by_id = {r[0]: r for r in rows}
+        frags: list[Fragment] = []
+        for j, fid in enumerate(fragment_ids):
+            r = by_id.get(fid)
+            if r is None:
+                continue
+            frags.append(_fragment(r))
+            if r[8] is not None and dim:
+                mat[j] = r[8]
+        return frags, mat
+
     def fragments_of(self, source_id: str) -> list[Fragment]:
         with self._pool.connection() as conn:
             rows = conn.execute(
@@ -543,39 +613,173 @@ class PostgresStore(PgConversations):
     # --- lanes ------------------------------------------------------------------------------------
 
     def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
-        if k <= 0 or self._dim is None:
-            info = self.embedder_info() if self._dim is None else None
-            if k <= 0 or info is None:
-                return []
-            self._dim = info[1]
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape[0] != self._dim or not np.isfinite(q).all() or not q.any():
-            if q.shape[0] != self._dim:
-                raise StoreError(f"query vector has dim {q.shape[0]}, the store holds dim {self._dim}")
-            return []
-        s = self.settings
-        where = "embedding IS NOT NULL" + (" AND kind = ANY(%(kinds)s)" if kinds is not None else "")
-        params: dict[str, Any] = {"q": Vec(q), "k": int(k), "kinds": list(kinds) if kinds is not None else None}
-        t0 = time.perf_counter()
-        with self._pool.connection() as conn, conn.transaction():
-            exact = self._subset_is_small(conn, where, params)
-            if exact:
-                # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
-                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                sql = (f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
-                       " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s")
+        return self.search_many([DenseCall(np.asarray(vector), k, tuple(kinds) if kinds is not None else None)])[0]
+
+    def search_lexical(
+        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """OR over the query's lexemes (PostgreSQL's own Snowball configs on the folded tokens), ranked
+        by the sum of each matched lexeme's ``ts_rank`` weighted by its BM25 idf (``lexeme_stats``)."""
+        call = LexicalCall(query, k, stemmed, lang, tuple(kinds) if kinds is not None else None)
+        return self.search_many([call])[0]
+
+    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
+        return self.search_many([AddressCall(book, loc, k)])[0]
+
+    def search_trigram(self, text: str, k: int) -> list[Hit]:
+        return self.search_many([TrigramCall(text, k)])[0]
+
+    def search_many(self, calls: Sequence[LaneCall]) -> list[list[Hit]]:
+        """Every call's hits, in order, in **one round trip** per connection: the calls are dealt over
+        at most ``pg_batch_connections`` pooled connections, each sending its share as one pipeline
+        (one Sync) inside one transaction, concurrently — PostgreSQL runs each connection on its own
+        backend process, so three HNSW lookups take the time of about one where cores allow. Session
+        settings (HNSW ``ef_search`` and iterative scan, the trigram threshold) are set locally in the
+        same pipeline. A lexical call is a single statement (idf lookup, pruning and ranking in SQL)."""
+        n = max(1, min(int(self.settings.pg_batch_connections), len(calls)))
+        if n == 1:
+            return self._search_batch(calls)
+        shares = [list(range(j, len(calls), n)) for j in range(n)]
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=max(2, int(self.settings.pg_pool_size)),
+                                                    thread_name_prefix="footnote-pg")
+            ex = self._executor
+        futures = [ex.submit(self._search_batch, [calls[i] for i in share]) for share in shares[1:]]
+        out: list[list[Hit]] = [[] for _ in calls]
+        try:
+            first = self._search_batch([calls[i] for i in shares[0]])
+        finally:
+            results = [f.result() for f in futures]  # every share finishes (or raises) before we return
+        for share, hits in zip(shares, [first, *results], strict=True):
+            for i, h in zip(share, hits, strict=True):
+                out[i] = h
+        return out
+
+    def _search_batch(self, calls: Sequence[LaneCall]) -> list[list[Hit]]:
+        """One connection, one pipeline: see :meth:`search_many`."""
+        out: list[list[Hit]] = [[] for _ in calls]
+        text: list[tuple[int, str, Any]] = []  # (call index, sql, params)
+        dense: list[tuple[int, str, dict[str, Any]]] = []  # (call index, where, params)
+        trigram = False
+        for i, c in enumerate(calls):
+            if isinstance(c, DenseCall):
+                prepared = self._dense_where(c)
+                if prepared is not None:
+                    dense.append((i, *prepared))
+            elif isinstance(c, LexicalCall):
+                stmt = self._lexical_sql(c)
+                if stmt is not None:
+                    text.append((i, *stmt))
+            elif isinstance(c, AddressCall):
+                if c.k > 0:
+                    text.append((i, "SELECT id, 1.0 FROM fragments WHERE book_key = %s AND loc = %s"
+                                    " ORDER BY source_id, ordinal LIMIT %s", [fold(_clean(c.book)), _clean(c.loc), int(c.k)]))
             else:
-                # HNSW; a kind filter keeps scanning the graph until k rows pass it (pgvector ≥ 0.8
-                # iterative scan), relaxed order re-sorted exactly over the k found
-                conn.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    [str(max(int(s.hnsw_ef_search), int(k)))],
-                )
-                sql = (f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments WHERE {where}"
-                       " ORDER BY embedding <=> %(q)b LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id")
-            rows = conn.execute(sql, params).fetchall()
-        log.debug("dense k=%d exact=%s %d hits in %.1f ms", k, exact, len(rows), (time.perf_counter() - t0) * 1e3)
-        return [Hit(r[0], float(r[1])) for r in rows]
+                q = " ".join(fold(_clean(c.text)).split())
+                if c.k > 0 and q:
+                    trigram = True
+                    text.append((i, "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || left(tokens, 256)) AS s"
+                                    " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || left(tokens, 256))"
+                                    " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
+        if not text and not dense:
+            return out
+        t0 = time.perf_counter()
+        ann: list[tuple[int, str, dict[str, Any]]] = []
+        exact: list[tuple[int, str, dict[str, Any]]] = []
+        with self._pool.connection() as conn:
+            # autocommit, with BEGIN … COMMIT sent inside the pipeline: psycopg's own transaction
+            # handling would add a round trip (it syncs after its implicit BEGIN)
+            conn.autocommit = True
+            try:
+                for i, where, params in dense:
+                    if self._subset_is_small(conn, where, params):
+                        # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
+                        exact.append((i, f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
+                                         " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s", params))
+                    else:
+                        # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
+                        # it (iterative scan); relaxed order re-sorted exactly over the k found
+                        ann.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
+                                       f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s)"
+                                       " SELECT id, 1 - d FROM c ORDER BY d, id", params))
+                cursors = self._pipeline(conn, text, ann, exact, trigram)
+            finally:
+                if not conn.closed and not conn.broken:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        conn.execute("ROLLBACK")
+                    conn.autocommit = False
+            for i, cur in cursors:
+                positive = isinstance(calls[i], LexicalCall | TrigramCall)
+                out[i] = [Hit(r[0], float(r[1])) for r in cur.fetchall() if not positive or float(r[1]) > 0]
+        log.debug("search_many: %d calls (%d ann, %d exact) in %.1f ms", len(calls), len(ann), len(exact),
+                  (time.perf_counter() - t0) * 1e3)
+        return out
+
+    def _pipeline(
+        self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
+        exact: list[tuple[int, str, Any]], trigram: bool,
+    ) -> list[tuple[int, psycopg.Cursor[Any]]]:
+        """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
+        HNSW dense lanes, the exact dense lanes (index scans off for them only, so last), COMMIT."""
+        s = self.settings
+        cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            if trigram:
+                conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+                             [str(float(s.pg_trigram_threshold))])
+            cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
+            if ann:
+                k_max = max(int(p["k"]) for _, _, p in ann)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), k_max))])
+                if self._iterative_scan and s.hnsw_iterative_scan != "off":
+                    conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
+                                 " set_config('hnsw.max_scan_tuples', %s, true)",
+                                 [s.hnsw_iterative_scan, str(int(s.hnsw_max_scan_tuples))])
+                cursors += [(i, conn.execute(sql, params)) for i, sql, params in ann]
+            if exact:
+                conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                cursors += [(i, conn.execute(sql, params)) for i, sql, params in exact]
+            conn.execute("COMMIT")
+        return cursors
+
+    def _dense_where(self, c: DenseCall) -> tuple[str, dict[str, Any]] | None:
+        """(where, params) of a dense call, or None when it can return nothing."""
+        if c.k <= 0:
+            return None
+        if self._dim is None:
+            info = self.embedder_info()
+            if info is None:
+                return None
+            self._dim = info[1]
+        q = np.asarray(c.vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self._dim:
+            raise StoreError(f"query vector has dim {q.shape[0]}, the store holds dim {self._dim}")
+        if not np.isfinite(q).all() or not q.any():
+            return None
+        where = "embedding IS NOT NULL" + (" AND kind = ANY(%(kinds)s)" if c.kinds is not None else "")
+        return where, {"q": Vec(q), "k": int(c.k), "kinds": list(c.kinds) if c.kinds is not None else None}
+
+    def _lexical_sql(self, c: LexicalCall) -> tuple[str, dict[str, Any]] | None:
+        """One statement: the query's lexemes (PostgreSQL's Snowball configs over the folded tokens),
+        their document frequencies, common-word pruning, BM25 idf weights, the OR match and the rank."""
+        toks = list(dict.fromkeys(tokenize(_clean(c.query))))
+        if c.k <= 0 or not toks:
+            return None
+        # each token through the config of each query language (footnote_ts_config: the column's own
+        # map; '' is 'simple', the token itself)
+        if c.stemmed:
+            configs, column, code = [*([c.lang] if c.lang else DEFAULT_QUERY_LANGS), ""], "tsv_stem", "s"
+        else:
+            configs, column, code = [""], "tsv_plain", "p"
+        pairs = [(cfg, t) for t in toks for cfg in configs]
+        s = self.settings
+        kind_sql = " AND f.kind = ANY(%(kinds)s)" if c.kinds is not None else ""
+        params = {"cfgs": [p[0] for p in pairs], "toks": [p[1] for p in pairs], "code": code,
+                  "max_df": float(s.lexical_max_df), "min_n": int(s.lexical_prune_min_fragments),
+                  "kinds": list(c.kinds) if c.kinds is not None else None, "k": int(c.k)}
+        return _LEXICAL_SQL.format(column=column, kind_sql=kind_sql), params
 
     def _subset_is_small(self, conn: psycopg.Connection[Any], where: str, params: dict[str, Any]) -> bool:
         """Whether at most ``pg_exact_search_max`` embedded fragments pass ``where`` — a bounded count,
@@ -594,66 +798,6 @@ class PostgresStore(PgConversations):
         self._size_cache[key] = (now, small)
         return small
 
-    def search_lexical(
-        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
-    ) -> list[Hit]:
-        """OR over the query's lexemes (PostgreSQL's own Snowball configs on the folded tokens), ranked
-        by the sum of each matched lexeme's ``ts_rank`` weighted by its BM25 idf (``lexeme_stats``)."""
-        toks = list(dict.fromkeys(tokenize(_clean(query))))
-        if k <= 0 or not toks:
-            return []
-        # each token through the config of each query language (footnote_ts_config: the column's own
-        # map; '' is 'simple', the token itself)
-        if stemmed:
-            configs, column, code = [*([lang] if lang else DEFAULT_QUERY_LANGS), ""], "tsv_stem", "s"
-        else:
-            configs, column, code = [""], "tsv_plain", "p"
-        pairs = [(c, t) for t in toks for c in configs]
-        s = self.settings
-        with self._pool.connection() as conn:
-            stats = conn.execute(
-                "SELECT q.lx, coalesce(s.df, 0), (SELECT df FROM lexeme_stats WHERE col = 'n' AND lexeme = '')"
-                " FROM (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(footnote_ts_config(u.c), u.t))) AS lx"
-                "       FROM unnest(%s::text[], %s::text[]) AS u(c, t)) q"
-                " LEFT JOIN lexeme_stats s ON s.col = %s AND s.lexeme = q.lx ORDER BY q.lx",
-                [[c for c, _ in pairs], [t for _, t in pairs], code],
-            ).fetchall()
-            n_docs = int(stats[0][2] or 0) if stats else 0
-            terms = [(str(lx), int(df)) for lx, df, _ in stats if int(df) > 0]
-            if not terms or n_docs <= 0:
-                return []
-            if n_docs >= s.lexical_prune_min_fragments and len(terms) > 1:
-                # in a large store, words held by most fragments add nothing to the ranking but cost
-                rare = [(lx, df) for lx, df in terms if df / n_docs <= s.lexical_max_df]
-                terms = rare or terms
-            weights = [math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for _, df in terms]
-            lexemes = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx, _ in terms]
-            rank = " + ".join(f"%s * ts_rank({column}, %s::tsquery, 1)" for _ in terms)
-            match = " || ".join("%s::tsquery" for _ in terms)
-            args: list[Any] = [v for w, lx in zip(weights, lexemes, strict=True) for v in (w, lx)]
-            args += lexemes
-            kind_sql = ""
-            if kinds is not None:
-                kind_sql = " AND kind = ANY(%s)"
-                args.append(list(kinds))
-            args.append(int(k))
-            rows = conn.execute(
-                f"SELECT id, {rank} AS r FROM fragments WHERE {column} @@ ({match}){kind_sql}"
-                " ORDER BY r DESC, id LIMIT %s",
-                args,
-            ).fetchall()
-        return [Hit(r[0], float(r[1])) for r in rows if float(r[1]) > 0]
-
-    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
-        if k <= 0:
-            return []
-        with self._pool.connection() as conn:
-            rows = conn.execute(
-                "SELECT id FROM fragments WHERE book_key = %s AND loc = %s ORDER BY source_id, ordinal LIMIT %s",
-                [fold(_clean(book)), _clean(loc), int(k)],
-            ).fetchall()
-        return [Hit(r[0], 1.0) for r in rows]
-
     def list_addresses(self) -> list[tuple[str, str, str]]:
         with self._pool.connection() as conn:
             rows = conn.execute(
@@ -661,20 +805,6 @@ class PostgresStore(PgConversations):
                 "WHERE f.book IS NOT NULL AND f.loc IS NOT NULL"
             ).fetchall()
         return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]
-
-    def search_trigram(self, text: str, k: int) -> list[Hit]:
-        q = " ".join(fold(_clean(text)).split())
-        if k <= 0 or len(q) < 1:
-            return []
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {float(self.settings.pg_trigram_threshold)}")
-            rows = conn.execute(
-                "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || left(tokens, 256)) AS s"
-                " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || left(tokens, 256))"
-                " ORDER BY s DESC, id LIMIT %(k)s",
-                {"q": q, "k": int(k)},
-            ).fetchall()
-        return [Hit(r[0], float(r[1])) for r in rows if float(r[1]) > 0]
 
     # --- bulk helpers (migration, benchmarks) -----------------------------------------------------
 

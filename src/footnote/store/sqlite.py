@@ -543,6 +543,31 @@ class SqliteStore(SqliteConversations):
                     out[pos[fid]] = np.frombuffer(blob, dtype="<f4", count=dim)
         return out
 
+    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
+        """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
+        none), read together in one snapshot — the retrieval pool needs both (``store.batch``)."""
+        wanted = list(dict.fromkeys(fragment_ids))
+        found: dict[str, tuple[Fragment, bytes | None]] = {}
+        with self._read() as conn:
+            binding = self._binding(conn)
+            dim = binding[1] if binding else 0
+            for i in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[i : i + IN_CHUNK]
+                q = (f"SELECT {FRAGMENT_COLS}, e.vec FROM fragments LEFT JOIN embeddings e ON e.rid = fragments.rid "
+                     f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
+                for row in conn.execute(q, chunk):
+                    found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
+        mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
+        frags: list[Fragment] = []
+        for j, fid in enumerate(fragment_ids):
+            got = found.get(fid)
+            if got is None:
+                continue
+            frags.append(got[0])
+            if got[1] is not None and dim:
+                mat[j] = np.frombuffer(got[1], dtype="<f4", count=dim)
+        return frags, mat
+
     # --- lanes ----------------------------------------------------------------------------------
 
     def _generation(self, conn: sqlite3.Connection) -> int:

@@ -1,0 +1,65 @@
+"""``footnote settings``: the settings in effect (value, origin, description); ``--set key=value`` writes
+the TOML file keeping its comments; ``--markdown`` prints the reference of docs/settings.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from footnote.cli import Ctx, common_options
+from footnote.settings import resolve_settings
+from footnote.settings_view import describe, markdown, parse_assignment, set_values, settings_file_target
+
+
+def _overrides(ctx: Ctx) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if ctx.store:
+        out["store.url"] = ctx.store
+    if ctx.embedder:
+        out["embedder.name"] = ctx.embedder
+    return out
+
+
+@click.command("settings")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="Write KEY=VALUE into the settings file (--config, FOOTNOTE_CONFIG or ./footnote.toml); repeatable.")
+@click.option("--show-secrets", is_flag=True, help="Print API keys instead of ***.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the reference table of every field (docs/settings.md).")
+@common_options
+def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool, as_markdown: bool) -> None:
+    """Show every setting in effect: value, where it came from (default, file, env, flag), description."""
+    if as_markdown:
+        click.echo(markdown(), nl=False)
+        return
+    if assignments:
+        parsed = [parse_assignment(a) for a in assignments]
+        target = settings_file_target(ctx.config)
+        set_values(target, parsed)
+        ctx.use_config(str(target))
+        if not ctx.as_json:
+            for key, value in parsed:
+                click.echo(f"{target}: {key} = {json.dumps(value, ensure_ascii=False)}")
+            return
+    resolved = resolve_settings(ctx.config, **_overrides(ctx))
+    rows = describe(resolved, reveal=show_secrets)
+    if ctx.as_json:
+        ctx.emit({"config_file": str(resolved.path) if resolved.path else None, "settings": rows})
+        return
+    click.echo(f"# settings file: {resolved.path or 'none (defaults, environment and flags only)'}")
+    section = ""
+    for row in rows:
+        top = row["key"].split(".", 1)[0]
+        if top != section:
+            section = top
+            click.echo(f"\n[{section}]")
+        value = json.dumps(row["value"], ensure_ascii=False)
+        if len(value) > 100:
+            value = value[:97] + "…"
+        click.echo(f"{row['key']} = {value}  ({row['source']})")
+        click.echo(f"    {row['description']}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(settings_command)

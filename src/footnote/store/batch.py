@@ -1,0 +1,94 @@
+"""Lane calls as values, so a store can run a whole round's lanes at once.
+
+The retrieval lanes (``retrieve.lanes``) describe each search as a :data:`LaneCall` and hand a list
+of them to :func:`run_calls`. A store with a ``search_many(calls)`` method (PostgreSQL: one
+pipelined round trip) runs them together; any other store runs them one by one, timed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from footnote.corpus.records import Fragment
+from footnote.store.protocol import Hit, Store
+
+
+@dataclass(frozen=True)
+class DenseCall:
+    vector: np.ndarray
+    k: int
+    kinds: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class LexicalCall:
+    query: str
+    k: int
+    stemmed: bool
+    lang: str | None = None
+    kinds: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AddressCall:
+    book: str
+    loc: str
+    k: int
+
+
+@dataclass(frozen=True)
+class TrigramCall:
+    text: str
+    k: int
+
+
+LaneCall = DenseCall | LexicalCall | AddressCall | TrigramCall
+
+
+@runtime_checkable
+class BatchSearch(Protocol):
+    """A store that runs many lane calls together (results in the order of ``calls``)."""
+
+    def search_many(self, calls: Sequence[LaneCall]) -> list[list[Hit]]: ...
+
+
+@runtime_checkable
+class FragmentsWithEmbeddings(Protocol):
+    """A store that returns fragments and their vectors in one call (PostgreSQL: one statement)."""
+
+    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
+        """(the fragments found, in the order asked; a matrix with one row per *asked* id — zeros for
+        an unknown id or one without a vector)."""
+        ...
+
+
+def call_one(store: Store, call: LaneCall) -> list[Hit]:
+    """One lane call through the plain ``Store`` protocol."""
+    if isinstance(call, DenseCall):
+        return store.search_dense(call.vector, call.k, kinds=list(call.kinds) if call.kinds is not None else None)
+    if isinstance(call, LexicalCall):
+        return store.search_lexical(call.query, call.k, stemmed=call.stemmed, lang=call.lang,
+                                    kinds=list(call.kinds) if call.kinds is not None else None)
+    if isinstance(call, AddressCall):
+        return store.search_address(call.book, call.loc, call.k)
+    return store.search_trigram(call.text, call.k)
+
+
+def run_calls(store: Store, calls: Sequence[LaneCall]) -> tuple[list[list[Hit]], list[float] | None]:
+    """Every call's hits, in order, and each call's milliseconds (None when the store batched them)."""
+    if not calls:
+        return [], []
+    if isinstance(store, BatchSearch):
+        return store.search_many(calls), None
+    out: list[list[Hit]] = []
+    ms: list[float] = []
+    for c in calls:
+        t0 = time.perf_counter()
+        out.append(call_one(store, c))
+        ms.append((time.perf_counter() - t0) * 1000)
+    return out, ms

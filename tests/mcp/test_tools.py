@@ -1,0 +1,74 @@
+"""What the MCP tools return, over the demo store (no transport: tests/mcp/test_mcp.py drives the wire)."""
+
+from __future__ import annotations
+
+import pytest
+
+from footnote.engine import Engine
+from footnote.errors import NotFound, UsageError
+from footnote.mcp.tools import FootnoteTools
+from footnote.settings import Settings
+
+TRACK = "demo/lectures/02-fog-and-tides.vtt"
+PDF = "demo/pdf/keepers-handbook.pdf"
+
+
+@pytest.fixture
+def tools(mcp_store: Settings) -> FootnoteTools:
+    engine = Engine.from_settings(mcp_store.with_overrides(**{"mcp.page_size": 4, "mcp.context_fragments": 1}))
+    yield FootnoteTools(engine)  # type: ignore[misc]
+    engine.close()
+
+
+def test_a_transcript_span_comes_with_its_neighbours(tools: FootnoteTools) -> None:
+    first, second = sorted(tools.engine.store.fragments_of(TRACK), key=lambda f: f.ordinal)[:2]
+    at = first.locator.end_ms + 1_000  # type: ignore[union-attr]  # inside the second window only
+    got = tools.get_source(TRACK, {"track_id": TRACK, "start_ms": at, "end_ms": at + 2_000})
+    assert [(f["fragment_id"], f["cited"]) for f in got["fragments"]] == [(first.id, False), (second.id, True)]
+    with pytest.raises(UsageError, match="names track"):
+        tools.get_source(TRACK, {"track_id": "demo/lectures/01-lamp-and-lens.srt", "start_ms": 0, "end_ms": 1})
+
+
+def test_a_verse_comes_with_its_commentary_and_neighbours(tools: FootnoteTools) -> None:
+    got = tools.get_source("demo/verses/harbour-book.md", {"book": "HB", "loc": "3.2"})
+    cited = [f for f in got["fragments"] if f["cited"]]
+    assert {f["kind"] for f in cited} == {"verse", "commentary"} and {f["label"] for f in cited} == {"HB 3.2"}
+    assert not got["fragments"][0]["cited"] and not got["fragments"][-1]["cited"]  # one neighbour each side
+
+
+def test_a_pdf_page_is_its_text(tools: FootnoteTools) -> None:
+    got = tools.get_source(PDF, {"file": PDF, "page": 2})
+    cited = [f for f in got["fragments"] if f["cited"]]
+    assert cited and all(f["locator"]["page"] == 2 for f in cited)
+    assert all(f["label"].startswith(f"{PDF} p. 2") for f in cited)
+    with pytest.raises(NotFound, match="has no passage at"):
+        tools.get_source(PDF, {"file": PDF, "page": 99})
+    with pytest.raises(UsageError, match="is not one of"):
+        tools.get_source(PDF, {"page": 2})
+
+
+def test_sources_page_with_a_cursor_and_filter(tools: FootnoteTools) -> None:
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = tools.list_sources(cursor=cursor)
+        assert len(page["sources"]) <= 4
+        seen += [s["source_id"] for s in page["sources"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == page["total"] == len(tools.engine.store.list_sources())
+    ru = tools.list_sources(lang="ru")
+    assert ru["total"] >= 3 and all(s["lang"] == "ru" for s in ru["sources"])
+    for bad in ("-4", "abc"):
+        with pytest.raises(UsageError, match="cursor"):
+            tools.list_sources(cursor=bad)
+
+
+def test_the_resource_text_is_bounded(mcp_store: Settings) -> None:
+    engine = Engine.from_settings(mcp_store.with_overrides(**{"mcp.resource_max_chars": 600}))
+    try:
+        text = FootnoteTools(engine).source_text(PDF)
+        assert len(text) < 800 and "cut at 600 characters" in text and text.startswith("# ")
+    finally:
+        engine.close()
