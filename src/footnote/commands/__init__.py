@@ -7,6 +7,7 @@
 - ``models``: models list | install | remove
 - ``reembed``: reembed
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
+- ``judge``: judge
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "serve", "migrate", "models", "reembed",
-           "mcp", "settings")
+           "mcp", "settings", "judge")
 
 
 def register_all(group: click.Group) -> None:
