@@ -86,13 +86,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--config", default=None)
     ap.add_argument("--limit", type=int, default=None, help="Paragraphs used, at most.")
     ap.add_argument("--per-paragraph", type=int, default=2)
+    ap.add_argument("--kinds", default=None, help="Comma-separated kinds to score (default: all).")
     ns = ap.parse_args(argv)
     settings = load_settings(ns.config, **{"embedder.name": ns.embedder})
     scorer = SupportScorer(settings.support, make_embedder(settings.embedder))
     kinds = build_pairs(ns.xquad, per_paragraph=ns.per_paragraph, limit=ns.limit)
     fit: dict[str, tuple[list[float], list[bool]]] = {"same_lang": ([], []), "cross_lang": ([], [])}
     print(f"{'kind':<8}{'pairs':>7}{'auroc':>8}{'auroc_sim':>11}{'auroc_cont':>12}")
+    wanted = set(ns.kinds.split(",")) if ns.kinds else set(kinds)
     for kind, pairs in kinds.items():
+        if kind not in wanted:
+            continue
         res = scorer.score_pairs([(c, n) for c, n, _ in pairs])
         labels = [y for _, _, y in pairs]
         scores = [r[2] for r in res]
