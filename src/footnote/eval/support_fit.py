@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return "–" if x is None else f"{x:.3f}"
 
         print(f"{kind:<8}{len(pairs):>7}{f(a):>8}{f(a_sim):>11}{f(a_cont):>12}")
-        group = "cross_lang" if "-" in kind else "same_lang"
+        group = "cross_lang" if kind in ("ru-en", "en-ru") else "same_lang"
         fit[group][0].extend(scores)
         fit[group][1].extend(labels)
     for group, (scores, labels) in fit.items():
