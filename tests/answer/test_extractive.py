@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from footnote.answer.extractive import (
+    Pick,
     TermScorer,
     cite_sentence,
     extractive_pieces,
@@ -66,6 +67,14 @@ def test_pieces_cite_each_sentence_before_its_full_stop() -> None:
     picks, _ = select_sentences("fog horn blasts", "en", notes, S, SCORER)
     assert "".join(extractive_pieces(picks, {3: 1})) == "The fog horn gives two blasts every minute [1]."
     assert cite_sentence("No stop", 2) == "No stop [2]"
+
+
+def test_units_without_closing_punctuation_never_run_together() -> None:
+    picks = [Pick(1, "Маяк на мысе Сторожевом", 0.9, 1.0, 0), Pick(2, "Маяк зажигают на закате.", 0.8, 1.0, 0),
+             Pick(3, "From fairest creatures we desire increase,", 0.7, 1.0, 0)]
+    text = "".join(extractive_pieces(picks, {1: 1, 2: 2, 3: 3}))
+    assert text == ("Маяк на мысе Сторожевом [1]. Маяк зажигают на закате [2]. "
+                    "From fairest creatures we desire increase [3],")
 
 
 def test_instructions_inside_a_passage_are_just_text() -> None:

@@ -451,11 +451,16 @@ def outline_from_picks(picks: Sequence[Pick]) -> Outline:
 
 
 def extractive_pieces(picks: Sequence[Pick], renumber: dict[int, int]) -> list[str]:
-    """The answer as stream pieces: each chosen sentence followed by its (renumbered) ``[n]``."""
+    """The answer as stream pieces: each chosen sentence followed by its (renumbered) ``[n]``. A unit with
+    no closing punctuation of its own (a heading-like line, a transcript span cut at a cue) is closed with a
+    full stop after its marker, so two quoted units never run together into one sentence."""
     pieces: list[str] = []
     for i, p in enumerate(picks):
         sep = "" if i == 0 else " "
-        pieces.append(sep + cite_sentence(p.sentence, renumber[p.note]))
+        cited = cite_sentence(p.sentence, renumber[p.note])
+        if cited.endswith("]"):
+            cited += "."
+        pieces.append(sep + cited)
     return pieces
 
 
