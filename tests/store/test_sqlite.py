@@ -444,3 +444,23 @@ def test_fragments_with_embeddings_in_one_read(tmp_path: Path) -> None:
         assert none == [] and empty.shape == (0, 64)
     finally:
         s.close()
+
+
+def test_transaction_left_open_by_an_interrupt_does_not_break_the_next_block(db: Path) -> None:
+    """Ctrl-C landing between ``BEGIN`` and the block's ``try`` leaves a transaction no block owns; the
+    next read or write must roll it back and go on (CI once saw "cannot start a transaction within a
+    transaction" from the ingest command's summary after an interrupt)."""
+    s = _open(db)
+    assert isinstance(s, SqliteStore)
+    s.bind_embedder(EMBEDDER, DIM)
+    a, da = make_source("a")
+    put(s, a, da, make_fragments(a, distinct_texts(3)))
+    conn = s._conn()
+    conn.execute("BEGIN")  # as if the interrupt came right after a block's BEGIN
+    conn.execute("DELETE FROM fragments")  # and its uncommitted work must not be kept
+    assert s.stats().fragments == 3
+    conn.execute("BEGIN IMMEDIATE")
+    b, db_ = make_source("b")
+    put(s, b, db_, make_fragments(b, distinct_texts(2)))
+    assert s.stats().sources == 2
+    s.close()

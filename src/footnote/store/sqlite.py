@@ -112,19 +112,31 @@ class SqliteStore(SqliteConversations):
         exception. SQLite errors become a :class:`StoreError` ("<path>: <locked> (…)" when the lock cannot
         be had, "<path>: <failed> and was rolled back: …" after)."""
         with self._write_lock:
+            self._drop_orphan_transaction(conn)
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as e:
                 raise StoreError(f"{self.path}: {locked} ({e})") from e
+            self._local.active = True
             try:
-                yield
-                conn.execute("COMMIT")
-            except BaseException as e:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                if isinstance(e, sqlite3.Error):
-                    raise StoreError(f"{self.path}: {failed} and was rolled back: {e}") from e
-                raise
+                try:
+                    yield
+                    conn.execute("COMMIT")
+                except BaseException as e:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    if isinstance(e, sqlite3.Error):
+                        raise StoreError(f"{self.path}: {failed} and was rolled back: {e}") from e
+                    raise
+            finally:
+                self._local.active = False
+
+    def _drop_orphan_transaction(self, conn: sqlite3.Connection) -> None:
+        """Roll back a transaction no block owns: a signal (Ctrl-C) that lands between ``BEGIN`` and the
+        ``try`` guarding it leaves one open, and the next block's ``BEGIN`` would fail on it."""
+        if conn.in_transaction and not getattr(self._local, "active", False):
+            log.debug("%s: rolling back a transaction left open by an interrupted block", self.path)
+            conn.execute("ROLLBACK")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -138,10 +150,13 @@ class SqliteStore(SqliteConversations):
     def _read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every statement inside sees the same committed snapshot."""
         conn = self._conn()
+        self._drop_orphan_transaction(conn)
         conn.execute("BEGIN")
+        self._local.active = True
         try:
             yield conn
         finally:
+            self._local.active = False
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
