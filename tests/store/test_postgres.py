@@ -11,6 +11,7 @@ from footnote.settings import StoreSettings
 from footnote.store import open_store
 from footnote.store.protocol import Store
 from footnote.testing.conversation_conformance import ConversationConformance
+from footnote.testing.memory_conformance import MemoryConformance
 from footnote.testing.store_conformance import StoreConformance
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
@@ -20,7 +21,7 @@ def _open(url: str, **kw: object) -> Store:
     return open_store(url, StoreSettings(url=url, **kw))  # type: ignore[arg-type]
 
 
-class TestPostgresConformance(StoreConformance, ConversationConformance):
+class TestPostgresConformance(StoreConformance, ConversationConformance, MemoryConformance):
     @pytest.fixture
     def store(self, pg_url: str) -> Iterator[Store]:
         s = _open(pg_url)

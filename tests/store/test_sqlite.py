@@ -23,6 +23,7 @@ from footnote.store import sqlite_schema as sqlite_mod
 from footnote.store.protocol import Store
 from footnote.store.sqlite import SqliteStore, load_migrations, split_sql
 from footnote.testing.conversation_conformance import ConversationConformance
+from footnote.testing.memory_conformance import MemoryConformance
 from footnote.testing.store_conformance import (
     DIM,
     EMBEDDER,
@@ -40,7 +41,7 @@ def _open(path: Path) -> Store:
     return open_store(str(path), StoreSettings.model_validate({"url": str(path)}))
 
 
-class TestSqliteConformance(StoreConformance, ConversationConformance):
+class TestSqliteConformance(StoreConformance, ConversationConformance, MemoryConformance):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Store]:
         s = _open(tmp_path / "store.db")

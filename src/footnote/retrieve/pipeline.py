@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,7 +22,9 @@ from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
+from footnote.corpus.memory import NoteKind
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
+from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
@@ -32,6 +34,7 @@ from footnote.retrieve.types import (
     GateSignal,
     Lane,
     LaneHit,
+    MemoryMatch,
     QueryPlan,
     SearchResult,
     StageTrace,
@@ -55,6 +58,33 @@ class _Ranked:
     signal: GateSignal
     verdict: Verdict
     thresholds: GateThresholds
+    boosts: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Memory:
+    """The curated notes matched for this search: the pinned one (lean policy), the boosts with what
+    their sources resolve to and their vectors."""
+
+    matched: tuple[MemoryMatch, ...] = ()
+    pinned: MemoryMatch | None = None
+    boosts: tuple[MemoryMatch, ...] = ()
+    named: dict[str, Resolved] = field(default_factory=dict)
+    texts: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
+        used = {nid for per in given.values() for nid in per}
+        out = []
+        for m in self.matched:
+            k = m.note.kind
+            if k is NoteKind.PINNED:
+                did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else "not used: another pinned note scored higher"
+            elif k is NoteKind.BOOST:
+                did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
+            else:
+                did = "framed"
+            out.append(replace(m, did=did))
+        return tuple(out)
 
 
 class Retriever:
@@ -80,6 +110,7 @@ class Retriever:
         self._analyzer = Analyzer()
         self.books = BookCache(store, settings.retrieve.books_cache_s)
         self._executor: ThreadPoolExecutor | None = None
+        self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -116,10 +147,14 @@ class Retriever:
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
-        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked)
+        mem = self._memory(question, qvec, plan.lang, traces)
+        lean = mem.pinned is not None
+        keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
+        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem)
         rounds, calls = 1, 0
         plans = [plan]
-        while ranked.verdict is Verdict.INSUFFICIENT and rounds < s.gate.max_rounds:
+        max_rounds = 1 if lean else s.gate.max_rounds  # lean policy: no second round, no regeneration call
+        while ranked.verdict is Verdict.INSUFFICIENT and rounds < max_rounds:
             if self.router is None and not s.gate.second_round_without_router:
                 # the deterministic variant did not earn its place (docs/retrieval.md "Rounds"): the
                 # gate's verdict stands
@@ -145,10 +180,11 @@ class Retriever:
             lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
                                        executor=self._lane_executor(lexical))
             traces.extend(lane_traces)
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked)
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
-        return self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
+        res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
+        return replace(res, memory=mem.described(ranked.boosts), policy="lean" if lean else "wide", boosts=ranked.boosts)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
         """Fallback re-search: dense hits of each probe with cosine ≥ ``min_score`` to that probe,
@@ -218,14 +254,36 @@ class Retriever:
         qvec = vecs[0] if question is not None else None
         return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
 
+    def _memory(self, question: str, qvec: np.ndarray | None, qlang: str, traces: list[StageTrace]) -> _Memory:
+        """Score the curated notes for the question; resolve what the matched boosts name."""
+        t0 = time.perf_counter()
+        scored = self.matcher.score(question, qvec, qlang)
+        matched = scored.matched
+        pinned = pinned_of(matched)
+        boosts = tuple(m for m in matched if m.note.kind is NoteKind.BOOST)
+        named: dict[str, Resolved] = {}
+        texts: dict[str, np.ndarray] = {}
+        if boosts:
+            aliases = address_aliases(self.settings, self.books.get())
+            named = {b.note.id: resolve_refs(self.store, b.note.sources, aliases) for b in boosts}
+            if qvec is not None and self.embedder is not None:
+                vecs = self.store.memory_vectors(self.embedder.name)
+                ids = np.array(vecs.note_ids)
+                texts = {b.note.id: vecs.vectors[ids == b.note.id] for b in boosts if len(ids)}
+        traces.append(StageTrace("memory", _ms(t0), {
+            "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
+        }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
+        return _Memory(matched, pinned, boosts, named, texts)
+
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (),
+        lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: _Memory | None = None,
     ) -> _Ranked:
         s, rs = self.settings, self.settings.retrieve
         # pool: fragments and their true cosine to the question
         t0 = time.perf_counter()
         ids = list(pool.hits)
+        mat: np.ndarray | None = None
         if qvec is not None and ids and isinstance(self.store, FragmentsWithEmbeddings):
             got, allmat = self.store.get_fragments_with_embeddings(ids)  # one read / one statement
             frags = {f.id: f for f in got}
@@ -276,18 +334,33 @@ class Retriever:
         deduped, removed = dedup_windows(ranked)
         traces.append(StageTrace(f"dedup{sfx}", _ms(t0), {"in": len(ranked), "removed": removed}))
         t0 = time.perf_counter()
-        kept, rest = deduped[: rs.keep_top], deduped[rs.keep_top:]
+        top = rs.keep_top if keep_top is None else keep_top
+        kept, rest = deduped[:top], deduped[top:]
         thresholds = self._thresholds(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
         final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
         traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
                                  {"reserve_floor": thresholds.reserve_floor}))
 
-        # gate
+        # gate: judged on the slate without boosts (a boost is not evidence)
         t0 = time.perf_counter()
         signal, verdict = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
                                  {"verdict": verdict.value, "value": signal.value, **signal.extra}))
-        return _Ranked(final, signal, verdict, thresholds)
+        given: dict[str, dict[str, float]] = {}
+        if mem is not None and mem.boosts:
+            t0 = time.perf_counter()
+            row = {i: j for j, i in enumerate(ids)}
+            body_cos: dict[str, np.ndarray] = {}
+            if mat is not None:
+                cmat = np.stack([mat[row[c.fragment.id]] for c in deduped]) if deduped else np.zeros((0, 1), np.float32)
+                for nid, nv in mem.texts.items():
+                    body_cos[nid] = (cmat @ nv.T).max(axis=1) if len(nv) and len(cmat) else np.zeros(len(deduped))
+            boosted, given = apply_boosts(deduped, mem.boosts, body_cos, s, mem.named)
+            final, _ = add_reserves(boosted[:top], boosted[top:], s, thresholds.reserve_floor)
+            moved = sum(1 for a, b in zip(kept, final, strict=False) if a.fragment.id != b.fragment.id)
+            traces.append(StageTrace(f"boost{sfx}", _ms(t0), {"boosted": len(given), "moved": moved},
+                                     {"boost_max": s.memory.boost_max, "by_fragment": given}))
+        return _Ranked(final, signal, verdict, thresholds, given)
 
     def _thresholds(self, qlang: str, corpus_lang: str, lexical: bool) -> GateThresholds:
         g = self.settings.gate

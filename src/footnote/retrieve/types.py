@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from footnote.corpus.memory import MemoryNote
 from footnote.corpus.records import AddressLocator, Fragment
 from footnote.settings import GateThresholds
 
@@ -99,6 +100,26 @@ class GateSignal:
 
 
 @dataclass(frozen=True)
+class MemoryMatch:
+    """A note scored against the question; ``matched`` when ``score >= threshold``. ``did``: what the
+    turn did with it (pinned, boosted, framed, or why not)."""
+
+    note: MemoryNote
+    score: float
+    threshold: float
+    via: str = ""
+    did: str = ""
+
+    @property
+    def matched(self) -> bool:
+        return self.score >= self.threshold
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.note.id, "kind": self.note.kind.value, "score": round(float(self.score), 6),
+                "threshold": round(float(self.threshold), 6), "via": self.via[:120], "did": self.did}
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """What retrieval hands to answering: ranked candidates, the verdict and the trace."""
 
@@ -110,3 +131,10 @@ class SearchResult:
     trace: tuple[StageTrace, ...]
     lexical_only: bool = False
     model_calls: int = 0  # router calls made (round 2 only: a bail-out costs none)
+    memory: tuple[MemoryMatch, ...] = ()  # curated notes matched (with what each did), best first
+    policy: str = "wide"  # "lean" when a pinned note matched (one round, a small slate), else "wide"
+    boosts: dict[str, dict[str, float]] = field(default_factory=dict)  # fragment id → {boost note id: amount}
+
+    @property
+    def pinned(self) -> MemoryMatch | None:
+        return next((m for m in self.memory if m.did == "pinned"), None)

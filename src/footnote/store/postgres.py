@@ -41,6 +41,7 @@ from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall
 from footnote.store.conversations_pg import PgConversations
+from footnote.store.memory_pg import PgMemory
 from footnote.store.pg_support import (
     BULK_LOCK,
     MIGRATION_LOCK,
@@ -109,7 +110,7 @@ def _clean(s: str) -> str:
     return s.replace("\x00", " ")
 
 
-class PostgresStore(PgConversations):
+class PostgresStore(PgConversations, PgMemory):
     """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
 
     ``url`` (the attribute) is the connection URL with the password masked."""

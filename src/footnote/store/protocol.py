@@ -9,6 +9,8 @@ Semantics both backends keep (the conformance suite in ``footnote.testing.store_
 - Dense search is cosine over L2-normalised float32 vectors; scores are cosines in [-1, 1].
 - Conversations (``footnote.store.conversations``) are kept beside the corpus; writing them never
   changes what the lanes see.
+- Curated memory (``footnote.store.memory``) is kept apart too: notes and their vectors, tagged with
+  the embedder that made them.
 - A store remembers which embedder (name, dim) filled it; opening it with another raises StoreError.
 - Embedding is a backlog: a fragment may be stored without a vector (``put_source`` with None) and get
   one later (``put_embeddings``); ``pending_fragments`` lists those still without one, so an interrupted
@@ -26,6 +28,7 @@ import numpy as np
 
 from footnote.corpus.records import Cue, Fragment, Source
 from footnote.store.conversations import ConversationStore
+from footnote.store.memory import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class Original:
 
 
 @runtime_checkable
-class Store(ConversationStore, Protocol):
+class Store(ConversationStore, MemoryStore, Protocol):
     url: str
 
     def close(self) -> None: ...

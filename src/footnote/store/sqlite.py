@@ -27,6 +27,7 @@ from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
+from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.dense import DenseCache, DenseSnapshot
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
 from footnote.store.sqlite_schema import (
@@ -47,7 +48,7 @@ from footnote.store.validate import check_cues, check_embeddings, check_put
 log = logging.getLogger(__name__)
 
 
-class SqliteStore(SqliteConversations):
+class SqliteStore(SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
     def __init__(self, path: Path, settings: StoreSettings) -> None:

@@ -1,0 +1,170 @@
+"""Matching a question against curated memory, and what a match does to retrieval (docs/memory.md).
+
+- Each note's triggers and body chunks were embedded together at import; a note's score is the best
+  cosine of the question to any of them (so a question echoing the body, not only the trigger wording,
+  finds it). It matches at or above the threshold of the embedder and language pair
+  (``settings.memory.by_embedder``, fitted by ``footnote calibrate --memory``). With no embedder: the
+  share of the question's content terms one trigger carries (``memory.lexical_match``).
+- A matched **pinned** note sets the lean policy (one round, a small slate, no regeneration call).
+- A matched **boost** nudges fragments' *rank* score (the reranker's value), by at most
+  ``memory.boost_max``: fragments of its named sources get the whole amount, others by their cosine to
+  the boost's body above ``boost_similarity_floor``. A fragment's cosine (``score``) is never touched,
+  and the gate is judged on the slate without boosts, so a boost never lifts a question over the gate.
+- A matched **memory** note is background for the planner and synthesizer (``footnote.answer``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from footnote.corpus.memory import MemoryNote, NoteKind
+from footnote.retrieve.types import Candidate, MemoryMatch
+from footnote.settings import Settings
+from footnote.store.protocol import Store
+from footnote.text import Analyzer, content_terms
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NoteScores:
+    """Every note's score for one question (matched or not): what calibration reads."""
+
+    scores: tuple[MemoryMatch, ...]
+    method: str  # "dense" | "lexical" | "none"
+
+    @property
+    def matched(self) -> tuple[MemoryMatch, ...]:
+        return tuple(m for m in self.scores if m.matched)
+
+
+class MemoryMatcher:
+    """Scores the store's notes for a question (notes are few: all of them, every turn)."""
+
+    def __init__(self, settings: Settings, store: Store, embedder_name: str | None, analyzer: Analyzer | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder_name = embedder_name
+        self.analyzer = analyzer or Analyzer()
+
+    def score(self, question: str, qvec: np.ndarray | None, qlang: str) -> NoteScores:
+        m = self.settings.memory
+        if not m.enabled:
+            return NoteScores((), "none")
+        notes = {n.id: n for n in self.store.list_memory_notes()}
+        if not notes:
+            return NoteScores((), "none")
+        if qvec is not None and self.embedder_name is not None:
+            vecs = self.store.memory_vectors(self.embedder_name)
+            if vecs.note_ids:
+                cos = vecs.vectors @ qvec.astype(np.float32)
+                best: dict[str, tuple[float, str]] = {}
+                for nid, text, c in zip(vecs.note_ids, vecs.texts, cos.tolist(), strict=True):
+                    if nid not in best or c > best[nid][0]:
+                        best[nid] = (float(c), text)
+                out = [
+                    MemoryMatch(notes[nid], sc, m.threshold(self.embedder_name, qlang, notes[nid].lang).match, via)
+                    for nid, (sc, via) in best.items() if nid in notes
+                ]
+                return NoteScores(tuple(sorted(out, key=lambda x: (-x.score, x.note.id))), "dense")
+        q = content_terms(question, qlang, self.analyzer)
+        out = []
+        for n in notes.values():
+            sc, via = 0.0, ""
+            for t in n.triggers:
+                terms = content_terms(t, n.lang, self.analyzer)
+                share = len(q & terms) / len(q) if q else 0.0
+                if share > sc:
+                    sc, via = share, t
+            out.append(MemoryMatch(n, sc, m.lexical_match, via))
+        return NoteScores(tuple(sorted(out, key=lambda x: (-x.score, x.note.id))), "lexical")
+
+
+def pinned_of(matched: Sequence[MemoryMatch]) -> MemoryMatch | None:
+    """The pinned note the turn answers with: the best-scoring matched one."""
+    return next((m for m in matched if m.note.kind is NoteKind.PINNED and m.matched), None)
+
+
+def apply_boosts(
+    cands: Sequence[Candidate], boosts: Sequence[MemoryMatch], body_cos: dict[str, np.ndarray], settings: Settings,
+    named: Mapping[str, Resolved],
+) -> tuple[list[Candidate], dict[str, dict[str, float]]]:
+    """Candidates re-ordered by rank score + boost (bounded by ``memory.boost_max`` in all), and per
+    candidate the boost each note gave (for the trace). ``body_cos[note id]``: each candidate's cosine
+    to the boost's texts (aligned with ``cands``); ``named[note id]``: what its sources resolve to."""
+    m = settings.memory
+    if not boosts or not cands:
+        return list(cands), {}
+    given: dict[str, dict[str, float]] = {}
+    out: list[Candidate] = []
+    span = max(1e-9, 1.0 - m.boost_similarity_floor)
+    for i, c in enumerate(cands):
+        total = 0.0
+        for b in boosts:
+            nid = b.note.id
+            res = named.get(nid)
+            if res is not None and (c.fragment.source_id in res.source_ids or c.fragment.id in res.fragment_ids):
+                amount = m.boost_max
+            else:
+                sims = body_cos.get(nid)
+                sim = float(sims[i]) if sims is not None and len(sims) > i else 0.0
+                amount = m.boost_max * max(0.0, min(1.0, (sim - m.boost_similarity_floor) / span))
+            if amount > 0:
+                given.setdefault(c.fragment.id, {})[nid] = round(amount, 6)
+                total += amount
+        total = min(total, m.boost_max)
+        base = c.rerank if c.rerank is not None else c.score
+        out.append(replace(c, rerank=base + total) if total > 0 else c)
+    order = sorted(range(len(out)), key=lambda j: (-(out[j].rerank if out[j].rerank is not None else out[j].score),
+                                                   j))
+    return [out[j] for j in order], given
+
+
+_ADDRESS_REF = re.compile(r"^(.+?)\s+(\d+(?:[.:]\d+)*)$")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a note's source references point at: whole sources, and fragments (addresses)."""
+
+    source_ids: frozenset[str]
+    fragment_ids: frozenset[str]
+    missing: tuple[str, ...]
+
+
+def resolve_refs(store: Store, refs: Sequence[str], aliases: Mapping[str, str], k: int = 20) -> Resolved:
+    """Resolve each reference: a source id; else the unique suffix of one (``lectures/02.vtt`` for
+    ``demo/lectures/02.vtt``, on a path-segment boundary); else an address ``BOOK LOC`` (book names as
+    ``corpus.book_aliases`` reads them). What resolves to nothing is ``missing``."""
+    sources: set[str] = set()
+    frags: set[str] = set()
+    missing: list[str] = []
+    ids: list[str] | None = None
+    for ref in refs:
+        r = ref.strip()
+        if not r:
+            continue
+        if store.get_source(r) is not None:
+            sources.add(r)
+            continue
+        if ids is None:
+            ids = [s.id for s in store.list_sources()]
+        tail = "/" + r.lstrip("/")
+        hits = [i for i in ids if i.endswith(tail)]
+        if len(hits) == 1:
+            sources.add(hits[0])
+            continue
+        m = _ADDRESS_REF.match(r)
+        if m is not None:
+            book = aliases.get(m.group(1).lower(), m.group(1))
+            got = store.search_address(book, m.group(2).replace(":", "."), k)
+            if got:
+                frags.update(h.fragment_id for h in got)
+                continue
+        missing.append(r)
+    return Resolved(frozenset(sources), frozenset(frags), tuple(missing))
