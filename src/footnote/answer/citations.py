@@ -114,9 +114,13 @@ class StreamCleaner:
 
     def __init__(
         self, valid: set[int], prose: ProseChecker, flush_chars: int, *, require_cited: bool = False,
-        max_sentence_chars: int = 2_000,
+        max_sentence_chars: int = 2_000, not_citable: set[int] | None = None, not_citable_names: set[str] | None = None,
     ) -> None:
         self.valid = valid
+        self.not_citable = set(not_citable or ()) - set(valid)  # background notes' numbers (curated memory)
+        self.not_citable_names = {n.casefold() for n in (not_citable_names or ())}
+        self.dropped_not_citable = 0  # of ``dropped``: citations of a background note
+        self.removed_not_citable = 0  # of ``removed``: mentions of a background note's title
         self.prose = prose
         self.flush_chars = flush_chars
         self.require_cited = require_cited
@@ -160,6 +164,11 @@ class StreamCleaner:
         return space + 1 if space > 0 else 0
 
     def _clean(self, piece: str) -> list[str]:
+        if self.not_citable:
+            self.dropped_not_citable += sum(
+                1 for m in CITE.finditer(normalise_markers(piece)) for x in re.split(r"[,;]", m.group(1))
+                if x.strip().isdigit() and int(x) in self.not_citable
+            )
         text, used, dropped = clean_citations(piece, self.valid)
         self.dropped += dropped
         for n in used:
@@ -168,6 +177,7 @@ class StreamCleaner:
         checked = self.prose.check(text)
         self.removed += checked.mentions
         self.removed_mentions += checked.names
+        self.removed_not_citable += sum(1 for n in checked.names if " ".join(n.split()).casefold() in self.not_citable_names)
         self.removed_sentences += checked.sentences
         text = checked.text
         if self.require_cited:

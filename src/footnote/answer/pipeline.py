@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from typing import Any, Protocol
 
 from footnote.answer import disclaimers
@@ -38,7 +39,15 @@ from footnote.answer.extractive import (
 )
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
 from footnote.answer.followup import PriorTurn, Rewrite, rewrite
+from footnote.answer.memory import (
+    background_block,
+    background_numbers,
+    pinned_fragment,
+    pinned_text,
+    source_fragments,
+)
 from footnote.answer.planner import MalformedOutline, plan_outline
+from footnote.answer.prose import names_pattern, skel
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.types import (
     Answer,
@@ -54,13 +63,15 @@ from footnote.answer.types import (
     Understood,
     VerdictEvent,
 )
-from footnote.corpus.records import AddressLocator, TranscriptLocator
+from footnote.corpus.memory import MemoryNote, NoteKind
+from footnote.corpus.records import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
 from footnote.redact import redact, settings_secrets
+from footnote.retrieve.books import address_aliases
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
-from footnote.retrieve.types import Candidate, SearchResult, Verdict
+from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
 from footnote.text import detect_lang
@@ -95,6 +106,10 @@ class _Turn:
     result: SearchResult | None = None
     asked: str = ""  # the question as asked (``question`` is what the turn searched for)
     rewrite: Rewrite | None = None
+    background: tuple[MemoryNote, ...] = ()  # matched memory notes (framing for the models, never cited)
+    background_shown: bool = False  # a model was given them
+    memory_dropped: int = 0  # citations of a background note dropped
+    memory_removed: int = 0  # mentions of a background note's title removed
 
     def degrade(self, why: str) -> None:
         """Say in the trace what failed and what was used instead (secrets masked)."""
@@ -189,6 +204,12 @@ class Answerer:
         turn.result = result
         for st in result.trace:
             yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))
+        if result.pinned is not None:
+            yield from self._pinned(turn, result.pinned.note, result.pinned.score)
+            return
+        turn.background = tuple(
+            m.note for m in result.memory if m.note.kind is NoteKind.MEMORY
+        )[: self.settings.memory.max_memory_notes]
         can_fallback = turn.fallback_on and "fallback" in turn.models
         notes = tuple(
             Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
@@ -224,6 +245,7 @@ class Answerer:
                 res = plan_outline(
                     planner, turn.question, notes, turn.lang, passage_chars=a.passage_chars,
                     attempts=a.planner_attempts, max_theses=a.max_theses, max_notes_per_thesis=a.max_notes_per_thesis,
+                    background=self._background(turn, notes),
                 )
             except MalformedOutline as e:
                 turn.degrade(f"planner: malformed JSON after {a.planner_attempts} attempts; extractive planner used")
@@ -260,8 +282,9 @@ class Answerer:
     # -- synthesize ----------------------------------------------------------------------------
     def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
         t0 = time.perf_counter()
-        checker = self._checker(ctx.notes)
         synth = turn.models.get("synthesizer")
+        # a background note's title is a name no note of this turn carries: the prose check removes it
+        checker = self._checker(ctx.notes, [n.label for n in turn.background] if synth is not None else ())
         cleaner: StreamCleaner | None = None
         how = "extractive"
         tokens: list[int] = [0]
@@ -310,7 +333,8 @@ class Answerer:
         citation arrives, so an answer that cites nothing is never shown: the extractive answer replaces
         it (None is returned), as it does a failure before anything was shown."""
         a = self.settings.answer
-        cleaner = self._cleaner(ctx, checker)
+        background = self._background(turn, ctx.notes)
+        cleaner = self._cleaner(ctx, checker, turn)
         held: list[str] = []
         shown = False
 
@@ -330,7 +354,7 @@ class Answerer:
                     held.clear()
 
         try:
-            for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars)):
+            for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars, background)):
                 yield from release(cleaner.feed(delta))
             yield from release(cleaner.finish())
         except ModelError as e:
@@ -342,16 +366,51 @@ class Answerer:
                 return cleaner
             turn.degrade(f"synthesizer: {e.message}; extractive answer used")
             return None
+        finally:
+            turn.memory_dropped += cleaner.dropped_not_citable
+            turn.memory_removed += cleaner.removed_not_citable
         if not shown:
             turn.degrade("synthesizer: the model's answer cited no note; extractive answer used")
             return None
         return cleaner
 
-    def _cleaner(self, ctx: Compacted, checker: ProseChecker) -> StreamCleaner:
-        """The cleaner of a corpus answer: every sentence shown must carry a valid citation."""
+    def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: _Turn | None = None) -> StreamCleaner:
+        """The cleaner of a corpus answer: every sentence shown must carry a valid citation; a background
+        note's number or title (curated memory) is dropped and counted."""
         a = self.settings.answer
+        bg = turn.background if turn is not None and turn.background_shown else ()
         return StreamCleaner(
-            set(ctx.by_n), checker, a.stream_flush_chars, require_cited=True, max_sentence_chars=a.max_sentence_chars
+            set(ctx.by_n), checker, a.stream_flush_chars, require_cited=True, max_sentence_chars=a.max_sentence_chars,
+            not_citable=background_numbers(ctx.notes, bg), not_citable_names={n.label for n in bg},
+        )
+
+    def _background(self, turn: _Turn, notes: Sequence[Note]) -> str:
+        """The matched memory notes as a model sees them (after ``notes``, not citable)."""
+        if not turn.background:
+            return ""
+        turn.background_shown = True
+        first = max((n.n for n in notes), default=0) + 1
+        return background_block(turn.background, first, self.settings.answer.passage_chars)
+
+    def _pinned(self, turn: _Turn, note: MemoryNote, score: float) -> Iterator[Event]:
+        """A pinned note matched: the editors' answer, citing the note first and its sources beside it
+        (lean policy: no planner, no synthesizer, no model call at all)."""
+        t0 = time.perf_counter()
+        result = turn.result
+        assert result is not None
+        books = getattr(self.retriever, "books", None)
+        aliases = address_aliases(self.settings, books.get() if books is not None else None)
+        frags = source_fragments(self.store, result, note, aliases, self.settings.memory.pinned_source_notes, turn.lang)
+        scores = {c.fragment.id: c.score for c in result.candidates}
+        notes = (Note(1, pinned_fragment(note), score),
+                 *(Note(i, f, scores.get(f.id, 0.0)) for i, f in enumerate(frags, 2)))
+        text = pinned_text(note, [n.n for n in notes[1:]])
+        yield turn.stage("pinned", t0, {"sources": len(frags)}, note=note.id)
+        for i, s in enumerate(split_sentences(text)):
+            yield Token(("" if i == 0 else " ") + s)
+        yield from self._finish(
+            turn, text, {n.n: n for n in notes}, AnswerMode.CORPUS, corpus_insufficient=False,
+            disclaimer=disclaimers.quotes_language_note(turn.lang, [n.fragment.lang for n in notes]), notes=notes,
         )
 
     def _cues(self, notes: Sequence[Note]) -> dict[str, list[str]]:
@@ -369,9 +428,14 @@ class Answerer:
                 out[n.fragment.id] = cues
         return out
 
-    def _checker(self, notes: Sequence[Note]) -> ProseChecker:
+    def _checker(self, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker:
         titles, files = self._source_names(notes)
-        return ProseChecker(self.mentions.get(), Carried.of(notes, titles, files))
+        known = self.mentions.get()
+        extra = [skel(t) for t in extra_titles if len(t.strip()) >= self.settings.answer.prose_min_title_chars]
+        if extra:
+            all_titles = tuple(sorted({*known.titles, *extra}, key=lambda t: (-len(t), t)))
+            known = dc_replace(known, titles=all_titles, title_re=names_pattern(all_titles))
+        return ProseChecker(known, Carried.of(notes, titles, files))
 
     def _source_names(self, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
         sources = sources_by_id(self.store, (n.fragment.source_id for n in notes))
@@ -386,6 +450,10 @@ class Answerer:
         t0 = time.perf_counter()
         used = [int(x) for x in CITE.findall(text) if x.isdigit()]
         titles, _ = self._source_names([by_n[n] for n in used if n in by_n])
+        for n in by_n.values():
+            loc = n.fragment.locator
+            if isinstance(loc, NoteLocator):  # a pinned note: titled by itself
+                titles[n.fragment.source_id] = loc.title
         citations = resolve(used, by_n, titles)
         for c in citations:
             yield CitationEvent(c)
@@ -396,6 +464,8 @@ class Answerer:
         verdict = result.verdict
         if corpus_insufficient and verdict in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
             verdict = Verdict.INSUFFICIENT  # a later stage found the notes wanting: verdict and mode agree
+        if result.pinned is not None and not corpus_insufficient and verdict not in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
+            verdict = Verdict.GOOD_ENOUGH  # the editors' pinned answer is evidence (trace.search.verdict keeps the gate's)
         trace = self._trace(turn, notes, removed_names, reason)
         trace["removed_sentences"] = removed_sentences
         answer = Answer(
@@ -480,6 +550,10 @@ class Answerer:
         return self.settings.gate.thresholds(name, turn.lang, langs.corpus_lang).fallback_min_score
 
     # -- trace ---------------------------------------------------------------------------------
+    @staticmethod
+    def _memory_entry(turn: _Turn, m: MemoryMatch) -> dict[str, Any]:
+        return {**m.to_dict(), "did": _memory_entry_did(turn, m)}
+
     def _trace(self, turn: _Turn, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None) -> dict[str, Any]:
         r = turn.result
         assert r is not None
@@ -506,12 +580,26 @@ class Answerer:
             "turn_timeout_s": turn.budget.turn_timeout_s,
             "deadline_reached": turn.budget.expired(),
             "removed_mentions": list(removed_names),
+            "policy": r.policy,
+            "memory": [self._memory_entry(turn, m) for m in r.memory],
+            "memory_dropped_citations": turn.memory_dropped,
+            "memory_removed_mentions": turn.memory_removed,
             "total_ms": _ms(turn.t0),
         }
         if reason:
             out["insufficient_reason"] = reason
             out["insufficient_stage"] = _insufficient_stage(turn, reason)
         return out
+
+
+def _memory_entry_did(turn: _Turn, m: MemoryMatch) -> str:
+    if m.note.kind is NoteKind.MEMORY:
+        if turn.result is not None and turn.result.pinned is not None:
+            return "not used: a pinned note answered"
+        if m.note not in turn.background:
+            return "not used: more background notes matched than answer.memory.max_memory_notes"
+        return "framed" if turn.background_shown else "not used: extractive answer (no model saw it)"
+    return m.did
 
 
 def _final(events: Iterator[Event]) -> Answer:

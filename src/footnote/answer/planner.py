@@ -57,9 +57,13 @@ class PlannerResult:
     attempts: int
 
 
-def planner_messages(question: str, notes: Sequence[Note], lang: str, passage_chars: int, max_theses: int) -> list[ChatMessage]:
+def planner_messages(
+    question: str, notes: Sequence[Note], lang: str, passage_chars: int, max_theses: int, background: str = ""
+) -> list[ChatMessage]:
     system = SYSTEM.format(language=LANG_NAMES.get(lang, "the question's language"), max_theses=max_theses)
     user = f"Question:\n{question}\n\nPassages:\n{render_passages(notes, passage_chars)}"
+    if background:  # curated memory notes: framing only, never passages (footnote.answer.memory)
+        user += f"\n\n{background}"
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
@@ -106,10 +110,11 @@ def parse_outline(
 
 def plan_outline(
     model: ChatModel, question: str, notes: Sequence[Note], lang: str, *, passage_chars: int, attempts: int,
-    max_theses: int, max_notes_per_thesis: int | None = None,
+    max_theses: int, max_notes_per_thesis: int | None = None, background: str = "",
 ) -> PlannerResult:
-    """Ask the model for an outline; MalformedOutline after ``attempts`` malformed replies."""
-    messages = planner_messages(question, notes, lang, passage_chars, max_theses)
+    """Ask the model for an outline; MalformedOutline after ``attempts`` malformed replies. ``background``:
+    curated memory notes shown after the passages, not citable (their numbers are not notes: dropped)."""
+    messages = planner_messages(question, notes, lang, passage_chars, max_theses, background)
     valid = {n.n for n in notes}
     (outline, bad), calls = complete_parsed(
         model, messages, lambda reply: parse_outline(reply, valid, max_theses=max_theses, max_notes=max_notes_per_thesis), json_schema=OUTLINE_SCHEMA, attempts=attempts,

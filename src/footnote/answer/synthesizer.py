@@ -17,7 +17,7 @@ SYSTEM = (
 )
 
 
-def synth_messages(question: str, ctx: Compacted, lang: str, passage_chars: int) -> list[ChatMessage]:
+def synth_messages(question: str, ctx: Compacted, lang: str, passage_chars: int, background: str = "") -> list[ChatMessage]:
     language = LANG_NAMES.get(lang, "the language of the question")
     outline = "\n".join(
         f"- {t.text} " + "".join(f"[{k}]" for k in t.notes) for t in ctx.outline.theses
@@ -25,6 +25,7 @@ def synth_messages(question: str, ctx: Compacted, lang: str, passage_chars: int)
     user = (
         f"Question:\n{question}\n\nOutline to follow:\n{outline}\n\n"
         f"Passages:\n{render_passages(ctx.notes, passage_chars)}\n\n"
-        f"Answer in {language}, citing [n]."
+        + (f"{background}\n\n" if background else "")  # curated memory: framing, not citable
+        + f"Answer in {language}, citing [n]."
     )
     return [ChatMessage("system", SYSTEM.format(language=language)), ChatMessage("user", user)]

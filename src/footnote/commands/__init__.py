@@ -8,7 +8,7 @@
 - ``reembed``: reembed
 - ``conversations``: conversations
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
-- ``judge``: judge
+- ``judge``: judge                             - ``memory``: memory import | list | remove
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed", "mcp", "settings", "judge")
+           "reembed", "mcp", "settings", "judge", "memory")
 
 
 def register_all(group: click.Group) -> None:

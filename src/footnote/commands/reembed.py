@@ -27,6 +27,7 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
     """Re-embed every fragment with the configured embedder (--embedder NAME), resumably."""
     from footnote.commands.ingest_view import StageDisplay, embed_summary, resume_hint
     from footnote.corpus.embedding import BacklogEmbedder
+    from footnote.corpus.memory_import import MemoryImporter
     from footnote.models.embedders import make_embedder
     from footnote.store import open_store
 
@@ -49,6 +50,9 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
                 report = BacklogEmbedder(settings, store, embedder).run(progress=display.embed, workers=workers)
             finally:
                 display.close()
+            notes = MemoryImporter(settings, store, embedder).embed_stale()  # curated notes: few, embedded at once
+            if notes:
+                click.echo(f"re-embedded {notes} memory note{'s' if notes != 1 else ''} with {embedder.name}", err=True)
         bl = store.backlog()
     finally:
         store.close()

@@ -55,7 +55,18 @@ class FileLocator:
     section: str | None = None
 
 
-Locator = TranscriptLocator | AddressLocator | FileLocator
+@dataclass(frozen=True)
+class NoteLocator:
+    """Where a pinned curated note's citation lands: the note itself (never a stored fragment's
+    locator: a pinned note is cited, never searched)."""
+
+    note: str
+    title: str
+    author: str
+    updated: float
+
+
+Locator = TranscriptLocator | AddressLocator | FileLocator | NoteLocator
 
 
 def locator_to_dict(loc: Locator) -> dict[str, Any]:
@@ -64,6 +75,8 @@ def locator_to_dict(loc: Locator) -> dict[str, Any]:
         return {"track_id": loc.track_id, "start_ms": loc.start_ms, "end_ms": loc.end_ms}
     if isinstance(loc, AddressLocator):
         return {"book": loc.book, "loc": loc.loc, "label": loc.label}
+    if isinstance(loc, NoteLocator):
+        return {"note": loc.note, "title": loc.title, "author": loc.author, "updated": loc.updated}
     return {"file": loc.file, "page": loc.page, "section": loc.section}
 
 
@@ -73,6 +86,8 @@ def locator_from_dict(d: Mapping[str, Any]) -> Locator:
         return TranscriptLocator(str(d["track_id"]), int(d["start_ms"]), int(d["end_ms"]))
     if "book" in d:
         return AddressLocator(str(d["book"]), str(d["loc"]), str(d["label"]))
+    if "note" in d:
+        return NoteLocator(str(d["note"]), str(d.get("title", "")), str(d.get("author", "")), float(d.get("updated", 0.0)))
     page = d.get("page")
     return FileLocator(str(d["file"]), int(page) if page is not None else None, d.get("section"))
 

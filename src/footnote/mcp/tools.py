@@ -57,7 +57,7 @@ def _matches(f: Fragment, want: Locator) -> bool:
             and loc.end_ms > want.start_ms
     if isinstance(want, AddressLocator):
         return isinstance(loc, AddressLocator) and loc.book == want.book and loc.loc == want.loc
-    if isinstance(loc, FileLocator):
+    if isinstance(loc, FileLocator) and isinstance(want, FileLocator):
         if want.page is not None and loc.page != want.page:
             return False
         return not want.section or loc.section == want.section

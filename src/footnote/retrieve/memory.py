@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from footnote.corpus.memory import MemoryNote, NoteKind
+from footnote.corpus.memory import NoteKind
 from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
 from footnote.store.protocol import Store
@@ -86,8 +86,10 @@ class MemoryMatcher:
 
 
 def pinned_of(matched: Sequence[MemoryMatch]) -> MemoryMatch | None:
-    """The pinned note the turn answers with: the best-scoring matched one."""
-    return next((m for m in matched if m.note.kind is NoteKind.PINNED and m.matched), None)
+    """The pinned note the turn answers with: the best-scoring matched note, when it is a pinned one (a
+    question another note matches better is about that note's topic, not the pinned question)."""
+    best = max((m for m in matched if m.matched), key=lambda m: (m.score, m.note.id), default=None)
+    return best if best is not None and best.note.kind is NoteKind.PINNED else None
 
 
 def apply_boosts(
@@ -120,8 +122,10 @@ def apply_boosts(
         total = min(total, m.boost_max)
         base = c.rerank if c.rerank is not None else c.score
         out.append(replace(c, rerank=base + total) if total > 0 else c)
-    order = sorted(range(len(out)), key=lambda j: (-(out[j].rerank if out[j].rerank is not None else out[j].score),
-                                                   j))
+    def rank_score(c: Candidate) -> float:
+        return c.rerank if c.rerank is not None else c.score
+
+    order = sorted(range(len(out)), key=lambda j: (-rank_score(out[j]), j))
     return [out[j] for j in order], given
 
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from footnote.corpus.memory import NoteKind
 from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
-from footnote.corpus.memory import NoteKind
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
 from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
@@ -78,7 +78,8 @@ class _Memory:
         for m in self.matched:
             k = m.note.kind
             if k is NoteKind.PINNED:
-                did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else "not used: another pinned note scored higher"
+                did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
+                    "not used: another note matched better"
             elif k is NoteKind.BOOST:
                 did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
             else:

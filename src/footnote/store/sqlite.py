@@ -27,8 +27,8 @@ from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
-from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.dense import DenseCache, DenseSnapshot
+from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,

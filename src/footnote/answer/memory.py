@@ -1,0 +1,96 @@
+"""Curated memory in the answer (docs/memory.md).
+
+- A matched **pinned** note is the answer: its body, every sentence citing the note as ``[1]`` (a
+  citation of kind ``pinned`` whose locator names the note, its author and when it was updated), with
+  fragments of the sources it names cited beside it on its last sentence. Built on the server, with no
+  model call, whatever models are configured (the editors' wording is the answer).
+- Matched **memory** notes are background for the planner and synthesizer: shown to them numbered after
+  the passages, marked not citable. A ``[n]`` pointing at one is dropped like any forged citation and
+  counted apart; the note's title in the prose is removed by the prose check. The extractive answer
+  never sees them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from footnote.answer.extractive import cite_sentence, split_sentences
+from footnote.answer.types import Note
+from footnote.corpus.memory import MemoryNote
+from footnote.corpus.records import Fragment, NoteLocator
+from footnote.retrieve.memory import resolve_refs
+from footnote.retrieve.types import SearchResult
+from footnote.store.protocol import Store
+from footnote.text import content_terms
+
+#: Source id prefix of a pinned note's citation (never a stored source's: ``memory:`` has a colon).
+PINNED_PREFIX = "memory:"
+
+BACKGROUND_RULES = (
+    "Background notes (marked citable=\"no\") come from the collection's editors: they may shape how you frame "
+    "the answer, but they are not passages. Never cite their numbers, never quote them and never name them."
+)
+
+
+def pinned_fragment(note: MemoryNote) -> Fragment:
+    """The pinned note as the fragment its citation resolves to."""
+    return Fragment(
+        id=f"{PINNED_PREFIX}{note.id}", source_id=f"{PINNED_PREFIX}{note.id}", ordinal=0, kind=note.kind.value,
+        lang=note.lang, text=note.body, locator=NoteLocator(note.id, note.label, note.author, note.updated),
+        content_hash=note.content_hash,
+    )
+
+
+def source_fragments(
+    store: Store, result: SearchResult, note: MemoryNote, aliases: Mapping[str, str], limit: int, lang: str,
+) -> list[Fragment]:
+    """Up to ``limit`` fragments of the sources a pinned note names: those this search ranked first (in
+    its order), then for a named source not ranked, its fragment sharing most terms with the note."""
+    if limit <= 0:
+        return []
+    named = resolve_refs(store, note.sources, aliases)
+    out: list[Fragment] = []
+    covered: set[str] = set()
+    for c in result.candidates:
+        f = c.fragment
+        if (f.source_id in named.source_ids or f.id in named.fragment_ids) and f.id not in {x.id for x in out}:
+            if f.source_id in covered and f.id not in named.fragment_ids:
+                continue  # one fragment per whole source named
+            out.append(f)
+            covered.add(f.source_id)
+    wanted = content_terms(note.body + " " + " ".join(note.triggers), note.lang)
+    for fr in store.get_fragments(sorted(named.fragment_ids - {f.id for f in out})):
+        out.append(fr)
+        covered.add(fr.source_id)
+    for sid in sorted(named.source_ids - covered):
+        frags = store.fragments_of(sid)
+        if frags:
+            out.append(max(frags, key=lambda f: (len(wanted & content_terms(f.text, f.lang)), -f.ordinal)))
+    return out[:limit]
+
+
+def pinned_text(note: MemoryNote, source_ns: Sequence[int]) -> str:
+    """The note's body, each sentence citing ``[1]``; the sources' numbers beside it on the last one."""
+    sents = [s for s in split_sentences(" ".join(note.body.split())) if s.strip()] or [note.body.strip()]
+    out = [cite_sentence(s, 1) for s in sents]
+    if source_ns:
+        last = out[-1]
+        marks = "".join(f"[{n}]" for n in source_ns)
+        out[-1] = re.sub(r"\[1\]", "[1]" + marks, last, count=1)
+    return " ".join(s if s.endswith((".", "!", "?", "…", "»", '"', ")")) else s + "." for s in out)
+
+
+def background_block(notes: Sequence[MemoryNote], first_n: int, max_chars: int) -> str:
+    """The background notes as the models see them (numbered from ``first_n``, marked not citable)."""
+    if not notes:
+        return ""
+    parts = [f'<background n="{first_n + i}" citable="no">\n{n.body[:max_chars]}\n</background>'
+             for i, n in enumerate(notes)]
+    return BACKGROUND_RULES + "\n\n" + "\n\n".join(parts)
+
+
+def background_numbers(notes: Sequence[Note], background: Sequence[MemoryNote]) -> set[int]:
+    first = max((n.n for n in notes), default=0) + 1
+    return set(range(first, first + len(background)))
+

@@ -1,0 +1,72 @@
+"""``footnote memory import PATH… | list | remove ID``: curated memory notes (docs/memory.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import click
+
+from footnote.cli import Ctx, common_options
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@click.group("memory")
+def memory() -> None:
+    """Curated memory: pinned answers, topic boosts, background notes."""
+
+
+@memory.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@common_options
+def import_(ctx: Ctx, paths: tuple[Path, ...]) -> None:
+    """Import note files (Markdown with front matter) or folders of them; unchanged notes are skipped."""
+    with ctx.engine() as engine:
+        report = engine.import_memory(list(paths))
+    if ctx.as_json:
+        ctx.emit(report.to_dict())
+    else:
+        for r in report.results:
+            if r.status == "failed":
+                click.echo(f"error: {r.error}", err=True)
+        click.echo(f"{report.count('imported')} imported, {report.count('unchanged')} unchanged, {report.failed} failed"
+                   f" ({'embedded with ' + report.embedder if report.embedder else 'lexical matching only'})")
+    if report.failed:
+        sys.exit(1)
+
+
+@memory.command("list")
+@common_options
+def list_(ctx: Ctx) -> None:
+    """List the notes: id, kind, author, when updated, triggers."""
+    with ctx.engine() as engine:
+        notes = engine.memory_notes()
+    if ctx.as_json:
+        ctx.emit({"notes": [n.summary() for n in notes]})
+        return
+    if not notes:
+        click.echo("no memory notes (add some with `footnote memory import PATH`)")
+    for n in notes:
+        trig = "; ".join(n.triggers) or "—"
+        click.echo(f"{n.id}  {n.kind.value:<6}  {n.author or '—'}  {_when(n.updated)}  {trig}")
+
+
+@memory.command("remove")
+@click.argument("note_id")
+@common_options
+def remove(ctx: Ctx, note_id: str) -> None:
+    """Remove note NOTE_ID."""
+    with ctx.engine() as engine:
+        engine.remove_memory_note(note_id)
+    if ctx.as_json:
+        ctx.emit({"removed": note_id})
+    else:
+        click.echo(f"removed {note_id}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(memory)
