@@ -1,0 +1,200 @@
+"""Curated memory in the turn: pinned answers (lean policy), background notes the models may not cite,
+boosts that never count as evidence — over a real SQLite store with the hash embedder, models at a
+scripted OpenAI-compatible server (real HTTP)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footnote.answer.types import AnswerMode
+from footnote.engine import Engine
+from footnote.retrieve.types import Verdict
+from footnote.testing.openai_server import Reply
+
+from .conftest import FOG_Q, OFF_Q, model_overrides
+
+PINNED = """---
+kind: pinned
+title: The fog horn rule
+triggers: ["When must the keeper start the fog horn?", "fog horn rule", "Когда смотритель включает туманный горн?"]
+sources: ["fog.md", "corpus/tuman.ru.md"]
+author: Editorial board
+---
+The keeper starts the fog horn as soon as the Black Skerry beacon can no longer be seen. It gives two blasts
+of three seconds each, once every minute.
+"""
+
+MEMORY = """---
+kind: memory
+title: Penhallow framing note
+triggers: ["paraffin oil store gallons", "How much paraffin may the oil store hold?"]
+author: Editorial board
+---
+Readers asking about the oil store usually worry about fire; frame the limit as a safety rule. Zanzibar quokka.
+"""
+
+BOOST = """---
+kind: boost
+title: Lamp topic
+triggers: ["lamp wicks lens", "How does the lamp burn?"]
+sources: ["lamp.md"]
+author: Editorial board
+---
+The lamp, its wicks and its lens.
+"""
+
+PARAPHRASES = [
+    "When must the keeper start the fog horn?",  # the trigger itself
+    "When must the keeper on watch start the fog horn?",
+    "fog horn rule: when does the keeper start it?",
+    "Когда смотритель включает горн?",  # the other language
+]
+
+
+def write_notes(tmp_path: Path, **notes: str) -> Path:
+    d = tmp_path / "notes"
+    d.mkdir(exist_ok=True)
+    for name, text in notes.items():
+        (d / f"{name}.md").write_text(text, encoding="utf-8")
+    return d
+
+
+@pytest.fixture
+def with_notes(build_engine: Any, tmp_path: Path) -> Any:
+    def build(*, notes: dict[str, str] | None = None, **overrides: Any) -> Engine:
+        eng: Engine = build_engine(**overrides)
+        d = write_notes(tmp_path, **(notes if notes is not None else {"fog-horn-rule": PINNED, "oil-store": MEMORY}))
+        report = eng.import_memory([d])
+        assert report.failed == 0, report.to_dict()
+        return eng
+
+    return build
+
+
+@pytest.mark.parametrize("question", PARAPHRASES)
+def test_pinned_question_and_paraphrases_get_the_pinned_answer_lean_with_no_model_call(with_notes: Any, question: str) -> None:
+    eng = with_notes()
+    a = eng.ask(question)
+    d = a.to_dict()
+    assert a.mode is AnswerMode.CORPUS and not a.corpus_insufficient
+    first = d["citations"][0]
+    assert first["n"] == 1 and first["kind"] == "pinned"
+    assert first["locator"]["note"] == "fog-horn-rule" and first["locator"]["author"] == "Editorial board"
+    assert first["locator"]["updated"] > 0 and first["title"] == "The fog horn rule"
+    # its named sources are cited beside it (a bare file name resolves to the source id ending in it)
+    assert {c["source_id"] for c in d["citations"][1:]} == {"corpus/fog.md", "corpus/tuman.ru.md"}
+    assert "Black Skerry beacon can no longer be seen [1]" in a.answer
+    assert d["trace"]["policy"] == "lean" and d["trace"]["search"]["rounds"] == 1
+    assert a.model_calls == 0
+    mem = d["trace"]["memory"]
+    assert mem[0]["id"] == "fog-horn-rule" and mem[0]["did"] == "pinned" and mem[0]["score"] >= mem[0]["threshold"]
+
+
+def test_pinned_answer_makes_no_model_call_even_with_models_configured(with_notes: Any, scripted: Any) -> None:
+    srv = scripted({})  # any call would exhaust the empty script
+    eng = with_notes(**model_overrides(srv.base_url, "router", "planner", "synthesizer"))
+    a = eng.ask(PARAPHRASES[1])
+    assert a.citations[0].fragment.kind == "pinned" and a.trace["policy"] == "lean"
+    assert a.model_calls == 0 and srv.requests == [] and srv.unexpected == []
+
+
+def test_unrelated_question_takes_the_wide_policy_and_no_memory(with_notes: Any) -> None:
+    eng = with_notes()
+    a = eng.ask(OFF_Q)
+    assert a.trace["policy"] == "wide" and a.trace["memory"] == []
+    assert all(c.fragment.kind != "pinned" for c in a.citations)
+    # an in-corpus question no note is about: answered from the corpus, wide
+    b = eng.ask("What is the lens of the lamp like?")
+    assert b.trace["policy"] == "wide" and all(c.to_dict()["kind"] != "pinned" for c in b.citations)
+
+
+def test_memory_note_cited_by_the_model_is_dropped_and_counted(with_notes: Any, scripted: Any) -> None:
+    q = "How much paraffin may the oil store hold?"
+    outline = json.dumps({"theses": [{"text": "The oil store holds at most 600 gallons.", "notes": [1]}]})
+    # the outline cites one note, so the compacted context has [1] and the background note is shown as [2]
+    srv = scripted({"planner-m": [Reply(outline)], "synthesizer-m": [Reply(
+        "The oil store holds at most 600 gallons of paraffin [1]. Fire is the worry here [2]. "
+        "As the Penhallow framing note says, it is a safety rule [1].")]})
+    eng = with_notes(**model_overrides(srv.base_url, "planner", "synthesizer"))
+    res = eng.search(q)
+    assert any(m.note.id == "oil-store" and m.did == "framed" for m in res.memory)
+    a = eng.ask(q)
+    synth_prompt = srv.requests_for("synthesizer-m")[0]["messages"][1]["content"]
+    assert '<background n="2" citable="no">' in synth_prompt and "Zanzibar quokka" in synth_prompt
+    plan_prompt = srv.requests_for("planner-m")[0]["messages"][1]["content"]
+    assert 'citable="no"' in plan_prompt
+    d = a.to_dict()
+    assert all(not c["source_id"].startswith("memory:") for c in d["citations"])
+    assert [c["n"] for c in d["citations"]] == [1]
+    assert "[2]" not in a.answer and "Penhallow framing note" not in a.answer and "Zanzibar" not in a.answer
+    assert d["trace"]["memory_dropped_citations"] == 1 and d["dropped_citations"] >= 1
+    assert d["trace"]["memory_removed_mentions"] == 1
+    assert {m["id"]: m["did"] for m in d["trace"]["memory"]}["oil-store"] == "framed"
+
+
+def test_memory_note_never_appears_in_an_extractive_answer(with_notes: Any) -> None:
+    eng = with_notes()
+    a = eng.ask("How much paraffin may the oil store hold?")
+    assert a.mode is AnswerMode.CORPUS and "600 gallons" in a.answer
+    assert "Zanzibar" not in a.answer and "safety rule" not in a.answer
+    assert all(not c.fragment.source_id.startswith("memory:") for c in a.citations)
+    did = {m["id"]: m["did"] for m in a.trace["memory"]}
+    assert did["oil-store"].startswith("not used: extractive")
+    assert a.model_calls == 0
+
+
+def test_boost_moves_its_source_up_within_the_bound_and_is_not_evidence(build_engine: Any, tmp_path: Path) -> None:
+    q = "How does the lamp burn?"
+    eng: Engine = build_engine(**{"memory.boost_max": 0.07})
+    before = eng.search(q)
+    assert eng.import_memory([write_notes(tmp_path, **{"lamp-topic": BOOST})]).failed == 0
+    after = eng.search(q)
+    assert [m.note.id for m in after.memory] == ["lamp-topic"] and after.memory[0].did == "boosted"
+    # the gate saw the same evidence: verdict and signal unchanged
+    assert after.verdict is before.verdict and after.signal.value == pytest.approx(before.signal.value)
+    rank0 = {c.fragment.id: c.rerank for c in before.candidates}
+    moved = 0
+    for c in after.candidates:
+        if c.fragment.id not in rank0 or rank0[c.fragment.id] is None or c.rerank is None:
+            continue
+        delta = c.rerank - rank0[c.fragment.id]
+        assert -1e-9 <= delta <= 0.07 + 1e-9
+        if c.fragment.source_id == "corpus/lamp.md":
+            assert delta == pytest.approx(0.07)
+            moved += 1
+        else:
+            assert c.fragment.id not in after.boosts or after.boosts[c.fragment.id]
+    assert moved >= 1 and all(set(v) == {"lamp-topic"} for v in after.boosts.values())
+    assert after.trace[-1].name.startswith("boost") or any(t.name == "boost" for t in after.trace)
+
+
+def test_a_boost_never_lifts_a_question_over_the_gate(build_engine: Any, tmp_path: Path) -> None:
+    """A boost whose trigger is the off-topic question itself, naming a corpus source: it matches, and
+    the question still bails out."""
+    off = BOOST.replace('["lamp wicks lens", "How does the lamp burn?"]', json.dumps([OFF_Q]))
+    eng: Engine = build_engine(**{"memory.boost_max": 5.0})
+    assert eng.search(OFF_Q).verdict is Verdict.BAIL_OUT
+    assert eng.import_memory([write_notes(tmp_path, **{"football": off})]).failed == 0
+    res = eng.search(OFF_Q)
+    assert [m.note.id for m in res.memory] == ["football"]
+    assert res.verdict is Verdict.BAIL_OUT
+    a = eng.ask(OFF_Q)
+    assert a.mode is AnswerMode.NOT_FOUND and a.citations == ()
+
+
+def test_lexical_only_store_matches_by_trigger_terms(build_engine: Any, tmp_path: Path) -> None:
+    eng: Engine = build_engine(**{"embedder.name": "none"})
+    assert eng.import_memory([write_notes(tmp_path, **{"fog-horn-rule": PINNED})]).to_dict()["embedder"] is None
+    a = eng.ask("When must the keeper start the fog horn?")
+    assert a.citations[0].fragment.kind == "pinned" and a.trace["policy"] == "lean"
+    b = eng.ask(OFF_Q)
+    assert b.trace["policy"] == "wide"
+
+
+def test_fog_question_without_notes_is_unchanged(build_engine: Any) -> None:
+    a = build_engine().ask(FOG_Q)
+    assert a.trace["policy"] == "wide" and a.trace["memory"] == [] and a.citations[0].fragment.kind != "pinned"
