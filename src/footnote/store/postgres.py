@@ -239,6 +239,8 @@ class PostgresStore(PgConversations, PgMemory):
                 conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
                 cur = conn.execute("UPDATE fragments SET embedding = NULL WHERE embedding IS NOT NULL")
                 dropped = max(0, cur.rowcount)
+                conn.execute("DELETE FROM memory_vectors")  # curated notes too: `reembed` embeds them again
+                conn.execute("UPDATE memory_notes SET embedder = NULL")
                 conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({int(dim)})")
                 storage = "PLAIN" if dim <= _PLAIN_STORAGE_MAX_DIM else "MAIN"
                 conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding SET STORAGE {storage}")

@@ -105,7 +105,8 @@ class Store(ConversationStore, MemoryStore, Protocol):
     def rebind_embedder(self, name: str, dim: int) -> int:
         """Bind the store to another embedder: every vector is dropped in the same transaction (the
         backlog is then every fragment) and, on PostgreSQL, the vector column and HNSW index are rebuilt
-        for ``dim``. Binding to the embedder already bound does nothing. Returns the vectors dropped."""
+        for ``dim``. Curated memory notes lose their vectors too (``memory_embedders`` says None). Binding to
+        the embedder already bound does nothing. Returns the fragment vectors dropped."""
         ...
 
     # --- embedding backlog ------------------------------------------------------------------

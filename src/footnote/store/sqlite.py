@@ -244,6 +244,8 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 return 0
             dropped = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
             conn.execute("DELETE FROM embeddings")
+            conn.execute("DELETE FROM memory_vectors")  # curated notes too: `reembed` embeds them again
+            conn.execute("UPDATE memory_notes SET embedder = NULL")
             conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')")
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",

@@ -87,3 +87,10 @@ class MemoryConformance:
         st = store.stats()
         assert st.sources == 0 and st.fragments == 0
         assert store.search_lexical("horn", 10, stemmed=True) == []
+
+    def test_rebinding_the_embedder_drops_note_vectors_not_notes(self, store: Store) -> None:
+        n = embedded(store, note())
+        store.rebind_embedder(EMBEDDER, DIM + 8)
+        assert store.memory_embedders() == {n.id: None}
+        assert store.memory_vectors(EMBEDDER).note_ids == ()
+        assert store.get_memory_note(n.id) == n
