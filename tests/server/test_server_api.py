@@ -319,7 +319,8 @@ def check_key(c: httpx.Client) -> None:
     assert c.get("/docs").status_code == 200  # so does the API page (it loads /openapi.json with the key)
     for method, path in [("GET", "/api/status"), ("GET", "/api/sources"), ("GET", "/api/search?q=fog"),
                          ("GET", f"/api/sources/{AUDIO_ID}"), ("GET", f"/api/sources/{PDF_ID}/pages/1"),
-                         ("POST", "/api/ask"), ("GET", "/openapi.json")]:
+                         ("POST", "/api/ask"), ("GET", "/openapi.json"), ("GET", "/api/memory"),
+                         ("POST", "/api/memory"), ("DELETE", "/api/memory/x")]:
         r = c.request(method, path, json={"question": "fog"} if method == "POST" else None)
         assert r.status_code == 401, path
         assert r.headers.get("www-authenticate") == "Bearer" and "API key" in r.json()["error"]

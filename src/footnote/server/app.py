@@ -28,7 +28,7 @@ from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError
 from footnote.mcp.http import mount_mcp
 from footnote.redact import redact, settings_secrets
-from footnote.server import routes_ask, routes_conversations, routes_search, routes_sources
+from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.sse import EventPump
@@ -146,6 +146,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_search.make_router(state), dependencies=guarded)
     app.include_router(routes_sources.make_router(state), dependencies=guarded)
     app.include_router(routes_conversations.make_router(state), dependencies=guarded)
+    app.include_router(routes_memory.make_router(state), dependencies=guarded)
     run_mcp = mount_mcp(app, engine, settings)  # /mcp: MCP over streamable HTTP, behind the same key (docs/mcp.md)
 
     meta = APIRouter(tags=["meta"])

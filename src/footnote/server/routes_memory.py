@@ -1,0 +1,95 @@
+"""``/api/memory``: curated memory notes (list, one, add or replace, replace, remove) — the curator
+view's API and the HTTP form of ``footnote memory``. Behind the API key when one is set, like every
+``/api`` route. A note that does not check out (unknown kind, no body, a pinned note without
+sources, a source not in the store) is a 422 with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from footnote.corpus.memory import NOTE_ID_RE, MemoryNote, make_note
+from footnote.errors import InputError, NotFound
+from footnote.server.state import JSON, ServerState
+
+
+class NoteIn(BaseModel):
+    """A note as the curator writes it (the fields of a note file's front matter, and its body)."""
+
+    id: str = Field(min_length=1, max_length=80, description="Letters, digits, '-', '_', '.'.")
+    kind: str = Field(description="pinned | boost | memory")
+    body: str = Field(max_length=20_000, description="The note's text (a pinned note's is the answer).")
+    title: str = Field("", max_length=200)
+    triggers: list[str] = Field(default_factory=list, max_length=50, description="Questions or phrases it answers.")
+    sources: list[str] = Field(default_factory=list, max_length=50, description="Source ids or addresses it rests on.")
+    author: str = Field("", max_length=200)
+    lang: str | None = Field(None, max_length=12, description="Its language (detected when absent).")
+
+
+def _note(body: NoteIn, default_lang: str) -> MemoryNote:
+    return make_note(f"note {body.id!r}", note_id=body.id, kind=body.kind, body=body.body, triggers=body.triggers,
+                     sources=body.sources, author=body.author, title=body.title, lang=body.lang,
+                     default_lang=default_lang)
+
+
+def make_router(state: ServerState) -> APIRouter:
+    router = APIRouter(tags=["memory"])
+    engine = state.engine
+    default_lang = state.settings.corpus.default_lang
+
+    def _get(note_id: str) -> MemoryNote:
+        note = engine.store.get_memory_note(note_id) if NOTE_ID_RE.match(note_id) else None
+        if note is None:
+            raise NotFound(f"no memory note {note_id!r}")
+        return note
+
+    def _saved(stored: MemoryNote, changed: bool) -> JSON:
+        return JSON({"note": stored.to_dict(), "changed": changed})
+
+    @router.get("/api/memory")
+    async def list_notes() -> JSON:
+        """Every note: id, kind, title, triggers, sources, author, updated (Unix seconds), lang."""
+        notes = await run_in_threadpool(engine.memory_notes)
+        return JSON({"notes": [n.summary() for n in notes]})
+
+    @router.get("/api/memory/{note_id}", responses={404: {"description": "No such note."}})
+    async def get_note(note_id: str) -> JSON:
+        """One note with its body."""
+        return JSON((await run_in_threadpool(_get, note_id)).to_dict())
+
+    @router.post("/api/memory", responses={422: {"description": "The note does not check out (the reason says why)."}})
+    async def add_note(body: NoteIn) -> JSON:
+        """Add a note, or replace the note with this id (checked, embedded, written in one transaction)."""
+        note = _note(body, default_lang)
+        stored, changed = await run_in_threadpool(engine.put_memory_note, note)
+        return _saved(stored, changed)
+
+    @router.put("/api/memory/{note_id}", responses={404: {"description": "No such note."},
+                                                    422: {"description": "The note does not check out."}})
+    async def replace_note(note_id: str, body: NoteIn) -> JSON:
+        """Replace an existing note (the body's id must be the path's)."""
+        if body.id != note_id:
+            raise InputError(f"note {note_id!r}", f"the body's id {body.id!r} is not the note's id {note_id!r}")
+        note = _note(body, default_lang)
+
+        def put() -> tuple[MemoryNote, bool]:
+            _get(note_id)
+            return engine.put_memory_note(note)
+
+        stored, changed = await run_in_threadpool(put)
+        return _saved(stored, changed)
+
+    @router.delete("/api/memory/{note_id}", responses={404: {"description": "No such note."}})
+    async def delete_note(note_id: str) -> JSON:
+        """Remove a note and its vectors."""
+        def remove() -> dict[str, Any]:
+            _get(note_id)
+            engine.remove_memory_note(note_id)
+            return {"removed": note_id}
+
+        return JSON(await run_in_threadpool(remove))
+
+    return router
