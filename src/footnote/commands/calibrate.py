@@ -29,10 +29,17 @@ from footnote.settings import write_settings_file
 
 
 @click.command("calibrate")
-@click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
-              help="Corpus file or folder to ingest (repeatable).")
-@click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
+@click.option("--corpus", "corpus", multiple=True, type=click.Path(path_type=Path, exists=True),
+              help="Corpus file or folder to ingest (repeatable; required but with --memory over --store).")
+@click.option("--questions", "questions", default=None, type=click.Path(path_type=Path),
               help="Labelled questions (JSON Lines or a JSON array, eval/README.md format): in_corpus vs near_miss/off_topic.")
+@click.option("--memory", "memory", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Curated memory notes (file or folder) to import and fit the memory match threshold on, instead "
+              "of the gate (docs/memory.md).")
+@click.option("--memory-questions", "memory_questions", default=None, type=click.Path(path_type=Path),
+              help="Labelled questions for --memory (default: questions.json in the notes folder).")
+@click.option("--margin", default=0.01, show_default=True, type=click.FloatRange(0.0, 0.5),
+              help="--memory: added to the best score of a fit question written for no note.")
 @langs_option
 @click.option("--work-dir", "work_dir", default=None, type=click.Path(path_type=Path),
               help="Where the calibration store goes (reused when unchanged); default: a temporary folder.")
@@ -46,10 +53,19 @@ from footnote.settings import write_settings_file
               help="The TOML file to write (created if missing); default: --config, else ./footnote.toml.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @common_options
-def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[str] | None, work_dir: Path | None,
+def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory: Path | None,
+              memory_questions: Path | None, margin: float, langs: list[str] | None, work_dir: Path | None,
               all_questions: bool, answer_target: float, write: bool, settings_file: Path | None,
               progress: bool) -> None:
-    """Fit the gate's thresholds from labelled questions and print what each buys."""
+    """Fit the gate's thresholds from labelled questions and print what each buys (or, with --memory,
+    the curated-memory match threshold)."""
+    if memory is not None:
+        _calibrate_memory(ctx, corpus, memory, memory_questions, margin, work_dir, write, settings_file, progress)
+        return
+    if questions is None:
+        raise UsageError("calibrate needs --questions FILE (the gate) or --memory NOTES (curated memory)")
+    if not corpus:
+        raise UsageError("calibrate needs --corpus PATH (the labelled questions' corpus)")
     qs = load_questions(questions, langs=langs)
     settings = ctx.settings
     if settings.embedder.name == "none":
@@ -110,6 +126,51 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[s
         click.echo(line)
     if write:
         click.echo(f"written to {target} under gate.by_embedder.{emb} (default: {fit.default_pair})")
+
+
+def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions: Path | None, margin: float,
+                      work_dir: Path | None, write: bool, settings_file: Path | None, progress: bool) -> None:
+    from footnote.eval.memory import collect_memory, fit_threshold, load_memory_questions, outcomes
+
+    qpath = questions or (notes / "questions.json" if notes.is_dir() else None)
+    if qpath is None:
+        raise UsageError("--memory NOTE_FILE needs --memory-questions FILE")
+    qs = load_memory_questions(qpath)
+    if not corpus and not ctx.store:
+        raise UsageError("calibrate --memory needs --corpus PATH or --store URL (the notes' sources must be there)")
+    settings = ctx.settings
+    with tempfile.TemporaryDirectory(prefix="footnote-calibrate-") as tmp:
+        out_dir = work_dir or Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        engine, _ = prepare_engine(settings, list(corpus), out_dir=out_dir, store_url=ctx.store, progress=progress)
+        with engine:
+            if engine.embedder is None:
+                raise UsageError("calibrate --memory needs an embedder (lexical matching has no cosine to fit)")
+            emb = engine.embedder.name
+            imported = engine.import_memory([notes])
+            if imported.failed:
+                click.echo(f"warning: {imported.failed} notes failed to import", err=True)
+            rows = collect_memory(engine, qs)
+    threshold = fit_threshold(rows, margin)
+    result = outcomes(rows, threshold)
+    fitted_on = (f"{qpath.name}: {len(qs)} questions, fitted on the fit half (lowest score no fit question "
+                 f"written for no note reaches, + {margin}); AUROC fit {result['fit']['auroc']} test "
+                 f"{result['test']['auroc']}; {datetime.now(UTC).date().isoformat()}")
+    target = settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+    if write:
+        write_settings_file(target, {"memory": {"by_embedder": {emb: {
+            "default": {"match": threshold, "fitted_on": fitted_on}, "by_lang_pair": {}}}}})
+    if ctx.as_json:
+        ctx.emit({"embedder": emb, "threshold": threshold, "fitted_on": fitted_on, "outcomes": result,
+                  "written_to": str(target) if write else None})
+        return
+    click.echo(f"memory match threshold for {emb}: {threshold}")
+    for split in ("fit", "test"):
+        s = result[split]
+        click.echo(f"  {split}: hit rate {s['hit_rate']} of {s['n_for_notes']}, false matches {s['false_matches']} of "
+                   f"{s['n_for_none']}, wrong note {s['wrong_note']}, AUROC {s['auroc']}")
+    if write:
+        click.echo(f"written to {target} under memory.by_embedder.{emb}")
 
 
 def _f(x: float | None) -> str:

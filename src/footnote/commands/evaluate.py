@@ -55,10 +55,15 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 
 
 @click.command("eval")
-@click.option("--corpus", "corpus", multiple=True, required=True, type=click.Path(path_type=Path, exists=True),
+@click.option("--corpus", "corpus", multiple=True, type=click.Path(path_type=Path, exists=True),
               help="Corpus file or folder to ingest (repeatable), e.g. eval/xquad/corpus.en.jsonl.")
-@click.option("--questions", "questions", required=True, type=click.Path(path_type=Path),
+@click.option("--questions", "questions", default=None, type=click.Path(path_type=Path),
               help="Question set (JSON Lines, or one JSON array of the same objects; eval/README.md format).")
+@click.option("--memory", "memory", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Curated memory notes (file or folder) to import and measure: matching on labelled questions "
+              "and lean vs wide latency (docs/memory.md).")
+@click.option("--memory-questions", "memory_questions", default=None, type=click.Path(path_type=Path),
+              help="Labelled questions for --memory (default: questions.json in the notes folder).")
 @langs_option
 @click.option("--out", "out_dir", default="footnote-eval", type=click.Path(path_type=Path), show_default=True,
               help="Where report.json, report.md, plots and the evaluation store go.")
@@ -69,7 +74,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 @click.option("--allow-backlog", is_flag=True,
               help="Run even when fragments still wait for vectors (figures then mix dense and lexical-only search).")
 @common_options
-def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[str] | None, out_dir: Path,
+def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory: Path | None,
+             memory_questions: Path | None, langs: list[str] | None, out_dir: Path,
              limit: int | None, plots: bool, progress: bool, answers: bool, allow_backlog: bool) -> None:
     """Measure retrieval and abstention on labelled questions: recall@k, MRR, AUROC, CRAG, latency.
 
@@ -78,6 +84,13 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
     """
     if limit is not None and limit <= 0:
         raise UsageError("--limit must be a positive number")
+    if not corpus and not (memory and ctx.store):
+        raise UsageError("eval needs --corpus PATH (or, with only --memory, --store URL)")
+    if questions is None:
+        if memory is None:
+            raise UsageError("eval needs --questions FILE, --memory NOTES, or both")
+        _memory_only(ctx, corpus, memory, memory_questions, out_dir, progress)
+        return
     qs = load_questions(questions, langs=langs, limit=limit)
     settings = ctx.settings
     started = datetime.now(UTC).isoformat(timespec="seconds")
@@ -97,6 +110,7 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
         t1 = time.perf_counter()
         outcomes = run_questions(lambda q: engine.search(q), qs, progress=progress, on_result=on_result)
         search_s = time.perf_counter() - t1
+        memory_section = _memory_section(engine, memory, memory_questions) if memory is not None else None
         emb = engine.embedder.name if engine.embedder is not None else "none"  # the store's unless --embedder
         gate = settings.gate.by_embedder.get(emb)
         meta = {
@@ -119,6 +133,8 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
             "search_seconds": round(search_s, 2),
         }
     sections = {"answers": answers_mod.answer_report(outcomes)} if answers_mod else {}
+    if memory_section is not None:
+        sections["memory"] = memory_section
     report = write_report(out_dir, outcomes, meta, plots=plots, sections=sections)
     if ctx.as_json:
         ctx.emit(report)
@@ -128,7 +144,46 @@ def evaluate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path, langs: list[st
     if answers_mod:
         for line in answers_mod.summary_lines(report["answers"]):
             click.echo(line)
+    if memory_section is not None:
+        from footnote.eval.memory import summary_lines as memory_lines
+
+        for line in memory_lines(memory_section):
+            click.echo(line)
     click.echo(f"report: {out_dir / 'report.json'}, {out_dir / 'report.md'}", err=not sys.stdout.isatty())
+
+
+def _memory_section(engine: Any, notes: Path, questions: Path | None) -> dict[str, Any]:
+    """Import ``notes`` and measure matching (configured thresholds) and lean vs wide latency."""
+    from footnote.eval.memory import collect_memory, lean_vs_wide, load_memory_questions, outcomes
+
+    qpath = questions or (notes / "questions.json" if notes.is_dir() else None)
+    if qpath is None:
+        raise UsageError("--memory NOTE_FILE needs --memory-questions FILE")
+    qs = load_memory_questions(qpath)
+    imported = engine.import_memory([notes])
+    rows = collect_memory(engine, qs)
+    return {"questions": str(qpath), "notes": imported.count("imported") + imported.count("unchanged"),
+            "failed_notes": imported.failed, "outcomes": outcomes(rows), "latency": lean_vs_wide(engine, qs)}
+
+
+def _memory_only(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions: Path | None, out_dir: Path,
+                 progress: bool) -> None:
+    import json
+
+    from footnote.eval.memory import summary_lines as memory_lines
+
+    engine, _ = prepare_engine(ctx.settings, list(corpus), out_dir=out_dir, store_url=ctx.store, progress=progress)
+    with engine:
+        section = _memory_section(engine, notes, questions)
+        section["embedder"] = engine.embedder.name if engine.embedder is not None else "none"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "memory.json").write_text(json.dumps(section, ensure_ascii=False, indent=2), encoding="utf-8")
+    if ctx.as_json:
+        ctx.emit(section)
+        return
+    for line in memory_lines(section):
+        click.echo(line)
+    click.echo(f"report: {out_dir / 'memory.json'}", err=not sys.stdout.isatty())
 
 
 def register(group: click.Group) -> None:
