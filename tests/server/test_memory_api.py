@@ -3,6 +3,7 @@ shared live server's answers must not change), with the demo's curated notes imp
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def test_add_ask_edit_remove(client: httpx.Client) -> None:
 def test_pinned_answer_streams_the_pinned_citation_first(client: httpx.Client) -> None:
     with client.stream("POST", "/api/ask", json={"question": FOG}, headers={"Accept": "text/event-stream"}) as r:
         body = "".join(r.iter_text())
-    cites = [line for line in body.splitlines() if line.startswith("data:") and '"kind": "pinned"' in line
-             or line.startswith("data:") and '"kind":"pinned"' in line]
-    assert cites, body[:500]
+    frames = [f for f in body.split("\n\n") if f.strip()]
+    cites = [json.loads(f.split("data:", 1)[1]) for f in frames if f.startswith("event: citation")]
+    assert cites and cites[0]["kind"] == "pinned" and cites[0]["locator"]["note"] == "fog-horn-rule", body[:800]
+    assert [c["n"] for c in cites] == list(range(1, len(cites) + 1)) and len(cites) >= 2
