@@ -791,6 +791,10 @@ class ServerSettings(_Frozen):
     api_key: str = Field("", description="If set, every route but /healthz needs it (env FOOTNOTE_API_KEY).")
     max_request_bytes: int = Field(64_000, description="Largest request body accepted.")
     demo_corpus: str = Field("demo", description="Folder ingested by `footnote serve` when the store is empty.")
+    demo_memory: str = Field(
+        "demo-memory", description="Curated memory notes `footnote serve` imports right after it ingests the demo "
+        "corpus into an empty store (not with --demo PATH)."
+    )
     stream_workers: int = Field(32, description="Worker threads that run streamed asks (concurrent streams beyond wait).")
     stream_queue_events: int = Field(1024, description="Events buffered per streamed ask before the worker waits for the client.")
     page_render_scale: float = Field(1.5, description="PDF page image scale (1.0 = 72 dpi).")

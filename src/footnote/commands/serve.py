@@ -55,8 +55,9 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
-    """Ingest ``demo`` when the store holds no source; return a line saying what happened."""
+def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None = None) -> str:
+    """Ingest ``demo`` when the store holds no source, then import the demo's curated memory notes
+    (``memory``) into it; return a line saying what happened."""
     stats = engine.store.stats()
     if stats.sources:
         return f"store {stats.url}: {stats.sources} sources, {stats.fragments} fragments"
@@ -67,6 +68,11 @@ def ingest_demo_if_empty(engine: Engine, demo: Path | None) -> str:
     line = f"ingested the demo corpus {demo}: {after.sources} sources, {after.fragments} fragments in {report.seconds:.1f} s"
     if report.failed:
         line += f" ({report.failed} failed: see `footnote ingest {demo}`)"
+    if memory is not None:
+        notes = engine.import_memory([memory])
+        line += f"; {notes.count('imported')} curated memory notes from {memory}"
+        if notes.failed:
+            line += f" ({notes.failed} failed: see `footnote memory import {memory}`)"
     return line
 
 
@@ -102,7 +108,8 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     settings = settings.with_overrides(**{"server.host": host, "server.port": port})  # the Host guard knows the bind address
     # a store that does not exist is created only to hold the demo corpus (`make run` on a fresh clone)
     with Engine.from_settings(settings, create=demo_dir is not None) as engine:
-        click.echo(ingest_demo_if_empty(engine, demo_dir), err=True)
+        memory_dir = resolve_demo_dir(settings.server.demo_memory) if demo_dir is not None and demo is None else None
+        click.echo(ingest_demo_if_empty(engine, demo_dir, memory_dir), err=True)
         status = engine.status()
         embedding = status.get("embedding") or {}
         if embedding.get("state") in ("embedding", "paused"):
