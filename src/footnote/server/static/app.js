@@ -43,6 +43,7 @@
   /* What a citation opens: transcript (audio span), verse (address), pdf (page), passage (text). */
   function citationType(c) {
     const loc = c.locator || {};
+    if (loc.note !== undefined) return "pinned";  // the editors' pinned answer (curated memory)
     if (loc.track_id !== undefined) return "transcript";
     if (loc.book !== undefined) return "verse";
     if (loc.page !== undefined && loc.page !== null) return "pdf";
@@ -54,6 +55,7 @@
     const loc = c.locator || {};
     const title = c.title || c.source_id;
     switch (citationType(c)) {
+      case "pinned": return I.t(lang, "editors_answer") + ": " + (loc.title || loc.note) + " — " + editorsLine(loc, lang);
       case "transcript": {
         const [a, b] = span || [loc.start_ms, loc.end_ms];
         return title + ", " + fmtTime(a) + "–" + fmtTime(b);
@@ -67,6 +69,12 @@
       case "pdf": return title + " " + I.t(lang, "page") + " " + loc.page;
       default: return title + (loc.section ? " — " + loc.section : "");
     }
+  }
+
+  /* Who blessed a pinned answer and when ("Editorial board, 2026-12-01"). */
+  function editorsLine(loc, lang) {
+    const when = loc.updated ? new Date(loc.updated * 1000).toISOString().slice(0, 10) : "";
+    return [loc.author || I.t(lang, "editors"), when].filter(Boolean).join(", ");
   }
 
   // ---- status, key ----------------------------------------------------------------------------
@@ -314,6 +322,7 @@
         type: "button", class: "chip chip--" + type, "data-n": c.n, "data-type": type, "data-kind": c.kind,
         "data-source": c.source_id, "data-fragment": c.fragment_id,
         "data-start-ms": loc.start_ms, "data-end-ms": loc.end_ms, "data-page": loc.page, "data-address": loc.label,
+        "data-note": loc.note, "data-author": loc.author, "data-updated": loc.updated,
         "data-play-start-ms": span ? span[0] : null, "data-play-end-ms": span ? span[1] : null,
         title: label, "aria-label": "[" + c.n + "] " + label,
         on: { click: () => openCitation(c, this.lang, claim, span) },
@@ -618,6 +627,7 @@
       case "pdf": url += "#page=" + encodeURIComponent(loc.page); break;
       case "transcript": url += "#t=" + (loc.start_ms / 1000) + "," + (loc.end_ms / 1000); break;
       case "verse": url += "#" + encodeURIComponent(loc.label || loc.loc || ""); break;
+      case "pinned": url = "/#memory=" + encodeURIComponent(loc.note); break;  // a note has no original file
       default: break;
     }
     return absolute ? new URL(url, location.href).href : url;
@@ -726,6 +736,7 @@
     $("#viewer-meta").textContent = "";
     $("#viewer-open").setAttribute("href", originalUrl(c, false));
     $("#viewer-open").textContent = I.t(lang, "open_original");
+    $("#viewer-open").hidden = type === "pinned";
     const text = $("#viewer-text");
     markQuote(text, c.text || "", claim);
     state.lastFocus = document.activeElement;
@@ -752,6 +763,9 @@
         (claim ? "&q=" + encodeURIComponent(claim.slice(0, 400)) : "");
       $("#page-caption").textContent = I.t(lang, "page_long") + " " + loc.page + (loc.section ? " — " + loc.section : "");
       $("#viewer-page").hidden = false;
+    } else if (type === "pinned") {
+      $("#viewer-meta").textContent = I.t(lang, "editors_answer_long") + " — " + editorsLine(loc, lang);
+      text.hidden = false;
     } else if (type === "verse") {
       $("#viewer-meta").textContent = I.t(lang, "verse") + " " + (loc.label || "");
       text.hidden = false;
