@@ -444,6 +444,9 @@ class MemorySettings(_Frozen):
         0.8, description="With no embedder: share of the question's content terms a trigger must carry to match."
     )
     chunk_chars: int = Field(400, ge=50, description="A note's body is embedded in chunks of about this many characters.")
+    max_body_chars: int = Field(
+        20_000, ge=100, description="A note's body at most (longer: refused with the file and the problem)."
+    )
     boost_max: float = Field(
         0.1, ge=0.0, description="Most a boost note adds to a matching fragment's rank score (never to its cosine: "
         "the gate never sees a boost)."

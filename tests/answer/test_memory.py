@@ -198,3 +198,38 @@ def test_lexical_only_store_matches_by_trigger_terms(build_engine: Any, tmp_path
 def test_fog_question_without_notes_is_unchanged(build_engine: Any) -> None:
     a = build_engine().ask(FOG_Q)
     assert a.trace["policy"] == "wide" and a.trace["memory"] == [] and a.citations[0].fragment.kind != "pinned"
+
+
+def test_a_pinned_note_whose_sources_were_removed_does_not_answer(with_notes: Any) -> None:
+    eng = with_notes()
+    assert eng.store.delete_sources(["corpus/fog.md", "corpus/tuman.ru.md"]) == ["corpus/fog.md", "corpus/tuman.ru.md"]
+    a = eng.ask(PARAPHRASES[0])
+    assert a.trace["policy"] == "wide" and all(c.fragment.kind != "pinned" for c in a.citations)
+    did = {m["id"]: m["did"] for m in a.trace["memory"]}
+    assert did["fog-horn-rule"] == "not used: none of its sources is in the store"
+
+
+def test_a_better_matching_note_keeps_a_pinned_note_from_answering(with_notes: Any) -> None:
+    """The question is the background note's trigger; the pinned note also clears the threshold on shared
+    words but scores lower: no pinned answer."""
+    pinned_too = PINNED.replace('"fog horn rule",', '"fog horn rule", "paraffin oil store gallons fog",')
+    eng = with_notes(notes={"fog-horn-rule": pinned_too, "oil-store": MEMORY})
+    res = eng.search("paraffin oil store gallons")
+    scores = {m.note.id: m for m in res.memory}
+    assert scores["oil-store"].score > scores["fog-horn-rule"].score >= scores["fog-horn-rule"].threshold
+    assert res.policy == "wide" and res.pinned is None
+    assert scores["fog-horn-rule"].did == "not used: another note matched better"
+
+
+def test_the_cli_answer_names_the_editors_answer(with_notes: Any, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    eng = with_notes()
+    url = eng.store.url
+    eng.close()
+    r = CliRunner().invoke(main, ["ask", PARAPHRASES[1], "--store", url, "--embedder", "hash"])
+    assert r.exit_code == 0, r.output
+    assert "[1] editors' answer “The fog horn rule” (Editorial board, 20" in r.stdout
+    assert "lean policy: a pinned note matched" in r.stdout and "model calls: 0" in r.stdout

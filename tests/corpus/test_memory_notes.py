@@ -137,3 +137,17 @@ def test_rebinding_drops_note_vectors_until_reembedded(tmp_path: Path, db: str) 
         assert MemoryImporter(s, store, emb).embed_stale() == 0
     finally:
         store.close()
+
+
+def test_a_huge_body_and_a_symlink_out_of_the_folder_are_refused(tmp_path: Path, db: str) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "huge.md").write_text("---\nkind: memory\n---\n" + "word " * 10_000, encoding="utf-8")
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nkind: memory\n---\nOutside the folder.\n", encoding="utf-8")
+    (notes / "link.md").symlink_to(outside)
+    code, out, _ = _run(["memory", "import", str(notes), "--store", db, "--json"])
+    rep = json.loads(out)
+    assert code == 1 and rep["imported"] == 0 and rep["failed"] == 1
+    assert "the limit is 20,000 (memory.max_body_chars)" in rep["notes"][0]["error"]
+    assert [r["path"] for r in rep["notes"]] == [str(notes / "huge.md")]  # the symlink is not followed out

@@ -33,6 +33,11 @@ def render_done(answer: Answer) -> list[str]:
         extra.append(f"removed mentions: {answer.removed_mentions}")
     if answer.removed_sentences:
         extra.append(f"removed uncited sentences: {answer.removed_sentences}")
+    if answer.trace.get("policy") == "lean":
+        extra.append("lean policy: a pinned note matched")
+    dropped_memory = answer.trace.get("memory_dropped_citations", 0) + answer.trace.get("memory_removed_mentions", 0)
+    if dropped_memory:
+        extra.append(f"background-note citations or mentions removed: {dropped_memory}")
     lines.append(
         f"verdict: {answer.verdict.value}   mode: {answer.mode.value}   model calls: {answer.model_calls}"
         + ("   corpus insufficient" if answer.corpus_insufficient else "")

@@ -83,7 +83,7 @@ def note_hash(kind: NoteKind, body: str, triggers: Sequence[str], sources: Seque
 
 def make_note(
     path: str | Path, *, note_id: str, kind: str, body: str, triggers: Sequence[str] = (), sources: Sequence[str] = (),
-    author: str = "", title: str = "", lang: str | None = None, default_lang: str = "en",
+    author: str = "", title: str = "", lang: str | None = None, default_lang: str = "en", max_chars: int = 20_000,
 ) -> MemoryNote:
     """A checked note (InputError naming ``path`` and the problem otherwise). Sources are checked
     against the store later, by the importer."""
@@ -97,6 +97,9 @@ def make_note(
     text = clean_text(body).strip()
     if not text:
         raise InputError(path, "the note has no body")
+    if len(text) > max_chars:
+        raise InputError(path, f"the body is {len(text):,} characters long; the limit is {max_chars:,} "
+                         "(memory.max_body_chars): a note is an answer or a topic, not a document")
     trig = tuple(dict.fromkeys(" ".join(clean_text(t).split()) for t in triggers if t and t.strip()))
     srcs = tuple(dict.fromkeys(s.strip() for s in sources if s and s.strip()))
     if k is NoteKind.PINNED and not srcs:
@@ -126,7 +129,7 @@ def _list(path: Path, key: str, raw: str | None) -> list[str]:
     return [s]
 
 
-def load_note(path: Path, text: str | None = None, *, default_lang: str = "en") -> MemoryNote:
+def load_note(path: Path, text: str | None = None, *, default_lang: str = "en", max_chars: int = 20_000) -> MemoryNote:
     """The note in file ``path`` (or ``text`` as if read from it)."""
     if text is None:
         try:
@@ -151,7 +154,7 @@ def load_note(path: Path, text: str | None = None, *, default_lang: str = "en") 
     return make_note(
         path, note_id=fm.get("id") or stem, kind=kind, body=fm.body, triggers=_list(path, "triggers", fm.get("triggers")),
         sources=_list(path, "sources", fm.get("sources")), author=fm.get("author") or "", title=fm.get("title") or "",
-        lang=fm.get("lang"), default_lang=default_lang,
+        lang=fm.get("lang"), default_lang=default_lang, max_chars=max_chars,
     )
 
 

@@ -77,7 +77,8 @@ class MemoryImporter:
                 continue
             for f in files:
                 try:
-                    note = load_note(f, default_lang=self.settings.corpus.default_lang)
+                    note = load_note(f, default_lang=self.settings.corpus.default_lang,
+                                     max_chars=self.settings.memory.max_body_chars)
                     if note.id in seen:
                         raise InputError(f, f"note id {note.id!r} is also the id of {seen[note.id]} (ids must be unique)")
                     seen[note.id] = str(f)

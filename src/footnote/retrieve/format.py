@@ -7,6 +7,7 @@ locator reads the same everywhere: ``Lecture title 04:12–04:55``, ``HB 2.4``, 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from footnote.corpus.records import (
@@ -14,6 +15,7 @@ from footnote.corpus.records import (
     FileLocator,
     Fragment,
     Locator,
+    NoteLocator,
     TranscriptLocator,
     locator_to_dict,
 )
@@ -41,6 +43,9 @@ def format_locator(loc: Locator, title: str | None = None) -> str:
         if loc.section:
             out += f" § {loc.section}"
         return out
+    if isinstance(loc, NoteLocator):  # a pinned curated note: the editors' answer
+        when = datetime.fromtimestamp(loc.updated, UTC).strftime("%Y-%m-%d") if loc.updated else ""
+        return f"editors' answer “{loc.title or loc.note}” ({', '.join(x for x in (loc.author, when) if x)})"
     return str(loc)  # pragma: no cover - Locator is a closed union
 
 
@@ -137,5 +142,7 @@ def search_result_dict(result: SearchResult, titles: Mapping[str, str] | None = 
         "rounds": result.rounds,
         "model_calls": result.model_calls,
         "plan": plan_dict(result),
+        "policy": result.policy,
+        "memory": [m.to_dict() for m in result.memory],
         "trace": [trace_dict(t) for t in result.trace],
     }

@@ -71,6 +71,7 @@ class _Memory:
     boosts: tuple[MemoryMatch, ...] = ()
     named: dict[str, Resolved] = field(default_factory=dict)
     texts: dict[str, np.ndarray] = field(default_factory=dict)
+    unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
 
     def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
         used = {nid for per in given.values() for nid in per}
@@ -79,6 +80,7 @@ class _Memory:
             k = m.note.kind
             if k is NoteKind.PINNED:
                 did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
+                    "not used: none of its sources is in the store" if m.note.id == self.unbacked else \
                     "not used: another note matched better"
             elif k is NoteKind.BOOST:
                 did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
@@ -261,6 +263,12 @@ class Retriever:
         scored = self.matcher.score(question, qvec, qlang)
         matched = scored.matched
         pinned = pinned_of(matched)
+        unbacked: str | None = None
+        if pinned is not None:
+            aliases = address_aliases(self.settings, self.books.get())
+            got = resolve_refs(self.store, pinned.note.sources, aliases)
+            if not got.source_ids and not got.fragment_ids:  # its sources were removed since it was written
+                unbacked, pinned = pinned.note.id, None
         boosts = tuple(m for m in matched if m.note.kind is NoteKind.BOOST)
         named: dict[str, Resolved] = {}
         texts: dict[str, np.ndarray] = {}
@@ -274,7 +282,7 @@ class Retriever:
         traces.append(StageTrace("memory", _ms(t0), {
             "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
-        return _Memory(matched, pinned, boosts, named, texts)
+        return _Memory(matched, pinned, boosts, named, texts, unbacked)
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,

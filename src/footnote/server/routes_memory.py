@@ -21,7 +21,7 @@ class NoteIn(BaseModel):
 
     id: str = Field(min_length=1, max_length=80, description="Letters, digits, '-', '_', '.'.")
     kind: str = Field(description="pinned | boost | memory")
-    body: str = Field(max_length=20_000, description="The note's text (a pinned note's is the answer).")
+    body: str = Field(description="The note's text (a pinned note's is the answer; at most memory.max_body_chars).")
     title: str = Field("", max_length=200)
     triggers: list[str] = Field(default_factory=list, max_length=50, description="Questions or phrases it answers.")
     sources: list[str] = Field(default_factory=list, max_length=50, description="Source ids or addresses it rests on.")
@@ -29,16 +29,17 @@ class NoteIn(BaseModel):
     lang: str | None = Field(None, max_length=12, description="Its language (detected when absent).")
 
 
-def _note(body: NoteIn, default_lang: str) -> MemoryNote:
+def _note(body: NoteIn, default_lang: str, max_chars: int) -> MemoryNote:
     return make_note(f"note {body.id!r}", note_id=body.id, kind=body.kind, body=body.body, triggers=body.triggers,
                      sources=body.sources, author=body.author, title=body.title, lang=body.lang,
-                     default_lang=default_lang)
+                     default_lang=default_lang, max_chars=max_chars)
 
 
 def make_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["memory"])
     engine = state.engine
     default_lang = state.settings.corpus.default_lang
+    max_chars = state.settings.memory.max_body_chars
 
     def _get(note_id: str) -> MemoryNote:
         note = engine.store.get_memory_note(note_id) if NOTE_ID_RE.match(note_id) else None
@@ -63,7 +64,7 @@ def make_router(state: ServerState) -> APIRouter:
     @router.post("/api/memory", responses={422: {"description": "The note does not check out (the reason says why)."}})
     async def add_note(body: NoteIn) -> JSON:
         """Add a note, or replace the note with this id (checked, embedded, written in one transaction)."""
-        note = _note(body, default_lang)
+        note = _note(body, default_lang, max_chars)
         stored, changed = await run_in_threadpool(engine.put_memory_note, note)
         return _saved(stored, changed)
 
@@ -73,7 +74,7 @@ def make_router(state: ServerState) -> APIRouter:
         """Replace an existing note (the body's id must be the path's)."""
         if body.id != note_id:
             raise InputError(f"note {note_id!r}", f"the body's id {body.id!r} is not the note's id {note_id!r}")
-        note = _note(body, default_lang)
+        note = _note(body, default_lang, max_chars)
 
         def put() -> tuple[MemoryNote, bool]:
             _get(note_id)
