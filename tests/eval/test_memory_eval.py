@@ -78,3 +78,20 @@ def test_calibrate_memory_needs_questions_for_notes_and_for_none(tmp_path: Path)
     r = CliRunner().invoke(main, ["calibrate", "--memory", str(notes), "--corpus", str(corpus), "--embedder", "hash",
                                   "--no-write", "--work-dir", str(tmp_path / "w"), "--no-progress"])
     assert r.exit_code == 2 and "written for a note and questions written for none" in r.stderr
+
+
+def test_eval_with_questions_and_memory_puts_a_memory_section_in_the_report(tmp_path: Path) -> None:
+    corpus, notes = _setup(tmp_path)
+    qfile = tmp_path / "q.jsonl"
+    rows = [{"id": "q1", "question": "When does the keeper start the fog horn?", "lang": "en", "answerable": True,
+             "category": "in_corpus", "gold": ["corpus/fog.md"]},
+            {"id": "q2", "question": "Who won the 2018 league?", "lang": "en", "answerable": False,
+             "category": "off_topic"}]
+    qfile.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["eval", "--corpus", str(corpus), "--questions", str(qfile), "--memory", str(notes),
+                                  "--embedder", "hash", "--out", str(tmp_path / "ev"), "--no-progress", "--no-plots"])
+    assert r.exit_code == 0, r.output
+    assert "memory test: hit rate 1.0" in r.stdout and "lean vs wide (pinned questions, 2×3)" in r.stdout
+    report = json.loads((tmp_path / "ev" / "report.json").read_text())
+    assert report["memory"]["notes"] == 1 and report["memory"]["outcomes"]["fit"]["n_for_notes"] == 1
+    assert report["overall"]["n"] == 2  # the search report is there too
