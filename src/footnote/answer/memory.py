@@ -43,7 +43,7 @@ def pinned_fragment(note: MemoryNote) -> Fragment:
 
 
 def source_fragments(
-    store: Store, result: SearchResult, note: MemoryNote, aliases: Mapping[str, str], limit: int, lang: str,
+    store: Store, result: SearchResult, note: MemoryNote, aliases: Mapping[str, str], limit: int,
 ) -> list[Fragment]:
     """Up to ``limit`` fragments of the sources a pinned note names: those this search ranked first (in
     its order), then for a named source not ranked, its fragment sharing most terms with the note."""
@@ -54,7 +54,7 @@ def source_fragments(
     covered: set[str] = set()
     for c in result.candidates:
         f = c.fragment
-        if (f.source_id in named.source_ids or f.id in named.fragment_ids) and f.id not in {x.id for x in out}:
+        if f.source_id in named.source_ids or f.id in named.fragment_ids:
             if f.source_id in covered and f.id not in named.fragment_ids:
                 continue  # one fragment per whole source named
             out.append(f)

@@ -400,7 +400,7 @@ class Answerer:
         assert result is not None
         books = getattr(self.retriever, "books", None)
         aliases = address_aliases(self.settings, books.get() if books is not None else None)
-        frags = source_fragments(self.store, result, note, aliases, self.settings.memory.pinned_source_notes, turn.lang)
+        frags = source_fragments(self.store, result, note, aliases, self.settings.memory.pinned_source_notes)
         scores = {c.fragment.id: c.score for c in result.candidates}
         notes = (Note(1, pinned_fragment(note), score),
                  *(Note(i, f, scores.get(f.id, 0.0)) for i, f in enumerate(frags, 2)))
