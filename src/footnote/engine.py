@@ -297,6 +297,17 @@ class Engine:
     def memory_notes(self) -> list[MemoryNote]:
         return self.store.list_memory_notes()
 
+    def memory_summaries(self) -> list[dict[str, Any]]:
+        """Every note's list row, with ``missing_sources``: the sources it names that the store no longer
+        holds (a pinned note none of whose sources remains does not answer)."""
+        from footnote.retrieve.books import BookIndex, address_aliases
+        from footnote.retrieve.memory import resolve_refs
+
+        notes = self.store.list_memory_notes()
+        aliases = address_aliases(self.settings, BookIndex.from_rows(self.store.list_addresses())) if notes else {}
+        return [{**n.summary(), "missing_sources": list(resolve_refs(self.store, n.sources, aliases).missing)}
+                for n in notes]
+
     def put_memory_note(self, note: MemoryNote) -> tuple[MemoryNote, bool]:
         """Check (sources in the store), embed and write one note; (stored, whether it changed)."""
         return self.memory_importer().put(note, path=note.origin or f"note {note.id}")

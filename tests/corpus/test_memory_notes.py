@@ -102,6 +102,12 @@ def test_import_is_idempotent_and_a_failing_note_fails_alone(tmp_path: Path, db:
     code, out, _ = _run(["memory", "list", "--store", db])
     assert code == 0 and "horn-rule  pinned" in out
 
+    assert rows[1]["missing_sources"] == []
+    code, _, _ = _run(["remove", "corpus/a.md", "--store", db])
+    assert code == 0
+    code, out, _ = _run(["memory", "list", "--store", db])
+    assert "(sources no longer in the store: a.md)" in out
+
     code, out, _ = _run(["memory", "remove", "horn-rule", "--store", db])
     assert code == 0 and "removed horn-rule" in out
     code, _, err = _run(["memory", "remove", "horn-rule", "--store", db])

@@ -44,15 +44,16 @@ def import_(ctx: Ctx, paths: tuple[Path, ...]) -> None:
 def list_(ctx: Ctx) -> None:
     """List the notes: id, kind, author, when updated, triggers."""
     with ctx.engine() as engine:
-        notes = engine.memory_notes()
+        notes = engine.memory_summaries()
     if ctx.as_json:
-        ctx.emit({"notes": [n.summary() for n in notes]})
+        ctx.emit({"notes": notes})
         return
     if not notes:
         click.echo("no memory notes (add some with `footnote memory import PATH`)")
     for n in notes:
-        trig = "; ".join(n.triggers) or "—"
-        click.echo(f"{n.id}  {n.kind.value:<6}  {n.author or '—'}  {_when(n.updated)}  {trig}")
+        trig = "; ".join(n["triggers"]) or "—"
+        missing = f"  (sources no longer in the store: {', '.join(n['missing_sources'])})" if n["missing_sources"] else ""
+        click.echo(f"{n['id']}  {n['kind']:<6}  {n['author'] or '—'}  {_when(n['updated'])}  {trig}{missing}")
 
 
 @memory.command("remove")

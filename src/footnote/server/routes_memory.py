@@ -52,9 +52,9 @@ def make_router(state: ServerState) -> APIRouter:
 
     @router.get("/api/memory")
     async def list_notes() -> JSON:
-        """Every note: id, kind, title, triggers, sources, author, updated (Unix seconds), lang."""
-        notes = await run_in_threadpool(engine.memory_notes)
-        return JSON({"notes": [n.summary() for n in notes]})
+        """Every note: id, kind, title, triggers, sources, author, updated (Unix seconds), lang, and
+        missing_sources (those the store no longer holds)."""
+        return JSON({"notes": await run_in_threadpool(engine.memory_summaries)})
 
     @router.get("/api/memory/{note_id}", responses={404: {"description": "No such note."}})
     async def get_note(note_id: str) -> JSON:

@@ -87,6 +87,7 @@
       kind_pinned: "pinned answer",
       kind_boost: "boost",
       kind_memory: "background",
+      memory_missing: "Sources no longer in the collection: {sources}",
     },
     ru: {
       tagline: "Ответы со ссылками на источники — или честное «не знаю».",
@@ -173,6 +174,7 @@
       kind_pinned: "закреплённый ответ",
       kind_boost: "усиление",
       kind_memory: "фон",
+      memory_missing: "Источников больше нет в собрании: {sources}",
     },
   };
 

@@ -55,6 +55,9 @@
         el("button", { type: "button", class: "tool memory-row__edit", text: I.t(lg, "memory_edit"), on: { click: () => edit(n.id) } }),
         el("button", { type: "button", class: "tool tool--remove", text: I.t(lg, "remove"), on: { click: () => remove(n, row) } }),
         el("span", { class: "memory-row__triggers", dir: "auto", text: (n.triggers || []).join(" · ") }));
+      if ((n.missing_sources || []).length) {
+        row.append(el("span", { class: "memory-row__missing", text: I.t(lg, "memory_missing", { sources: n.missing_sources.join(", ") }) }));
+      }
       return row;
     }));
   }
