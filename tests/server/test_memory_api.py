@@ -98,3 +98,39 @@ def test_pinned_answer_streams_the_pinned_citation_first(client: httpx.Client) -
     cites = [json.loads(f.split("data:", 1)[1]) for f in frames if f.startswith("event: citation")]
     assert cites and cites[0]["kind"] == "pinned" and cites[0]["locator"]["note"] == "fog-horn-rule", body[:800]
     assert [c["n"] for c in cites] == list(range(1, len(cites) + 1)) and len(cites) >= 2
+
+
+def test_writes_need_the_key_in_a_header(client: httpx.Client) -> None:
+    """Reading is open to whoever holds the key in any form; writing needs it in a header (the browser sends
+    the session cookie on its own, so a cookie alone could be a forged cross-site request)."""
+    note = {"id": "cookie-note", "kind": "memory", "body": "Written with a cookie only."}
+    with httpx.Client(base_url=str(client.base_url), timeout=30) as browser:
+        assert browser.post("/api/session", headers={"X-API-Key": "k3y"}).status_code == 200  # sets the cookie
+        assert browser.get("/api/memory").status_code == 200
+        r = browser.post("/api/memory", json=note)
+        assert r.status_code == 401 and "in a header" in r.json()["error"]
+        assert browser.delete("/api/memory/fog-horn-rule").status_code == 401
+    assert client.get("/api/memory/cookie-note").status_code == 404
+    assert client.get("/api/memory/fog-horn-rule").status_code == 200
+    assert client.get("/api/memory").json()["writable"] is True
+
+
+def test_a_server_without_a_key_changes_no_notes(tmp_path: Path, demo_dir: Path) -> None:
+    settings = build_store(tmp_path, demo_dir)
+    engine = Engine.from_settings(settings)
+    assert engine.import_memory([REPO / "demo-memory"]).failed == 0
+    url, server, thread = start_server(create_app(engine, settings))
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            listed = c.get("/api/memory").json()
+            assert listed["writable"] is False and len(listed["notes"]) == 6
+            r = c.post("/api/memory", json={"id": "n", "kind": "memory", "body": "b"})
+            assert r.status_code == 403 and "footnote memory import" in r.json()["error"]
+            assert c.delete("/api/memory/fog-horn-rule").status_code == 403
+            assert c.put("/api/memory/fog-horn-rule", json={"id": "fog-horn-rule", "kind": "memory",
+                                                            "body": "b"}).status_code == 403
+        assert engine.store.get_memory_note("fog-horn-rule") is not None
+        assert engine.store.get_memory_note("n") is None
+    finally:
+        stop_server(server, thread)
+        engine.close()

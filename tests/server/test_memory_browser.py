@@ -18,12 +18,13 @@ from footnote.server.app import create_app
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 REPO = Path(__file__).resolve().parents[2]
+KEY = "curator-key"  # notes are written only on a server with an API key
 
 
 @pytest.fixture(scope="module")
 def memory_url(tmp_path_factory: pytest.TempPathFactory, demo_dir: Path) -> Iterator[tuple[str, Engine]]:
     root = tmp_path_factory.mktemp("memory-browser")
-    settings = build_store(root, demo_dir)
+    settings = build_store(root, demo_dir).with_overrides(**{"server.api_key": KEY})
     engine = Engine.from_settings(settings)
     assert engine.import_memory([REPO / "demo-memory"]).failed == 0
     url, server, thread = start_server(create_app(engine, settings))
@@ -42,6 +43,9 @@ def pg(browser: Any, memory_url: tuple[str, Engine]) -> Iterator[Any]:
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: d.accept())  # the remove confirmation
     page.goto(memory_url[0] + "/")
+    page.wait_for_selector("#key-form:not([hidden])", timeout=TIMEOUT_MS)
+    page.fill("#key-input", KEY)
+    page.click("#key-form button")
     page.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
     yield page
     ctx.close()
@@ -74,6 +78,7 @@ def test_curator_view_lists_adds_edits_and_removes_notes(pg: Any, memory_url: tu
     pg.click("#open-memory")
     pg.wait_for_selector("#memory-list .memory-row", timeout=TIMEOUT_MS)
     assert pg.locator("#memory-count").inner_text() == "6 notes"
+    assert pg.locator("#memory-readonly").is_hidden() and pg.locator("#memory-new").is_visible()
     ids = [r.get_attribute("data-note") for r in pg.locator("#memory-list .memory-row").all()]
     assert ids == sorted(ids) and "fog-horn-rule" in ids
 
@@ -116,3 +121,27 @@ def test_curator_view_lists_adds_edits_and_removes_notes(pg: Any, memory_url: tu
     assert pg.locator("#memory-count").inner_text() == "6 notes"
     pg.keyboard.press("Escape")
     assert pg.locator("#memory-panel").is_hidden()
+
+
+def test_curator_view_is_read_only_on_a_server_without_a_key(browser: Any, tmp_path: Path, demo_dir: Path) -> None:
+    settings = build_store(tmp_path, demo_dir)
+    engine = Engine.from_settings(settings)
+    assert engine.import_memory([REPO / "demo-memory"]).failed == 0
+    url, server, thread = start_server(create_app(engine, settings))
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        pg = ctx.new_page()
+        pg.goto(url + "/")
+        pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+        pg.click("#open-memory")
+        pg.wait_for_selector("#memory-list .memory-row", timeout=TIMEOUT_MS)
+        assert pg.locator("#memory-count").inner_text() == "6 notes"
+        assert pg.locator("#memory-readonly").is_visible() and "footnote memory import" in pg.locator(
+            "#memory-readonly").inner_text()
+        assert pg.locator("#memory-new").is_hidden()
+        assert pg.locator("#memory-list .memory-row__edit").count() == 0
+        assert pg.locator("#memory-list .tool--remove").count() == 0
+    finally:
+        ctx.close()
+        stop_server(server, thread)
+        engine.close()

@@ -1,18 +1,21 @@
 """``/api/memory``: curated memory notes (list, one, add or replace, replace, remove) — the curator
 view's API and the HTTP form of ``footnote memory``. Behind the API key when one is set, like every
-``/api`` route. A note that does not check out (unknown kind, no body, a pinned note without
+``/api`` route; writing (add, replace, remove) needs a server with an API key, presented in a header —
+a note tells readers what the editors say, so nobody who merely reaches the port may write one (the
+same rule as removing a source; ``footnote memory import`` works on the store without it). A note that does not check out (unknown kind, no body, a pinned note without
 sources, a source not in the store) is a 422 with the reason."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from footnote.corpus.memory import NOTE_ID_RE, MemoryNote, make_note
-from footnote.errors import InputError, NotFound
+from footnote.errors import AuthError, Forbidden, InputError, NotFound
+from footnote.server.guard import presented_key
 from footnote.server.state import JSON, ServerState
 
 
@@ -47,31 +50,47 @@ def make_router(state: ServerState) -> APIRouter:
             raise NotFound(f"no memory note {note_id!r}")
         return note
 
+    def _may_write(request: Request) -> None:
+        if not state.settings.server.api_key:
+            raise Forbidden("this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it changes no "
+                            "curated memory over HTTP; use `footnote memory import` on the store")
+        # the router's guard has checked the key presented; for a write it must have come in a header
+        if presented_key(request, cookie_name="") is None:
+            raise AuthError("changing curated memory needs the API key in a header: 'Authorization: Bearer KEY' "
+                            "or 'X-API-Key: KEY'")
+
     def _saved(stored: MemoryNote, changed: bool) -> JSON:
         return JSON({"note": stored.to_dict(), "changed": changed})
 
     @router.get("/api/memory")
     async def list_notes() -> JSON:
         """Every note: id, kind, title, triggers, sources, author, updated (Unix seconds), lang, and
-        missing_sources (those the store no longer holds)."""
-        return JSON({"notes": await run_in_threadpool(engine.memory_summaries)})
+        missing_sources (those the store no longer holds); ``writable`` says whether this server takes
+        writes (it has an API key)."""
+        notes = await run_in_threadpool(engine.memory_summaries)
+        return JSON({"notes": notes, "writable": bool(state.settings.server.api_key)})
 
     @router.get("/api/memory/{note_id}", responses={404: {"description": "No such note."}})
     async def get_note(note_id: str) -> JSON:
         """One note with its body."""
         return JSON((await run_in_threadpool(_get, note_id)).to_dict())
 
-    @router.post("/api/memory", responses={422: {"description": "The note does not check out (the reason says why)."}})
-    async def add_note(body: NoteIn) -> JSON:
-        """Add a note, or replace the note with this id (checked, embedded, written in one transaction)."""
+    @router.post("/api/memory", responses={422: {"description": "The note does not check out (the reason says why)."},
+                                           403: {"description": "This server has no API key, so it changes no notes."}})
+    async def add_note(body: NoteIn, request: Request) -> JSON:
+        """Add a note, or replace the note with this id (checked, embedded, written in one transaction).
+        Only on a server with an API key, sent in a header."""
+        _may_write(request)
         note = _note(body, default_lang, max_chars)
         stored, changed = await run_in_threadpool(engine.put_memory_note, note)
         return _saved(stored, changed)
 
     @router.put("/api/memory/{note_id}", responses={404: {"description": "No such note."},
-                                                    422: {"description": "The note does not check out."}})
-    async def replace_note(note_id: str, body: NoteIn) -> JSON:
-        """Replace an existing note (the body's id must be the path's)."""
+                                                    422: {"description": "The note does not check out."},
+                                                    403: {"description": "This server has no API key, so it changes no notes."}})
+    async def replace_note(note_id: str, body: NoteIn, request: Request) -> JSON:
+        """Replace an existing note (the body's id must be the path's). Only with the API key, in a header."""
+        _may_write(request)
         if body.id != note_id:
             raise InputError(f"note {note_id!r}", f"the body's id {body.id!r} is not the note's id {note_id!r}")
         note = _note(body, default_lang, max_chars)
@@ -83,9 +102,10 @@ def make_router(state: ServerState) -> APIRouter:
         stored, changed = await run_in_threadpool(put)
         return _saved(stored, changed)
 
-    @router.delete("/api/memory/{note_id}", responses={404: {"description": "No such note."}})
-    async def delete_note(note_id: str) -> JSON:
-        """Remove a note and its vectors."""
+    @router.delete("/api/memory/{note_id}", responses={404: {"description": "No such note."}, 403: {"description": "This server has no API key, so it changes no notes."}})
+    async def delete_note(note_id: str, request: Request) -> JSON:
+        """Remove a note and its vectors. Only with the API key, in a header."""
+        _may_write(request)
         def remove() -> dict[str, Any]:
             _get(note_id)
             engine.remove_memory_note(note_id)

@@ -88,6 +88,7 @@
       kind_boost: "boost",
       kind_memory: "background",
       memory_missing: "Sources no longer in the collection: {sources}",
+      memory_readonly: "Read only: this server has no API key, so notes are changed with “footnote memory import” on the store.",
     },
     ru: {
       tagline: "Ответы со ссылками на источники — или честное «не знаю».",
@@ -175,6 +176,7 @@
       kind_boost: "усиление",
       kind_memory: "фон",
       memory_missing: "Источников больше нет в собрании: {sources}",
+      memory_readonly: "Только чтение: у этого сервера нет ключа API, заметки меняют командой «footnote memory import» на хранилище.",
     },
   };
 

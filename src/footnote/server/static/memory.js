@@ -5,7 +5,7 @@
   const I = window.FootnoteI18n;
   const $ = (sel) => document.querySelector(sel);
   const lang = () => (document.documentElement.lang === "ru" ? "ru" : "en");
-  const m = { notes: [], editing: null, lastFocus: null };
+  const m = { notes: [], writable: false, editing: null, lastFocus: null };
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -40,20 +40,26 @@
   async function load() {
     const resp = await fetch("/api/memory", { headers: headers() });
     if (!resp.ok) { $("#memory-count").textContent = I.t(lang(), "error_prefix") + " " + resp.status; return; }
-    m.notes = (await resp.json()).notes || [];
+    const got = await resp.json();
+    m.notes = got.notes || [];
+    m.writable = !!got.writable;
     paint();
   }
 
   function paint() {
     const lg = lang();
     $("#memory-count").textContent = I.t(lg, "memory_count", { n: m.notes.length });
+    /* a server without an API key takes no writes: say so instead of offering buttons that fail */
+    $("#memory-new").hidden = !m.writable;
+    $("#memory-readonly").hidden = m.writable;
+    if (!m.writable) $("#memory-form").hidden = true;
     $("#memory-list").replaceChildren(...m.notes.map((n) => {
       const row = el("li", { class: "memory-row", "data-note": n.id, "data-kind": n.kind },
         el("span", { class: "memory-row__id", dir: "auto", text: n.title || n.id }),
         el("span", { class: "memory-row__meta", text: I.t(lg, "kind_" + n.kind, {}, n.kind) + " · " +
           [n.author, day(n.updated)].filter(Boolean).join(", ") }),
-        el("button", { type: "button", class: "tool memory-row__edit", text: I.t(lg, "memory_edit"), on: { click: () => edit(n.id) } }),
-        el("button", { type: "button", class: "tool tool--remove", text: I.t(lg, "remove"), on: { click: () => remove(n, row) } }),
+        m.writable ? el("button", { type: "button", class: "tool memory-row__edit", text: I.t(lg, "memory_edit"), on: { click: () => edit(n.id) } }) : null,
+        m.writable ? el("button", { type: "button", class: "tool tool--remove", text: I.t(lg, "remove"), on: { click: () => remove(n, row) } }) : null,
         el("span", { class: "memory-row__triggers", dir: "auto", text: (n.triggers || []).join(" · ") }));
       if ((n.missing_sources || []).length) {
         row.append(el("span", { class: "memory-row__missing", text: I.t(lg, "memory_missing", { sources: n.missing_sources.join(", ") }) }));
