@@ -749,6 +749,11 @@ class AnswerSettings(_Frozen):
         description="Subjects the fallback model must decline (in_scope false), as a phrase, e.g. 'cooking, sport, "
         "programming code or the news' (the demo's). Empty: the model judges scope from corpus_description alone.",
     )
+    citation_meta_keys: tuple[str, ...] = Field(
+        ("commentator", "author", "translator", "speaker", "date"),
+        description="Front-matter fields of a cited source that each citation carries in `source_meta` (ask --json, "
+        "the API's done event, MCP): the chat's chip names a commentary's commentator from it.",
+    )
 
 
 class SupportThresholds(_Frozen):

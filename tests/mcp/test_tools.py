@@ -72,3 +72,11 @@ def test_the_resource_text_is_bounded(mcp_store: Settings) -> None:
         assert len(text) < 800 and "cut at 600 characters" in text and text.startswith("# ")
     finally:
         engine.close()
+
+
+def test_ask_labels_a_commentary_with_its_commentator(tools: FootnoteTools) -> None:
+    got = tools.ask("What does HB 2.2 say about the horn?")
+    comm = [c for c in got["citations"] if c["kind"] == "commentary"]
+    assert comm, got["citations"]
+    assert all(c["label"] == "HB 2.2 — commentary, Ada Penhallow" for c in comm)
+    assert all(c["source_meta"] == {"commentator": "Ada Penhallow"} for c in comm)

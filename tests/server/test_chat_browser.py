@@ -318,7 +318,7 @@ def test_chips_say_what_they_are(chat: Any, screenshots: Path) -> None:
     verse_turn = ask(chat, "What does HB 2.2 say about the horn?")
     kinds = {c.get_attribute("data-kind"): c.get_attribute("title") for c in verse_turn.locator(".turn__answer .chip--verse").all()}
     assert "commentary" in kinds, kinds
-    assert kinds["commentary"] == "HB 2.2 — commentary"
+    assert kinds["commentary"] == "HB 2.2 — commentary, Ada Penhallow"  # the commentator from the front matter
     if "verse" in kinds:
         assert kinds["verse"] == "HB 2.2"
 

@@ -332,3 +332,20 @@ def check_key(c: httpx.Client) -> None:
     r = c.post("/api/session", headers={"X-API-Key": "s3cret-key"})
     assert r.status_code == 200 and "httponly" in r.headers["set-cookie"].lower()
     assert c.get(f"/api/sources/{AUDIO_ID}", headers={"Range": "bytes=0-9"}).status_code == 206
+
+
+def test_citations_carry_the_commentator(live: LiveServer) -> None:
+    """A commentary's citation names its commentator (the verse book's front matter) in the answer
+    contract, streamed or not; a source without one carries an empty source_meta."""
+    question = "What does HB 2.2 say about the horn?"
+    got = httpx.post(live.url + "/api/ask", json={"question": question, "stream": False}, timeout=60).json()
+    comm = [c for c in got["citations"] if c["kind"] == "commentary"]
+    assert comm and all(c["source_meta"] == {"commentator": "Ada Penhallow"} for c in comm), got["citations"]
+    events = parse_sse(httpx.post(live.url + "/api/ask", json={"question": question}, timeout=60).text)
+    done = next(d for name, d in events if name == "done")
+    streamed = [c for name, c in events if name == "citation"]
+    assert [c["source_meta"] for c in done["citations"]] == [c["source_meta"] for c in streamed]
+    assert any(c["source_meta"].get("commentator") == "Ada Penhallow" for c in done["citations"])
+    fog = httpx.post(live.url + "/api/ask", json={"question": FOG, "stream": False}, timeout=60).json()
+    tracks = [c for c in fog["citations"] if c["kind"] == "track_transcript"]
+    assert tracks and all(c["source_meta"] == {} for c in tracks)  # a lecture has no commentator

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from footnote.answer.prose import (
     ADDRESS,
@@ -34,6 +34,7 @@ from footnote.answer.prose import (
 )
 from footnote.answer.types import Citation, Note
 from footnote.answer.units import CITE, is_heading, is_introducer, last_stop, split_units
+from footnote.retrieve.format import format_locator
 
 _SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _NUMS = r"\d{1,4}(?:\s*[,;，、]\s*\d{1,4})*"
@@ -216,16 +217,30 @@ class StreamCleaner:
 _HAS_TEXT = re.compile(r"[^\W_]", re.UNICODE)
 
 
-def resolve(used: Sequence[int], notes_by_n: dict[int, Note], titles: dict[str, str]) -> tuple[Citation, ...]:
-    """Citations for the numbers the displayed answer uses, in number order."""
+def resolve(used: Sequence[int], notes_by_n: dict[int, Note], titles: dict[str, str],
+            metas: Mapping[str, Mapping[str, str]] | None = None) -> tuple[Citation, ...]:
+    """Citations for the numbers the displayed answer uses, in number order; ``metas``: each source's
+    front matter a citation carries (by source id)."""
+    metas = metas or {}
     return tuple(
-        Citation(n, notes_by_n[n].fragment, titles.get(notes_by_n[n].fragment.source_id, ""))
+        Citation(n, notes_by_n[n].fragment, titles.get(notes_by_n[n].fragment.source_id, ""),
+                 dict(metas.get(notes_by_n[n].fragment.source_id, {})))
         for n in sorted(set(used))
         if n in notes_by_n
     )
 
 
+def citation_label(c: Citation) -> str:
+    """Where a citation lands, in words: ``HB 2.2``, ``HB 2.2 — commentary, Ada Penhallow``,
+    ``Lecture 2 01:12–01:40``, ``handbook.pdf p. 4`` (the commentator from the source's front matter)."""
+    where = format_locator(c.fragment.locator, c.title or None)
+    if c.fragment.kind == "commentary":
+        who = c.source_meta.get("commentator") or c.source_meta.get("author")
+        where += " — commentary" + (f", {who}" if who else "")
+    return where
+
+
 __all__ = [
     "ADDRESS", "CITE", "FILENAME", "Carried", "KnownNames", "MentionIndex", "ProseChecker", "ProseResult",
-    "StreamCleaner", "clean_citations", "norm_label", "normalise_markers", "resolve", "skeleton",
+    "StreamCleaner", "citation_label", "clean_citations", "norm_label", "normalise_markers", "resolve", "skeleton",
 ]

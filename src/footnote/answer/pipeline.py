@@ -449,12 +449,15 @@ class Answerer:
     ) -> Iterator[Event]:
         t0 = time.perf_counter()
         used = [int(x) for x in CITE.findall(text) if x.isdigit()]
-        titles, _ = self._source_names([by_n[n] for n in used if n in by_n])
+        cited = sources_by_id(self.store, (by_n[n].fragment.source_id for n in used if n in by_n))
+        titles = {k: s.title for k, s in cited.items()}
         for n in by_n.values():
             loc = n.fragment.locator
             if isinstance(loc, NoteLocator):  # a pinned note: titled by itself
                 titles[n.fragment.source_id] = loc.title
-        citations = resolve(used, by_n, titles)
+        keys = self.settings.answer.citation_meta_keys
+        citations = resolve(used, by_n, titles,
+                            {k: {m: str(s.meta[m]) for m in keys if s.meta.get(m)} for k, s in cited.items()})
         for c in citations:
             yield CitationEvent(c)
         yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed,

@@ -51,6 +51,8 @@ class Citation:
     n: int
     fragment: Fragment
     title: str = ""
+    #: The cited source's relevant front matter (``answer.citation_meta_keys``: commentator, author, …).
+    source_meta: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         f = self.fragment
@@ -62,6 +64,7 @@ class Citation:
             "locator": locator_to_dict(f.locator),
             "text": f.text,
             "title": self.title,
+            "source_meta": dict(self.source_meta),
         }
 
 

@@ -7,15 +7,15 @@ import sys
 
 import click
 
+from footnote.answer.citations import citation_label
 from footnote.answer.types import Answer, Citation, Done, Error, Token, Understood
 from footnote.cli import Ctx, common_options
-from footnote.retrieve.format import format_locator, snippet
+from footnote.retrieve.format import snippet
 
 
 def citation_line(c: Citation) -> str:
     """``[2] Lecture 3 04:12–04:55 — snippet``, ``[3] HB 2.4``, ``[4] handbook.pdf p. 7``."""
-    where = format_locator(c.fragment.locator, c.title or None)
-    return f"[{c.n}] {where} — {snippet(c.fragment.text, 100)}"
+    return f"[{c.n}] {citation_label(c)} — {snippet(c.fragment.text, 100)}"
 
 
 def render_done(answer: Answer) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from footnote.answer.citations import citation_label
 from footnote.corpus.records import (
     AddressLocator,
     FileLocator,
@@ -96,9 +97,8 @@ class FootnoteTools:
         answer = self.engine.ask(question, fallback=fallback)  # the engine checks the question
         data = answer.to_dict()
         data.pop("trace", None)
-        titles = {c.fragment.source_id: c.title for c in answer.citations}
         for c, d in zip(answer.citations, data["citations"], strict=True):
-            d["label"] = format_locator(c.fragment.locator, titles.get(c.fragment.source_id) or None)
+            d["label"] = citation_label(c)  # names a commentary's commentator (source_meta)
         return data
 
     def _source(self, source_id: str) -> Source:

@@ -63,7 +63,11 @@
       case "verse": {
         const addr = loc.label || (loc.book + " " + loc.loc);
         // a commentary on a verse says so (and names its commentator when the source does)
-        if (c.kind === "commentary") return addr + " — " + I.t(lang, "commentary") + (c.commentator ? ", " + c.commentator : "");
+        if (c.kind === "commentary") {
+          const meta = c.source_meta || {};
+          const who = meta.commentator || meta.author || "";
+          return addr + " — " + I.t(lang, "commentary") + (who ? ", " + who : "");
+        }
         return addr;
       }
       case "pdf": return title + " " + I.t(lang, "page") + " " + loc.page;
