@@ -224,16 +224,19 @@ class Engine:
         return self._answerer
 
     def ask(
-        self, question: str, *, fallback: bool | None = None, conversation_id: str | None = None, remember: bool = False
+        self, question: str, *, fallback: bool | None = None, conversation_id: str | None = None, remember: bool = False,
+        owner: str | None = None,
     ) -> Answer:
         """The answer to ``question``. With ``conversation_id`` the question is a follow-up in that
         conversation (NotFound if there is none) and the turn is saved there; with ``remember`` and no
-        id, the turn starts a new conversation (``Answer.conversation_id`` names it)."""
+        id, the turn starts a new conversation (``Answer.conversation_id`` names it). ``owner``: the
+        reader the conversation belongs to (``owner_of`` their token; another reader's id is NotFound);
+        None: any conversation (the CLI)."""
         q = self.question(question)
-        history = self.history(conversation_id) if conversation_id is not None else ()
+        history = self.history(conversation_id, owner) if conversation_id is not None else ()
         answer: Answer = self.answerer.ask(q, fallback=fallback, history=history)
         if conversation_id is not None or remember:
-            answer = self._save(q, conversation_id, answer)
+            answer = self._save(q, conversation_id, answer, owner)
         return answer
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
@@ -243,41 +246,42 @@ class Engine:
 
     def ask_stream(
         self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
-        conversation_id: str | None = None, remember: bool = False,
+        conversation_id: str | None = None, remember: bool = False, owner: str | None = None,
     ) -> Iterator[Event]:
         """The turn as typed events (Understood for a rewritten follow-up, Stage, Token, CitationEvent,
         VerdictEvent, then Done with the Answer, or Error). The question and the conversation are checked
         here, before the stream starts: a bad one raises. Setting ``stop`` (the client went away) ends
-        the turn within one model read. ``conversation_id``/``remember``: as for :meth:`ask`."""
+        the turn within one model read. ``conversation_id``/``remember``/``owner``: as for :meth:`ask`."""
         q = self.question(question)
-        history = self.history(conversation_id) if conversation_id is not None else ()
+        history = self.history(conversation_id, owner) if conversation_id is not None else ()
         events: Iterator[Event] = self.answerer.ask_stream(q, fallback=fallback, stop=stop, history=history)
         if conversation_id is not None or remember:
-            return self._saving(events, q, conversation_id)
+            return self._saving(events, q, conversation_id, owner)
         return events
 
     # -- conversations -------------------------------------------------------------------------
-    def history(self, conversation_id: str) -> tuple[PriorTurn, ...]:
-        """The earlier turns of a conversation (NotFound when there is none)."""
+    def history(self, conversation_id: str, owner: str | None = None) -> tuple[PriorTurn, ...]:
+        """The earlier turns of a conversation (NotFound when there is none, or it is not ``owner``'s)."""
         from footnote.answer.followup import PriorTurn
 
-        conv = self.store.get_conversation(check_conversation_id(conversation_id))
+        conv = self.store.get_conversation(check_conversation_id(conversation_id), owner)
         if conv is None:
             raise NotFound(f"no conversation {conversation_id!r}")
         return tuple(PriorTurn.from_record(t.question, t.rewritten_question, t.answer) for t in conv.turns)
 
-    def _saving(self, events: Iterator[Event], question: str, conversation_id: str | None) -> Iterator[Event]:
+    def _saving(self, events: Iterator[Event], question: str, conversation_id: str | None,
+                owner: str | None) -> Iterator[Event]:
         from footnote.answer.types import Done
 
         for ev in events:
-            yield Done(self._save(question, conversation_id, ev.answer)) if isinstance(ev, Done) else ev
+            yield Done(self._save(question, conversation_id, ev.answer, owner)) if isinstance(ev, Done) else ev
 
-    def _save(self, question: str, conversation_id: str | None, answer: Answer) -> Answer:
+    def _save(self, question: str, conversation_id: str | None, answer: Answer, owner: str | None = None) -> Answer:
         """Append the turn to its conversation; the answer names it. A store that cannot save (or a
         conversation deleted meanwhile) costs the memory, not the answer: the trace says so."""
         rec = TurnRecord(question, stored_answer(answer.to_dict()), answer.trace.get("rewritten_question"))
         try:
-            cid, n = self.store.append_turn(conversation_id, rec)
+            cid, n = self.store.append_turn(conversation_id, rec, owner)
         except (StoreError, NotFound) as e:
             log.warning("the turn was not saved: %s", e.message)
             degraded = [*answer.trace.get("degraded", []), f"conversation: the turn was not saved ({e.message})"]

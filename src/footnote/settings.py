@@ -826,6 +826,11 @@ class ServerSettings(_Frozen):
     page_render_workers: int = Field(
         2, description="PDF pages rendered at once (each in its own process; more requests wait for one)."
     )
+    reader_cookie_name: str = Field(
+        "footnote_reader", description="HttpOnly cookie with the reader's token: each reader sees only their own "
+        "conversations (API clients may send the X-Footnote-Reader header instead)."
+    )
+    reader_cookie_days: float = Field(365.0, gt=0, description="How long the browser keeps the reader cookie (days).")
 
 
 class BacklogSettings(_Frozen):

@@ -16,6 +16,7 @@ from test_server_browser import FOG, PARAFFIN, RED_LAMP, TIMEOUT_MS, ask
 
 from footnote.engine import Engine
 from footnote.server.app import create_app
+from footnote.server.readers import READER_HEADER
 from footnote.server.sse import sse_frame
 from footnote.testing import under_ci
 
@@ -43,6 +44,13 @@ def chat(browser: Any, live: LiveServer) -> Iterator[Any]:
     yield pg
     ctx.close()
     assert not errors, errors
+
+
+def reader_headers(ctx: Any, live: LiveServer) -> dict[str, str]:
+    """The browser's reader token (its HttpOnly cookie) as the header an API client sends."""
+    name = live.settings.server.reader_cookie_name
+    token = next(c["value"] for c in ctx.cookies() if c["name"] == name)
+    return {READER_HEADER: token}
 
 
 def last_turn_in_view(pg: Any) -> dict[str, float]:
@@ -79,7 +87,9 @@ def test_five_turns_stay_in_view_and_reload_keeps_them(browser: Any, live: LiveS
         m = re.search(r"[?&]c=([0-9a-f]{32})", pg.url)
         assert m, pg.url  # the conversation's permalink
         cid = m.group(1)
-        stored = httpx.get(f"{live.url}/api/conversations/{cid}", timeout=10).json()
+        assert httpx.get(f"{live.url}/api/conversations/{cid}", timeout=10).status_code == 404  # not another reader's
+        mine = reader_headers(ctx, live)
+        stored = httpx.get(f"{live.url}/api/conversations/{cid}", headers=mine, timeout=10).json()
         assert [t["question"] for t in stored["turns"]] == FIVE
         answers = [pg.locator(".turn").nth(i).locator(".turn__answer").inner_text() for i in range(5)]
 
@@ -96,7 +106,7 @@ def test_five_turns_stay_in_view_and_reload_keeps_them(browser: Any, live: LiveS
         # a sixth question continues the same conversation
         ask(pg, "And how loud is it?")
         assert cid in pg.url
-        assert len(httpx.get(f"{live.url}/api/conversations/{cid}", timeout=10).json()["turns"]) == 6
+        assert len(httpx.get(f"{live.url}/api/conversations/{cid}", headers=mine, timeout=10).json()["turns"]) == 6
 
         # "New conversation" empties the chat and forgets the id
         pg.click("#new-chat")
@@ -116,6 +126,28 @@ def test_unknown_permalink_starts_fresh(browser: Any, live: LiveServer) -> None:
         assert re.search(r"c=[0-9a-f]{32}", pg.url)
     finally:
         ctx.close()
+    assert not errors, errors
+
+
+def test_another_reader_cannot_open_my_permalink(browser: Any, live: LiveServer) -> None:
+    """A permalink is the reader's own: another browser (another reader cookie) gets a fresh chat."""
+    ctx, pg, errors = open_chat(browser, live.url + "/")
+    other = None
+    try:
+        ask(pg, FOG)
+        link = pg.url
+        assert re.search(r"c=[0-9a-f]{32}", link)
+        other, pg2, errors2 = open_chat(browser, link)
+        pg2.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
+        assert pg2.locator(".turn").count() == 0 and "c=" not in pg2.url
+        assert not errors2, errors2
+        pg.reload()  # the owner still has it
+        pg.wait_for_function("() => document.querySelectorAll('.turn[data-restored=\"true\"]').length === 1",
+                             timeout=TIMEOUT_MS)
+    finally:
+        ctx.close()
+        if other is not None:
+            other.close()
     assert not errors, errors
 
 

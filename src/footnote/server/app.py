@@ -25,12 +25,13 @@ from starlette.exceptions import HTTPException
 
 from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
-from footnote.errors import AuthError, FootnoteError
+from footnote.errors import AuthError, FootnoteError, UsageError
 from footnote.mcp.http import mount_mcp
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
+from footnote.server.readers import Reader, hand_out, new_reader_token, reader_of
 from footnote.server.sse import EventPump
 from footnote.server.state import JSON, ServerState, error_body
 from footnote.settings import Settings
@@ -177,8 +178,14 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         return JSON({"status": "ok"})
 
     @meta.get("/", include_in_schema=False)
-    async def index() -> Response:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers=PAGE_HEADERS)
+    async def index(request: Request) -> Response:
+        """The web chat; a new reader gets their reader cookie here (their conversations are theirs)."""
+        resp = FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers=PAGE_HEADERS)
+        try:
+            hand_out(resp, reader_of(request, srv), request, srv)
+        except UsageError:  # a mangled cookie: a fresh one replaces it
+            hand_out(resp, Reader(new_reader_token(), new=True), request, srv)
+        return resp
 
     app.include_router(meta)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

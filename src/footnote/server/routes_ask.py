@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from footnote.answer.types import Error
+from footnote.errors import NotFound
+from footnote.server.readers import hand_out, reader_of
 from footnote.server.sse import sse_body
 from footnote.server.state import JSON, ServerState
 from footnote.store.conversations import check_conversation_id
@@ -29,7 +31,9 @@ class AskRequest(BaseModel):
         None,
         description="Continue this conversation: the question is understood as a follow-up (rewritten into a "
         "standalone question, sent as an `understood` event) and the turn is saved there. Null: a new "
-        "conversation (when `conversation.keep`). The `done` event names it in `conversation_id`.",
+        "conversation (when `conversation.keep`). The `done` event names it in `conversation_id`. A conversation "
+        "belongs to the reader who started it (the `footnote_reader` cookie or `X-Footnote-Reader` header, handed "
+        "out on a reader's first ask): another reader's id is a 404.",
     )
 
 
@@ -53,7 +57,8 @@ def make_router(state: ServerState) -> APIRouter:
                 "content": {"text/event-stream": {}, "application/json": {}},
             },
             413: {"description": "Request body over `server.max_request_bytes`."},
-            404: {"description": "`conversation_id` names no conversation."},
+            404: {"description": "`conversation_id` names no conversation of this reader."},
+            400: {"description": "A malformed reader token."},
             422: {"description": "Empty question, question over `answer.max_question_chars`, not valid Unicode, or a malformed body."},
             503: {"description": "The store is unavailable (before the stream starts)."},
         },
@@ -66,14 +71,20 @@ def make_router(state: ServerState) -> APIRouter:
         if cid is not None:
             check_conversation_id(cid)  # 404 before anything runs (the engine reads it again)
         remember = state.settings.conversation.keep
+        reader = reader_of(request, state.settings.server)
+        if reader.new and cid is not None:  # a reader with no token owns no conversation
+            raise NotFound(f"no conversation {cid!r}")
+        owner = reader.owner
         if wants_json(request, body):
             answer = await run_in_threadpool(
-                lambda: engine.ask(question, fallback=body.fallback, conversation_id=cid, remember=remember)
+                lambda: engine.ask(question, fallback=body.fallback, conversation_id=cid, remember=remember, owner=owner)
             )
             data: dict[str, Any] = answer.to_dict()
-            return JSON(data)
+            resp: Response = JSON(data)
+            hand_out(resp, reader, request, state.settings.server)
+            return resp
         events = state.pump.events(lambda stop: engine.ask_stream(
-            question, fallback=body.fallback, stop=stop, conversation_id=cid, remember=remember
+            question, fallback=body.fallback, stop=stop, conversation_id=cid, remember=remember, owner=owner
         ))
         try:
             first = await events.__anext__()  # an error before the first event still gets a real status
@@ -85,6 +96,8 @@ def make_router(state: ServerState) -> APIRouter:
         if isinstance(first, Error):  # failed before anything was shown (store down): the JSON path's status
             await events.aclose()
             raise first.exc
-        return StreamingResponse(sse_body(first, events, state.secrets), media_type="text/event-stream", headers=SSE_HEADERS)
+        resp = StreamingResponse(sse_body(first, events, state.secrets), media_type="text/event-stream", headers=SSE_HEADERS)
+        hand_out(resp, reader, request, state.settings.server)
+        return resp
 
     return router

@@ -4,11 +4,15 @@
 A conversation is a list of turns; a turn keeps the question as asked, the standalone question the
 turn searched for (``rewritten_question``, when the follow-up was rewritten) and the answer contract
 (``Answer.to_dict()`` without its trace: text, citations, verdict, mode, disclaimer). Ids are random
-128-bit hex strings (a permalink is as hard to guess as a key).
+128-bit hex strings (a permalink is as hard to guess as a key). Each conversation has an ``owner``: the
+server stores the SHA-256 of the reader's token (``owner_of``) and every read, list, append and delete
+through HTTP names it, so one reader never sees another's conversations; ``owner=None`` (the CLI, the
+operator) reaches them all.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -31,6 +35,12 @@ def check_conversation_id(cid: str) -> str:
     if not isinstance(cid, str) or not ID_RE.match(cid):
         raise NotFound(f"no conversation {cid!r} (a conversation id is 32 hex digits)")
     return cid
+
+
+def owner_of(token: str) -> str:
+    """What a conversation stores of its reader's token: its SHA-256 (hex), so the store never holds a
+    token a reader could present."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def title_of(question: str) -> str:
@@ -88,22 +98,23 @@ class Conversation:
 class ConversationStore(Protocol):
     """What a store keeps of conversations (the conformance mixin ``ConversationConformance`` checks it)."""
 
-    def append_turn(self, conversation_id: str | None, turn: TurnRecord) -> tuple[str, int]:
+    def append_turn(self, conversation_id: str | None, turn: TurnRecord, owner: str | None = None) -> tuple[str, int]:
         """Append ``turn`` to the conversation (a new one when ``conversation_id`` is None, titled by the
-        question) in one transaction; returns (conversation id, the turn's number). NotFound when the
-        conversation does not exist (deleted meanwhile)."""
+        question and owned by ``owner``, '' when None) in one transaction; returns (conversation id, the
+        turn's number). NotFound when the conversation does not exist (deleted meanwhile) or, with an
+        ``owner``, belongs to another reader."""
         ...
 
-    def get_conversation(self, conversation_id: str) -> Conversation | None:
-        """The conversation with its turns in order, or None."""
+    def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
+        """The conversation with its turns in order, or None (also when ``owner`` is given and is not its owner)."""
         ...
 
-    def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
-        """Conversations, most recently updated first."""
+    def list_conversations(self, limit: int = 50, offset: int = 0, owner: str | None = None) -> list[ConversationSummary]:
+        """Conversations, most recently updated first (only ``owner``'s when given; every one when None)."""
         ...
 
-    def delete_conversation(self, conversation_id: str) -> bool:
-        """Remove the conversation and its turns; False when there was none."""
+    def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
+        """Remove the conversation and its turns; False when there was none (or it is not ``owner``'s)."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""Conversations on the PostgreSQL store (migration 0007): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
+"""Conversations on the PostgreSQL store (migrations 0007, 0008 owner): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
 
 from __future__ import annotations
 
@@ -38,21 +38,22 @@ class PgConversations:
         url: str
         _pool: Pool
 
-    def append_turn(self, conversation_id: str | None, turn: TurnRecord) -> tuple[str, int]:
+    def append_turn(self, conversation_id: str | None, turn: TurnRecord, owner: str | None = None) -> tuple[str, int]:
         now = time.time()
         try:
             with self._pool.connection() as conn, conn.transaction():
                 if conversation_id is None:
                     cid = new_conversation_id()
                     conn.execute(
-                        "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (%s, %s, %s, %s)",
-                        (cid, _clean(title_of(turn.question)), now, now),
+                        "INSERT INTO conversations (id, title, created_at, updated_at, owner) VALUES (%s, %s, %s, %s, %s)",
+                        (cid, _clean(title_of(turn.question)), now, now, _clean(owner or "")),
                     )
                     n = 1
                 else:
                     cid = conversation_id
                     # the row lock orders concurrent appends to one conversation
-                    if conn.execute("SELECT 1 FROM conversations WHERE id = %s FOR UPDATE", (cid,)).fetchone() is None:
+                    got = conn.execute("SELECT owner FROM conversations WHERE id = %s FOR UPDATE", (cid,)).fetchone()
+                    if got is None or (owner is not None and got[0] != owner):
                         raise NotFound(f"no conversation {cid!r}")
                     row = conn.execute(
                         "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = %s", (cid,)
@@ -68,12 +69,12 @@ class PgConversations:
             raise StoreError(f"saving the turn in {self.url} failed: {e}") from e
         return cid, n
 
-    def get_conversation(self, conversation_id: str) -> Conversation | None:
+    def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._pool.connection() as conn, conn.transaction():
             row = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM conversations WHERE id = %s", (conversation_id,)
+                "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = %s", (conversation_id,)
             ).fetchone()
-            if row is None:
+            if row is None or (owner is not None and row[4] != owner):
                 return None
             turns = conn.execute(
                 "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
@@ -84,16 +85,24 @@ class PgConversations:
             for t in turns
         ))
 
-    def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
+    def list_conversations(self, limit: int = 50, offset: int = 0, owner: str | None = None) -> list[ConversationSummary]:
+        page = (max(0, int(limit)), max(0, int(offset)))
         with self._pool.connection() as conn:
-            rows = conn.execute(
-                _SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT %s OFFSET %s", (max(0, int(limit)), max(0, int(offset)))
-            ).fetchall()
+            if owner is None:
+                rows = conn.execute(_SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT %s OFFSET %s", page).fetchall()
+            else:
+                rows = conn.execute(
+                    _SUMMARY + " WHERE c.owner = %s ORDER BY c.updated_at DESC, c.id LIMIT %s OFFSET %s",
+                    (_clean(owner), *page),
+                ).fetchall()
         return [ConversationSummary(r[0], r[1], float(r[2]), float(r[3]), int(r[4])) for r in rows]
 
-    def delete_conversation(self, conversation_id: str) -> bool:
+    def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
         with self._pool.connection() as conn, conn.transaction():
-            cur = conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+            if owner is None:
+                cur = conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+            else:
+                cur = conn.execute("DELETE FROM conversations WHERE id = %s AND owner = %s", (conversation_id, _clean(owner)))
             return bool(cur.rowcount)
 
 

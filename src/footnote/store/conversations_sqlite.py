@@ -1,4 +1,4 @@
-"""Conversations on the SQLite store (migration 0004): a mixin of :class:`~footnote.store.sqlite.SqliteStore`.
+"""Conversations on the SQLite store (migrations 0004, 0005 owner): a mixin of :class:`~footnote.store.sqlite.SqliteStore`.
 
 Writes take the store's write lock and one ``BEGIN IMMEDIATE`` transaction but leave the corpus
 generation alone (the dense cache does not care about chats)."""
@@ -39,20 +39,21 @@ class SqliteConversations:
 
         def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
-    def append_turn(self, conversation_id: str | None, turn: TurnRecord) -> tuple[str, int]:
+    def append_turn(self, conversation_id: str | None, turn: TurnRecord, owner: str | None = None) -> tuple[str, int]:
         conn = self._conn()
         now = time.time()
         with self._immediate(conn, "the store is locked by another writer", "saving the turn failed"):
             if conversation_id is None:
                 cid = new_conversation_id()
                 conn.execute(
-                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                    (cid, title_of(turn.question), now, now),
+                    "INSERT INTO conversations (id, title, created_at, updated_at, owner) VALUES (?, ?, ?, ?, ?)",
+                    (cid, title_of(turn.question), now, now, owner or ""),
                 )
                 n = 1
             else:
                 cid = conversation_id
-                if conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone() is None:
+                row = conn.execute("SELECT owner FROM conversations WHERE id = ?", (cid,)).fetchone()
+                if row is None or (owner is not None and row[0] != owner):
                     raise NotFound(f"no conversation {cid!r}")
                 n = int(conn.execute(
                     "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = ?", (cid,)
@@ -65,12 +66,12 @@ class SqliteConversations:
             )
         return cid, n
 
-    def get_conversation(self, conversation_id: str) -> Conversation | None:
+    def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._read() as conn:
             row = conn.execute(
-                "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?", (conversation_id,)
+                "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone()
-            if row is None:
+            if row is None or (owner is not None and row[4] != owner):
                 return None
             turns = conn.execute(
                 "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
@@ -78,15 +79,22 @@ class SqliteConversations:
             ).fetchall()
         return Conversation(row[0], row[1], row[2], row[3], tuple(_turn(t) for t in turns))
 
-    def list_conversations(self, limit: int = 50, offset: int = 0) -> list[ConversationSummary]:
-        rows = self._conn().execute(
-            _SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT ? OFFSET ?", (max(0, int(limit)), max(0, int(offset)))
-        ).fetchall()
+    def list_conversations(self, limit: int = 50, offset: int = 0, owner: str | None = None) -> list[ConversationSummary]:
+        page = (max(0, int(limit)), max(0, int(offset)))
+        if owner is None:
+            rows = self._conn().execute(_SUMMARY + " ORDER BY c.updated_at DESC, c.id LIMIT ? OFFSET ?", page).fetchall()
+        else:
+            rows = self._conn().execute(
+                _SUMMARY + " WHERE c.owner = ? ORDER BY c.updated_at DESC, c.id LIMIT ? OFFSET ?", (owner, *page)
+            ).fetchall()
         return [ConversationSummary(*r) for r in rows]
 
-    def delete_conversation(self, conversation_id: str) -> bool:
+    def delete_conversation(self, conversation_id: str, owner: str | None = None) -> bool:
         conn = self._conn()
         with self._immediate(conn, "the store is locked by another writer", "deleting the conversation failed"):
+            row = conn.execute("SELECT owner FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if row is None or (owner is not None and row[0] != owner):
+                return False
             conn.execute("DELETE FROM conversation_turns WHERE conversation_id = ?", (conversation_id,))
             gone = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount
         return bool(gone)

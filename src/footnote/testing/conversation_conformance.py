@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from footnote.errors import NotFound
-from footnote.store.conversations import TurnRecord, new_conversation_id, stored_answer
+from footnote.store.conversations import TurnRecord, new_conversation_id, owner_of, stored_answer
 from footnote.store.protocol import Store
 
 
@@ -123,3 +123,25 @@ class ConversationConformance:
         assert errors == []
         conv = store.get_conversation(cid)
         assert conv is not None and [t.n for t in conv.turns] == list(range(1, 10))
+
+    def test_each_owner_reaches_only_their_own(self, store: Store) -> None:
+        alice, bob = owner_of("alice-token-" + "a" * 20), owner_of("bob-token-" + "b" * 20)
+        a, _ = store.append_turn(None, TurnRecord("Alice's question", answer_dict("a")), alice)
+        b, _ = store.append_turn(None, TurnRecord("Bob's question", answer_dict("b")), bob)
+        legacy, _ = store.append_turn(None, TurnRecord("before owners", answer_dict("c")))  # owner ''
+        assert [c.id for c in store.list_conversations(owner=alice)] == [a]
+        assert [c.id for c in store.list_conversations(owner=bob)] == [b]
+        assert {c.id for c in store.list_conversations()} == {a, b, legacy}  # no owner: the operator sees all
+        assert store.get_conversation(a, bob) is None and store.get_conversation(legacy, bob) is None
+        got = store.get_conversation(a, alice)
+        assert got is not None and got.title == "Alice's question"
+        with pytest.raises(NotFound):
+            store.append_turn(a, TurnRecord("Bob writes into Alice's", answer_dict("x")), bob)
+        assert store.delete_conversation(a, bob) is False
+        conv = store.get_conversation(a)
+        assert conv is not None and len(conv.turns) == 1  # Bob's attempts changed nothing
+        assert store.append_turn(a, TurnRecord("Alice again", answer_dict("y")), alice) == (a, 2)
+        assert store.append_turn(a, TurnRecord("the operator", answer_dict("z"))) == (a, 3)  # owner None: any
+        assert [c.id for c in store.list_conversations(owner=alice)] == [a]  # still Alice's
+        assert store.delete_conversation(a, alice) is True and store.get_conversation(a) is None
+        assert store.get_conversation(b, bob) is not None
