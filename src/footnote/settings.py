@@ -890,6 +890,18 @@ class ConversationSettings(_Frozen):
         description="Deterministic rule: a follow-up with at most this many content terms (and no address of its own) "
         "depends on the previous turn and takes its subject.",
     )
+    new_subject_max_share: float = Field(
+        0.5, ge=0, le=1,
+        description="Deterministic rule: a short question's new content term (one the previous subject lacks) that "
+        "matches at least one passage and at most this share of them retrieves on its own: the question starts a "
+        "new subject. A term in more of the corpus says nothing of a subject.",
+    )
+    new_subject_min_terms: int = Field(
+        2,
+        description="Deterministic rule: a short question with this many new content terms of its own starts a new "
+        "subject even when the corpus lacks them ('Who wrote about ice?'); fewer, and absent from the corpus: "
+        "an ellipsis ('Why so early?'), a follow-up.",
+    )
     carry_addresses: int = Field(
         0,
         description="Deterministic rule: addresses of the verses the previous turn cited, carried when its question named "

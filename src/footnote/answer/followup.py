@@ -5,12 +5,23 @@ A follow-up such as "What about at night?" says nothing on its own. Before the t
 - with a model (``conversation.rewrite_role``: the router, else the planner) the follow-up is rewritten
   into one standalone question from the conversation so far (the previous questions and the start of
   their answers). A failed or empty rewrite falls back to the rule below and says so in the trace.
-- without one, a deterministic rule: a follow-up with no address of its own and at most
-  ``conversation.followup_max_terms`` content terms (or one that opens with a continuation such as
-  "and", "what about", "а как") depends on the previous turn, and takes its subject: the previous
-  standalone question's content terms, its addresses (else the addresses of the verses it cited), and
-  the title of the first source it cited — appended after a dash, so both the lexical and the dense
-  lanes see them.
+- without one, a deterministic rule (:func:`classify`) tells a follow-up from a new subject:
+
+  1. an address of its own ("What does HB 1.4 say?"): a new subject;
+  2. a continuation opening ("and", "what about", "а как"): a follow-up;
+  3. a word pointing back ("it", "he", "there", "then", "which one", "anyone"): a follow-up;
+  4. more than ``conversation.followup_max_terms`` content terms: stands alone;
+  5. no content term the previous subject does not already have ("How often?", "Why?"): ellipsis, a
+     follow-up;
+  6. a new content term that retrieves on its own — the corpus has it (lexically) in at least one
+     passage and in at most ``conversation.new_subject_max_share`` of them — or at least
+     ``conversation.new_subject_min_terms`` new content terms ("Who wrote about ice?": a verb and its
+     object, even when the corpus lacks them): a new subject;
+  7. otherwise (one new word the corpus does not have: "Why so early?"): a follow-up.
+
+  A follow-up takes the previous turn's subject: the previous standalone question (its addresses,
+  else by setting the addresses of the verses it cited, and titles) — appended before a dash, so both
+  the lexical and the dense lanes see them.
 
 The reader is shown the standalone question ("Searching for: …"); the gate judges it; the trace keeps
 it as ``rewritten_question``.
@@ -20,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +39,7 @@ from footnote.errors import Cancelled, FootnoteError
 from footnote.models.protocols import ChatMessage, ChatModel
 from footnote.retrieve.plan import keywords, parse_addresses
 from footnote.settings import ConversationSettings
+from footnote.text import content_terms, detect_lang
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +48,13 @@ _CONTINUATION = re.compile(
     r"^\s*(and|but|also|what about|how about|what of|then|so|и|а|но|ещё|еще|а как|а что|а если|тогда)\b",
     re.IGNORECASE,
 )
-#: Words that point back at the previous turn's subject.
+#: Words that point back at the previous turn's subject (or lean on it: "which one", "anyone", "then").
 _BACK = frozenset(
-    ["it", "its", "it's", "they", "them", "their", "this", "that", "these", "those", "he", "she", "him", "her", "his", "there", "such", "same", "он", "она", "оно", "они", "его", "её", "ее", "их", "этот", "эта", "это", "эти", "тот", "та", "те", "там", "такой", "такая", "такие", "тоже"]
+    ["it", "its", "it's", "they", "them", "their", "this", "that", "these", "those", "he", "she", "him", "her", "his",
+     "there", "such", "same", "then", "one", "ones", "anyone", "anybody", "anything", "someone", "somebody",
+     "else", "other", "others", "too", "either",
+     "он", "она", "оно", "они", "его", "её", "ее", "их", "ему", "ей", "им", "нём", "нем", "ней", "них", "этот", "эта",
+     "это", "эти", "тот", "та", "те", "там", "тоже", "тогда", "кто-нибудь", "кто-то"]
 )
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 #: How the rule joins the carried subject and the follow-up ("<subject> — <follow-up>").
@@ -78,17 +94,45 @@ class Rewrite:
     note: str | None = None  # what failed, for the trace's degraded list
 
 
-def depends_on_previous(question: str, aliases: Mapping[str, str], max_terms: int) -> bool:
-    """The deterministic rule's test: does ``question`` lean on the turn before it?"""
+#: How often a term occurs in the corpus: the share of fragments that match it lexically (0.0: none).
+TermShare = Callable[[str, str], float]
+
+
+def classify(question: str, previous: str, cfg: ConversationSettings, aliases: Mapping[str, str],
+             share: TermShare | None = None) -> tuple[bool, str]:
+    """The deterministic rule's test (see the module docstring): (does ``question`` lean on the turn
+    whose subject was ``previous``?, which step decided). ``share(term, lang)``: how much of the corpus
+    matches a term (None: nothing is known of the corpus, and only the question's form decides)."""
     if parse_addresses(question, aliases):
-        return False
-    words = [w.lower() for w in _WORD.findall(question)]
+        return False, "own address"
     if _CONTINUATION.match(question):
-        return True
+        return True, "continuation"
+    words = [w.lower() for w in _WORD.findall(question)]
     terms = keywords(question)
-    if len(terms) <= max_terms:
-        return True
-    return any(w in _BACK for w in words) and len(terms) <= max_terms + 2
+    if any(w in _BACK for w in words) and len(terms) <= cfg.followup_max_terms + 2:
+        return True, "points back"
+    if len(terms) > cfg.followup_max_terms:
+        return False, "stands alone"
+    lang = detect_lang(question, "en")
+    seen = content_terms(previous, detect_lang(previous, lang)) | content_terms(previous, lang)
+    new = [t for t in terms if not (content_terms(t, lang) <= seen)]
+    if not new:
+        return True, "ellipsis"
+    if share is not None:
+        for term in new:
+            s = share(term, lang)
+            if 0.0 < s <= cfg.new_subject_max_share:
+                return False, "new term in the corpus"
+    if len(new) >= cfg.new_subject_min_terms:
+        return False, "new terms"
+    return True, "ellipsis"
+
+
+def depends_on_previous(question: str, aliases: Mapping[str, str], max_terms: int, previous: str = "",
+                        share: TermShare | None = None) -> bool:
+    """Whether ``question`` leans on the turn before it (:func:`classify` with default settings)."""
+    cfg = ConversationSettings().model_copy(update={"followup_max_terms": max_terms})
+    return classify(question, previous, cfg, aliases, share)[0]
 
 
 def subject_of(turn: PriorTurn) -> str:
@@ -101,12 +145,14 @@ def subject_of(turn: PriorTurn) -> str:
 
 
 def rule_rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationSettings,
-                 aliases: Mapping[str, str]) -> Rewrite:
+                 aliases: Mapping[str, str], share: TermShare | None = None) -> Rewrite:
     """The previous turn's subject, then the follow-up, when the follow-up depends on it."""
-    if not history or not depends_on_previous(question, aliases, cfg.followup_max_terms):
+    if not history:
         return Rewrite(question, "unchanged")
     prev = history[-1]
     subject = subject_of(prev)
+    if not classify(question, subject, cfg, aliases, share)[0]:
+        return Rewrite(question, "unchanged")
     carried: list[str] = [subject]
     if not parse_addresses(subject, aliases):
         carried += list(prev.cited_addresses[: cfg.carry_addresses])
@@ -147,7 +193,7 @@ def model_rewrite(model: ChatModel, question: str, history: Sequence[PriorTurn],
 
 
 def rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationSettings, models: Mapping[str, ChatModel],
-            aliases: Mapping[str, str], max_chars: int) -> Rewrite:
+            aliases: Mapping[str, str], max_chars: int, share: TermShare | None = None) -> Rewrite:
     """The standalone question for a conversation's turn (see the module docstring)."""
     if not history:
         return Rewrite(question, "unchanged")
@@ -155,14 +201,14 @@ def rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationSettin
     if cfg.rewrite_role != "none":
         model = models.get(cfg.rewrite_role) or models.get("router") or models.get("planner")
     if model is None:
-        return rule_rewrite(question, history, cfg, aliases)
+        return rule_rewrite(question, history, cfg, aliases, share)
     try:
         text = model_rewrite(model, question, history, cfg, max_chars)
     except Cancelled:
         raise
     except (FootnoteError, ValueError) as e:
         log.warning("follow-up rewrite failed (%s); the deterministic rule is used", e)
-        r = rule_rewrite(question, history, cfg, aliases)
+        r = rule_rewrite(question, history, cfg, aliases, share)
         why = e.message if isinstance(e, FootnoteError) else str(e)
         return Rewrite(r.question, r.how, r.carried, f"follow-up rewrite: {why}; the deterministic rule was used")
     if text == question:

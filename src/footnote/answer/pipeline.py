@@ -38,7 +38,7 @@ from footnote.answer.extractive import (
     split_sentences,
 )
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
-from footnote.answer.followup import PriorTurn, Rewrite, rewrite
+from footnote.answer.followup import PriorTurn, Rewrite, TermShare, rewrite
 from footnote.answer.memory import (
     background_block,
     background_numbers,
@@ -182,8 +182,9 @@ class Answerer:
     def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
         """Rewrite a follow-up into the standalone question the rest of the turn uses."""
         t0 = time.perf_counter()
+        aliases = address_aliases(self.settings, self.retriever.books.get())  # the corpus's own books too
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
-                    self.settings.corpus.book_aliases, self.settings.answer.max_question_chars)
+                    aliases, self.settings.answer.max_question_chars, self._term_share())
         turn.rewrite = r
         if r.note:
             turn.degrade(r.note)
@@ -191,6 +192,20 @@ class Answerer:
             turn.question = r.question
             yield Understood(r.question, turn.asked, r.how)
         yield turn.stage("understand", t0, {"history_turns": len(history), "carried": len(r.carried)}, how=r.how)
+
+    def _term_share(self) -> TermShare:
+        """The share of the corpus's fragments that match a term lexically (stemmed, in its language):
+        the follow-up rule's test of whether a new term retrieves on its own."""
+        sizes: list[int] = []  # the corpus size, read once, only when the rule asks
+
+        def share(term: str, lang: str) -> float:
+            if not sizes:
+                sizes.append(max(1, self.store.stats().fragments))
+            total = sizes[0]
+            cap = int(total * self.settings.conversation.new_subject_max_share) + 1  # past this, the count is moot
+            return len(self.store.search_lexical(term, cap, stemmed=True, lang=lang)) / total
+
+        return share
 
     def _run(self, turn: _Turn, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
         a = self.settings.answer
