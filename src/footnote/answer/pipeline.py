@@ -182,7 +182,8 @@ class Answerer:
     def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
         """Rewrite a follow-up into the standalone question the rest of the turn uses."""
         t0 = time.perf_counter()
-        aliases = address_aliases(self.settings, self.retriever.books.get())  # the corpus's own books too
+        books = getattr(self.retriever, "books", None)  # the corpus's own book names (the real Retriever has them)
+        aliases = address_aliases(self.settings, books.get() if books is not None else None)
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
                     aliases, self.settings.answer.max_question_chars, self._term_share())
         turn.rewrite = r
