@@ -826,6 +826,10 @@ class ServerSettings(_Frozen):
     page_render_workers: int = Field(
         2, description="PDF pages rendered at once (each in its own process; more requests wait for one)."
     )
+    view_max_fragments: int = Field(
+        3_000, ge=1, description="GET /api/sources/{id}/view: passages on one page at most (a longer source shows "
+        "the part around the cited passage)."
+    )
     reader_cookie_name: str = Field(
         "footnote_reader", description="HttpOnly cookie with the reader's token: each reader sees only their own "
         "conversations (API clients may send the X-Footnote-Reader header instead)."

@@ -424,3 +424,47 @@ def test_sources_panel_pages_and_removes_with_the_key(browser: Any, tmp_path: Pa
             ctx.close()
             stop_server(server, thread)
     assert not errors, errors
+
+
+def _place_lit(pg: Any, anchor: str) -> dict[str, Any]:
+    got: dict[str, Any] = pg.evaluate("""(id) => {
+        const s = document.getElementById(id);
+        const r = s.getBoundingClientRect();
+        return {hash: decodeURIComponent(location.hash), top: r.top, bottom: r.bottom, vh: innerHeight,
+                target: s.matches(':target'), bg: getComputedStyle(s).backgroundColor,
+                cited: s.querySelectorAll('.cited').length, scripts: document.scripts.length};
+    }""", anchor)
+    return got
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_open_the_original_lands_on_the_verse(browser: Any, live: LiveServer, screenshots: Path, size: str) -> None:
+    """A verse's "Open the original" opens the verse book as a page, scrolled to the verse and lit
+    (not the raw Markdown with its front matter); a letter's passage the same way."""
+    ctx, pg, errors = open_chat(browser, live.url + "/", size)
+    try:
+        turn = ask(pg, "What does HB 2.2 say about the horn?")
+        chip = turn.locator(".turn__answer .chip--verse[data-kind='commentary']").first
+        chip.click()
+        pg.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+        href = pg.locator("#viewer-open").get_attribute("href")
+        assert re.search(r"/api/sources/demo/verses/harbour-book\.md/view\?f=[^#]+#HB-2\.2$", href), href
+        pg.goto(live.url + href)
+        pg.wait_for_selector("#HB-2\\.2", timeout=TIMEOUT_MS)
+        lit = _place_lit(pg, "HB-2.2")
+        assert lit["hash"] == "#HB-2.2" and lit["target"] and lit["cited"] == 1 and lit["scripts"] == 0, lit
+        assert 0 <= lit["top"] < lit["vh"] / 2, lit  # scrolled to the verse
+        assert lit["bg"] not in ("rgba(0, 0, 0, 0)", "transparent"), lit  # and lit
+        text = pg.locator("body").inner_text()
+        assert "kind: verse" not in text and "---" not in text and "Commentary — Ada Penhallow" in text
+        pg.screenshot(path=str(screenshots / f"source-view-verse-{size}.png"))
+
+        letter = "demo/letters/1887-08-penhallow-to-karpov.md"
+        frag = sorted(live.engine.store.fragments_of(letter), key=lambda f: f.ordinal)[-1]
+        pg.goto(f"{live.url}/api/sources/{letter}/view?f={frag.id.replace('#', '%23')}#p-{frag.ordinal}")
+        lit = _place_lit(pg, f"p-{frag.ordinal}")
+        assert lit["target"] and lit["cited"] == 1 and 0 <= lit["top"] < lit["vh"] / 2, lit
+        pg.screenshot(path=str(screenshots / f"source-view-letter-{size}.png"))
+    finally:
+        ctx.close()
+    assert not errors, errors

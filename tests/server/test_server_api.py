@@ -349,3 +349,45 @@ def test_citations_carry_the_commentator(live: LiveServer) -> None:
     fog = httpx.post(live.url + "/api/ask", json={"question": FOG, "stream": False}, timeout=60).json()
     tracks = [c for c in fog["citations"] if c["kind"] == "track_transcript"]
     assert tracks and all(c["source_meta"] == {} for c in tracks)  # a lecture has no commentator
+
+
+VERSES_ID = "demo/verses/harbour-book.md"
+
+
+def test_source_view_anchors_every_address(live: LiveServer) -> None:
+    """A verse book as a page: one anchor per address holding the verse and its commentary (the
+    commentator named), no front matter, no script; ?f marks the cited passage."""
+    frags = sorted(live.engine.store.fragments_of(VERSES_ID), key=lambda f: f.ordinal)
+    comm = next(f for f in frags if f.kind == "commentary" and f.locator.label == "HB 2.2")  # type: ignore[union-attr]
+    r = httpx.get(f"{live.url}/api/sources/{VERSES_ID}/view", params={"f": comm.id}, timeout=10)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp  # nothing may run
+    page = r.text
+    labels = {f.locator.label for f in frags}  # type: ignore[union-attr]
+    ids = re.findall(r'<section id="([^"]+)"', page)
+    assert sorted(ids) == sorted("-".join(lb.split()) for lb in labels) and len(ids) == len(set(ids))
+    section = page.split('<section id="HB-2.2"', 1)[1].split("</section>", 1)[0]
+    assert "Two voices in every minute" in section and "Commentary — Ada Penhallow" in section
+    assert f'class="commentary cited" data-fragment="{comm.id}"' in section  # the cited passage marked
+    assert page.count(" cited") == 1
+    assert "commentator:" in page and "kind: verse" not in page and "---" not in page  # no front matter
+    assert "<script" not in page.lower()
+
+
+def test_source_view_escapes_the_source(live: LiveServer) -> None:
+    sid = next(s["id"] for s in httpx.get(f"{live.url}/api/sources", timeout=10).json()["sources"]
+               if s["id"].endswith("lighthouse-cat.md"))
+    frag = live.engine.store.fragments_of(sid)[0]
+    page = httpx.get(f"{live.url}/api/sources/{sid}/view", params={"f": frag.id}, timeout=10).text
+    assert "&lt;script&gt;window.__footnoteXss = 1&lt;/script&gt;" in page
+    assert "<script" not in page.lower()
+    assert f'<section id="p-{frag.ordinal}"' in page
+
+
+def test_source_view_of_a_transcript_and_errors(live: LiveServer) -> None:
+    page = httpx.get(f"{live.url}/api/sources/{AUDIO_ID}/view", timeout=10).text
+    assert '<section id="t-0"' in page and "00:00–" in page
+    assert httpx.get(f"{live.url}/api/sources/nope/view", timeout=10).status_code == 404
+    r = httpx.get(f"{live.url}/api/sources/{VERSES_ID}/view", params={"f": "x" * 2000}, timeout=10)
+    assert r.status_code == 422

@@ -18,12 +18,33 @@ from footnote.errors import AuthError, Forbidden, NotFound, UsageError
 from footnote.server.guard import presented_key
 from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
+from footnote.server.source_view import render_source
 from footnote.server.state import JSON, ServerState, error_body
 from footnote.store import Original
 
 PDF = "application/pdf"
 # Types a browser could execute if opened directly: served as uploaded, but sandboxed.
 _PASSIVE_PREFIXES = ("audio/", "video/", "image/png", "image/jpeg", "image/gif", "image/webp", PDF)
+
+
+#: The rendered source page: no script at all, only our stylesheet.
+VIEW_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "private, no-cache",
+}
+VIEW_WORDS = {
+    "en": {"commentary": "Commentary", "original": "The file as uploaded", "page": "Page", "chat": "Back to the chat",
+           "shown": "A long source: the part around the cited place is shown."},
+    "ru": {"commentary": "Комментарий", "original": "Файл в исходном виде", "page": "Страница", "chat": "Назад к чату",
+           "shown": "Источник длинный: показана часть вокруг цитаты."},
+}
+
+
+def source_url(source_id: str) -> str:
+    return "/api/sources/" + "/".join(quote(part, safe="") for part in source_id.split("/"))
 
 
 def source_dict(s: Source) -> dict[str, Any]:
@@ -132,6 +153,30 @@ def make_router(state: ServerState) -> APIRouter:
             return JSON({"source_id": source_id, "cues": picked})
 
         return await run_in_threadpool(load)
+
+    @router.get(
+        "/api/sources/{source_id:path}/view",
+        response_class=Response,
+        responses={200: {"content": {"text/html": {}}, "description": "The source as a page, an anchor per citable place."}},
+    )
+    async def view(
+        source_id: str,
+        f: Annotated[str | None, Query(max_length=1000, description="Fragment id of the cited passage, marked on the page.")] = None,
+    ) -> Response:
+        """The source rendered to read (``footnote.server.source_view``): a verse book with an anchor per
+        address (``#HB-2.2``), a transcript per window (``#t-N``), other text per passage (``#p-N``);
+        ``f`` marks the cited passage. Every piece of the source's text is escaped: the page runs no
+        script and shows no markup of the source."""
+
+        def render() -> Response:
+            src = _source(source_id)
+            frags = store.fragments_of(source_id)
+            words = VIEW_WORDS.get(src.lang, VIEW_WORDS["en"])
+            page = render_source(src, frags, cited=f, original_url=source_url(source_id), labels=words,
+                                 max_fragments=state.settings.server.view_max_fragments)
+            return Response(page, media_type="text/html; charset=utf-8", headers=VIEW_HEADERS)
+
+        return await run_in_threadpool(render)
 
     @router.get(
         "/api/sources/{source_id:path}/pages/{page}",

@@ -541,7 +541,9 @@
         el("span", { class: "sources-row__title", dir: "auto", text: x.title || x.id }),
         el("span", { class: "sources-row__meta", text: I.t(state.lang, "kind_" + x.kind, {}, x.kind) + " · " + x.lang +
           (x.collection ? " · " + x.collection : "") }),
-        el("a", { class: "tool", href: sourceUrl(x.id), target: "_blank", rel: "noopener", text: I.t(state.lang, "open") }));
+        // text opens as a page to read (escaped, anchored); audio, PDF and the rest as uploaded
+        el("a", { class: "tool", href: sourceUrl(x.id) + (/^text\//.test(x.media_type || "") ? "/view" : ""),
+          target: "_blank", rel: "noopener", text: I.t(state.lang, "open") }));
       if (state.key) {
         row.append(el("button", { type: "button", class: "tool tool--remove", text: I.t(state.lang, "remove"),
           on: { click: () => removeSource(x, row) } }));
@@ -623,16 +625,19 @@
   }
 
   /* "Open the original" at the cited place: a PDF at its page, a recording at the cited time
-     (media fragment), a verse at its address. ``absolute``: a full URL (for copied Markdown). */
+     (media fragment), a verse at its address and any other text at its passage on the source's
+     rendered page (/view: an anchor per place, the cited one lit). ``absolute``: a full URL (for
+     copied Markdown). */
   function originalUrl(c, absolute) {
     const loc = c.locator || {};
     let url = sourceUrl(c.source_id);
+    const view = () => sourceUrl(c.source_id) + "/view?f=" + encodeURIComponent(c.fragment_id || "");
     switch (citationType(c)) {
       case "pdf": url += "#page=" + encodeURIComponent(loc.page); break;
       case "transcript": url += "#t=" + (loc.start_ms / 1000) + "," + (loc.end_ms / 1000); break;
-      case "verse": url += "#" + encodeURIComponent(loc.label || loc.loc || ""); break;
+      case "verse": url = view() + "#" + encodeURIComponent((loc.label || (loc.book + " " + loc.loc)).trim().split(/\s+/).join("-")); break;
       case "pinned": url = "/#memory=" + encodeURIComponent(loc.note); break;  // a note has no original file
-      default: break;
+      default: url = view() + "#p-" + encodeURIComponent(String(c.fragment_id || "").split("#").pop()); break;
     }
     return absolute ? new URL(url, location.href).href : url;
   }
