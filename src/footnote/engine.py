@@ -116,6 +116,8 @@ class Engine:
             store.bind_embedder(embedder.name, embedder.dim)
         self._retriever: Any = None
         self._answerer: Any = None
+        self._examples: tuple[tuple[int, int, int], list[Any]] | None = None
+        self._examples_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, *, create: bool = True, **overrides: Any) -> Engine:
@@ -320,6 +322,27 @@ class Engine:
         """Remove a note (NotFound when there is none)."""
         if not self.store.delete_memory_note(note_id):
             raise NotFound(f"no memory note {note_id!r}")
+
+    # -- example questions -------------------------------------------------------------------------
+    def example_questions(self) -> list[Any]:
+        """Answerable example questions made from the corpus's passages (``footnote.answer.examples``),
+        cached until the store's counts change (the first call searches: a second or more)."""
+        from footnote.answer.examples import example_questions
+
+        srv = self.settings.server
+        st = self.store.stats()
+        key = (st.sources, st.fragments, st.embedded)
+        with self._examples_lock:
+            if self._examples is not None and self._examples[0] == key:
+                return list(self._examples[1])
+            answers = None
+            if not self.chat_models:  # the extractive answer costs no model call: check the answer itself
+                def answers(q: str, r: SearchResult) -> bool:
+                    return self.answer_result(q, r).mode.value == "corpus"
+            found = example_questions(self.store, self.search, answers, n=srv.examples,
+                                      scan_sources=srv.examples_scan_sources, max_searches=srv.examples_max_searches)
+            self._examples = (key, found)
+            return list(found)
 
     # -- status --------------------------------------------------------------------------------
     def gate_note(self) -> str | None:

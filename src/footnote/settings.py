@@ -830,6 +830,13 @@ class ServerSettings(_Frozen):
         3_000, ge=1, description="GET /api/sources/{id}/view: passages on one page at most (a longer source shows "
         "the part around the cited passage)."
     )
+    examples: int = Field(4, ge=0, description="Example questions the empty chat offers (GET /api/examples), at most.")
+    examples_scan_sources: int = Field(
+        40, ge=1, description="Sources (the first by id) whose passages the example questions are drawn from."
+    )
+    examples_max_searches: int = Field(
+        12, ge=0, description="Candidate example questions searched (and answered extractively) to find answerable ones."
+    )
     reader_cookie_name: str = Field(
         "footnote_reader", description="HttpOnly cookie with the reader's token: each reader sees only their own "
         "conversations (API clients may send the X-Footnote-Reader header instead)."

@@ -238,12 +238,25 @@ def test_empty_chat_shows_the_collection(chat: Any, live: LiveServer, screenshot
     assert "lecture recordings: " + str(status["by_kind"]["track_transcript"]) in facts
     shown = [chat.locator("#welcome-titles li").nth(i).inner_text() for i in range(chat.locator("#welcome-titles li").count())]
     assert shown and set(shown) <= titles
-    examples = [chat.locator(".example").nth(i).inner_text() for i in range(chat.locator(".example").count())]
-    assert examples and all(any(t in e for t in titles) for e in examples)  # drawn from the collection
+    buttons = chat.locator(".example")
+    shown_examples = [(buttons.nth(i).inner_text(), buttons.nth(i).get_attribute("data-source"),
+                       buttons.nth(i).get_attribute("data-how")) for i in range(buttons.count())]
+    assert len(shown_examples) >= 2, shown_examples
+    assert len({src for _, src, _ in shown_examples}) == len(shown_examples)  # spread over the collection
+    for question, source_id, how in shown_examples:
+        assert not any(t in question for t in titles), question  # not templated from a title
+        text = " ".join(f.text for f in live.engine.store.fragments_of(source_id)).lower()
+        if how == "phrase":  # the topic comes from the source's own passages
+            phrase = re.search(r"about (?:the )?(.+)\?$|«(.+)»", question)
+            assert phrase and (phrase.group(1) or phrase.group(2)).lower() in text, question
+        # every example shown gets an answer from the corpus (never "not in the corpus")
+        got = httpx.post(live.url + "/api/ask", json={"question": question, "stream": False}, timeout=60).json()
+        assert got["mode"] == "corpus" and got["citations"] and not got["corpus_insufficient"], (question, got["answer"])
     chat.screenshot(path=str(screenshots / "chat-empty.png"))
     chat.locator(".example").first.click()
     chat.wait_for_function("() => document.querySelector('.turn')?.dataset.done === 'true'", timeout=TIMEOUT_MS)
     assert chat.locator("#welcome").is_hidden()
+    assert chat.locator(".turn").first.get_attribute("data-state") == "answered"
 
 
 def test_keyboard_only(chat: Any, screenshots: Path) -> None:

@@ -1,4 +1,4 @@
-"""``GET /api/search`` (the ``footnote search --json`` document) and ``GET /api/status``."""
+"""``GET /api/search`` (the ``footnote search --json`` document), ``GET /api/examples`` and ``GET /api/status``."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def make_router(state: ServerState) -> APIRouter:
         """Retrieval only (plan, lanes, fusion, gate): the ``footnote search --json`` document."""
         q = engine.question(q)  # the engine's one check (422)
         return JSON(await run_in_threadpool(search_doc, q, lang))
+
+    @router.get("/api/examples")
+    async def examples() -> JSON:
+        """Example questions made from the corpus's own passages (a verse's address, a topic the collection
+        comes back to), each checked to get an answer from the corpus; cached until the store changes."""
+        found = await run_in_threadpool(engine.example_questions)
+        return JSON({"examples": [e.to_dict() for e in found]})
 
     @router.get("/api/status")
     async def status() -> JSON:

@@ -608,19 +608,22 @@
     const titled = sources.filter((x) => x && x.title);
     const titles = $("#welcome-titles");
     titles.replaceChildren(...titled.slice(0, 5).map((x) => el("li", { text: x.title, dir: "auto" })));
-    // example questions from the collection itself: one per kind, from a source of that kind
-    const seen = new Set();
-    const examples = [];
-    for (const x of titled) {
-      if (seen.has(x.kind) || examples.length >= 3) continue;
-      seen.add(x.kind);
-      const ru = (x.lang || "") === "ru";
-      examples.push(I.t(ru ? "ru" : "en", "example_about", { title: x.title }));
-    }
+    // example questions made by the server from the collection's passages, each checked to get an
+    // answer from the corpus (GET /api/examples; the first call may take a moment: searched once, cached)
     const box = $("#welcome-examples");
-    box.replaceChildren(...examples.map((q) => el("button", {
-      type: "button", class: "example", dir: "auto", text: q,
-      on: { click: () => { $("#question").value = q; $("#ask-form").requestSubmit(); } },
+    box.setAttribute("aria-busy", "true");
+    let examples = [];
+    try {
+      const r = await fetch("/api/examples", { headers: headers() });
+      if (r.ok) examples = (await r.json()).examples || [];
+    } catch (e) { examples = []; }
+    box.removeAttribute("aria-busy");
+    box.setAttribute("data-loaded", "true");
+    $("#welcome-examples-label").hidden = examples.length === 0;
+    box.replaceChildren(...examples.map((x) => el("button", {
+      type: "button", class: "example", dir: "auto", lang: x.lang, text: x.question,
+      "data-source": x.source_id, "data-how": x.how,
+      on: { click: () => { $("#question").value = x.question; $("#ask-form").requestSubmit(); } },
     })));
   }
 
