@@ -186,6 +186,8 @@ def test_lexical_only_banner(browser: Any, served_store: tuple[Path, Any], scree
             assert banner.get_attribute("data-lexical-only") == "true"
             assert "Lexical-only" in banner.inner_text()
             assert pg.evaluate("document.body.classList.contains('lexical-only')")
+            line = pg.locator("#status-line").inner_text()
+            assert line.endswith("— no embedding model, so passages are found by their words only."), line
             ask(pg, FOG)
             pg.screenshot(path=str(screenshots / "chat-lexical-only.png"))
         finally:
@@ -193,8 +195,13 @@ def test_lexical_only_banner(browser: Any, served_store: tuple[Path, Any], scree
             stop_server(server, thread)
 
 
-def test_default_mode_has_no_lexical_banner(page: Any) -> None:
+def test_default_mode_has_no_lexical_banner(page: Any, live: LiveServer) -> None:
     assert page.locator("#lexical-banner").is_hidden()
+    st = live.engine.status()
+    line = page.locator("#status-line").inner_text()  # what the store holds and how it is searched, in words
+    assert line == (f"{st['sources']} sources in {st['fragments']} passages, all embedded, so they are found by "
+                    "meaning and by their words."), line
+    assert page.locator("#status-line").get_attribute("title") == f"Embedding model: {st['embedder']}"
 
 
 def _scripted_turn(mode: str, disclaimer: str | None, answer: str) -> str:
@@ -278,7 +285,7 @@ def test_verse_chip_shows_address_and_text(page: Any, live: LiveServer, screensh
     page.screenshot(path=str(screenshots / "chat-verse.png"))
 
 
-def test_api_docs_page_renders_offline(browser: Any, live: LiveServer) -> None:
+def test_api_docs_page_renders_offline(browser: Any, live: LiveServer, screenshots: Path) -> None:
     ctx = browser.new_context()
     try:
         pg = ctx.new_page()
@@ -286,5 +293,15 @@ def test_api_docs_page_renders_offline(browser: Any, live: LiveServer) -> None:
         pg.wait_for_selector("#api .turn", timeout=TIMEOUT_MS)
         titles = pg.locator("#api .turn__question").all_inner_texts()
         assert "POST /api/ask" in titles and "GET /api/sources/{source_id}" in titles
+        # descriptions are Markdown: ``code`` and `code` become <code>, no marks are left as text
+        text = pg.locator("#api").inner_text()
+        assert "``" not in text and "`" not in text, [ln for ln in text.splitlines() if "`" in ln][:3]
+        codes = pg.locator("#api .docs__description code").all_inner_texts()
+        assert "footnote search --json" in codes and "#HB-2.2" in codes
+        ask_card = pg.locator("#api .turn").filter(has_text="POST /api/ask")
+        assert "conversation_id" in ask_card.locator(".docs__field code").all_inner_texts()
+        assert ask_card.locator("code", has_text="stream: false").count() >= 1  # a response's description too
+        assert pg.evaluate("document.querySelectorAll('#api script, #api img, #api iframe').length") == 0
+        pg.screenshot(path=str(screenshots / "api-docs.png"), full_page=False)
     finally:
         ctx.close()

@@ -102,17 +102,23 @@
     const e = s.embedding || {};
     const backlog = e.state === "embedding" || e.state === "paused";
     banner.textContent = I.t(state.lang, backlog ? "lexical_while_embedding" : "lexical_only", { percent: Math.floor(e.percent || 0) });
-    let line = I.t(state.lang, "status", {
-      sources: s.sources, fragments: s.fragments, embedder: lexical ? I.t(state.lang, "lexical") : (s.embedder || ""),
-    });
-    if (e.state === "embedding") {
+    // in words a reader understands: what the store holds, and how it can be searched right now
+    let line = I.t(state.lang, "status", { sources: s.sources, fragments: s.fragments });
+    if (!s.fragments) {
+      line = I.t(state.lang, "status_empty");
+    } else if (e.state === "embedding") {
       const eta = e.eta_s == null ? "?" : (e.eta_s < 90 ? Math.max(1, Math.round(e.eta_s)) + " s" : Math.round(e.eta_s / 60) + " min");
-      line += " · " + I.t(state.lang, "embedding_progress", { percent: Math.floor(e.percent), eta: eta });
+      line += ", " + I.t(state.lang, "embedding_progress", { percent: Math.floor(e.percent), eta: eta });
     } else if (e.state === "paused") {
-      line += " · " + I.t(state.lang, "embedding_paused", { percent: Math.floor(e.percent) });
+      line += ", " + I.t(state.lang, "embedding_paused", { percent: Math.floor(e.percent) });
+    } else if (lexical) {
+      line += " — " + I.t(state.lang, "status_lexical");
+    } else {
+      line += ", " + I.t(state.lang, "status_embedded");
     }
     const el = $("#status-line");
-    el.textContent = line;
+    el.textContent = line.endsWith(".") ? line : line + ".";
+    el.title = s.embedder ? I.t(state.lang, "status_title", { embedder: s.embedder }) : "";
     el.setAttribute("data-embedding", e.state || "");
     clearTimeout(state.statusTimer);
     if (backlog) state.statusTimer = setTimeout(loadStatus, 10000);  // follow the progress
@@ -139,52 +145,8 @@
     await loadStatus();
   }
 
-  // ---- safe Markdown (no HTML: every piece of text is a text node) ------------------------------
-  /* Blocks: "#"…"###" headings, "-"/"*"/"1." lists, paragraphs. Inline: **bold**, *em*, `code`, and
-     [n] markers, handed to ``marker(n)`` (a chip once resolved, else the plain text "[n]"). */
-  function mdInline(text, marker) {
-    const out = [];
-    const re = /(\*\*[^*]+\*\*|__[^_]+__|`[^`]+`|\*[^*\s][^*]*\*|\[(\d+)\])/g;
-    let last = 0, m;
-    while ((m = re.exec(text)) !== null) {
-      if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
-      const tok = m[0];
-      if (m[2] !== undefined) out.push(marker(Number(m[2]), text.slice(0, m.index)));
-      else if (tok.startsWith("**") || tok.startsWith("__")) out.push(el("strong", {}, ...mdInline(tok.slice(2, -2), marker)));
-      else if (tok.startsWith("`")) out.push(el("code", { text: tok.slice(1, -1) }));
-      else out.push(el("em", {}, ...mdInline(tok.slice(1, -1), marker)));
-      last = m.index + tok.length;
-    }
-    if (last < text.length) out.push(document.createTextNode(text.slice(last)));
-    return out;
-  }
-
-  function mdBlocks(text, marker) {
-    const frag = document.createDocumentFragment();
-    const lines = text.replace(/\r\n/g, "\n").split("\n");
-    let para = [], list = null;
-    const flushPara = () => { if (para.length) { frag.append(el("p", {}, ...mdInline(para.join(" "), marker))); para = []; } };
-    const flushList = () => { if (list) { frag.append(list); list = null; } };
-    for (const raw of lines) {
-      const line = raw.trimEnd();
-      let m;
-      if (!line.trim()) { flushPara(); flushList(); continue; }
-      if ((m = /^(#{1,3})\s+(.*)$/.exec(line))) {
-        flushPara(); flushList();
-        frag.append(el("h" + (m[1].length + 2), { class: "md-h" }, ...mdInline(m[2], marker)));
-      } else if ((m = /^\s*([-*•]|\d+[.)])\s+(.*)$/.exec(line))) {
-        flushPara();
-        const ordered = /\d/.test(m[1]);
-        if (!list || (list.tagName === "OL") !== ordered) { flushList(); list = el(ordered ? "ol" : "ul", { class: "md-list" }); }
-        list.append(el("li", {}, ...mdInline(m[2], marker)));
-      } else {
-        flushList();
-        para.push(line.trim());
-      }
-    }
-    flushPara(); flushList();
-    return frag;
-  }
+  // ---- safe Markdown (markdown.js: no HTML, every piece of text is a text node) ---------------------
+  const mdBlocks = (text, marker) => window.FootnoteMarkdown.blocks(text, marker, 2);
 
   // ---- one turn -------------------------------------------------------------------------------
   class Turn {

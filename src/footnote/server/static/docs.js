@@ -1,4 +1,5 @@
-/* A small, offline rendering of /openapi.json: operations, parameters, bodies, responses. */
+/* A small, offline rendering of /openapi.json: operations, parameters, bodies, responses; descriptions
+   are Markdown (markdown.js: safe, text nodes only). */
 "use strict";
 (function () {
   function el(tag, cls, text) {
@@ -25,6 +26,20 @@
     return schema.type || "any";
   }
 
+  const MD = window.FootnoteMarkdown;
+
+  /* The body's fields, each with its description (Markdown), one line each. */
+  function fieldLines(schema, spec) {
+    let s = schema;
+    if (s && s.$ref) s = ((spec.components || {}).schemas || {})[s.$ref.split("/").pop()];
+    if (!s || !s.properties) return [];
+    return Object.entries(s.properties).filter(([, v]) => v.description).map(([k, v]) => {
+      const line = el("p", "source__label docs__field");
+      line.append(el("code", "", k), " — ", ...MD.inline(v.description));
+      return line;
+    });
+  }
+
   async function main() {
     const root = document.getElementById("api");
     const key = sessionStorage.getItem("footnote-key");
@@ -39,15 +54,25 @@
         const card = el("article", "turn");
         card.append(el("p", "turn__question", method.toUpperCase() + " " + path));
         if (op.summary) card.append(el("p", "turn__state", op.summary));
-        if (op.description) card.append(el("p", "turn__answer", op.description));
+        if (op.description) {
+          const d = el("div", "turn__answer docs__description");
+          d.append(MD.blocks(op.description, null, 2));
+          card.append(d);
+        }
         for (const p of op.parameters || []) {
-          card.append(el("p", "source__label", p.in + " " + p.name + (p.required ? "" : "?") + ": " +
-            schemaText(p.schema, spec, 0) + (p.description ? " — " + p.description : "")));
+          const line = el("p", "source__label", p.in + " " + p.name + (p.required ? "" : "?") + ": " + schemaText(p.schema, spec, 0));
+          if (p.description) line.append(" — ", ...MD.inline(p.description));
+          card.append(line);
         }
         const body = op.requestBody && op.requestBody.content && op.requestBody.content["application/json"];
-        if (body) card.append(el("p", "source__label", "body: " + schemaText(body.schema, spec, 0)));
+        if (body) {
+          card.append(el("p", "source__label", "body: " + schemaText(body.schema, spec, 0)));
+          card.append(...fieldLines(body.schema, spec));
+        }
         for (const [code, r] of Object.entries(op.responses || {})) {
-          card.append(el("p", "source__label", code + " " + (r.description || "")));
+          const line = el("p", "source__label", code + " ");
+          line.append(...MD.inline(r.description || ""));
+          card.append(line);
         }
         root.append(card);
       }
