@@ -236,6 +236,7 @@ def test_empty_chat_shows_the_collection(chat: Any, live: LiveServer, screenshot
     facts = chat.locator("#welcome-facts").inner_text()
     assert str(status["sources"]) in facts and str(status["fragments"]) in facts
     assert "lecture recordings: " + str(status["by_kind"]["track_transcript"]) in facts
+    assert f"English: {status['by_lang']['en']}" in facts and f"Russian: {status['by_lang']['ru']}" in facts
     shown = [chat.locator("#welcome-titles li").nth(i).inner_text() for i in range(chat.locator("#welcome-titles li").count())]
     assert shown and set(shown) <= titles
     buttons = chat.locator(".example")
@@ -478,6 +479,37 @@ def test_open_the_original_lands_on_the_verse(browser: Any, live: LiveServer, sc
         lit = _place_lit(pg, f"p-{frag.ordinal}")
         assert lit["target"] and lit["cited"] == 1 and 0 <= lit["top"] < lit["vh"] / 2, lit
         pg.screenshot(path=str(screenshots / f"source-view-letter-{size}.png"))
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_strangers_tour(browser: Any, live: LiveServer, screenshots: Path, size: str) -> None:
+    """What a first-time reader does, with a screenshot at each step (looked at by hand): the empty chat,
+    an example, a follow-up, a new subject, a chip, the original, the sources panel."""
+    ctx, pg, errors = open_chat(browser, live.url + "/", size)
+    try:
+        pg.wait_for_selector("#welcome-examples[data-loaded='true']", timeout=TIMEOUT_MS)
+        pg.screenshot(path=str(screenshots / f"tour-{size}-1-empty.png"))
+        pg.locator(".example").first.click()
+        pg.wait_for_function("() => document.querySelector('.turn')?.dataset.done === 'true'", timeout=TIMEOUT_MS)
+        pg.screenshot(path=str(screenshots / f"tour-{size}-2-example.png"))
+        follow = ask(pg, "And at night?")
+        assert follow.locator(".turn__understood").is_visible()
+        pg.screenshot(path=str(screenshots / f"tour-{size}-3-follow-up.png"))
+        fresh = ask(pg, "Who wrote about ice?")
+        assert fresh.locator(".turn__understood").is_hidden()  # a new subject is searched as asked
+        assert_in_view(last_turn_in_view(pg))
+        pg.screenshot(path=str(screenshots / f"tour-{size}-4-new-subject.png"))
+        verse = ask(pg, "What does HB 3.2 say?")
+        verse.locator(".turn__answer .chip").first.click()
+        pg.wait_for_selector("#viewer:not([hidden])", timeout=TIMEOUT_MS)
+        pg.screenshot(path=str(screenshots / f"tour-{size}-5-viewer.png"))
+        pg.keyboard.press("Escape")
+        pg.click("#open-sources")
+        pg.wait_for_selector("#sources-list .sources-row", timeout=TIMEOUT_MS)
+        pg.screenshot(path=str(screenshots / f"tour-{size}-6-sources.png"))
     finally:
         ctx.close()
     assert not errors, errors

@@ -544,6 +544,11 @@
   }
 
   // ---- the empty chat: what the collection holds, questions drawn from it ------------------------
+  /* "English" for "en" (in the interface's language), the code itself where the browser cannot say. */
+  function langName(code, lang) {
+    try { return new Intl.DisplayNames([lang], { type: "language" }).of(code) || code; } catch (e) { return code; }
+  }
+
   function hideWelcome() { const w = $("#welcome"); if (w) w.hidden = true; }
 
   async function showWelcome() {
@@ -557,7 +562,7 @@
     if (s) {
       const kinds = Object.entries(s.by_kind || {}).sort((a, b) => b[1] - a[1])
         .map(([k, n]) => I.t(lang, "kind_" + k, {}, k.replace(/_/g, " ")) + ": " + n);
-      const langs = Object.entries(s.by_lang || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => k + ": " + n);
+      const langs = Object.entries(s.by_lang || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => langName(k, lang) + ": " + n);
       facts.append(el("li", { text: I.t(lang, "holds", { sources: s.sources, fragments: s.fragments }) }));
       if (kinds.length) facts.append(el("li", { text: I.t(lang, "by_kind") + " " + kinds.join(" · ") }));
       if (langs.length) facts.append(el("li", { text: I.t(lang, "languages") + " " + langs.join(" · ") }));
@@ -741,7 +746,8 @@
       $("#viewer-meta").textContent = I.t(lang, "editors_answer_long") + " — " + editorsLine(loc, lang);
       text.hidden = false;
     } else if (type === "verse") {
-      $("#viewer-meta").textContent = I.t(lang, "verse") + " " + (loc.label || "");
+      // the title names the address already: say what it is and where it comes from
+      $("#viewer-meta").textContent = I.t(lang, c.kind === "commentary" ? "commentary_long" : "verse") + (c.title ? " · " + c.title : "");
       text.hidden = false;
     } else {
       $("#viewer-meta").textContent = I.t(lang, "passage") + (loc.section ? " — " + loc.section : "");
