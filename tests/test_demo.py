@@ -132,7 +132,8 @@ def test_markdown_sources_declare_every_text_kind_in_both_languages(demo_dir: Pa
 
 def test_verse_book_has_the_exact_shape(demo_dir: Path) -> None:
     path = demo_dir / "verses" / "harbour-book.md"
-    assert front_matter(path) == {"kind": "verse", "book": "HB", "title": "The Harbour Book", "lang": "en"}
+    assert front_matter(path) == {"kind": "verse", "book": "HB", "title": "The Harbour Book", "commentator": "Ada Penhallow",
+                                  "lang": "en"}
     body = path.read_text(encoding="utf-8").split("\n---\n", 1)[1]
     assert body.startswith("# The Harbour Book\n")
     verses = re.split(r"^## ", body, flags=re.M)[1:]
