@@ -135,6 +135,8 @@ def _legacy_store(db: Path, folder: Path, settings: Settings) -> None:
                          "track_id = CASE WHEN track_id IS NULL THEN NULL ELSE ? END WHERE source_id = ?",
                          (new, new, new, sid))
         conn.execute("DROP TABLE cues")
+        conn.execute("DROP TABLE conversation_turns")  # later migrations' tables did not exist at version 2 either
+        conn.execute("DROP TABLE conversations")
         conn.execute("DROP INDEX sources_collection")
         conn.execute("DROP INDEX sources_origin")
         conn.execute("ALTER TABLE sources DROP COLUMN collection")
