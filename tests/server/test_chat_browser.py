@@ -141,9 +141,15 @@ def test_another_reader_cannot_open_my_permalink(browser: Any, live: LiveServer)
         pg2.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
         assert pg2.locator(".turn").count() == 0 and "c=" not in pg2.url
         assert not errors2, errors2
-        pg.reload()  # the owner still has it
+        # the owner follows the permalink from another site (a cross-site top-level navigation): the reader
+        # cookie goes along (SameSite=Lax), so the conversation comes back and no new reader is minted
+        before = reader_headers(ctx, live)
+        pg.goto("about:blank")
+        pg.set_content(f'<a id="permalink" href="{link}">my conversation</a>')
+        pg.click("#permalink")
         pg.wait_for_function("() => document.querySelectorAll('.turn[data-restored=\"true\"]').length === 1",
                              timeout=TIMEOUT_MS)
+        assert reader_headers(ctx, live) == before
     finally:
         ctx.close()
         if other is not None:

@@ -63,7 +63,10 @@ def hand_out(response: Response, reader: Reader, request: Request, settings: Ser
     if not reader.new:
         return
     response.headers[READER_HEADER] = reader.token
+    # Lax, not Strict: a permalink followed from another site is a top-level navigation, and a Strict
+    # cookie would stay behind — the page would mint a new reader and the conversations would be lost.
+    # Lax still keeps the cookie off cross-site POSTs (no asking in a reader's name from another page).
     response.set_cookie(
         settings.reader_cookie_name, reader.token, max_age=int(settings.reader_cookie_days * 86400), httponly=True,
-        samesite="strict", path="/", secure=request.url.scheme == "https",
+        samesite="lax", path="/", secure=request.url.scheme == "https",
     )
