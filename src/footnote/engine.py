@@ -340,7 +340,8 @@ class Engine:
                 def answers(q: str, r: SearchResult) -> bool:
                     return self.answer_result(q, r).mode.value == "corpus"
             found = example_questions(self.store, self.search, answers, n=srv.examples,
-                                      scan_sources=srv.examples_scan_sources, max_searches=srv.examples_max_searches)
+                                      scan_sources=srv.examples_scan_sources, max_searches=srv.examples_max_searches,
+                                      scan_fragments=srv.examples_scan_fragments)
             self._examples = (key, found)
             return list(found)
 

@@ -834,6 +834,9 @@ class ServerSettings(_Frozen):
     examples_scan_sources: int = Field(
         40, ge=1, description="Sources (the first by id) whose passages the example questions are drawn from."
     )
+    examples_scan_fragments: int = Field(
+        200, ge=1, description="Passages of each scanned source (its first) the example questions are drawn from."
+    )
     examples_max_searches: int = Field(
         12, ge=0, description="Candidate example questions searched (and answered extractively) to find answerable ones."
     )

@@ -142,13 +142,14 @@ def _candidates(sources: Sequence[Source], frags: dict[str, list[Fragment]], df:
 
 def example_questions(store: Store, search: Callable[[str], SearchResult],
                       answers: Callable[[str, SearchResult], bool] | None, *, n: int, scan_sources: int,
-                      max_searches: int) -> list[Example]:
-    """Up to ``n`` answerable example questions drawn from the first ``scan_sources`` sources (by id).
+                      max_searches: int, scan_fragments: int = 200) -> list[Example]:
+    """Up to ``n`` answerable example questions drawn from the first ``scan_fragments`` passages of the
+    first ``scan_sources`` sources (by id).
     ``answers(question, result)``: whether the answer made from that search is a corpus answer (the
     extractive one, when no model is configured); None (a model would be called): the gate must find
     the search sufficient or good enough."""
     sources = store.list_sources(limit=scan_sources)
-    frags = {s.id: sorted(store.fragments_of(s.id), key=lambda f: f.ordinal) for s in sources}
+    frags = {s.id: sorted(store.fragments_of(s.id), key=lambda f: f.ordinal)[:scan_fragments] for s in sources}
     df: Counter[str] = Counter()
     runs_df: Counter[str] = Counter()
     lower_seen: set[str] = set()
