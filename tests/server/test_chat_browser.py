@@ -340,6 +340,14 @@ def test_axe_finds_no_serious_violations(browser: Any, live: LiveServer, size: s
                   .map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
             }""")
             assert found == [], (name, found)
+        # the rendered source page ("Open the original" of a verse)
+        pg.goto(live.url + "/api/sources/demo/verses/harbour-book.md/view#HB-2.2")
+        pg.evaluate(AXE.read_text(encoding="utf-8"))
+        found = pg.evaluate("""async () => {
+            const r = await axe.run(document, {resultTypes: ['violations']});
+            return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id);
+        }""")
+        assert found == [], ("source page", found)
     finally:
         ctx.close()
     assert not errors, errors
