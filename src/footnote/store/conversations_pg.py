@@ -1,4 +1,4 @@
-"""Conversations on the PostgreSQL store (migrations 0007, 0008 owner): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
+"""Conversations on the PostgreSQL store (migrations 0007, 0009 owner): a mixin of :class:`~footnote.store.postgres.PostgresStore`."""
 
 from __future__ import annotations
 

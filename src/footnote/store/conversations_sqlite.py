@@ -1,4 +1,4 @@
-"""Conversations on the SQLite store (migrations 0004, 0005 owner): a mixin of :class:`~footnote.store.sqlite.SqliteStore`.
+"""Conversations on the SQLite store (migrations 0004, 0006 owner): a mixin of :class:`~footnote.store.sqlite.SqliteStore`.
 
 Writes take the store's write lock and one ``BEGIN IMMEDIATE`` transaction but leave the corpus
 generation alone (the dense cache does not care about chats)."""

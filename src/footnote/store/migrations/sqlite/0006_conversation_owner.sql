@@ -1,5 +1,5 @@
--- Footnote PostgreSQL store, migration 8: each conversation belongs to one reader (the SHA-256 of the
+-- Footnote SQLite store, migration 6: each conversation belongs to one reader (the SHA-256 of the
 -- reader's token, never the token itself); '' for conversations made before this (or by the CLI),
 -- which only the CLI reaches.
-ALTER TABLE conversations ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT '';
+ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated_at DESC, id);
