@@ -190,6 +190,8 @@ def test_markdown_renders_safely(chat: Any, screenshots: Path) -> None:
     assert ans.locator("em").inner_text() == "engine" and ans.locator("code").inner_text() == "the horn"
     assert ans.locator("img").count() == 0 and "<img" in ans.inner_text()  # HTML stays text
     assert ans.locator(".chip").count() == 2
+    # a chip keeps the full stop after it on its line (never a "." alone at the start of a phone's line)
+    assert ans.locator("p .nobr").first.inner_text().endswith("1.") and ans.locator(".nobr > .chip").count() == 1
     assert chat.evaluate("typeof window.__md") == "undefined"
     # "Open the original" lands on the cited page; copy gives Markdown with the citation
     ans.locator(".chip").first.click()

@@ -26,7 +26,17 @@
     while ((m = re.exec(text)) !== null) {
       if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
       const tok = m[0];
-      if (m[4] !== undefined) out.push(mark(Number(m[4]), text.slice(0, m.index)));
+      if (m[4] !== undefined) {
+        // a chip and the punctuation right after it stay on one line (no "." alone at a line's start)
+        const node = mark(Number(m[4]), text.slice(0, m.index));
+        const punct = /^[.,;:!?…)»”]+/.exec(text.slice(m.index + tok.length));
+        if (punct) {
+          out.push(el("span", { class: "nobr" }, node, document.createTextNode(punct[0])));
+          last = re.lastIndex = m.index + tok.length + punct[0].length;
+          continue;
+        }
+        out.push(node);
+      }
       else if (m[2] !== undefined) {
         out.push(SAFE_HREF.test(m[3]) ? el("a", { href: m[3] }, ...inline(m[2], marker)) : document.createTextNode(m[2]));
       } else if (tok.startsWith("**") || tok.startsWith("__")) out.push(el("strong", {}, ...inline(tok.slice(2, -2), marker)));
