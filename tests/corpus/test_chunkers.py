@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from footnote.corpus.chunkers import chunk_document, chunk_transcript, pack_text
 from footnote.corpus.records import (
@@ -14,7 +15,8 @@ from footnote.corpus.records import (
     Source,
     TranscriptLocator,
 )
-from footnote.settings import Settings
+from footnote.engine import Engine
+from footnote.settings import Settings, load_settings
 
 S = Settings()
 
@@ -94,3 +96,43 @@ def test_track_fragments_carry_track_locator() -> None:
     (frag,) = chunk_document(doc, S)
     assert frag.locator == TranscriptLocator("talk.srt", 0, 15000)
     assert frag.kind == "track_transcript"
+
+
+def test_a_fragment_is_captioned_by_the_section_it_starts_in() -> None:
+    """A PDF page whose outline entries start on it: each fragment names the section whose heading it
+    starts with, else the one in force (from the page before, or the last heading of the fragment
+    before) — not the last section of the page."""
+    para = "Words of the keeper's handbook, long enough to fill a piece of it. " * 14
+    page = (f"Running header\n1. The Station\n{para}\nThe night watches\n{para}\n"
+            f"Duties by day\nBy day the keepers clean the lens\nand the glass. {para}")
+    block = Block(page, "prose_chapter", "en", page=2, section="Contents",
+                  section_marks=("1. The Station", "The night watches", "Duties by day", "The lens", "Not on the page"))
+    frags = chunk_document(Document(source=_src(), original=b"", blocks=(block,)), S)
+    got = [(f.text[:24], f.locator.section) for f in frags]  # type: ignore[union-attr]
+    assert len(frags) >= 3, got
+    # the first piece: a running header, then most of it is "1. The Station"
+    assert frags[0].locator.section == "1. The Station", got  # type: ignore[union-attr]
+    order = ["1. The Station", "The night watches", "Duties by day"]
+    sections = [s for _, s in got]
+    assert set(sections) == set(order) and sections == sorted(sections, key=order.index), got  # in page order
+    # "the lens" ending a line inside a sentence is no heading; a title absent from the page names nothing
+    day = next(f for f in frags if "By day the keepers" in f.text)
+    assert day.locator.section == "Duties by day", got  # type: ignore[union-attr]
+    plain = Block("Just text. More text.", "prose_chapter", "en", page=3, section="Duties by day")
+    (only,) = chunk_document(Document(source=_src(), original=b"", blocks=(plain,)), S)
+    assert only.locator == FileLocator("doc", 3, "Duties by day")  # no marks: the section in force
+
+
+def test_the_demo_handbook_captions_name_the_passage_section(demo_dir: Path, tmp_path: Path) -> None:
+    eng = Engine.from_settings(load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"}))
+    try:
+        eng.ingest([demo_dir / "pdf"])
+        frags = eng.store.fragments_of("pdf/keepers-handbook.pdf")
+        sec = {f.text.split("\n", 1)[0]: f.locator.section for f in frags}  # type: ignore[union-attr]
+        assert sec["1. The Station and the Watch"] == "1. The Station and the Watch"  # was "Duties by day"
+        assert sec["Duties by day"] == "Duties by day"
+        assert sec["3. The Fog Signal"] == "3. The Fog Signal"  # was "The engine", the page's last section
+        lens = next(f for f in frags if f.text.startswith("If the lens stops"))
+        assert lens.locator.section == "The clockwork"  # type: ignore[union-attr]  # carried from the piece before
+    finally:
+        eng.close()

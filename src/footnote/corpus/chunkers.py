@@ -14,6 +14,7 @@ Fragment ids are ``f"{source_id}#{ordinal}"`` (0-based, in document order).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -193,6 +194,43 @@ def chunk_document(doc: Document, settings: Settings) -> list[Fragment]:
             add(text, src.kind, src.lang, TranscriptLocator(src.id, start, end))
     for block in doc.blocks:
         loc = _block_locator(block, src.id)
-        for text in pack_text(block.text, cfg):
-            add(text, block.kind, block.lang, loc)
+        pieces = pack_text(block.text, cfg)
+        sections = _piece_sections(block, pieces) if block.section_marks else [block.section] * len(pieces)
+        for text, section in zip(pieces, sections, strict=True):
+            if isinstance(loc, FileLocator) and section != loc.section:
+                add(text, block.kind, block.lang, FileLocator(file=loc.file, page=loc.page, section=section))
+            else:
+                add(text, block.kind, block.lang, loc)
     return frags
+
+
+def _heading(title: str) -> re.Pattern[str]:
+    """A section title as a heading: it ends a line and starts one — or follows a sentence's end, where
+    packing joined the lines (it may wrap; any case and spacing)."""
+    words = [re.escape(w) for w in title.split()]
+    return re.compile(r"(?m)(?:^|(?<=[.!?…:])[ \t]+)" + r"\s+".join(words) + r"[ \t]*$", re.IGNORECASE)
+
+
+def _piece_sections(block: Block, pieces: Sequence[str]) -> list[str | None]:
+    """The section of each packed piece of a block whose ``section_marks`` start inside it: the one whose
+    heading opens the piece (a chapter heading names the chapter, which holds the parts after it); else
+    the section that holds most of the piece's text — the one in force where the piece starts (carried
+    from the pieces before; ``block.section`` at the block's start) up to the first heading found in it,
+    then each heading's section up to the next. A heading is a title on lines of its own (a title's words inside a
+    sentence are not its heading); one that never appears names nothing."""
+    current = block.section
+    patterns = [(title, _heading(title)) for title in block.section_marks if title.split()]
+    out: list[str | None] = []
+    for piece in pieces:
+        found = sorted((m.start(), title) for title, pat in patterns if (m := pat.search(piece)))
+        spans: dict[str | None, int] = {}
+        cuts = [(0, current), *found, (len(piece), None)]
+        for (at, title), (nxt, _) in itertools.pairwise(cuts):
+            spans[title] = spans.get(title, 0) + max(0, nxt - at)
+        if found and not piece[: found[0][0]].strip():
+            out.append(found[0][1])  # the piece opens with a heading: that section (a chapter holds its parts)
+        else:
+            out.append(max(spans, key=lambda k: spans[k]) if found else current)  # the first wins a tie
+        if found:
+            current = found[-1][1]  # in force for the pieces after this one
+    return out

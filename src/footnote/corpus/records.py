@@ -158,6 +158,10 @@ class Block:
     address: AddressLocator | None = None
     page: int | None = None
     section: str | None = None
+    #: Section titles that start inside this block, in order (a PDF page's outline entries): the chunker
+    #: names each fragment after the one whose heading it starts with, else the one in force before it
+    #: (``section`` at the block's start).
+    section_marks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

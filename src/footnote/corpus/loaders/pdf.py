@@ -1,5 +1,8 @@
-"""PDF, one block per page (pypdfium2): ``page`` is 1-based; ``section`` is the title of the last
-outline (bookmark) entry that starts on or before the page, when the PDF has an outline.
+"""PDF, one block per page (pypdfium2): ``page`` is 1-based. When the PDF has an outline (bookmarks),
+a page's ``section`` is the title of the last entry that starts before the page and its
+``section_marks`` the titles of the entries that start on it: the chunker names each fragment after the
+section whose heading it starts with (else the one in force), so a passage's caption is the section
+that contains it, not the last one on its page.
 
 Pages without a text layer are skipped; a PDF with none at all, an encrypted PDF that needs a
 password, and a corrupt file are InputErrors.
@@ -72,7 +75,7 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
     try:
         kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
         starts, titles = _outline(pdf)
-        pages: list[tuple[int, str, str | None]] = []
+        pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
@@ -84,8 +87,9 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
                 raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
             if not text:
                 continue
-            k = bisect.bisect_right(starts, i) - 1
-            pages.append((i + 1, text, titles[k] if k >= 0 else None))
+            before = bisect.bisect_left(starts, i) - 1  # the last entry starting before this page
+            on_page = tuple(titles[bisect.bisect_left(starts, i) : bisect.bisect_right(starts, i)])
+            pages.append((i + 1, text, titles[before] if before >= 0 else None, on_page))
         if not pages:
             raise InputError(path, "PDF has no text layer (scanned images only?)")
         meta_title = ""
@@ -95,8 +99,8 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
             meta_title = ""
     finally:
         pdf.close()
-    lang = ctx.choose_lang(None, "\n".join(t for _, t, _ in pages[:20]))
-    blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s) for p, t, s in pages)
+    lang = ctx.choose_lang(None, "\n".join(t for _, t, _, _ in pages[:20]))
+    blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s, section_marks=m) for p, t, s, m in pages)
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
         content_hash=ctx.fingerprint(data), original=data, original_name=path.name,
