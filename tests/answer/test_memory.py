@@ -233,3 +233,20 @@ def test_the_cli_answer_names_the_editors_answer(with_notes: Any, tmp_path: Path
     assert r.exit_code == 0, r.output
     assert "[1] editors' answer “The fog horn rule” (Editorial board, 20" in r.stdout
     assert "lean policy: a pinned note matched" in r.stdout and "model calls: 0" in r.stdout
+
+
+def test_a_follow_up_to_a_pinned_answer_is_not_answered_by_the_same_note_again(with_notes: Any) -> None:
+    """QA: without a model a follow-up carries the previous question's words ("<subject> — <follow-up>"),
+    which matched the pinned note again: "And what about at night?" got the fog-horn note verbatim a second
+    time. The note that pinned the previous turn does not pin a follow-up to it; the turn searches wide."""
+    eng = with_notes()
+    first = eng.ask(FOG_Q, remember=True)
+    assert first.citations[0].fragment.kind == "pinned" and first.conversation_id
+    follow = eng.ask("And what about at night?", conversation_id=first.conversation_id)
+    d = follow.to_dict()
+    assert d["trace"]["rewritten_question"] != "And what about at night?"  # understood in context
+    assert all(c["kind"] != "pinned" for c in d["citations"]), d["citations"]
+    assert d["trace"]["policy"] == "wide" and follow.answer != first.answer
+    # a question that is not a follow-up still gets the editors' answer, in the same conversation too
+    again = eng.ask(PARAPHRASES[1], conversation_id=first.conversation_id)
+    assert again.citations[0].fragment.kind == "pinned"

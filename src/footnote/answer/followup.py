@@ -70,20 +70,25 @@ class PriorTurn:
     answer: str
     cited_titles: tuple[str, ...] = ()
     cited_addresses: tuple[str, ...] = ()
+    pinned_notes: tuple[str, ...] = ()  # the curated notes that answered it (a follow-up is not answered by them again)
 
     @classmethod
     def from_record(cls, question: str, rewritten: str | None, answer: Mapping[str, Any]) -> PriorTurn:
         titles: dict[str, None] = {}
         addresses: dict[str, None] = {}
+        pinned: dict[str, None] = {}
         for c in answer.get("citations") or []:
             if not isinstance(c, Mapping):
                 continue
+            if c.get("kind") == "pinned" and isinstance(c.get("locator"), Mapping) and c["locator"].get("note"):
+                pinned.setdefault(str(c["locator"]["note"]), None)
             if c.get("title"):
                 titles.setdefault(str(c["title"]), None)
             loc = c.get("locator") or {}
             if isinstance(loc, Mapping) and loc.get("label") and loc.get("book"):
                 addresses.setdefault(str(loc["label"]), None)
-        return cls(question, rewritten or question, str(answer.get("answer") or ""), tuple(titles), tuple(addresses))
+        return cls(question, rewritten or question, str(answer.get("answer") or ""), tuple(titles), tuple(addresses),
+                   tuple(pinned))
 
 
 @dataclass(frozen=True)

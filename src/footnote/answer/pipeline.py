@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any, Protocol
@@ -80,7 +80,7 @@ log = logging.getLogger(__name__)
 
 
 class RetrieverLike(Protocol):
-    def search(self, question: str, *, lang: str | None = None) -> SearchResult: ...
+    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = ()) -> SearchResult: ...
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
 
@@ -214,7 +214,9 @@ class Answerer:
             yield from self._understand(turn, history)
         if result is None:
             with search_budget(turn.budget):  # the router's calls end by the turn's deadline too
-                result = self.retriever.search(turn.question)
+                # a follow-up carries its subject's words: the note that answered that turn does not answer it again
+                rewritten = turn.rewrite is not None and turn.rewrite.how != "unchanged"
+                result = self.retriever.search(turn.question, not_pinned=history[-1].pinned_notes if rewritten else ())
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -72,6 +72,7 @@ class _Memory:
     named: dict[str, Resolved] = field(default_factory=dict)
     texts: dict[str, np.ndarray] = field(default_factory=dict)
     unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
+    repeated: str | None = None  # a pinned note that matched best but already answered the turn this follows up
 
     def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
         used = {nid for per in given.values() for nid in per}
@@ -81,6 +82,7 @@ class _Memory:
             if k is NoteKind.PINNED:
                 did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
                     "not used: none of its sources is in the store" if m.note.id == self.unbacked else \
+                    "not used: it answered the turn this question follows up" if m.note.id == self.repeated else \
                     "not used: another note matched better"
             elif k is NoteKind.BOOST:
                 did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
@@ -124,7 +126,8 @@ class Retriever:
         sample = self._background_vectors()
         return sample is None or len(sample) == 0
 
-    def search(self, question: str, *, lang: str | None = None) -> SearchResult:
+    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = ()) -> SearchResult:
+        """``not_pinned``: notes that may not pin this search (a follow-up to the turn they answered)."""
         s = self.settings
         traces: list[StageTrace] = []
         qlang = lang or detect_lang(question, s.corpus.default_lang)
@@ -150,7 +153,7 @@ class Retriever:
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
-        mem = self._memory(question, qvec, plan.lang, traces)
+        mem = self._memory(question, qvec, plan.lang, traces, not_pinned)
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
         ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem)
@@ -257,13 +260,17 @@ class Retriever:
         qvec = vecs[0] if question is not None else None
         return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
 
-    def _memory(self, question: str, qvec: np.ndarray | None, qlang: str, traces: list[StageTrace]) -> _Memory:
+    def _memory(self, question: str, qvec: np.ndarray | None, qlang: str, traces: list[StageTrace],
+                not_pinned: Collection[str] = ()) -> _Memory:
         """Score the curated notes for the question; resolve what the matched boosts name."""
         t0 = time.perf_counter()
         scored = self.matcher.score(question, qvec, qlang)
         matched = scored.matched
         pinned = pinned_of(matched)
         unbacked: str | None = None
+        repeated: str | None = None
+        if pinned is not None and pinned.note.id in not_pinned:  # the reader has this answer already
+            repeated, pinned = pinned.note.id, None
         if pinned is not None:
             aliases = address_aliases(self.settings, self.books.get())
             got = resolve_refs(self.store, pinned.note.sources, aliases)
@@ -282,7 +289,7 @@ class Retriever:
         traces.append(StageTrace("memory", _ms(t0), {
             "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
-        return _Memory(matched, pinned, boosts, named, texts, unbacked)
+        return _Memory(matched, pinned, boosts, named, texts, unbacked, repeated)
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
