@@ -43,6 +43,9 @@ ALIASES = load_settings(Path(__file__).resolve().parents[2] / "demo" / "footnote
         ("BG2.13", [("BG", "2.13")]),
         ("BG 1.16-18", [("BG", "1.16-18")]),
         ("BG 2.13, again BG 2.13", [("BG", "2.13")]),
+        # QA: typed with a full-width keyboard (CJK input methods): the same address, not "nothing found"
+        ("What does ＨＢ ３.２ say?", [("HB", "3.2")]),
+        ("ＢＧ ２：１３", [("BG", "2.13")]),
     ],
 )
 def test_parse_addresses_forms(text: str, expected: list[tuple[str, str]]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
@@ -81,6 +82,7 @@ def parse_addresses(text: str, aliases: Mapping[str, str]) -> list[AddressLocato
     """
     if not aliases or not text:
         return []
+    text = unicodedata.normalize("NFKC", text)  # full-width "ＨＢ ３.２" is "HB 3.2"
     pattern, keys = _compile(tuple(sorted(aliases.items())))
     out: list[AddressLocator] = []
     seen: set[tuple[str, str]] = set()
