@@ -126,6 +126,19 @@ def test_two_files_with_one_id_fail_the_second(tmp_path: Path, db: str) -> None:
     assert code == 1 and rep["imported"] == 1 and "ids must be unique" in rep["notes"][1]["error"]
 
 
+def test_a_file_named_twice_is_one_note_not_a_duplicate_id(tmp_path: Path, db: str) -> None:
+    """QA: `footnote memory import notes notes/rule.md` (a folder and a file in it, or one file twice)
+    failed the note as "ids must be unique": the same file is read once per import."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "rule.md").write_text(GOOD, encoding="utf-8")
+    code, out, err = _run(["memory", "import", str(notes), str(notes / "rule.md"), str(notes / ".." / "notes" / "rule.md"),
+                           "--store", db, "--json"])
+    rep = json.loads(out)
+    assert code == 0, (out, err)
+    assert rep["imported"] == 1 and rep["failed"] == 0 and len(rep["notes"]) == 1
+
+
 def test_rebinding_drops_note_vectors_until_reembedded(tmp_path: Path, db: str) -> None:
     notes = tmp_path / "n.md"
     notes.write_text(GOOD, encoding="utf-8")

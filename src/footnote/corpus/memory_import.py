@@ -69,6 +69,7 @@ class MemoryImporter:
         t0 = time.perf_counter()
         results: list[NoteResult] = []
         seen: dict[str, str] = {}
+        read: set[Path] = set()  # a file named twice (a folder and a file in it) is one note
         for raw in paths:
             try:
                 files = list(note_files([raw]))
@@ -76,6 +77,9 @@ class MemoryImporter:
                 results.append(NoteResult(str(raw), None, "failed", e.message))
                 continue
             for f in files:
+                if Path(f).resolve() in read:
+                    continue
+                read.add(Path(f).resolve())
                 try:
                     note = load_note(f, default_lang=self.settings.corpus.default_lang,
                                      max_chars=self.settings.memory.max_body_chars)
