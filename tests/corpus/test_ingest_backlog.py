@@ -126,6 +126,36 @@ def test_thread_workers_call_the_embedder_concurrently(hash_settings: Settings, 
     store.close()
 
 
+def test_status_says_embedding_while_the_first_batch_runs(hash_settings: Settings, tmp_path: Path) -> None:
+    """QA: `footnote serve` said "embedding them in the background" while /api/status said "embedding
+    paused … `footnote serve` continues it" for minutes: a worker noted no rate until its first batch was
+    written, and none while a slow batch ran. A worker notes that it runs at once, and keeps noting it
+    while it waits on a batch (a thread or process pool), so another process sees it running."""
+    d = _corpus(tmp_path / "c", 20)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 10, "backlog.pool_min_fragments": 1, "backlog.mode": "thread",
+        "backlog.rate_note_s": 0.05, "backlog.rate_stale_s": 0.5,
+    })
+    store = open_store(settings.store.url, settings.store)
+    Ingestor(settings, store, HashEmbedder(settings.embedder.hash_dim)).run([d], wait=False)
+    seen: list[str] = []
+
+    def state() -> str:
+        return str(describe_backlog(store.backlog(), bound="hash", embedder="hash", cfg=settings.backlog)["state"])
+
+    class Slow(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            seen.append(state())  # the first batch: nothing written yet
+            time.sleep(1.0)  # longer than rate_stale_s
+            seen.append(state())
+            return super().embed_passages(texts)
+
+    rep = BacklogEmbedder(settings, store, Slow(settings.embedder.hash_dim)).run(workers=2)
+    assert rep.embedded == 20 and rep.error is None and rep.mode == "thread"
+    assert seen[:2] == ["embedding", "embedding"], seen
+    store.close()
+
+
 @pytest.mark.slow
 def test_process_workers_give_the_same_vectors(hash_settings: Settings, tmp_path: Path) -> None:
     d = _corpus(tmp_path / "c", 60)

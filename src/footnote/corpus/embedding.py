@@ -159,11 +159,12 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
     """What every surface shows about embedding: state, counts, percent, rate, ETA and one line.
 
     States: ``lexical_only`` (no embedder, or nothing embedded yet and nothing running), ``embedding``
-    (a worker noted a rate recently), ``paused`` (vectors missing and no worker running), ``embedded``."""
+    (a worker noted its rate recently — 0 before its first batch is written), ``paused`` (vectors missing
+    and no worker running), ``embedded``."""
     now = time.time() if now is None else now
     pct = 100.0 * bl.embedded / bl.fragments if bl.fragments else 100.0
-    running = bl.pending > 0 and bl.rate > 0 and now - bl.rate_at <= cfg.rate_stale_s
-    eta = bl.pending / bl.rate if running else None
+    running = bl.pending > 0 and bl.rate_at > 0 and now - bl.rate_at <= cfg.rate_stale_s
+    eta = bl.pending / bl.rate if running and bl.rate > 0 else None
     if embedder is None:
         state, msg = "lexical_only", "lexical only (no embedder configured)"
     elif bl.fragments == 0:
@@ -172,7 +173,8 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
         state, msg = "embedded", f"all {bl.fragments} fragments embedded ({bound or embedder})"
     elif running:
         state = "embedding"
-        msg = f"embedding {int(pct)}%, about {_fmt_duration(eta or 0)} left; lexical search meanwhile"
+        left = "estimating the time left" if eta is None else f"about {_fmt_duration(eta)} left"
+        msg = f"embedding {int(pct)}%, {left}; lexical search meanwhile"
     else:
         state = "paused"
         msg = (f"embedding paused at {int(pct)}% ({bl.pending} fragments without a vector): lexical search for "
@@ -264,8 +266,18 @@ class BacklogEmbedder:
             dt = time.monotonic() - t
             return (done - d) / dt if dt > 0 and done > d else 0.0
 
+        def note(now: float, rate: float, force: bool = False) -> None:
+            """Tell other processes (status) that a worker runs, at what rate (0: none measured yet)."""
+            nonlocal noted
+            if force or now - noted >= cfg.rate_note_s:
+                noted = now
+                try:
+                    self.store.note_embedding_rate(rate)
+                except StoreError:  # a status nicety: never stop the work for it
+                    log.debug("could not note the embedding rate", exc_info=True)
+
         def write(frags: list[PendingFragment], vecs: np.ndarray) -> None:
-            nonlocal done, skipped, noted
+            nonlocal done, skipped
             t0 = time.perf_counter()
             wrote = self.store.put_embeddings(frags, vecs)
             timings["write"] += (time.perf_counter() - t0) * 1e3
@@ -276,16 +288,12 @@ class BacklogEmbedder:
             while len(samples) > 2 and now - samples[1][0] >= _RATE_WINDOW_S:
                 samples.popleft()
             rate = rate_now()
-            if now - noted >= cfg.rate_note_s:
-                noted = now
-                try:
-                    self.store.note_embedding_rate(rate)
-                except StoreError:  # a status nicety: never stop the work for it
-                    log.debug("could not note the embedding rate", exc_info=True)
+            note(now, rate)
             if progress is not None:
                 left = max(0, total - done - skipped)
                 progress(EmbedProgress(done, total, rate, left / rate if rate > 0 else None, n, mode))
 
+        note(time.monotonic(), 0.0, force=True)  # running from now, before the first batch is written
         try:
             while True:
                 while not exhausted and error is None and len(in_flight) < 2 * n and not (stop and stop.is_set()):
@@ -314,6 +322,7 @@ class BacklogEmbedder:
                         except FutureTimeout:
                             if stop is not None and stop.is_set():
                                 raise _Stopped from None
+                            note(time.monotonic(), rate_now())  # a slow batch: still running
                     in_flight.popleft()
                 except _Stopped:
                     raise
