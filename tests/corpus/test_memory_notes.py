@@ -169,4 +169,12 @@ def test_a_huge_body_and_a_symlink_out_of_the_folder_are_refused(tmp_path: Path,
     rep = json.loads(out)
     assert code == 1 and rep["imported"] == 0 and rep["failed"] == 1
     assert "the limit is 20,000 (memory.max_body_chars)" in rep["notes"][0]["error"]
-    assert [r["path"] for r in rep["notes"]] == [str(notes / "huge.md")]  # the symlink is not followed out
+    # the symlink is not followed out, and says so (QA: it was left out silently, "0 imported, 0 failed")
+    assert [(r["path"], r["status"]) for r in rep["notes"]] == [(str(notes / "huge.md"), "failed"),
+                                                                (str(notes / "link.md"), "refused")]
+    assert "outside" in rep["notes"][1]["error"] and "not followed" in rep["notes"][1]["error"]
+    assert rep["refused"] == 1
+    (notes / "huge.md").unlink()
+    code, out, err = _run(["memory", "import", str(notes), "--store", db])
+    assert code == 0 and "0 imported, 0 unchanged, 0 failed, 1 refused" in out
+    assert f"refused: {notes / 'link.md'}: symlink to {outside}" in err

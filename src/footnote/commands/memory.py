@@ -33,8 +33,11 @@ def import_(ctx: Ctx, paths: tuple[Path, ...]) -> None:
         for r in report.results:
             if r.status == "failed":
                 click.echo(f"error: {r.error}", err=True)
+            elif r.status == "refused":
+                click.echo(f"refused: {r.path}: {r.error}", err=True)
+        refused = report.count("refused")
         click.echo(f"{report.count('imported')} imported, {report.count('unchanged')} unchanged, {report.failed} failed"
-                   f" ({'embedded with ' + report.embedder if report.embedder else 'lexical matching only'})")
+                   f"{f', {refused} refused' if refused else ''} ({'embedded with ' + report.embedder if report.embedder else 'lexical matching only'})")
     if report.failed:
         sys.exit(1)
 

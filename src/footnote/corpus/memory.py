@@ -158,9 +158,10 @@ def load_note(path: Path, text: str | None = None, *, default_lang: str = "en", 
     )
 
 
-def note_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+def note_files(paths: Sequence[str | Path], refused: list[tuple[Path, str]] | None = None) -> Iterator[Path]:
     """Note files under ``paths`` (files as given; folders walked in name order for ``.md`` files,
-    README skipped, symlinks leaving the folder not followed). A missing path raises InputError."""
+    README skipped, symlinks leaving the folder not followed: added to ``refused`` with why). A missing
+    path raises InputError."""
     for raw in paths:
         p = Path(raw)
         if p.is_file():
@@ -172,8 +173,10 @@ def note_files(paths: Sequence[str | Path]) -> Iterator[Path]:
                     continue
                 try:
                     f.resolve().relative_to(root)
-                except ValueError:
-                    continue  # a symlink out of the folder
+                except ValueError:  # a symlink out of the folder
+                    if refused is not None:
+                        refused.append((f, f"symlink to {f.resolve()}, outside {p}: not followed"))
+                    continue
                 yield f
         else:
             raise InputError(p, "no such file or folder")

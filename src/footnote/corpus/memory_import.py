@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 class NoteResult:
     path: str
     id: str | None
-    status: str  # "imported" | "unchanged" | "failed"
+    status: str  # "imported" | "unchanged" | "failed" | "refused" (a symlink out of its folder, not followed)
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,7 +55,7 @@ class MemoryImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"imported": self.count("imported"), "unchanged": self.count("unchanged"), "failed": self.failed,
-                "embedder": self.embedder, "seconds": round(self.seconds, 3), "notes": [r.to_dict() for r in self.results]}
+                "refused": self.count("refused"), "embedder": self.embedder, "seconds": round(self.seconds, 3), "notes": [r.to_dict() for r in self.results]}
 
 
 @dataclass
@@ -71,8 +71,9 @@ class MemoryImporter:
         seen: dict[str, str] = {}
         read: set[Path] = set()  # a file named twice (a folder and a file in it) is one note
         for raw in paths:
+            refused: list[tuple[Path, str]] = []
             try:
-                files = list(note_files([raw]))
+                files = list(note_files([raw], refused))
             except InputError as e:
                 results.append(NoteResult(str(raw), None, "failed", e.message))
                 continue
@@ -91,6 +92,7 @@ class MemoryImporter:
                 except (InputError, StoreError) as e:
                     log.warning("%s", e.message)
                     results.append(NoteResult(str(f), None, "failed", e.message))
+            results.extend(NoteResult(str(f), None, "refused", why) for f, why in refused)
         return MemoryImportReport(tuple(results), time.perf_counter() - t0, self.embedder.name if self.embedder else None)
 
     def check_sources(self, note: MemoryNote, path: str | Path) -> None:
