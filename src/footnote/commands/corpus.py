@@ -41,7 +41,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
-    display = StageDisplay(sys.stderr)
+    display = StageDisplay(sys.stderr, say_searchable=not ctx.as_json)
     with ctx.engine(create=True) as engine:
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,

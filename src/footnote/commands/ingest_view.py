@@ -31,10 +31,10 @@ def embed_line(ep: EmbedProgress) -> str:
 class StageDisplay:
     """Draws one status line on ``stream``: redrawn in place on a terminal (at most ``hz`` times a
     second), else printed every ``every_s`` seconds (for logs). The end of the lexical stage (every
-    file indexed: searchable now) is always said, before the embedding that may take minutes."""
+    file indexed: searchable now) is said at once, before the embedding that may take minutes."""
 
     def __init__(self, stream: IO[str] | None = None, *, tty: bool | None = None, hz: float = 8.0,
-                 every_s: float = 15.0) -> None:
+                 every_s: float = 15.0, say_searchable: bool = True) -> None:
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.min_gap = 1.0 / hz
@@ -42,7 +42,7 @@ class StageDisplay:
         self._last = time.monotonic() if not self.tty else 0.0
         self._stage = ""
         self._width = 0
-        self._searchable = False
+        self._searchable = not say_searchable  # (--json: stderr stays quiet for a short run)
 
     def _write(self, line: str, stage: str, force: bool = False) -> None:
         now = time.monotonic()
