@@ -328,9 +328,10 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for m in _SENT_END.finditer(text):
         ws = m.group("ws")
-        if ws is not None and "\n" not in ws:
-            if no_break_after(text[start : m.start() + 1]) or not starts_sentence(text[m.end() : m.end() + 4]):
-                continue  # "Dr. Smith", "U.S. Supreme Court", "e.g. this": not a boundary
+        if ws is not None and "\n" not in ws and (
+            no_break_after(text[start : m.start() + 1]) or not starts_sentence(text[m.end() : m.end() + 4])
+        ):
+            continue  # "Dr. Smith", "U.S. Supreme Court", "e.g. this": not a boundary
         end = m.end() - len(ws) if ws is not None else m.start()
         head = text[start:end]
         if head.strip():
