@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from footnote.answer.extractive import (
     Pick,
     TermScorer,
@@ -103,3 +105,19 @@ def test_a_quoted_sentence_with_an_abbreviation_or_a_closing_bracket_survives_th
     assert "".join(shown) == ("The U.S. Supreme Court ruled in 1977 [1]. "
                               "A crew would fly (each spacecraft launched on a separate Saturn IB [1].)")
     assert c.removed_sentences == 0
+
+
+def test_sentence_vectors_are_kept_in_the_store_so_a_warm_store_embeds_none(build_engine: Any) -> None:
+    from .conftest import FOG_Q
+
+    first = build_engine()
+    a1 = first.ask(FOG_Q)
+    cache1 = first.answerer.ranker._cache
+    assert a1.mode.value == "corpus" and cache1.embedded > 0
+    n = cache1.embedded
+    first.ask(FOG_Q)
+    assert cache1.embedded == n  # in-process: the LRU
+    second = build_engine()  # a new process's engine over the same store file
+    a2 = second.ask(FOG_Q)
+    assert second.answerer.ranker._cache.embedded == 0  # every candidate's vector came from the store
+    assert a2.answer == a1.answer

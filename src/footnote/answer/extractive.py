@@ -38,6 +38,8 @@ construction; the notes are data, never instructions. Deterministic: ties break 
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import re
 import threading
@@ -62,8 +64,10 @@ from footnote.answer.sentences import (
 )
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.corpus.records import KindGroup
+from footnote.errors import StoreError
 from footnote.models.protocols import Embedder
 from footnote.settings import AnswerSettings, Settings
+from footnote.store.protocol import SentenceVectorStore
 from footnote.text import (
     Analyzer,
     content_terms,
@@ -72,9 +76,11 @@ from footnote.text import (
     tokenize,
 )
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "Pick", "SentenceRanker", "TermScorer", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
-    "outline_from_picks", "select_sentences", "split_sentences", "transcript_units",
+    "outline_from_picks", "select_sentences", "sentence_key", "split_sentences", "transcript_units",
 ]
 
 
@@ -114,13 +120,23 @@ def focus_in(focus: str, c: _Cand, scorer: TermScorer) -> bool:
 # --- embeddings ----------------------------------------------------------------------------------
 
 
-class _VectorCache:
-    """A bounded LRU of passage vectors by text (shared by concurrent turns)."""
+def sentence_key(text: str) -> str:
+    """The key a sentence's vector is kept under (SHA-1 of its text)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
-    def __init__(self, size: int) -> None:
+
+class _VectorCache:
+    """Passage vectors of candidate sentences by text: a bounded LRU in memory (shared by concurrent
+    turns) over the store's kept sentence vectors (:class:`SentenceVectorStore`), so a sentence is
+    embedded once per store and embedder, not once per process. A store that cannot keep them (locked by
+    a writer, read-only) costs only the re-embedding next time."""
+
+    def __init__(self, size: int, kept: SentenceVectorStore | None = None) -> None:
         self.size = size
+        self.kept = kept
         self._d: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self.embedded = 0  # sentences this process embedded (tests, the bench)
 
     def vectors(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         out: list[np.ndarray | None] = []
@@ -135,8 +151,14 @@ class _VectorCache:
                 out.append(v)
         if missing:
             uniq = list(dict.fromkeys(missing))
-            vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float32)  # one batch per turn
-            got = dict(zip(uniq, vecs, strict=True))
+            got = self._kept(embedder, uniq)
+            todo = [t for t in uniq if t not in got]
+            if todo:
+                vecs = np.asarray(embedder.embed_passages(todo), dtype=np.float32)  # one batch per turn
+                fresh = dict(zip(todo, vecs, strict=True))
+                self.embedded += len(todo)
+                got.update(fresh)
+                self._keep(embedder, fresh)
             with self._lock:
                 for t, v in got.items():
                     self._d[t] = v
@@ -145,6 +167,25 @@ class _VectorCache:
                     self._d.popitem(last=False)
             out = [v if v is not None else got[t] for t, v in zip(texts, out, strict=True)]
         return np.stack([np.asarray(v, dtype=np.float32) for v in out]) if out else np.zeros((0, embedder.dim), np.float32)
+
+    def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.kept is None:
+            return {}
+        keys = {sentence_key(t): t for t in texts}
+        try:
+            stored = self.kept.get_sentence_vectors(embedder.name, list(keys))
+        except StoreError as e:
+            log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
+            return {}
+        return {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
+
+    def _keep(self, embedder: Embedder, fresh: dict[str, np.ndarray]) -> None:
+        if self.kept is None or not fresh:
+            return
+        try:
+            self.kept.put_sentence_vectors(embedder.name, {sentence_key(t): v for t, v in fresh.items()})
+        except StoreError as e:
+            log.warning("sentence vectors could not be kept in the store (they are embedded again next time): %s", e)
 
 
 # --- the ranker ----------------------------------------------------------------------------------
@@ -173,13 +214,14 @@ class SentenceRanker:
     """Ranks the sentences of a turn's notes (see the module docstring). Shared by concurrent turns."""
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None
+        self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None,
+        kept: SentenceVectorStore | None = None,
     ) -> None:
         self.settings = settings.answer
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = _VectorCache(self.settings.extractive_embed_cache)
+        self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
 
     def min_similarity(self) -> float | None:
         if self.embedder is None:
