@@ -223,6 +223,11 @@ class SentenceRanker:
         self.scorer = scorer or TermScorer()
         self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
 
+    @property
+    def embedded_sentences(self) -> int:
+        """Candidate sentences this ranker had to embed (neither in memory nor kept by the store)."""
+        return self._cache.embedded
+
     def min_similarity(self) -> float | None:
         if self.embedder is None:
             return None
