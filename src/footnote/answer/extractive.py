@@ -53,6 +53,9 @@ import numpy as np
 from footnote.answer.sentences import (
     ANAPHOR,
     LEADING_LOC,
+    answer_type,
+    carries_answer_type,
+    continues,
     cross_script_names,
     cue_texts,
     focus_word,
@@ -202,6 +205,7 @@ class _Cand:
     lang: str
     context: frozenset[str] = frozenset()  # terms of the sentence (or heading) before it in its note
     before: _Cand | None = None  # the candidate just before it in its note (an antecedent for "He…")
+    after: _Cand | None = None  # the candidate just after it in its note (a continuation)
     sim: float | None = None
     row: int = -1  # the candidate's row among this turn's sentence vectors
     overlap: float = 0.0
@@ -287,6 +291,11 @@ class SentenceRanker:
             info["chosen"] = 0
             return [], info
         ranked = _with_antecedents(self._mmr(cands, sims), a.extractive_max_sentences)
+        if a.extractive_continuation:
+            ranked, why = _with_continuation(ranked, best, question, self._qterms(question, best.lang),
+                                             a.extractive_max_sentences)
+            if why:
+                info["continuation"] = why
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info
@@ -319,6 +328,8 @@ class SentenceRanker:
                 if not ANAPHOR.match(sent) and not heading:
                     context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
                 cand = _Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms, prev_cand)
+                if prev_cand is not None:
+                    prev_cand.after = cand
                 out.append(cand)
                 prev_cand = cand
         return out
@@ -450,6 +461,35 @@ def _with_antecedents(chosen: list[_Cand], cap: int) -> list[_Cand]:
     while keep and id(keep[-1]) in added:
         keep.pop()
     return keep
+
+
+def _with_continuation(
+    chosen: list[_Cand], best: _Cand, question: str, qterms: Sequence[str], cap: int
+) -> tuple[list[_Cand], str | None]:
+    """The best sentence quoted with the one after it in its note when the answer is likely there: the
+    best lacks what the question asks for (a name, a new number) and the next one has it, or the next one
+    continues the best ("As such, it…", "Usually, …") and shares a question term. The continuation
+    goes right after the best; the total stays within ``cap`` (the lowest-ranked picks give way)."""
+    nxt = best.after
+    if nxt is None or any(c is nxt for c in chosen) or not any(c is best for c in chosen):
+        return chosen, None
+    kind = answer_type(question)
+    why: str | None = None
+    if not carries_answer_type(best.text, question, kind) and carries_answer_type(nxt.text, question, kind):
+        why = f"the best sentence lacks the asked-for {kind}; the next one has it"
+    elif continues(nxt.text) and set(qterms) & nxt.terms:
+        why = "the next sentence continues the best one"
+    if why is None:
+        return chosen, None
+    at = next(i for i, c in enumerate(chosen) if c is best) + 1
+    out = [*chosen[:at], nxt, *chosen[at:]][:cap]
+    kept = {id(c) for c in out}
+    while out and out[-1] is not nxt and out[-1] is not best:
+        follower = out[-1].after  # an antecedent added for a sentence that no longer fits
+        if follower is None or id(follower) in kept or not any(c is follower for c in chosen):
+            break
+        kept.discard(id(out.pop()))
+    return out, why
 
 
 def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> tuple[float | None, float]:
