@@ -719,6 +719,11 @@ class AnswerSettings(_Frozen):
         40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
     )
     extractive_embed_cache: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
+    extractive_note_cache: int = Field(
+        2048,
+        description="Notes whose split sentences (with their terms, numbers and noise flags) the extractive answer "
+        "keeps in memory, so a fragment shown again is not split and analysed again.",
+    )
     extractive_address_sentences: int = Field(
         2, description="Sentences quoted when the question names an address (a verse's translation first)."
     )

@@ -194,6 +194,10 @@ class _VectorCache:
 # --- the ranker ----------------------------------------------------------------------------------
 
 
+# a note's sentence: (text, content terms, numbers, is noise, dedupe key)
+_Prepared = tuple[str, frozenset[str], frozenset[str], bool, str]
+
+
 @dataclass
 class _Cand:
     note: Note
@@ -226,6 +230,8 @@ class SentenceRanker:
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
         self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
+        self._prep: OrderedDict[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = OrderedDict()
+        self._prep_lock = threading.Lock()
 
     @property
     def embedded_sentences(self) -> int:
@@ -312,26 +318,45 @@ class SentenceRanker:
         seen: set[str] = set()
         for rank, note in enumerate(notes[: a.extractive_candidate_notes]):
             lang = note.fragment.lang or qlang
-            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
             prev: frozenset[str] = frozenset()
             prev_heading = False
             prev_cand: _Cand | None = None
-            for pos, sent in enumerate(sents):
-                terms = frozenset(self.scorer.terms(sent, lang))
-                context, prev = prev, (frozenset() if sent.rstrip().endswith("?") else terms)
-                heading, prev_heading = prev_heading, is_noise(sent) and not sent.rstrip().endswith("?")
-                key = " ".join(tokenize(sent))
-                if is_noise(sent) or not key or key in seen:
+            for pos, (sent, terms, nums, noise, key) in enumerate(self._prepared(note, lang, cues.get(note.fragment.id))):
+                question_like = sent.rstrip().endswith("?")
+                context, prev = prev, (frozenset() if question_like else terms)
+                heading, prev_heading = prev_heading, noise and not question_like
+                if noise or not key or key in seen:
                     prev_cand = None
                     continue
                 seen.add(key)
                 if not ANAPHOR.match(sent) and not heading:
                     context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
-                cand = _Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms, prev_cand)
+                cand = _Cand(note, rank, pos, sent, terms, nums, lang, context - terms, prev_cand)
                 if prev_cand is not None:
                     prev_cand.after = cand
                 out.append(cand)
                 prev_cand = cand
+        return out
+
+    def _prepared(self, note: Note, lang: str, cues: Sequence[str] | None) -> tuple[_Prepared, ...]:
+        """A note's sentences with their terms, numbers, noise flag and dedupe key — the same for every
+        turn that shows this fragment, so kept in a bounded LRU (by fragment id and content hash)."""
+        f = note.fragment
+        key = (f.id, f.content_hash, lang, tuple(cues) if cues else None)
+        with self._prep_lock:
+            hit = self._prep.get(key)
+            if hit is not None:
+                self._prep.move_to_end(key)
+                return hit
+        out = tuple(
+            (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)), is_noise(sent),
+             " ".join(tokenize(sent)))
+            for sent in note_sentences(note, cues, self.settings.extractive_max_sentence_words)
+        )
+        with self._prep_lock:
+            self._prep[key] = out
+            while len(self._prep) > self.settings.extractive_note_cache:
+                self._prep.popitem(last=False)
         return out
 
     def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
