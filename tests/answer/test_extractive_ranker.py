@@ -247,6 +247,7 @@ def test_a_sentence_that_continues_the_best_one_is_quoted_with_it() -> None:
                      "to the evolution of the German language and literature. Gulls nest on the rocks.")]
     picks, info = SentenceRanker(S).select("What did the popularity of Luther's translation contribute to?", "en", notes)
     assert any("evolution of the German language" in p.sentence for p in picks)
+    assert info["continuation"] == "the next sentence continues the best one"
 
 
 @pytest.mark.parametrize(("question", "sentence", "kind", "carries"), [
