@@ -243,3 +243,14 @@ def test_streamed_tokens_split_mid_abbreviation_keep_the_sentence_whole(quote: s
         shown += c.finish()
         assert "".join(shown) == quote + " The horn blows twice [1].", size
         assert c.removed_sentences == 1  # only the uncited cow sentence
+
+
+def test_the_ascii_skeleton_fast_path_matches_the_general_loop() -> None:
+    from footnote.answer.prose import skeleton
+
+    text = "The\tKeeper's\x1cHandbook\nPage 3 — x"  # the last part forces the general loop
+    fast_part = text[: text.index(" —")]
+    got, idx = skeleton(fast_part)
+    full, fidx = skeleton(text)
+    assert got == full[: len(got)] and idx == fidx[: len(idx)]
+    assert got == "the keeper's handbook page 3" and skeleton("AbC", lower=False) == ("AbC", [0, 1, 2])
