@@ -1,4 +1,4 @@
--- Footnote PostgreSQL store, migration 9: vectors of note sentences (the extractive answer's
+-- Footnote PostgreSQL store, migration 10: vectors of note sentences (the extractive answer's
 -- candidates), embedded once on first use and kept, so a warm store embeds no passage sentence at
 -- question time. Keyed by the embedder's name and the SHA-1 of the sentence text; vec is float32,
 -- little-endian, L2-normalised. Rows of another embedder are dropped on a rebind.
