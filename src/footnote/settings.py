@@ -637,6 +637,12 @@ class AnswerSettings(_Frozen):
         "note for one thesis (small models do) supports nothing in particular.",
     )
     extractive_max_per_note: int = Field(2, description="Sentences taken from one note in an extractive answer, at most.")
+    extractive_continuation: bool = Field(
+        True,
+        description="Quote the best extractive sentence together with the sentence after it in its note when the "
+        "best one lacks what the question asks for (a name for who/where, a new number for how many/when) and the "
+        "next one has it, or when the next one continues it (As such…, Usually…, It…) and shares a question term.",
+    )
     extractive_score_weight: float = Field(
         0.25, description="Weight of the note's cosine in an extractive sentence's score (term overlap weighs 1)."
     )
@@ -713,6 +719,11 @@ class AnswerSettings(_Frozen):
         40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
     )
     extractive_embed_cache: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
+    extractive_note_cache: int = Field(
+        2048,
+        description="Notes whose split sentences (with their terms, numbers and noise flags) the extractive answer "
+        "keeps in memory, so a fragment shown again is not split and analysed again.",
+    )
     extractive_address_sentences: int = Field(
         2, description="Sentences quoted when the question names an address (a verse's translation first)."
     )

@@ -39,8 +39,9 @@ import Stemmer
 from footnote.corpus.lang import detect_lang
 
 __all__ = [
-    "DEFAULT_QUERY_LANGS", "SNOWBALL", "STOP_WORDS", "Analyzer", "clean_text", "content_terms", "detect_lang",
-    "fold", "is_stop", "keywords", "split_sentences", "strip_invisible", "tokenize",
+    "ABBREVIATIONS", "DEFAULT_QUERY_LANGS", "SNOWBALL", "STOP_WORDS", "Analyzer", "clean_text", "content_terms",
+    "detect_lang", "fold", "is_stop", "keywords", "no_break_after", "split_sentences", "starts_sentence", "strip_invisible",
+    "tokenize",
 ]
 
 #: Fragment/query language (ISO 639-1) → Snowball algorithm. The algorithm's name is also the name of
@@ -245,8 +246,50 @@ def numbers(text: str) -> set[str]:
 
 # --- sentences -----------------------------------------------------------------------------------
 
-_SENT_END = re.compile(r"(?<=[.!?…])[\"'»”)\]]*\s+(?=[\"'«“(\[]?[A-ZА-ЯЁ0-9])|\n{1,}")
-_ABBREV = re.compile(r"(?:\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|c|ca|cf|approx|e\.g|i\.e|No|Vol|pp?|ch|т\.е|т\.д|др|г|гг|им|ст)\.)$")
+#: Words after which a full stop does not end a sentence (compared lower-cased). Single capital
+#: letters (initials: ``J. Smith``) and dotted runs of single letters (``U.S.``, ``e.g.``, ``т.е.``) are
+#: abbreviations too. The one rule for notes (:func:`split_sentences`) and for the units of a displayed
+#: answer (``answer/units.py``), so both splitters cut a text at the same places.
+ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "st", "prof", "sr", "jr", "vs", "etc", "c", "ca", "cf", "approx", "viz", "al",
+    "no", "vol", "p", "pp", "ch", "fig", "т.е", "т.д", "т.п", "т.к", "др", "г", "гг", "им", "ст", "см", "стр",
+    "рис",
+})
+_LAST_WORD = re.compile(r"(?<![\w.])([\w.]*[^\W\d_])\.$")
+_LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*\d{1,3}\.$")
+_OPENERS = "\"'«“‘(¡¿"
+_NOT_START = "[,;:)]}»”’"
+
+
+def no_break_after(head: str) -> bool:
+    """Whether the full stop that ends ``head`` is not a sentence end: it closes an abbreviation
+    (:data:`ABBREVIATIONS`), an initial (``J.``), a dotted run of single letters (``U.S.``, ``e.g.``) or
+    a list number alone at the start of its line (``2.``)."""
+    if not head.endswith("."):
+        return False
+    m = _LAST_WORD.search(head)
+    if m is not None:
+        word = m.group(1)
+        parts = word.split(".")
+        if word.lower() in ABBREVIATIONS:
+            return True
+        if len(parts) == 1 and len(word) == 1 and word.isupper():
+            return True
+        if len(parts) > 1 and all(len(x) == 1 and x.isalpha() for x in parts):
+            return True
+    return _LIST_NUMBER.search(head) is not None
+
+
+def starts_sentence(rest: str) -> bool:
+    """Whether ``rest`` (the text after sentence punctuation and its whitespace) can start a new
+    sentence: its first character after any opening quotes or brackets is not a lower-case letter, a
+    citation bracket ``[`` or closing punctuation."""
+    body = rest.lstrip(_OPENERS) or rest
+    ch = body[:1]
+    return bool(ch) and not ch.islower() and ch not in _NOT_START
+
+
+_SENT_END = re.compile(r"[.!?…]+[\"'»”’)\]]*(?P<ws>\s+)|\n+")
 
 
 def _unwrap(text: str) -> str:
@@ -277,14 +320,20 @@ def _unwrap(text: str) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (real line breaks and sentence punctuation), cleaned (no invisible or
-    control characters), whitespace collapsed, non-empty."""
+    control characters), whitespace collapsed, non-empty. A sentence keeps its closing quotes and
+    brackets (``… Saturn IB.)``); a full stop ends one only when :func:`no_break_after` allows it and
+    :func:`starts_sentence` holds for what follows."""
     text = _unwrap(clean_text(text))
     out: list[str] = []
     start = 0
     for m in _SENT_END.finditer(text):
-        head = text[start : m.start()].rstrip()
-        if _ABBREV.search(head) and "\n" not in m.group(0):
-            continue  # "Dr. Smith", "e.g. this": not a boundary
+        ws = m.group("ws")
+        if ws is not None and "\n" not in ws and (
+            no_break_after(text[start : m.start() + 1]) or not starts_sentence(text[m.end() : m.end() + 4])
+        ):
+            continue  # "Dr. Smith", "U.S. Supreme Court", "e.g. this": not a boundary
+        end = m.end() - len(ws) if ws is not None else m.start()
+        head = text[start:end]
         if head.strip():
             out.append(" ".join(head.split()))
         start = m.end()

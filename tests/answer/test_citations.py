@@ -210,3 +210,47 @@ def test_removing_a_mention_leaves_no_dangling_punctuation() -> None:
     assert r.text == "The horn blows twice [1]."
     r = chk.check("Read Moby Dick [1]. The horn blows twice [1].")
     assert r.text.strip() == "The horn blows twice [1]." and r.sentences == 1
+
+
+# -- the cleaner's units and the notes' sentences agree ------------------------------------------
+
+
+QUOTES = [
+    "The U.S. Supreme Court ruled in 1977 [1].",
+    "A crew would fly (each launched on a separate Saturn IB [1].)",
+    "Dr. J. Smith lit the lamp, e.g. at dusk [1].",
+    "Т.е. лампа горит с 1999 г. до сих пор [1].",
+]
+
+
+@pytest.mark.parametrize("quote", QUOTES)
+def test_a_cited_sentence_with_abbreviations_is_one_unit(quote: str) -> None:
+    text = quote + " The horn blows twice [1]."
+    assert split_units(text) == [quote + " ", "The horn blows twice [1]."]
+    c = StreamCleaner({1}, checker(), flush_chars=200, require_cited=True)
+    out = "".join(c.feed(text) + c.finish())
+    assert out == text and c.removed_sentences == 0
+
+
+@pytest.mark.parametrize("quote", QUOTES)
+def test_streamed_tokens_split_mid_abbreviation_keep_the_sentence_whole(quote: str) -> None:
+    text = quote + " It sounds like a cow. The horn blows twice [1]."
+    for size in (1, 2, 3, 5):
+        c = StreamCleaner({1}, checker(), flush_chars=200, require_cited=True)
+        shown: list[str] = []
+        for i in range(0, len(text), size):
+            shown += c.feed(text[i : i + size])
+        shown += c.finish()
+        assert "".join(shown) == quote + " The horn blows twice [1].", size
+        assert c.removed_sentences == 1  # only the uncited cow sentence
+
+
+def test_the_ascii_skeleton_fast_path_matches_the_general_loop() -> None:
+    from footnote.answer.prose import skeleton
+
+    text = "The\tKeeper's\x1cHandbook\nPage 3 — x"  # the last part forces the general loop
+    fast_part = text[: text.index(" —")]
+    got, idx = skeleton(fast_part)
+    full, fidx = skeleton(text)
+    assert got == full[: len(got)] and idx == fidx[: len(idx)]
+    assert got == "the keeper's handbook page 3" and skeleton("AbC", lower=False) == ("AbC", [0, 1, 2])

@@ -222,3 +222,44 @@ def test_a_pronoun_sentence_brings_its_antecedent() -> None:
         "Peyton Manning led the Broncos to the title in his final season.",
         "He is also the oldest quarterback ever to play in a Super Bowl at age 39.",
     ]
+
+
+def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_one() -> None:
+    notes = [note(1, "Peyton Manning became the first quarterback ever to lead two different teams to multiple Super "
+                     "Bowls. He is also the oldest quarterback ever to play in a Super Bowl at age 39. The past record "
+                     "was held by John Elway, who led the Broncos to victory in Super Bowl XXXIII at age 38. Manning "
+                     "threw for 141 yards.")]
+    picks, info = SentenceRanker(S).select("Prior to Manning, who was the oldest quarterback to play in a Super Bowl?",
+                                           "en", notes)
+    texts = [p.sentence for p in picks]
+    best = texts.index("He is also the oldest quarterback ever to play in a Super Bowl at age 39.")
+    assert texts[best + 1].startswith("The past record was held by John Elway")
+    assert "lacks the asked-for name" in str(info["continuation"])
+    off = S.with_overrides(**{"answer.extractive_continuation": False})
+    picks, _ = SentenceRanker(off).select("Prior to Manning, who was the oldest quarterback to play in a Super Bowl?",
+                                          "en", notes)
+    assert not any("John Elway" in p.sentence for p in picks)
+
+
+def test_a_sentence_that_continues_the_best_one_is_quoted_with_it() -> None:
+    notes = [note(1, "Published at a time of rising demand for German-language publications, Luther's version quickly "
+                     "became a popular and influential Bible translation. As such, it made a significant contribution "
+                     "to the evolution of the German language and literature. Gulls nest on the rocks.")]
+    picks, info = SentenceRanker(S).select("What did the popularity of Luther's translation contribute to?", "en", notes)
+    assert any("evolution of the German language" in p.sentence for p in picks)
+    assert info["continuation"] == "the next sentence continues the best one"
+
+
+@pytest.mark.parametrize(("question", "sentence", "kind", "carries"), [
+    ("How many sacks did he have?", "He led the team in sacks.", "number", False),
+    ("How many sacks did he have?", "He had eleven sacks.", "number", True),
+    ("When was it built in 1887?", "It was built in 1887.", "number", False),
+    ("Who was the oldest quarterback?", "He is the oldest quarterback in the Super Bowl.", "name", True),
+    ("Who played in the Super Bowl?", "He played in the Super Bowl.", "name", False),
+    ("What is a string?", "A string is text.", None, True),
+])
+def test_answer_type_cues(question: str, sentence: str, kind: str | None, carries: bool) -> None:
+    from footnote.answer.sentences import answer_type, carries_answer_type
+
+    assert answer_type(question) == kind
+    assert carries_answer_type(sentence, question, kind) is carries

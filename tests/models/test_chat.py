@@ -152,3 +152,34 @@ def test_llama_cpp_generates_json_and_streams() -> None:
     out = extract_json(m.complete([ChatMessage("user", 'Reply with {"ok": true} only.')], json_schema={"type": "object"}))
     assert isinstance(out, dict)
     assert "".join(m.stream([ChatMessage("user", "Say hello.")])).strip()
+
+
+@pytest.mark.parametrize("flag", ["stop", "deadline"])
+def test_a_blocking_completion_is_cut_by_the_stop_flag_or_deadline(flag: str) -> None:
+    """complete() waits for a whole reply: the stop flag (client gone) or the turn's deadline closes the
+    request's connection while it waits, instead of waiting out the model's 30 s."""
+    import threading
+    import time
+
+    from footnote.errors import Cancelled, TurnDeadline
+    from footnote.models.protocols import Budget
+
+    with ScriptedOpenAIServer([Reply('{"theses": []}', delay_s=30), Reply('{"theses": []}')]) as srv:
+        m = _model(srv, timeout_s=60.0, retries=0)
+        stop = threading.Event()
+        budget = (Budget(stop=stop) if flag == "stop"
+                  else Budget(deadline=time.monotonic() + 0.4, turn_timeout_s=0.4))
+        if flag == "stop":
+            threading.Timer(0.4, stop.set).start()
+        t0 = time.monotonic()
+        with pytest.raises(Cancelled if flag == "stop" else TurnDeadline):
+            m.complete(MSGS, budget=budget)
+        took = time.monotonic() - t0
+        assert took < 2.0, took
+        deadline = time.monotonic() + 2.0
+        while not srv.hangups and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert srv.hangups and srv.hangups[0][0] == "m1" and srv.hangups[0][1] < 2.0, srv.hangups
+        # a later call (no budget) still works, over a fresh connection
+        assert json.loads(m.complete(MSGS, budget=Budget(stop=threading.Event()))) == {"theses": []}
+        m.close()

@@ -190,3 +190,37 @@ def test_done_event_counts_removed_sentences(serve: Any) -> None:
     done = json.loads(frames[0].split("data: ", 1)[1])
     assert done["mode"] == "corpus" and done["removed_sentences"] == 1 and "aliens" not in text
     assert done["trace"]["removed_sentences"] == 1
+
+
+@pytest.mark.parametrize("role", ["planner", "fallback"])
+def test_a_dropped_stream_closes_a_blocking_model_request_promptly(serve: Any, role: str) -> None:
+    """A planner (or fallback) completion is one blocking request: the model sends nothing until it is
+    done. A client that hangs up meanwhile stops the turn, and the model request's connection is closed
+    at once (the scripted model records the hang-up), not after the model's 30 s."""
+    slow = Reply('{"theses": []}', delay_s=30)
+    question = FOG if role == "planner" else OFF
+    extra = {"answer.enable_corpus_fallback": True, "answer.fallback_on_bail_out": True} if role == "fallback" else {}
+    with ScriptedOpenAIServer({f"{role}-m": [slow]}) as model:
+        url, _, app = serve(**_models(model.base_url, role), **extra)
+        pump = app_state(app).pump
+        with httpx.Client(timeout=30) as client, client.stream("POST", url + "/api/ask", json={"question": question}) as r:
+            assert r.status_code == 200
+            chunks = r.iter_bytes()
+            seen = [next(chunks)]
+            deadline = time.monotonic() + 60  # a loaded CI machine: the search before the call takes a while
+            while not model.requests and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if not model.requests:  # say what the turn did instead
+                seen += list(chunks)
+            assert model.requests, f"the model was never asked: {b''.join(seen)[-3000:]!r}"
+            dropped = time.monotonic()
+        deadline = time.monotonic() + 5
+        while not model.hangups and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert model.hangups, "the model request was still open 5 s after the client left"
+        assert model.hangups[0][0] == f"{role}-m"
+        assert time.monotonic() - dropped < 3.0
+        deadline = time.monotonic() + 3
+        while pump.active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pump.active == 0

@@ -38,6 +38,8 @@ construction; the notes are data, never instructions. Deterministic: ties break 
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import math
 import re
 import threading
@@ -51,6 +53,9 @@ import numpy as np
 from footnote.answer.sentences import (
     ANAPHOR,
     LEADING_LOC,
+    answer_type,
+    carries_answer_type,
+    continues,
     cross_script_names,
     cue_texts,
     focus_word,
@@ -62,8 +67,10 @@ from footnote.answer.sentences import (
 )
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.corpus.records import KindGroup
+from footnote.errors import StoreError
 from footnote.models.protocols import Embedder
 from footnote.settings import AnswerSettings, Settings
+from footnote.store.protocol import SentenceVectorStore
 from footnote.text import (
     Analyzer,
     content_terms,
@@ -72,9 +79,11 @@ from footnote.text import (
     tokenize,
 )
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "Pick", "SentenceRanker", "TermScorer", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
-    "outline_from_picks", "select_sentences", "split_sentences", "transcript_units",
+    "outline_from_picks", "select_sentences", "sentence_key", "split_sentences", "transcript_units",
 ]
 
 
@@ -114,13 +123,23 @@ def focus_in(focus: str, c: _Cand, scorer: TermScorer) -> bool:
 # --- embeddings ----------------------------------------------------------------------------------
 
 
-class _VectorCache:
-    """A bounded LRU of passage vectors by text (shared by concurrent turns)."""
+def sentence_key(text: str) -> str:
+    """The key a sentence's vector is kept under (SHA-1 of its text)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
-    def __init__(self, size: int) -> None:
+
+class _VectorCache:
+    """Passage vectors of candidate sentences by text: a bounded LRU in memory (shared by concurrent
+    turns) over the store's kept sentence vectors (:class:`SentenceVectorStore`), so a sentence is
+    embedded once per store and embedder, not once per process. A store that cannot keep them (locked by
+    a writer, read-only) costs only the re-embedding next time."""
+
+    def __init__(self, size: int, kept: SentenceVectorStore | None = None) -> None:
         self.size = size
+        self.kept = kept
         self._d: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self.embedded = 0  # sentences this process embedded (tests, the bench)
 
     def vectors(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         out: list[np.ndarray | None] = []
@@ -135,8 +154,14 @@ class _VectorCache:
                 out.append(v)
         if missing:
             uniq = list(dict.fromkeys(missing))
-            vecs = np.asarray(embedder.embed_passages(uniq), dtype=np.float32)  # one batch per turn
-            got = dict(zip(uniq, vecs, strict=True))
+            got = self._kept(embedder, uniq)
+            todo = [t for t in uniq if t not in got]
+            if todo:
+                vecs = np.asarray(embedder.embed_passages(todo), dtype=np.float32)  # one batch per turn
+                fresh = dict(zip(todo, vecs, strict=True))
+                self.embedded += len(todo)
+                got.update(fresh)
+                self._keep(embedder, fresh)
             with self._lock:
                 for t, v in got.items():
                     self._d[t] = v
@@ -146,8 +171,31 @@ class _VectorCache:
             out = [v if v is not None else got[t] for t, v in zip(texts, out, strict=True)]
         return np.stack([np.asarray(v, dtype=np.float32) for v in out]) if out else np.zeros((0, embedder.dim), np.float32)
 
+    def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.kept is None:
+            return {}
+        keys = {sentence_key(t): t for t in texts}
+        try:
+            stored = self.kept.get_sentence_vectors(embedder.name, list(keys))
+        except StoreError as e:
+            log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
+            return {}
+        return {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
+
+    def _keep(self, embedder: Embedder, fresh: dict[str, np.ndarray]) -> None:
+        if self.kept is None or not fresh:
+            return
+        try:
+            self.kept.put_sentence_vectors(embedder.name, {sentence_key(t): v for t, v in fresh.items()})
+        except StoreError as e:
+            log.warning("sentence vectors could not be kept in the store (they are embedded again next time): %s", e)
+
 
 # --- the ranker ----------------------------------------------------------------------------------
+
+
+# a note's sentence: (text, content terms, numbers, is noise, dedupe key)
+_Prepared = tuple[str, frozenset[str], frozenset[str], bool, str]
 
 
 @dataclass
@@ -161,6 +209,7 @@ class _Cand:
     lang: str
     context: frozenset[str] = frozenset()  # terms of the sentence (or heading) before it in its note
     before: _Cand | None = None  # the candidate just before it in its note (an antecedent for "He…")
+    after: _Cand | None = None  # the candidate just after it in its note (a continuation)
     sim: float | None = None
     row: int = -1  # the candidate's row among this turn's sentence vectors
     overlap: float = 0.0
@@ -173,13 +222,21 @@ class SentenceRanker:
     """Ranks the sentences of a turn's notes (see the module docstring). Shared by concurrent turns."""
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None
+        self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None,
+        kept: SentenceVectorStore | None = None,
     ) -> None:
         self.settings = settings.answer
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = _VectorCache(self.settings.extractive_embed_cache)
+        self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
+        self._prep: OrderedDict[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = OrderedDict()
+        self._prep_lock = threading.Lock()
+
+    @property
+    def embedded_sentences(self) -> int:
+        """Candidate sentences this ranker had to embed (neither in memory nor kept by the store)."""
+        return self._cache.embedded
 
     def min_similarity(self) -> float | None:
         if self.embedder is None:
@@ -240,6 +297,11 @@ class SentenceRanker:
             info["chosen"] = 0
             return [], info
         ranked = _with_antecedents(self._mmr(cands, sims), a.extractive_max_sentences)
+        if a.extractive_continuation:
+            ranked, why = _with_continuation(ranked, best, question, self._qterms(question, best.lang),
+                                             a.extractive_max_sentences)
+            if why:
+                info["continuation"] = why
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info
@@ -256,24 +318,45 @@ class SentenceRanker:
         seen: set[str] = set()
         for rank, note in enumerate(notes[: a.extractive_candidate_notes]):
             lang = note.fragment.lang or qlang
-            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
             prev: frozenset[str] = frozenset()
             prev_heading = False
             prev_cand: _Cand | None = None
-            for pos, sent in enumerate(sents):
-                terms = frozenset(self.scorer.terms(sent, lang))
-                context, prev = prev, (frozenset() if sent.rstrip().endswith("?") else terms)
-                heading, prev_heading = prev_heading, is_noise(sent) and not sent.rstrip().endswith("?")
-                key = " ".join(tokenize(sent))
-                if is_noise(sent) or not key or key in seen:
+            for pos, (sent, terms, nums, noise, key) in enumerate(self._prepared(note, lang, cues.get(note.fragment.id))):
+                question_like = sent.rstrip().endswith("?")
+                context, prev = prev, (frozenset() if question_like else terms)
+                heading, prev_heading = prev_heading, noise and not question_like
+                if noise or not key or key in seen:
                     prev_cand = None
                     continue
                 seen.add(key)
                 if not ANAPHOR.match(sent) and not heading:
                     context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
-                cand = _Cand(note, rank, pos, sent, terms, frozenset(numbers(sent)), lang, context - terms, prev_cand)
+                cand = _Cand(note, rank, pos, sent, terms, nums, lang, context - terms, prev_cand)
+                if prev_cand is not None:
+                    prev_cand.after = cand
                 out.append(cand)
                 prev_cand = cand
+        return out
+
+    def _prepared(self, note: Note, lang: str, cues: Sequence[str] | None) -> tuple[_Prepared, ...]:
+        """A note's sentences with their terms, numbers, noise flag and dedupe key — the same for every
+        turn that shows this fragment, so kept in a bounded LRU (by fragment id and content hash)."""
+        f = note.fragment
+        key = (f.id, f.content_hash, lang, tuple(cues) if cues else None)
+        with self._prep_lock:
+            hit = self._prep.get(key)
+            if hit is not None:
+                self._prep.move_to_end(key)
+                return hit
+        out = tuple(
+            (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)), is_noise(sent),
+             " ".join(tokenize(sent)))
+            for sent in note_sentences(note, cues, self.settings.extractive_max_sentence_words)
+        )
+        with self._prep_lock:
+            self._prep[key] = out
+            while len(self._prep) > self.settings.extractive_note_cache:
+                self._prep.popitem(last=False)
         return out
 
     def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
@@ -403,6 +486,35 @@ def _with_antecedents(chosen: list[_Cand], cap: int) -> list[_Cand]:
     while keep and id(keep[-1]) in added:
         keep.pop()
     return keep
+
+
+def _with_continuation(
+    chosen: list[_Cand], best: _Cand, question: str, qterms: Sequence[str], cap: int
+) -> tuple[list[_Cand], str | None]:
+    """The best sentence quoted with the one after it in its note when the answer is likely there: the
+    best lacks what the question asks for (a name, a new number) and the next one has it, or the next one
+    continues the best ("As such, it…", "Usually, …") and shares a question term. The continuation
+    goes right after the best; the total stays within ``cap`` (the lowest-ranked picks give way)."""
+    nxt = best.after
+    if nxt is None or any(c is nxt for c in chosen) or not any(c is best for c in chosen):
+        return chosen, None
+    kind = answer_type(question)
+    why: str | None = None
+    if not carries_answer_type(best.text, question, kind) and carries_answer_type(nxt.text, question, kind):
+        why = f"the best sentence lacks the asked-for {kind}; the next one has it"
+    elif continues(nxt.text) and set(qterms) & nxt.terms:
+        why = "the next sentence continues the best one"
+    if why is None:
+        return chosen, None
+    at = next(i for i, c in enumerate(chosen) if c is best) + 1
+    out = [*chosen[:at], nxt, *chosen[at:]][:cap]
+    kept = {id(c) for c in out}
+    while out and out[-1] is not nxt and out[-1] is not best:
+        follower = out[-1].after  # an antecedent added for a sentence that no longer fits
+        if follower is None or id(follower) in kept or not any(c is follower for c in chosen):
+            break
+        kept.discard(id(out.pop()))
+    return out, why
 
 
 def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> tuple[float | None, float]:

@@ -74,6 +74,7 @@ from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
+from footnote.store.protocol import SentenceVectorStore
 from footnote.text import detect_lang
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,8 @@ class Answerer:
         self.mentions = MentionIndex(store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
-        self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer)
+        kept = store if isinstance(store, SentenceVectorStore) else None
+        self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer, kept)
 
     # -- public --------------------------------------------------------------------------------
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:

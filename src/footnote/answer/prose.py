@@ -51,9 +51,15 @@ _CONFUSABLE = {
 }
 
 
+_ASCII_SPACE = str.maketrans({chr(c): " " for c in range(128) if chr(c).isspace()})
+
+
 def skeleton(text: str, *, lower: bool = True) -> tuple[str, list[int]]:
     """(the skeleton of ``text``, for each of its characters the index of the character of ``text``
     it came from). See the module docstring for what is folded."""
+    if text.isascii():  # the common case: one character for one, whitespace → " " (same as the loop below)
+        out_ascii = text.translate(_ASCII_SPACE)
+        return (out_ascii.lower() if lower else out_ascii), list(range(len(text)))
     out: list[str] = []
     idx: list[int] = []
     for i, ch in enumerate(text):

@@ -15,7 +15,7 @@ from footnote.corpus.records import Cue, TranscriptLocator
 from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
 
 __all__ = [
-    "ANAPHOR", "LEADING_LOC", "cross_script_names", "cue_texts", "focus_word", "is_noise", "name_skeleton", "names_shared",
+    "ANAPHOR", "LEADING_LOC", "answer_type", "carries_answer_type", "continues", "cross_script_names", "cue_texts", "focus_word", "is_noise", "name_skeleton", "names_shared",
     "note_sentences", "prose_likeness", "transcript_units",
 ]
 
@@ -217,6 +217,51 @@ _FOCUS = re.compile(
     r"(?i)^\s*(?:how\s+(?:many|much|long|often|old|far|large|big|tall|high)|what|which|сколько|как\s+(?:долго|часто)|"
     r"как(?:ой|ая|ое|ие|ого|ую|им|ом|их|ова|ов|ово)|котор\w+)\s+([^\W\d_][\w'-]*)"
 )
+
+
+_ASKS_NUMBER = re.compile(
+    r"(?i)\b(?:how\s+(?:many|much|long|old|far|large|big|tall|high)|what\s+(?:year|percentage|percent|number|amount|age)|"
+    r"when|in\s+which\s+year|сколько|когда|в\s+каком\s+году)\b"
+)
+_ASKS_NAME = re.compile(r"(?i)\b(?:who|whom|whose|where|кто|кого|кому|кем|чей|чья|чьё|где)\b")
+_NUMBER_WORDS = frozenset({
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+    "hundred", "thousand", "million", "billion", "half", "dozen",
+})
+_CONTINUES = re.compile(
+    r"(?i)^(?:as\s+such|as\s+a\s+result|then|thus|therefore|hence|usually|typically|however|instead|consequently|"
+    r"in\s+turn|later|during\s+(?:this|that)|after\s+(?:this|that)|because\s+of\s+this|in\s+addition)\b"
+)
+
+
+def answer_type(question: str) -> str | None:
+    """What kind of thing the question asks for: ``"number"`` (how many, when, what year…), ``"name"``
+    (who, whose, where…), or None."""
+    q = clean_text(question)
+    if _ASKS_NUMBER.search(q):
+        return "number"
+    if _ASKS_NAME.search(q):
+        return "name"
+    return None
+
+
+def carries_answer_type(sentence: str, question: str, kind: str | None) -> bool:
+    """Whether ``sentence`` holds something of the asked kind that the question does not already say: a
+    number (digits or a number word) for ``"number"``, a capitalised word past the sentence's first for
+    ``"name"``. True when the kind is unknown."""
+    if kind is None:
+        return True
+    qwords = {w.casefold() for w in tokenize(question)}
+    words = re.findall(r"[^\W_][\w'’-]*", clean_text(sentence))
+    if kind == "number":
+        return any((w.isdigit() or w.casefold() in _NUMBER_WORDS) and w.casefold() not in qwords for w in words)
+    return any(w[:1].isupper() and w.casefold() not in qwords and not is_stop(w) for w in words[1:])
+
+
+def continues(sentence: str) -> bool:
+    """Whether ``sentence`` continues the one before it (a connective or a pronoun opens it)."""
+    s = clean_text(sentence).lstrip()
+    return bool(_CONTINUES.match(s) or ANAPHOR.match(s))
 
 
 def focus_word(question: str) -> str | None:

@@ -5,8 +5,10 @@ The answer text is split into *units*, each with its trailing whitespace:
 - a unit ends at a line break, or after sentence punctuation (``. ! ? …``, then any closing quotes or
   brackets and any citation markers ``[n]``) followed by whitespace and a character that can start a
   sentence (not a lower-case letter, not ``[``);
-- no unit ends after a known abbreviation (``Mr.``, ``e.g.``, ``p.``, ``т.е.``…), a single letter (an
-  initial), or a list number at the start of a line (``2. ``);
+- no unit ends after a known abbreviation (``Mr.``, ``e.g.``, ``p.``, ``т.е.``…), an initial (``J.``),
+  a dotted run of single letters (``U.S.``), or a list number at the start of a line (``2. ``) — the
+  same rule as the notes' sentences (:func:`footnote.text.no_break_after` and
+  :func:`footnote.text.starts_sentence`), so a quoted note sentence is one unit;
 - a unit is a **sentence** unless it is an *introducer*: a Markdown heading (``# …``), a line that is
   only bold text (``**Fog rules**``), a line ending in ``:`` (a lead-in to a list), or a unit with no
   letters or digits (a bare list marker, a rule). Introducers need no citation of their own: they are
@@ -20,37 +22,26 @@ from __future__ import annotations
 
 import re
 
+from footnote.text import no_break_after, starts_sentence
+
 CITE = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _STOP = re.compile(
     r"[.!?…]+[\"'»”’)\]]*(?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])*[\"'»”’)]*(?P<ws>[ \t]+|\n+[ \t]*)"
     r"|(?P<nl>\n+[ \t]*)"
 )
-ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "dr", "st", "prof", "sr", "jr", "vs", "e.g", "i.e", "cf", "no", "vol", "ch", "pp", "fig",
-    "approx", "ca", "viz", "al", "т.е", "т.д", "т.п", "т.к", "г", "гг", "см", "стр", "др", "рис", "им",
-})
-_LAST_WORD = re.compile(r"([\w.]+)\.+$")
 _INTRO = re.compile(r"^\s*(?:#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?|.*:)\s*$", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
 def _is_stop(text: str, m: re.Match[str]) -> bool:
     end = m.end()
-    nxt = text[end : end + 1]
     if m.group("nl") is not None:
         return True
-    if not nxt:
+    if end >= len(text):
         return True  # the end of the text: a boundary once nothing more can follow
-    if nxt.islower() or nxt == "[":
+    if not starts_sentence(text[end : end + 4]):
         return False
-    head = text[: m.start() + 1]
-    w = _LAST_WORD.search(head)
-    if w is not None:
-        word = w.group(1).lower().strip(".")
-        if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-            return False
-    line = head[head.rfind("\n") + 1 :]
-    return not re.fullmatch(r"\s*\d{1,3}\.", line)
+    return not no_break_after(text[: m.start() + 1])
 
 
 def unit_bounds(text: str) -> list[tuple[int, int]]:

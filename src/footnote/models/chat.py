@@ -118,6 +118,7 @@ class OpenAIChatModel:
         self.name = f"{settings.model}@{self.shown_url}"
         self._client = client
         self._own_client = client is None
+        self._blocking: httpx.Client | None = None  # budgeted complete(): one connection per request
         self._lock = threading.Lock()
         self.calls = 0  # logical calls (complete/stream)
         self.requests = 0  # HTTP requests including retries
@@ -130,10 +131,27 @@ class OpenAIChatModel:
                     self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout_s))
         return self._client
 
+    def _blocking_http(self, budget: Budget | None) -> httpx.Client:
+        """The client for a blocking completion. Under a watchable budget (a deadline or a stop flag)
+        our own client opens a fresh connection per request (no keep-alive), so the connection hook in
+        :func:`_watch_on_connect` always sees the socket; an injected client is used as it is."""
+        if not self._own_client or not _watchable(budget):
+            return self._http()
+        if self._blocking is None:
+            with self._lock:
+                if self._blocking is None:
+                    self._blocking = httpx.Client(
+                        timeout=httpx.Timeout(self.settings.timeout_s),
+                        limits=httpx.Limits(max_keepalive_connections=0),
+                    )
+        return self._blocking
+
     def close(self) -> None:
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._own_client:
+            for c in (self._client, self._blocking):
+                if c is not None:
+                    c.close()
+            self._client = self._blocking = None
 
     def _headers(self) -> dict[str, str]:
         h = {"Content-Type": "application/json"}
@@ -218,10 +236,12 @@ class OpenAIChatModel:
         while attempt < self._attempts():
             check_budget(budget, self._where())
             body = self._body(messages, stream=False, response_format=formats[fmt_i])
+            watched: list[int] = []
             try:
                 self._count(call=False)
-                resp = self._http().post(
-                    f"{self.base_url}/chat/completions", json=body, headers=self._headers(), timeout=self._timeout(budget)
+                resp = self._blocking_http(budget).post(
+                    f"{self.base_url}/chat/completions", json=body, headers=self._headers(), timeout=self._timeout(budget),
+                    extensions=_watch_on_connect(budget, watched),
                 )
             except httpx.TimeoutException as e:
                 check_budget(budget, self._where())
@@ -240,6 +260,9 @@ class OpenAIChatModel:
                     raise ModelError(f"{self._where()}: {self._status_error(resp)}")
                 else:
                     return self._content(resp)
+            finally:
+                for key in watched:
+                    WATCHDOG.unwatch(key)
             log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
             if attempt + 1 < self._attempts():
                 self._backoff(attempt, budget)
@@ -316,9 +339,30 @@ class OpenAIChatModel:
         self._raise_final(last)
 
 
+def _watchable(budget: Budget | None) -> bool:
+    return budget is not None and (budget.deadline is not None or budget.stop is not None)
+
+
+def _watch_on_connect(budget: Budget | None, keys: list[int]) -> dict[str, Any] | None:
+    """Request extensions that hand the socket of the connection a blocking request opens to the
+    watchdog as soon as it is connected, so a stop flag or the deadline shuts it down while the request
+    waits for the reply's headers (a completion sends nothing until it is done). The keys to unwatch
+    are appended to ``keys``. None without a budget to watch."""
+    if budget is None or not _watchable(budget):
+        return None
+
+    def trace(name: str, info: dict[str, Any]) -> None:
+        if name == "connection.connect_tcp.complete" and info.get("return_value") is not None:
+            sock = info["return_value"].get_extra_info("socket")
+            if sock is not None:
+                keys.append(WATCHDOG.watch(budget, sock))
+
+    return {"trace": trace}
+
+
 def _watch(resp: httpx.Response, budget: Budget | None) -> int | None:
     """Hand the response's socket to the watchdog (when there is a budget to watch and a socket)."""
-    if budget is None or (budget.deadline is None and budget.stop is None):
+    if budget is None or not _watchable(budget):
         return None
     stream = resp.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None

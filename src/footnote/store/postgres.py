@@ -246,6 +246,7 @@ class PostgresStore(PgConversations, PgMemory):
                 conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding SET STORAGE {storage}")
                 self._create_ann_index(conn)
                 conn.execute("DELETE FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at')")
+                conn.execute("DELETE FROM sentence_vectors WHERE embedder <> %s", [name])
                 conn.cursor().executemany(
                     "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
                     " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -288,6 +289,30 @@ class PostgresStore(PgConversations, PgMemory):
                 return max(0, cur.rowcount)
         except psycopg.Error as e:
             raise StoreError(f"writing {len(fragments)} vectors to {self.url} failed: {e}") from e
+
+    def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        if not keys:
+            return {}
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT key, vec FROM sentence_vectors WHERE embedder = %s AND key = ANY(%s)",
+                [embedder, list(dict.fromkeys(keys))],
+            ).fetchall()
+        return {k: np.frombuffer(bytes(v), dtype="<f4") for k, v in rows}
+
+    def put_sentence_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        rows = [(embedder, k, np.asarray(v, dtype="<f4").tobytes()) for k, v in vectors.items()]
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.cursor().executemany(
+                    "INSERT INTO sentence_vectors (embedder, key, vec) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (embedder, key) DO UPDATE SET vec = EXCLUDED.vec",
+                    rows,
+                )
+        except psycopg.Error as e:
+            raise StoreError(f"{self.url}: keeping sentence vectors failed: {e}") from e
 
     def missing_embeddings(self, fragment_ids: Sequence[str]) -> set[str]:
         if not fragment_ids:

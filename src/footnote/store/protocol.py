@@ -88,6 +88,22 @@ class Original:
 
 
 @runtime_checkable
+class SentenceVectorStore(Protocol):
+    """Vectors of note sentences kept by the store (the extractive answer's candidates): embedded once
+    on first use, so a warm store embeds no passage sentence at question time. Keyed by the embedder's
+    name and a key of the sentence text (its SHA-1); vectors are float32 rows."""
+
+    def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those ``keys`` that have one (for ``embedder``)."""
+        ...
+
+    def put_sentence_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
+        """Keep ``vectors`` (key → float32 row); an existing key is replaced. Does not count as a
+        write of the corpus (no generation bump)."""
+        ...
+
+
+@runtime_checkable
 class Store(ConversationStore, MemoryStore, Protocol):
     url: str
 

@@ -246,6 +246,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             conn.execute("DELETE FROM embeddings")
             conn.execute("DELETE FROM memory_vectors")  # curated notes too: `reembed` embeds them again
             conn.execute("UPDATE memory_notes SET embedder = NULL")
+            conn.execute("DELETE FROM sentence_vectors WHERE embedder <> ?", [name])
             conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')")
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
@@ -253,6 +254,29 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             )
         log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
         return dropped
+
+    # --- sentence vectors (the extractive answer's candidates) ----------------------------------
+
+    def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, np.ndarray] = {}
+        with self._read() as conn:
+            for i in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[i : i + IN_CHUNK]
+                for key, vec in conn.execute(
+                    f"SELECT key, vec FROM sentence_vectors WHERE embedder = ? AND key IN ({','.join('?' * len(chunk))})",
+                    [embedder, *chunk],
+                ):
+                    out[key] = np.frombuffer(vec, dtype="<f4")
+        return out
+
+    def put_sentence_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        rows = [(embedder, k, np.asarray(v, dtype="<f4").tobytes()) for k, v in vectors.items()]
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "keeping sentence vectors failed"):
+            conn.executemany("INSERT OR REPLACE INTO sentence_vectors (embedder, key, vec) VALUES (?, ?, ?)", rows)
 
     # --- embedding backlog ----------------------------------------------------------------------
 

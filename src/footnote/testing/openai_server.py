@@ -4,7 +4,9 @@ Each ``POST /v1/chat/completions`` takes the next :class:`Reply` from the script
 model, or a list per model name), answers it — a JSON completion, or ``text/event-stream`` chunks
 ending in ``data: [DONE]`` when the request says ``"stream": true`` — and records the request body in
 ``requests`` so tests can inspect exactly what a model was shown. ``Reply(status=503)`` answers an
-error; ``Reply(delay_s=…)`` sleeps first (timeouts). An exhausted script answers HTTP 500 and records it
+error; ``Reply(delay_s=…)`` sleeps first (timeouts), watching the connection meanwhile: a client that
+closes it during the delay is recorded in ``hangups`` (model name, seconds after the request arrived)
+and gets no reply. An exhausted script answers HTTP 500 and records it
 in ``unexpected``. ``POST …/embeddings`` takes replies from the same script and answers one vector of
 ``Reply.dim`` numbers per input (:func:`embedding_for`), or ``raw``.
 
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -70,6 +74,7 @@ class ScriptedOpenAIServer:
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.unexpected: list[dict[str, Any]] = []
+        self.hangups: list[tuple[str, float]] = []
         self._httpd: ThreadingHTTPServer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -90,13 +95,17 @@ class ScriptedOpenAIServer:
                 except ValueError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 body["_path"] = self.path
+                t0 = time.monotonic()
                 body["_auth"] = self.headers.get("Authorization")
                 reply = server._next(body)
                 if reply is None:
                     self._send_json(500, {"error": {"message": "script exhausted"}})
                     return
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                if reply.delay_s and self._wait_or_hangup(reply.delay_s):
+                    with server._lock:
+                        server.hangups.append((str(body.get("model", "")), round(time.monotonic() - t0, 3)))
+                    self.close_connection = True
+                    return
                 if reply.status != 200:
                     if reply.raw is not None:  # an upstream's own error body (tests check it is not echoed)
                         self._send_bytes(reply.status, reply.raw.encode("utf-8"), "application/json")
@@ -121,6 +130,20 @@ class ScriptedOpenAIServer:
                         "choices": [{"index": 0, "finish_reason": "stop",
                                      "message": {"role": "assistant", "content": reply.content}}],
                     })
+
+            def _wait_or_hangup(self, delay_s: float) -> bool:
+                """Sleep ``delay_s``; True as soon as the client closes the connection meanwhile."""
+                end = time.monotonic() + delay_s
+                while (left := end - time.monotonic()) > 0:
+                    ready, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+                    if ready:
+                        try:
+                            if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                                return True
+                        except OSError:
+                            return True
+                        time.sleep(min(left, 0.02))  # pipelined bytes: not a hang-up
+                return False
 
             def _send_bytes(self, status: int, data: bytes, ctype: str) -> None:
                 try:
