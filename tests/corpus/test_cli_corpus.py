@@ -91,7 +91,13 @@ def test_ingest_exit_codes(tmp_path: Path) -> None:
     code, _, err = _run(["ingest", "--store", db])
     assert code == 2  # no PATH: click's usage error
     code, out, _ = _run(["ingest", str(tmp_path / "missing.md"), "--store", db, "--embedder", "none", "--json"])
-    assert code == 1 and "no such file" in json.loads(out)["sources"][0]["error"]
+    assert code == 1 and "no such file" in json.loads(out)["error"]
+    fresh = tmp_path / "never.db"  # a path that names nothing creates no store file
+    code, _, err = _run(["ingest", str(tmp_path / "missing.md"), "--store", str(fresh), "--embedder", "hash"])
+    assert code == 1 and f"{tmp_path / 'missing.md'}: no such file or directory" in err and not fresh.exists()
+    code, out, _ = _run(["ingest", str(tmp_path / "missing.md"), str(d), "--store", str(fresh), "--embedder", "hash",
+                         "--json"])  # one missing among several: the rest ingest, the missing one is reported
+    assert code == 1 and any("no such file" in (s["error"] or "") for s in json.loads(out)["sources"])
 
 
 def test_subprocess_ingest_json(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from footnote.cli import Ctx, common_options
-from footnote.errors import UsageError
+from footnote.errors import InputError, UsageError
 
 
 @click.command("ingest")
@@ -41,6 +41,10 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
+    missing = [p for p in paths if not p.exists() and not p.is_symlink()]
+    if paths and len(missing) == len(paths):  # nothing to read: say so before a store file is created
+        raise InputError(", ".join(str(p) for p in missing),
+                         "no such file or directory; nothing was ingested and no store was created")
     display = StageDisplay(sys.stderr, say_searchable=not ctx.as_json)
     with ctx.engine(create=True) as engine:
         try:
