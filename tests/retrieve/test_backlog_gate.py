@@ -63,3 +63,38 @@ def test_unembedded_lexical_hit_is_not_a_dense_miss(hash_settings: Settings, tmp
     assert all(c.embedded for c in r2.candidates) and "unembedded_top" not in r2.signal.extra
     assert r2.verdict is Verdict.BAIL_OUT
     store.close()
+
+
+NEAR = [  # embedded near-misses that share the question's words and outrank a neutral cosine
+    ("otter", "Where does the otter dig its den? In the river banks, under the roots of alder trees."),
+    ("sandmartin", "Sand martins dig their nest tunnels in river banks where the sand is steep."),
+    ("badger", "Where does the badger dig its sett? In dry banks at the edge of woods."),
+    ("vole", "The water vole digs burrows in the banks of slow rivers and ditches."),
+    ("beaver", "Beavers build lodges in rivers and dig canals; where does the beaver nest? In the lodge."),
+    ("dipper", "Where does the dipper build its nest? In river banks, behind waterfalls, in the stone."),
+    ("heron", "Where does the heron nest? Herons nest high in trees near the river banks."),
+    ("mole", "The mole digs tunnels in the soil of fields and river meadows."),
+]
+
+
+def test_a_verbatim_hit_below_the_top_three_still_answers_and_leads(hash_settings: Settings, tmp_path: Path) -> None:
+    """The unembedded fragment ranks 4th behind embedded near-misses (its cosine is only the neutral
+    median): its lexical evidence still carries the verdict, and it leads the slate it carried."""
+    emb = HashEmbedder()
+    store = open_store(str(tmp_path / "n.db"))
+    store.bind_embedder(emb.name, emb.dim)
+    for sid, text in NEAR:
+        _put(store, sid, text, emb)
+    _put(store, *PENDING, None)
+    q = "Where does the kingfisher dig its nest in river banks?"
+    r = Retriever(_strict(hash_settings), store, emb, None, None).search(q)
+    assert r.verdict in (Verdict.GOOD_ENOUGH, Verdict.SUFFICIENT)
+    assert r.candidates[0].fragment.id == "kingfisher#0" and r.candidates[0].embedded is False
+    assert r.signal.extra["unembedded_slate"] >= 1 and r.signal.extra["unembedded_overlap"] == 1.0
+    # the near-misses' rank order is kept behind it
+    rest = [c.fragment.id for c in r.candidates[1:]]
+    assert rest == sorted(rest, key=lambda i: -next(c.rerank or 0 for c in r.candidates if c.fragment.id == i))
+    # a question none of them carries still bails out
+    assert Retriever(_strict(hash_settings), store, emb, None, None).search(
+        "quantum chromodynamics on a lattice").verdict is Verdict.BAIL_OUT
+    store.close()

@@ -359,7 +359,9 @@ class Retriever:
 
         # gate: judged on the slate without boosts (a boost is not evidence)
         t0 = time.perf_counter()
-        signal, verdict = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
+        signal, verdict, lead = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
+        if lead is not None:
+            final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
                                  {"verdict": verdict.value, "value": signal.value, **signal.extra}))
         given: dict[str, dict[str, float]] = {}
@@ -387,7 +389,9 @@ class Retriever:
     def _gate(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
         lexical: bool, asked: tuple[AddressLocator, ...] = (),
-    ) -> tuple[GateSignal, Verdict]:
+    ) -> tuple[GateSignal, Verdict, str | None]:
+        """The gate's signal and verdict, and the id of a fragment without a vector whose lexical evidence
+        carried the verdict (it should lead the slate), if any."""
         s = self.settings
         exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
         aliases = address_aliases(s, self.books.get())
@@ -412,20 +416,27 @@ class Retriever:
         cov = replace(cov, exact_address=exact, missing_address=missing)
         cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})
         verdict = gate_mod.decide(cov, t)
-        unembedded = [c.fragment for c in final[:3] if not c.embedded]
+        lead: str | None = None
+        unembedded = [c.fragment for c in final if not c.embedded]
         if unembedded and not lexical:
-            # embedding backlog: judge the fragments without a vector by the lexical-only gate
-            lex = lexical_overlap(question, qlang, unembedded, self._analyzer)
+            # embedding backlog: judge the fragments without a vector by the lexical-only gate, wherever
+            # they rank (a neutral cosine can leave a verbatim hit below embedded near-misses); the one that
+            # carries the verdict leads the slate, since it is the evidence
+            lex, best = max(((lexical_overlap(question, qlang, [f], self._analyzer), f) for f in unembedded),
+                            key=lambda x: x[0])
             lcov = gate_mod.Coverage(lex, 0.0, lectures, exact_address=exact, missing_address=missing)
-            verdict = gate_mod.stronger(verdict, gate_mod.decide(lcov, s.gate.lexical_only))
-            cov.extra.update({"unembedded_top": float(len(unembedded)), "unembedded_overlap": lex})
+            lverdict = gate_mod.decide(lcov, s.gate.lexical_only)
+            if gate_mod.stronger(verdict, lverdict) is not verdict:
+                verdict, lead = lverdict, best.id
+            cov.extra.update({"unembedded_top": float(sum(1 for c in final[:3] if not c.embedded)),
+                              "unembedded_slate": float(len(unembedded)), "unembedded_overlap": lex})
         if top is None:
             verdict = Verdict.BAIL_OUT
         signal = GateSignal(
             max_score=cov.max_score, lecture_count=lectures, value=cov.value,
             thresholds=gate_mod.thresholds_dict(t), extra={k: float(v) for k, v in cov.extra.items()}, applied=t,
         )
-        return signal, verdict
+        return signal, verdict, lead
 
     def _background_mean(self, qvec: np.ndarray) -> float:
         """Mean cosine of the question to the background sample = its dot product with the sample's
