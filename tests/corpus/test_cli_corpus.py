@@ -207,3 +207,23 @@ def test_cli_bad_inputs_exit_1(tmp_path: Path, shared_dir: Path) -> None:
     assert code == 1
     for name in expected:
         assert str(d / name) in err
+
+
+def test_each_refusal_and_failure_is_said_once(tmp_path: Path) -> None:
+    """QA: a refused symlink was said twice on stderr (a logger WARNING and the CLI's line), left out of
+    the summary's counts, and a transcript that failed to load still got "transcript without audio
+    (ingested; …)"."""
+    d = _corpus(tmp_path / "corpus")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nNot in the folder.\n", encoding="utf-8")
+    (d / "link.md").symlink_to(outside)
+    (d / "broken.srt").write_bytes(b"\x00\x01\x02 binary")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    r = subprocess.run([*FOOTNOTE, "ingest", str(d), "--store", str(tmp_path / "s.db"), "--embedder", "hash"],
+                       capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.count("link.md") == 1 and f"refused: {d / 'link.md'}: symlink to {outside}" in r.stderr
+    assert "WARNING" not in r.stderr
+    assert r.stderr.count("broken.srt") == 1 and "binary" in r.stderr
+    assert "1 failed, 1 refused;" in r.stdout
+    assert "c.srt: transcript without audio" in r.stdout + r.stderr  # the one that did load is still noted

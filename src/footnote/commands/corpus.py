@@ -42,7 +42,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
     missing = [p for p in paths if not p.exists() and not p.is_symlink()]
-    if paths and len(missing) == len(paths):  # nothing to read: say so before a store file is created
+    if paths and len(missing) == len(paths) and not prune:  # nothing to read (with --prune a gone path is
+        # how a removed file's sources are pruned): say so before a store file is created
         raise InputError(", ".join(str(p) for p in missing),
                          "no such file or directory; nothing was ingested and no store was created")
     display = StageDisplay(sys.stderr, say_searchable=not ctx.as_json)

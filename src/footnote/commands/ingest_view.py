@@ -88,7 +88,10 @@ def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
         else:
             n = f"{e.fragments} fragment{'s' if e.fragments != 1 else ''}"
             yield False, f"{e.status.value:<9} {e.path} ({n})"
+    failed = {e.path for e in report.entries if e.status is IngestStatus.FAILED}
     for note in report.notes:
+        if not note.skipped and note.path in failed:  # "ingested; no playable track" about a file that failed
+            continue
         yield note.skipped, (f"skipped: {note.path}: {note.reason}" if note.skipped else f"note: {note.path}: {note.reason}")
     if report.hidden:
         yield False, f"({report.hidden} hidden file{'s' if report.hidden != 1 else ''} left out)"
@@ -98,6 +101,8 @@ def summary_line(report: IngestReport, prune: bool) -> str:
     s = report.summary()
     pruned = f", {s['pruned']} pruned" if prune else ""
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
+    if report.refused:
+        skipped += f", {len(report.refused)} refused"
     emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
     return (f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, {s['failed']} failed"
             f"{skipped}{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb}); "

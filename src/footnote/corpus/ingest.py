@@ -369,8 +369,8 @@ class Ingestor:
             entries = [e for e in entries if not (e.source_id is None and Path(os.path.abspath(e.path)).as_posix() in gone)]
             pruned = self._prune(paths, set(seen_ids), failed_origins - gone, entries)
             self._tick("prune", t0)
-        for path, why in refused:
-            log.warning("%s: %s", path, why)
+        for path, why in refused:  # the report carries them; the CLI and API say them once
+            log.info("refused %s: %s", path, why)
         embed_report: EmbedReport | None = None
         if self.embedder is not None and wait and not interrupted:
             t0 = time.perf_counter()

@@ -90,7 +90,7 @@ class MemoryImporter:
                     _, changed = self.put(note, path=f)
                     results.append(NoteResult(str(f), note.id, "imported" if changed else "unchanged"))
                 except (InputError, StoreError) as e:
-                    log.warning("%s", e.message)
+                    log.info("%s", e.message)  # the report carries it; the CLI and API say it once
                     results.append(NoteResult(str(f), None, "failed", e.message))
             results.extend(NoteResult(str(f), None, "refused", why) for f, why in refused)
         return MemoryImportReport(tuple(results), time.perf_counter() - t0, self.embedder.name if self.embedder else None)
