@@ -176,7 +176,6 @@ def build_graph(
     model_dir: Path, out_path: Path, *, quantize: bool = True, progress: Callable[[int, int], None] | None = None
 ) -> None:
     """Write the ONNX graph of the sentence-transformers EmbeddingGemma folder ``model_dir`` to ``out_path``."""
-    import onnx
     from onnx import TensorProto
 
     try:
