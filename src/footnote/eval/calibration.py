@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 FIT, CHECK = 0, 1
 BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2)
+LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
 
 
 def split_half(q: Question) -> int:
