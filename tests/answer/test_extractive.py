@@ -64,6 +64,24 @@ def test_cross_lingual_question_takes_the_top_note() -> None:
     assert picks[0].note == 1 and "1891" in picks[0].sentence
 
 
+def test_cross_lingual_with_an_embedder_without_a_sentence_floor_takes_the_top_note() -> None:
+    """An embedder with no ``extractive_min_similarity`` entry (embeddinggemma until one is fitted; hash here)
+    computes sentence cosines but they decide nothing: the gate-verdict rule answers, as without one —
+    before, such a store declined nearly every Russian question over English notes."""
+    from footnote.models.embedders import HashEmbedder
+
+    emb = HashEmbedder(S.embedder.hash_dim)
+    assert emb.name not in S.answer.extractive_min_similarity
+    notes = [note(1, "The horn sounded in 1891 for 31 hours. The keepers were tired."), note(2, "Other text here.")]
+    picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER, embedder=emb)
+    assert info["embedded"] is True and info["crosslingual"] is True
+    assert picks[0].note == 1 and "1891" in picks[0].sentence
+    # the gate's verdict still rules: not among extractive_crosslingual_verdicts → declined
+    picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER,
+                                   embedder=emb, crosslingual=False)
+    assert picks == [] and info["declined"]
+
+
 def test_pieces_cite_each_sentence_before_its_full_stop() -> None:
     notes = [note(3, "The fog horn gives two blasts every minute.")]
     picks, _ = select_sentences("fog horn blasts", "en", notes, S, SCORER)

@@ -288,7 +288,9 @@ class SentenceRanker:
                         "names": round(best.names, 3)}
         info["evidence"] = [k for k, ok in (("terms", lex_ok), ("similarity", sim_ok), ("names", name_ok)) if ok]
         if not (lex_ok or sim_ok or name_ok):
-            if sims is None and crosslingual:
+            # without a fitted sentence-cosine floor for this embedder its cosines decide nothing: a question
+            # in another language than its notes then takes the gate-verdict rule, as without an embedder
+            if (sims is None or min_sim is None) and crosslingual:
                 chosen = _crosslingual(question, qlang, notes, a, self.scorer, cues)
                 info["crosslingual"] = bool(chosen)
                 info["chosen"] = len(chosen)
@@ -539,7 +541,8 @@ def _crosslingual(
     question: str, qlang: str, notes: Sequence[Note], settings: AnswerSettings, scorer: TermScorer,
     cues: Mapping[str, Sequence[str]],
 ) -> list[Pick]:
-    """No embedder: a question in another language than the top note answers from that note's
+    """No embedder (or none with a fitted sentence-cosine floor): a question in another language than the
+    top note answers from that note's
     sentences sharing the most numbers and Latin names with it, else its first ones."""
     others = [n for n in notes if n.fragment.lang and n.fragment.lang != qlang]
     if not others or others[0] is not notes[0]:
