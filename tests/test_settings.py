@@ -78,7 +78,12 @@ def test_thresholds_are_keyed_by_embedder_and_language_pair() -> None:
 
 
 def test_embeddinggemma_has_its_own_thresholds() -> None:
-    from footnote.settings import EMBEDDINGGEMMA_EN_EN, EMBEDDINGGEMMA_EN_RU, EMBEDDINGGEMMA_RU_EN, EMBEDDINGGEMMA_RU_RU
+    from footnote.settings import (
+        EMBEDDINGGEMMA_EN_EN,
+        EMBEDDINGGEMMA_EN_RU,
+        EMBEDDINGGEMMA_RU_EN,
+        EMBEDDINGGEMMA_RU_RU,
+    )
 
     g = Settings().gate
     assert g.thresholds("embeddinggemma", "en", "en") == EMBEDDINGGEMMA_EN_EN
