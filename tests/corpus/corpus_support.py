@@ -28,6 +28,10 @@ class CountingStore:
         self.writes.append(("put", source.id))
         self.inner.put_source(source, fragments, embeddings, original, cues=cues)
 
+    def put_sources(self, writes: Sequence[Any]) -> None:
+        self.inner.put_sources(writes)
+        self.writes += [("put", w.source.id) for w in writes]
+
     def delete_source(self, source_id: str) -> None:
         self.writes.append(("delete", source_id))
         self.inner.delete_source(source_id)

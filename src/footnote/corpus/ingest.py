@@ -44,7 +44,7 @@ from footnote.corpus.records import Document, Fragment
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
 from footnote.settings import Settings
-from footnote.store.protocol import Store
+from footnote.store.protocol import SourceWrite, Store
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +194,7 @@ class Ingestor:
         self.embedder = embedder
         self._timings: dict[str, float] = {}
         self._ids = SourceIndex([])
+        self._hashes: dict[str, str] = {}
         self._chunked = 0
         self._indexed = 0
 
@@ -216,22 +217,41 @@ class Ingestor:
         return hashlib.sha256(f"{h}|embedder={name}".encode()).hexdigest()
 
     def _flush(self, pending: list[_Pending], entries: list[IngestEntry]) -> None:
-        """Write the gathered sources without vectors (one transaction each): searchable lexically now."""
-        for p in pending:
-            n = len(p.fragments)
-            t1 = time.perf_counter()
-            try:
-                self.store.put_source(p.doc.source, p.fragments, None, p.doc.original, cues=p.doc.cues)
-            except Exception as e:  # the store rolled back: the source is as it was
-                if not isinstance(e, FootnoteError):
-                    log.exception("put_source(%r) failed", p.doc.source.id)
-                entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e))
-                continue
-            finally:
-                self._tick("index", t1)
-            self._indexed += n
-            entries[p.slot] = IngestEntry(p.path, p.doc.source.id, p.status, n)
-        pending.clear()
+        """Write the gathered sources without vectors, all in one transaction (``put_sources``: the
+        lexical statistics and indexes are updated once per batch); if the batch fails, source by
+        source, so one bad source fails alone. Searchable lexically as soon as this returns."""
+        if not pending:
+            return
+        t1 = time.perf_counter()
+        try:
+            if len(pending) > 1:
+                try:
+                    self.store.put_sources([SourceWrite(p.doc.source, p.fragments, None, p.doc.original, p.doc.cues)
+                                            for p in pending])
+                except FootnoteError as e:  # rolled back: find the culprit one source at a time
+                    log.info("writing %d sources together failed (%s); writing them one by one", len(pending), e)
+                else:
+                    for p in pending:
+                        self._written(p, entries)
+                    pending.clear()
+                    return
+            for p in pending:
+                try:
+                    self.store.put_source(p.doc.source, p.fragments, None, p.doc.original, cues=p.doc.cues)
+                except Exception as e:  # the store rolled back: the source is as it was
+                    if not isinstance(e, FootnoteError):
+                        log.exception("put_source(%r) failed", p.doc.source.id)
+                    entries[p.slot] = IngestEntry(p.path, p.doc.source.id, IngestStatus.FAILED, 0, str(e))
+                    continue
+                self._written(p, entries)
+            pending.clear()
+        finally:
+            self._tick("index", t1)
+
+    def _written(self, p: _Pending, entries: list[IngestEntry]) -> None:
+        self._indexed += len(p.fragments)
+        self._hashes[p.doc.source.id] = p.doc.source.content_hash
+        entries[p.slot] = IngestEntry(p.path, p.doc.source.id, p.status, len(p.fragments))
 
     def _prepare(self, doc: Document) -> tuple[Document, list[Fragment]]:
         t0 = time.perf_counter()
@@ -287,8 +307,10 @@ class Ingestor:
         files = plan.files
         inventory = take_inventory(paths, [f for f, _ in files], self.settings, plan.unpaired_audio,
                                    set(plan.audio), [p for p, _ in refused])
-        ids = SourceIndex(self.store.list_sources())
+        stored = self.store.list_sources()
+        ids = SourceIndex(stored)
         self._ids = ids
+        self._hashes = {src.id: src.content_hash for src in stored}  # one read, not one per source
         names: dict[Path, str] = {}
         entries: list[IngestEntry] = []
         pending: list[_Pending] = []
@@ -417,7 +439,7 @@ class Ingestor:
         except InputError as e:
             entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, e.message))
             return None
-        stored = self.store.source_hash(sid)
+        stored = self._hashes.get(sid)
         if stored == doc.source.content_hash and not self._ids.moved(doc.source):
             entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, len(frags)))
             return None

@@ -55,9 +55,9 @@ from footnote.store.pg_support import (
     migrate,
     register_vector,
 )
-from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
+from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
 from footnote.store.text import DEFAULT_QUERY_LANGS, fold, plain_text, tokenize
-from footnote.store.validate import check_cues, check_embeddings, check_put
+from footnote.store.validate import check_batch_ids, check_cues, check_embeddings, check_put
 
 log = logging.getLogger(__name__)
 
@@ -398,56 +398,77 @@ class PostgresStore(PgConversations, PgMemory):
         self, source: Source, fragments: Sequence[Fragment], embeddings: np.ndarray | None, original: bytes,
         cues: Sequence[Cue] = (),
     ) -> None:
-        sha, emb = check_put(source, fragments, embeddings, original, self._bound_dim)
-        cue_rows = check_cues(source.id, cues)
-        original = bytes(original)
-        if not source.blob_sha256:
-            source = replace(source, blob_sha256=sha)
-        rows = []
-        for i, f in enumerate(fragments):
-            loc = f.locator
-            book = loc.book if isinstance(loc, AddressLocator) else None
-            label = loc.label if isinstance(loc, AddressLocator) else ""
-            rows.append((
-                _clean(f.id), _clean(f.source_id), f.ordinal, _clean(f.kind), _clean(f.lang), _clean(f.text),
-                json.loads(json.dumps(locator_to_dict(loc), ensure_ascii=False).replace("\\u0000", " ")),
-                f.content_hash,
-                _clean(book) if book is not None else None, fold(_clean(book)) if book is not None else None,
-                _clean(loc.loc) if isinstance(loc, AddressLocator) else None, _clean(label), fold(_clean(label)),
-                plain_text(f.text), Vec(emb[i]) if emb is not None else None,
-            ))
-        meta = json.dumps(dict(source.meta), ensure_ascii=False).replace("\\u0000", " ")
+        self.put_sources([SourceWrite(source, fragments, embeddings, original, cues)])
+
+    def put_sources(self, writes: Sequence[SourceWrite]) -> None:
+        """One transaction for the whole batch, one statement per table: the ``lexeme_stats`` trigger and
+        the GIN indexes' pending lists are updated once per batch (one ``COPY``), not once per source."""
+        if not writes:
+            return
+        check_batch_ids(writes)
+        sources: list[Source] = []
+        originals: dict[str, bytes] = {}
+        cue_rows: list[tuple[Any, ...]] = []
+        rows: list[tuple[Any, ...]] = []
+        for w in writes:  # every check before anything is written
+            source = w.source
+            sha, emb = check_put(source, w.fragments, w.embeddings, w.original, self._bound_dim)
+            sid = _clean(source.id)
+            cue_rows += [(sid, *c) for c in check_cues(source.id, w.cues)]
+            if not source.blob_sha256:
+                source = replace(source, blob_sha256=sha)
+            sources.append(source)
+            originals.setdefault(sha, bytes(w.original))
+            for i, f in enumerate(w.fragments):
+                loc = f.locator
+                book = loc.book if isinstance(loc, AddressLocator) else None
+                label = loc.label if isinstance(loc, AddressLocator) else ""
+                rows.append((
+                    _clean(f.id), _clean(f.source_id), f.ordinal, _clean(f.kind), _clean(f.lang), _clean(f.text),
+                    json.loads(json.dumps(locator_to_dict(loc), ensure_ascii=False).replace("\\u0000", " ")),
+                    f.content_hash,
+                    _clean(book) if book is not None else None, fold(_clean(book)) if book is not None else None,
+                    _clean(loc.loc) if isinstance(loc, AddressLocator) else None, _clean(label), fold(_clean(label)),
+                    plain_text(f.text), Vec(emb[i]) if emb is not None else None,
+                ))
+        ids = [_clean(s.id) for s in sources]
+        src_rows = [
+            [_clean(s.id), _clean(s.kind), _clean(s.title), _clean(s.lang), s.content_hash, s.blob_sha256,
+             _clean(s.original_name), _clean(s.media_type), _clean(s.origin),
+             json.dumps(dict(s.meta), ensure_ascii=False).replace("\\u0000", " "), _clean(s.collection)]
+            for s in sources
+        ]
+        where = f"source {ids[0]!r}" if len(ids) == 1 else f"{len(ids)} sources ({ids[0]!r}…)"
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-                old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = %s", [_clean(source.id)]).fetchone()
+                old = dict(conn.execute("SELECT id, blob_sha256 FROM sources WHERE id = ANY(%s)", [ids]).fetchall())
                 conn.execute(
-                    "INSERT INTO originals (sha256, size, data) VALUES (%s, %s, %s) ON CONFLICT (sha256) DO NOTHING",
-                    [source.blob_sha256, len(original), original],
+                    "INSERT INTO originals (sha256, size, data) SELECT * FROM unnest(%s::text[], %s::int8[], %s::bytea[])"
+                    " ON CONFLICT (sha256) DO NOTHING",
+                    [list(originals), [len(d) for d in originals.values()], list(originals.values())],
                 )
-                conn.execute("DELETE FROM fragments WHERE source_id = %s", [_clean(source.id)])
-                conn.execute(
+                conn.execute("DELETE FROM fragments WHERE source_id = ANY(%s)", [ids])
+                conn.cursor().executemany(
                     f"INSERT INTO sources ({_SRC_COLS}, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, now())"
                     " ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,"
                     " lang = EXCLUDED.lang, content_hash = EXCLUDED.content_hash, blob_sha256 = EXCLUDED.blob_sha256,"
                     " original_name = EXCLUDED.original_name, media_type = EXCLUDED.media_type,"
                     " origin = EXCLUDED.origin, meta = EXCLUDED.meta, collection = EXCLUDED.collection,"
                     " updated_at = now()",
-                    [_clean(source.id), _clean(source.kind), _clean(source.title), _clean(source.lang),
-                     source.content_hash, source.blob_sha256, _clean(source.original_name),
-                     _clean(source.media_type), _clean(source.origin), meta, _clean(source.collection)],
+                    src_rows,
                 )
-                conn.execute("DELETE FROM cues WHERE source_id = %s", [_clean(source.id)])
+                if old:
+                    conn.execute("DELETE FROM cues WHERE source_id = ANY(%s)", [list(old)])
                 if cue_rows:
                     with conn.cursor() as cur, cur.copy(
                         "COPY cues (source_id, ordinal, start_ms, end_ms, text) FROM STDIN"
                     ) as cp:
-                        sid = _clean(source.id)
                         for cue in cue_rows:
-                            cp.write_row((sid, *cue))
+                            cp.write_row(cue)
                 if rows:
                     # one COPY (binary: vectors travel as float32) = one statement, so the lexeme_stats
-                    # trigger runs once per source
+                    # trigger runs once per batch
                     with conn.cursor() as cur, cur.copy(
                         f"COPY fragments ({_FRAG_COLS}, book, book_key, loc, addr_label, addr_key, tokens, embedding)"
                         " FROM STDIN (FORMAT BINARY)"
@@ -455,10 +476,11 @@ class PostgresStore(PgConversations, PgMemory):
                         cp.set_types(_COPY_TYPES)
                         for row in rows:
                             cp.write_row(row)
-                if old is not None and old[0] != source.blob_sha256:
-                    self._drop_orphan(conn, old[0])
+                new_sha = {_clean(s.id): s.blob_sha256 for s in sources}
+                for sha in sorted({o for i, o in old.items() if o != new_sha[i]}):
+                    self._drop_orphan(conn, sha)
         except psycopg.Error as e:
-            raise StoreError(f"writing source {source.id!r} to {self.url} failed: {e}") from e
+            raise StoreError(f"writing {where} to {self.url} failed: {e}") from e
 
     @staticmethod
     def _drop_orphan(conn: psycopg.Connection[Any], sha: str) -> None:

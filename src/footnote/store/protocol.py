@@ -3,6 +3,7 @@
 Semantics both backends keep (the conformance suite in ``footnote.testing.store_conformance`` checks them):
 - ``put_source`` replaces a source, its fragments, embeddings and original atomically (one
   transaction): readers see the old version or the new one, never a mix; a failure leaves the old.
+  ``put_sources`` does the same for a batch of sources in one transaction.
 - Originals are content-addressed by sha256 and shared between sources with the same bytes.
 - Lexical search tokenises with ``footnote.store.text`` (Snowball stemming by the fragment's
   language for the stemmed column; verbatim lower-cased tokens for the unstemmed one).
@@ -75,6 +76,17 @@ class BacklogStats:
     @property
     def pending(self) -> int:
         return max(0, self.fragments - self.embedded)
+
+
+@dataclass(frozen=True)
+class SourceWrite:
+    """One source for :meth:`Store.put_sources`: the arguments of :meth:`Store.put_source`."""
+
+    source: Source
+    fragments: Sequence[Fragment]
+    embeddings: np.ndarray | None
+    original: bytes
+    cues: Sequence[Cue] = ()
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,12 @@ class Store(ConversationStore, MemoryStore, Protocol):
         writing nothing, when a fragment belongs to another source, ids repeat, embeddings do not fit
         (rows, bound dim, non-finite, or no embedder bound), ``source.blob_sha256`` is not the sha256 of
         ``original``, or the cues are out of order or overlap."""
+        ...
+
+    def put_sources(self, writes: Sequence[SourceWrite]) -> None:
+        """:meth:`put_source` for each of ``writes`` in ONE transaction (ingest gathers small sources so
+        the lexical indexes and statistics are written once per batch, not once per source). Any error
+        (including two writes with the same source id) writes none of them."""
         ...
 
     def delete_source(self, source_id: str) -> None:

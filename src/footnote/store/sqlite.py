@@ -29,7 +29,7 @@ from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
 from footnote.store.dense import DenseCache, DenseSnapshot
 from footnote.store.memory_sqlite import SqliteMemory
-from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, StoreStats
+from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
     IN_CHUNK,
@@ -43,7 +43,7 @@ from footnote.store.sqlite_schema import (
     split_sql,
 )
 from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
-from footnote.store.validate import check_cues, check_embeddings, check_put
+from footnote.store.validate import check_batch_ids, check_cues, check_embeddings, check_put
 
 log = logging.getLogger(__name__)
 
@@ -360,8 +360,23 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         original: bytes,
         cues: Sequence[Cue] = (),
     ) -> None:
-        sha, vecs = check_put(source, fragments, embeddings, original, lambda: (self.embedder_info() or (None, None))[1])
-        cue_rows = check_cues(source.id, cues)
+        self.put_sources([SourceWrite(source, fragments, embeddings, original, cues)])
+
+    def put_sources(self, writes: Sequence[SourceWrite]) -> None:
+        check_batch_ids(writes)
+        prepared = [self._prepare_put(w) for w in writes]  # every check before anything is written
+        t0 = time.perf_counter()
+        with self._write() as conn:
+            for p in prepared:
+                self._write_put(conn, *p)
+        log.debug("put_sources: %d sources, %d fragments in %.1f ms", len(writes),
+                  sum(len(w.fragments) for w in writes), (time.perf_counter() - t0) * 1e3)
+
+    def _prepare_put(self, w: SourceWrite) -> tuple[Any, ...]:
+        source, fragments, original = w.source, w.fragments, w.original
+        sha, vecs = check_put(source, fragments, w.embeddings, original,
+                              lambda: (self.embedder_info() or (None, None))[1])
+        cue_rows = check_cues(source.id, w.cues)
         if not source.blob_sha256:
             source = replace(source, blob_sha256=sha)
         an = self._analyzer
@@ -379,48 +394,48 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             source.original_name, source.media_type, source.origin, json.dumps(dict(source.meta), ensure_ascii=False),
             source.collection,
         )  # fmt: skip
-        t0 = time.perf_counter()
-        with self._write() as conn:
-            old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (source.id,)).fetchone()
-            if old is not None:
-                self._delete_rows(conn, source.id)
-            if conn.execute("SELECT 1 FROM originals WHERE sha256 = ?", (sha,)).fetchone() is None:
-                conn.execute(
-                    "INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), bytes(original))
-                )
-            conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+        return source, sha, bytes(original), vecs, cue_rows, src_row, frag_rows, fts_rows, tri_rows
+
+    def _write_put(
+        self, conn: sqlite3.Connection, source: Source, sha: str, original: bytes, vecs: np.ndarray | None,
+        cue_rows: list[tuple[int, int, int, str]], src_row: tuple[Any, ...], frag_rows: list[tuple[Any, ...]],
+        fts_rows: list[tuple[str, str]], tri_rows: list[str],
+    ) -> None:
+        old = conn.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (source.id,)).fetchone()
+        if old is not None:
+            self._delete_rows(conn, source.id)
+        if conn.execute("SELECT 1 FROM originals WHERE sha256 = ?", (sha,)).fetchone() is None:
+            conn.execute("INSERT INTO originals (sha256, size, data) VALUES (?, ?, ?)", (sha, len(original), original))
+        conn.execute(f"INSERT INTO sources ({SOURCE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", src_row)
+        conn.executemany(
+            "INSERT INTO cues (source_id, ordinal, start_ms, end_ms, text) VALUES (?, ?, ?, ?, ?)",
+            [(source.id, *row) for row in cue_rows],
+        )
+        # Row ids are never reused (the dense cache refreshes by row id): start past the highest ever.
+        high = conn.execute(
+            "SELECT MAX((SELECT COALESCE(MAX(rid), 0) FROM fragments), "
+            "(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'rid_high'))"
+        ).fetchone()[0]
+        rids = range(high + 1, high + 1 + len(frag_rows))
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rid_high', ?)", (str(high + len(frag_rows)),))
+        conn.executemany(
+            "INSERT INTO fragments (rid, id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, "
+            "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(rid, *row) for rid, row in zip(rids, frag_rows, strict=True)],
+        )
+        conn.executemany(
+            "INSERT INTO fts (rowid, stemmed, plain) VALUES (?, ?, ?)",
+            [(rid, *row) for rid, row in zip(rids, fts_rows, strict=True)],
+        )
+        conn.executemany("INSERT INTO trigram (rowid, body) VALUES (?, ?)", list(zip(rids, tri_rows, strict=True)))
+        if vecs is not None:
             conn.executemany(
-                "INSERT INTO cues (source_id, ordinal, start_ms, end_ms, text) VALUES (?, ?, ?, ?, ?)",
-                [(source.id, *row) for row in cue_rows],
+                "INSERT INTO embeddings (rid, vec) VALUES (?, ?)",
+                [(rid, vecs[i].tobytes()) for i, rid in enumerate(rids)],
             )
-            # Row ids are never reused (the dense cache refreshes by row id): start past the highest ever.
-            high = conn.execute(
-                "SELECT MAX((SELECT COALESCE(MAX(rid), 0) FROM fragments), "
-                "(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'rid_high'))"
-            ).fetchone()[0]
-            rids = range(high + 1, high + 1 + len(frag_rows))
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rid_high', ?)", (str(high + len(frag_rows)),))
-            conn.executemany(
-                "INSERT INTO fragments (rid, id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, "
-                "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(rid, *row) for rid, row in zip(rids, frag_rows, strict=True)],
-            )
-            conn.executemany(
-                "INSERT INTO fts (rowid, stemmed, plain) VALUES (?, ?, ?)",
-                [(rid, *row) for rid, row in zip(rids, fts_rows, strict=True)],
-            )
-            conn.executemany(
-                "INSERT INTO trigram (rowid, body) VALUES (?, ?)", list(zip(rids, tri_rows, strict=True))
-            )
-            if vecs is not None:
-                conn.executemany(
-                    "INSERT INTO embeddings (rid, vec) VALUES (?, ?)",
-                    [(rid, vecs[i].tobytes()) for i, rid in enumerate(rids)],
-                )
-            if old is not None and old[0] != sha:
-                self._gc_original(conn, old[0])
-        log.debug("put_source %s: %d fragments in %.1f ms", source.id, len(fragments), (time.perf_counter() - t0) * 1e3)
+        if old is not None and old[0] != sha:
+            self._gc_original(conn, old[0])
 
     @staticmethod
     def _delete_rows(conn: sqlite3.Connection, source_id: str) -> None:

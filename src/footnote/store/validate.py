@@ -21,6 +21,7 @@ from footnote.corpus.records import (
 )
 from footnote.errors import StoreError
 from footnote.store.dense import normalise_rows
+from footnote.store.protocol import SourceWrite
 
 
 def check_source(source: Source, fragments: Sequence[Fragment], original: bytes) -> str:
@@ -96,3 +97,18 @@ def check_cues(source_id: str, cues: Sequence[Cue]) -> list[tuple[int, int, int,
         last_end = end
         rows.append((i, start, end, c.text.replace("\x00", " ")))
     return rows
+
+
+def check_batch_ids(writes: Sequence[SourceWrite]) -> None:
+    """StoreError when two writes of one ``put_sources`` batch name the same source or fragment id."""
+    sources: set[str] = set()
+    frags: dict[str, str] = {}
+    for w in writes:
+        if w.source.id in sources:
+            raise StoreError(f"put_sources: source {w.source.id!r} appears twice in one batch")
+        sources.add(w.source.id)
+        for f in w.fragments:
+            other = frags.setdefault(f.id, w.source.id)
+            if other != w.source.id:
+                raise StoreError(f"put_sources: fragment id {f.id!r} of source {w.source.id!r} is also one of "
+                                 f"{other!r}'s in the same batch")

@@ -39,7 +39,7 @@ from footnote.corpus.records import (
 )
 from footnote.errors import StoreError
 from footnote.models.embedders import HashEmbedder
-from footnote.store.protocol import Store
+from footnote.store.protocol import SourceWrite, Store
 
 #: Dimension of the vectors the suite writes (any dimension must work).
 DIM = 64
@@ -338,6 +338,43 @@ class WriteTests:
         assert len(store.search_lexical("zebra", 10, stemmed=False)) == 2
         st = store.stats()
         assert (st.sources, st.fragments, st.embedded) == (1, 2, 2)
+
+    def test_put_sources_batch_is_one_transaction(self, store: Store) -> None:
+        """A batch writes every source (replacing, sharing originals, with cues) and the document
+        frequencies count each fragment once; a bad write anywhere in it writes none of them."""
+        store.bind_embedder(EMBEDDER, DIM)
+        old, dold = make_source("b", version="1")
+        put(store, old, dold, make_fragments(old, ["stale heron text"]))
+        writes = []
+        for sid, texts in (("a", ["alpha kestrel one", "alpha kestrel two"]), ("b", ["beta kestrel"]),
+                           ("c", ["gamma osprey"])):
+            src, data = make_source(sid, version="2", original=b"shared bytes" if sid != "c" else None)
+            frags = make_fragments(src, texts)
+            writes.append(SourceWrite(src, frags, embed(frags) if sid == "a" else None, data,
+                                      (Cue(0, 5, "one"), Cue(5, 9, "two")) if sid == "c" else ()))
+        store.put_sources(writes)
+        st = store.stats()
+        assert (st.sources, st.fragments, st.embedded) == (3, 4, 2)
+        assert store.search_lexical("heron", 10, stemmed=False) == []
+        assert sorted(ids(store.search_lexical("kestrel", 10, stemmed=False))) == ["a#0", "a#1", "b#0"]
+        assert [c.text for c in store.get_cues("c")] == ["one", "two"]
+        got = store.get_original("b")
+        assert got is not None and got.data == b"shared bytes"
+        assert store.missing_embeddings(["a#0", "b#0", "c#0"]) == {"b#0", "c#0"}
+
+        d, dd = make_source("d", version="1")
+        e, de = make_source("e", version="1")
+        bad = replace(e, blob_sha256=sha256_bytes(b"not these bytes"))
+        for batch in ([SourceWrite(d, make_fragments(d, ["delta wren"]), None, dd),
+                       SourceWrite(bad, make_fragments(bad, ["epsilon wren"]), None, de)],
+                      [SourceWrite(d, make_fragments(d, ["delta wren"]), None, dd),
+                       SourceWrite(d, make_fragments(d, ["delta wren again"]), None, dd)]):
+            with pytest.raises(StoreError):
+                store.put_sources(batch)
+            assert store.get_source("d") is None
+            assert store.search_lexical("wren", 10, stemmed=False) == []
+        assert store.stats().fragments == 4
+        store.put_sources([])
 
     def test_originals_content_addressed_and_shared(self, store: Store) -> None:
         same = b"the very same bytes \x00\x01\x02" * 100
