@@ -140,4 +140,13 @@ def test_cli_reports_pairings(shared_dir: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert f"paired: {son / 'sonnet001.srt'} + {son / 'p001.mp3'} (--audio)" in res.output
     res = CliRunner().invoke(main, ["ingest", str(son), "--store", tmp_path / "t.db", "--embedder", "hash"])
-    assert "superseded:" in res.output and "unpaired audio:" in res.output
+    assert "superseded:" in res.output
+    # each unpaired MP3 is reported exactly once (the per-file summary's "skipped" line)
+    for mp3 in ("p002.mp3", "p003.mp3"):
+        lines = [ln for ln in res.output.splitlines() if str(son / mp3) in ln]
+        assert len(lines) == 1 and "audio without a transcript" in lines[0], lines
+    # audio named on the command line (no folder walked, so no "skipped" line) is reported once too
+    res = CliRunner().invoke(main, ["ingest", str(son / "p002.mp3"), str(son / "sonnet001.srt"), "--store",
+                                    tmp_path / "u.db", "--embedder", "hash"])
+    lines = [ln for ln in res.output.splitlines() if str(son / "p002.mp3") in ln]
+    assert len(lines) == 1 and "needs a transcript" in lines[0], res.output

@@ -34,6 +34,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         StageDisplay,
         embed_summary,
         file_lines,
+        unpaired_lines,
         resume_hint,
         summary_line,
     )
@@ -84,9 +85,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             click.echo(f"paired: {p.transcript} + {p.audio} ({p.how})")
         for path, by in report.superseded:
             click.echo(f"superseded: {path} (same track as {by})")
-        for path in report.unpaired_audio:
-            click.echo(f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)",
-                       err=True)
+        for line in unpaired_lines(report):
+            click.echo(line, err=True)
         for to_err, line in file_lines(report):
             click.echo(line, err=to_err)
         click.echo(summary_line(report, prune))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -77,6 +78,15 @@ class StageDisplay:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+
+def unpaired_lines(report: IngestReport) -> Iterator[str]:
+    """A line per unpaired audio file that the per-file summary does not already name as skipped (audio
+    named on the command line rather than found under a folder): each file is reported once."""
+    noted = {os.path.realpath(n.path) for n in report.notes}
+    for path in report.unpaired_audio:
+        if os.path.realpath(path) not in noted:
+            yield f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)"
 
 
 def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
