@@ -898,6 +898,10 @@ class BacklogSettings(_Frozen):
     rate_note_s: float = Field(
         5.0, description="How often a running worker records its rate in the store (for other processes' ETA)."
     )
+    lease_s: float = Field(
+        120.0, description="A worker claims each batch of backlog fragments for this long (renewed while it runs), "
+        "so concurrent workers on one store split the backlog; a killed worker's claims expire after it."
+    )
     rate_stale_s: float = Field(
         120.0, description="A recorded rate older than this means no worker is running (status says paused)."
     )

@@ -327,3 +327,4 @@ def test_stop_event_ends_a_run_between_tasks(hash_settings: Settings, tmp_path: 
     assert time.monotonic() - t0 < 5
     assert store.backlog().pending == rep.remaining
     store.close()
+

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from footnote.settings import StoreSettings
+from footnote.corpus.embedding import BacklogEmbedder
+from footnote.corpus.ingest import Ingestor
+from footnote.models.embedders import HashEmbedder
+from footnote.settings import Settings, StoreSettings
 from footnote.store import open_store
 from footnote.store.protocol import Store
 from footnote.testing.store_conformance_backlog import BacklogTests
@@ -64,3 +70,62 @@ def test_postgres_reembed_rebuilds_column_and_hnsw_index(pg_url: str, tmp_path: 
     assert coltype == ("vector(96)",) and idx is not None and "hnsw" in idx[0]
     res = run("search", "tide3 nets", "--config", str(wide))
     assert res["notes"][0]["source_id"] == "c/n3.txt" and res["notes"][0]["embedded"] is True  # type: ignore[index]
+
+
+def _corpus(d: Path, n: int = 60) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (d / f"note{i:03d}.txt").write_text(f"Note {i} about the river number{i} and its boats.\n", encoding="utf-8")
+    return d
+
+
+def _two_workers(settings: Settings, url: str, d: Path) -> None:
+    """Two backlog runs at once on one store (two store handles, as two processes would hold): each
+    fragment is embedded once, and both do part of the work."""
+    settings = settings.with_overrides(**{"backlog.batch_fragments": 4, "backlog.mode": "thread"})
+    texts: list[list[str]] = [[], []]
+
+    class Slow(HashEmbedder):
+        def __init__(self, dim: int, sink: list[str]) -> None:
+            super().__init__(dim)
+            self.sink = sink
+
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            time.sleep(0.05)
+            self.sink.extend(texts)
+            return super().embed_passages(texts)
+
+    first = open_store(url, settings.store)
+    Ingestor(settings, first, HashEmbedder(settings.embedder.hash_dim)).run([d], wait=False)
+    total = first.backlog().pending
+    second = open_store(url, settings.store)
+    reports = [None, None]
+
+    def work(i: int, store: object) -> None:
+        reports[i] = BacklogEmbedder(settings, store, Slow(settings.embedder.hash_dim, texts[i])).run(workers=1)  # type: ignore[arg-type]
+
+    threads = [threading.Thread(target=work, args=(i, s)) for i, s in enumerate((first, second))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        assert all(r is not None and r.error is None for r in reports)
+        assert len(texts[0]) + len(texts[1]) == total  # nothing embedded twice
+        assert len(set(texts[0]) & set(texts[1])) == 0 and texts[0] and texts[1]
+        assert first.backlog().pending == 0
+        assert sum(r.embedded for r in reports) == total  # type: ignore[union-attr]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_two_workers_on_one_store_split_the_backlog(hash_settings: Settings, tmp_path: Path) -> None:
+    _two_workers(hash_settings, hash_settings.store.url, _corpus(tmp_path / "c"))
+
+
+@pytest.mark.integration
+@pytest.mark.postgres
+def test_two_workers_on_one_postgres_store_split_the_backlog(hash_settings: Settings, pg_url: str,
+                                                             tmp_path: Path) -> None:
+    _two_workers(hash_settings.with_overrides(**{"store.url": pg_url}), pg_url, _corpus(tmp_path / "c"))

@@ -18,7 +18,9 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
+import uuid
 import time
 from collections import deque
 from collections.abc import Callable
@@ -251,7 +253,10 @@ class BacklogEmbedder:
         # tasks of batch_fragments, smaller for a small backlog so that every worker gets some (4 per worker)
         batch = max(1, min(cfg.batch_fragments, max(8, -(-total // (4 * n)))))
         in_flight: deque[tuple[list[PendingFragment], Future[np.ndarray]]] = deque()
-        after: str | None = None
+        # claims (leases) split the backlog with any other worker on this store; renewed while we wait
+        holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        lease_s = max(1.0, float(cfg.lease_s))
+        renewed = time.monotonic()
         exhausted = False
         done = skipped = 0
         error: str | None = None
@@ -302,12 +307,11 @@ class BacklogEmbedder:
                         break
                     t0 = time.perf_counter()
                     want = batch if limit is None else min(batch, limit - submitted)
-                    frags = self.store.pending_fragments(want, after)
+                    frags = self.store.claim_pending(want, holder, lease_s)
                     timings["list"] += (time.perf_counter() - t0) * 1e3
                     if not frags:
                         exhausted = True
                         break
-                    after = frags[-1].id
                     submitted += len(frags)
                     in_flight.append((frags, pool.submit(task, [f.text for f in frags])))
                 if not in_flight:
@@ -323,6 +327,10 @@ class BacklogEmbedder:
                             if stop is not None and stop.is_set():
                                 raise _Stopped from None
                             note(time.monotonic(), rate_now())  # a slow batch: still running
+                            if time.monotonic() - renewed >= lease_s / 4:
+                                renewed = time.monotonic()
+                                with contextlib.suppress(StoreError):  # a lapsed claim costs duplicate work only
+                                    self.store.renew_claims(holder, lease_s)
                     in_flight.popleft()
                 except _Stopped:
                     raise
@@ -355,6 +363,8 @@ class BacklogEmbedder:
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.terminate()
             pool.shutdown(wait=not interrupted, cancel_futures=True)
+            with contextlib.suppress(StoreError):  # else they expire after lease_s
+                self.store.release_claims(holder)
             try:
                 self.store.note_embedding_rate(0.0 if (interrupted or error) else rate_now())
             except StoreError:

@@ -32,6 +32,8 @@ MIGRATION_LOCK = 0x466F6F74  # "Foot"
 WRITE_LOCK = 0x466F6F75
 #: Advisory lock key (with the schema's hash) held by a session while it bulk-loads without the HNSW index.
 BULK_LOCK = 0x466F6F76
+#: Advisory lock key (with the schema's hash) serialising backlog claims (``claim_pending``).
+CLAIM_LOCK = 0x466F6F77
 
 _EXTENSION_HELP = {
     "vector": (

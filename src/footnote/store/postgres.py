@@ -44,6 +44,7 @@ from footnote.store.conversations_pg import PgConversations
 from footnote.store.memory_pg import PgMemory
 from footnote.store.pg_support import (
     BULK_LOCK,
+    CLAIM_LOCK,
     MIGRATION_LOCK,
     WRITE_LOCK,
     Pool,
@@ -271,6 +272,37 @@ class PostgresStore(PgConversations, PgMemory):
             ).fetchall()
         return [PendingFragment(*r) for r in rows]
 
+    def claim_pending(self, limit: int, holder: str, lease_s: float) -> list[PendingFragment]:
+        if limit <= 0:
+            return []
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                # claims are serialised (each is one short statement): the claim statement's snapshot
+                # then sees every claim committed before it
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", [CLAIM_LOCK])
+                conn.execute("DELETE FROM embed_leases WHERE until <= now()")
+                rows = conn.execute(
+                    "WITH c AS (SELECT f.id, f.content_hash, f.text FROM fragments f WHERE f.embedding IS NULL"
+                    "   AND NOT EXISTS (SELECT 1 FROM embed_leases l WHERE l.fragment_id = f.id) ORDER BY f.id LIMIT %s),"
+                    " ins AS (INSERT INTO embed_leases (fragment_id, holder, until)"
+                    "   SELECT id, %s, now() + make_interval(secs => %s) FROM c"
+                    "   ON CONFLICT (fragment_id) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until)"
+                    " SELECT id, content_hash, text FROM c ORDER BY id",
+                    [int(limit), holder, float(lease_s)],
+                ).fetchall()
+        except psycopg.Error as e:
+            raise StoreError(f"claiming backlog fragments in {self.url} failed: {e}") from e
+        return [PendingFragment(*r) for r in rows]
+
+    def renew_claims(self, holder: str, lease_s: float) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("UPDATE embed_leases SET until = now() + make_interval(secs => %s) WHERE holder = %s",
+                         [float(lease_s), holder])
+
+    def release_claims(self, holder: str) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("DELETE FROM embed_leases WHERE holder = %s", [holder])
+
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         if not fragments:
             return 0
@@ -286,7 +318,9 @@ class PostgresStore(PgConversations, PgMemory):
                     [[_clean(f.id) for f in fragments], [f.content_hash for f in fragments],
                      ["[" + ",".join(repr(float(x)) for x in v) + "]" for v in vecs]],
                 )
-                return max(0, cur.rowcount)
+                written = max(0, cur.rowcount)
+                conn.execute("DELETE FROM embed_leases WHERE fragment_id = ANY(%s)", [[_clean(f.id) for f in fragments]])
+                return written
         except psycopg.Error as e:
             raise StoreError(f"writing {len(fragments)} vectors to {self.url} failed: {e}") from e
 

@@ -142,6 +142,21 @@ class Store(ConversationStore, MemoryStore, Protocol):
         """Up to ``limit`` fragments without a vector, by id, with ids greater than ``after``."""
         ...
 
+    def claim_pending(self, limit: int, holder: str, lease_s: float) -> list[PendingFragment]:
+        """Like :meth:`pending_fragments` from the start, leaving out fragments another live claim holds,
+        and claims those returned for ``holder`` for ``lease_s`` seconds — atomically, so two workers
+        claiming at once never get the same fragment. ``put_embeddings`` drops the claims of the
+        fragments it is given; a claim not renewed expires (a killed worker's fragments come back)."""
+        ...
+
+    def renew_claims(self, holder: str, lease_s: float) -> None:
+        """Extend every claim of ``holder`` to ``lease_s`` seconds from now."""
+        ...
+
+    def release_claims(self, holder: str) -> None:
+        """Drop every claim of ``holder`` (a worker that stops: what it did not write is backlog again)."""
+        ...
+
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         """Store vectors (rows aligned with ``fragments``) for fragments that still exist with the same
         content hash; others are skipped (replaced or deleted meanwhile). One transaction. StoreError,

@@ -290,6 +290,33 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         )
         return [PendingFragment(*r) for r in rows]
 
+    def claim_pending(self, limit: int, holder: str, lease_s: float) -> list[PendingFragment]:
+        if limit <= 0:
+            return []
+        conn = self._conn()
+        now = time.time()
+        with self._immediate(conn, "the store is locked by another writer", "claiming backlog fragments failed"):
+            conn.execute("DELETE FROM embed_leases WHERE until <= ?", (now,))
+            rows = [PendingFragment(*r) for r in conn.execute(
+                "SELECT f.id, f.content_hash, f.text FROM fragments f"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid)"
+                " AND NOT EXISTS (SELECT 1 FROM embed_leases l WHERE l.fragment_id = f.id) ORDER BY f.id LIMIT ?",
+                (int(limit),),
+            )]
+            conn.executemany("INSERT OR REPLACE INTO embed_leases (fragment_id, holder, until) VALUES (?, ?, ?)",
+                             [(r.id, holder, now + float(lease_s)) for r in rows])
+        return rows
+
+    def renew_claims(self, holder: str, lease_s: float) -> None:
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "renewing backlog claims failed"):
+            conn.execute("UPDATE embed_leases SET until = ? WHERE holder = ?", (time.time() + float(lease_s), holder))
+
+    def release_claims(self, holder: str) -> None:
+        conn = self._conn()
+        with self._immediate(conn, "the store is locked by another writer", "releasing backlog claims failed"):
+            conn.execute("DELETE FROM embed_leases WHERE holder = ?", (holder,))
+
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         if not fragments:
             return 0
@@ -315,6 +342,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                     if got is not None and got[1] == f.content_hash:
                         rows.append((got[0], vecs[j].tobytes()))
                 conn.executemany("INSERT OR REPLACE INTO embeddings (rid, vec) VALUES (?, ?)", rows)
+                conn.execute(f"DELETE FROM embed_leases WHERE fragment_id IN ({','.join('?' * len(ids))})", ids)
                 written += len(rows)
         return written
 

@@ -141,3 +141,30 @@ class BacklogTests:
         with pytest.raises(StoreError):
             store.rebind_embedder("x", 0)
         assert store.embedder_info() is None
+
+    def test_claims_split_the_backlog_between_holders(self, store: Store) -> None:
+        """Two workers claiming at once get disjoint fragments; written, released or expired claims let
+        the fragments be claimed again (a killed worker's share comes back)."""
+        import time
+
+        store.bind_embedder(EMBEDDER, DIM)
+        src, data = make_source("cl")
+        frags = make_fragments(src, distinct_texts(7, seed=9))
+        store.put_source(src, frags, None, data)
+        a = store.claim_pending(3, "worker-a", 60)
+        b = store.claim_pending(3, "worker-b", 60)
+        assert len(a) == 3 and len(b) == 3 and not {p.id for p in a} & {p.id for p in b}
+        assert [p.id for p in a] == sorted(p.id for p in a)
+        assert {p.id: p.text for p in a + b} == {f.id: f.text for f in frags if f.id in {p.id for p in a + b}}
+        a2 = store.claim_pending(3, "worker-a", 60)  # a holder's own claims are not handed out twice either
+        assert len(a2) == 1 and a2[0].id not in {p.id for p in a + b}
+        assert store.claim_pending(3, "worker-c", 60) == [] and store.claim_pending(0, "worker-c", 60) == []
+        by_id = {f.id: f for f in frags}
+        assert store.put_embeddings(a, embed([by_id[p.id] for p in a])) == 3  # writing drops the claims
+        store.release_claims("worker-b")  # b stops: its share is backlog again, a's last claim stays
+        again = store.claim_pending(10, "worker-c", 0.2)
+        assert sorted(p.id for p in again) == sorted(p.id for p in b)
+        store.renew_claims("worker-c", 0.2)
+        time.sleep(0.4)  # c is killed: its claims expire
+        assert sorted(p.id for p in store.claim_pending(10, "worker-d", 60)) == sorted(p.id for p in b)
+        assert store.backlog().pending == 4
