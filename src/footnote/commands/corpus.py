@@ -34,9 +34,9 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         StageDisplay,
         embed_summary,
         file_lines,
-        unpaired_lines,
         resume_hint,
         summary_line,
+        unpaired_lines,
     )
 
     kinds = ctx.settings.corpus.kinds

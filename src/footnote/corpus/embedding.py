@@ -20,8 +20,8 @@ import os
 import signal
 import socket
 import threading
-import uuid
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
