@@ -157,6 +157,15 @@ class StoreSettings(_Frozen):
     pg_exact_search_max: int = Field(
         10_000, description="PostgreSQL: with at most this many embedded fragments, dense search is exact (no HNSW)."
     )
+    pg_bulk_min_fragments: int = Field(
+        20_000,
+        description="PostgreSQL: a backlog run with at least this many fragments to embed (and pg_bulk_min_share of "
+        "the store) drops the HNSW index and builds it once at the end; dense search scans exactly meanwhile.",
+    )
+    pg_bulk_min_share: float = Field(
+        0.5, description="PostgreSQL: the share of the store's fragments a backlog must be for pg_bulk_min_fragments "
+        "to apply (rebuilding an index over many embedded vectors for a small backlog would cost more)."
+    )
     pg_size_cache_s: float = Field(
         10.0, description="PostgreSQL: how long the count that picks exact vs HNSW dense search is reused (seconds)."
     )

@@ -129,3 +129,84 @@ def test_two_workers_on_one_store_split_the_backlog(hash_settings: Settings, tmp
 def test_two_workers_on_one_postgres_store_split_the_backlog(hash_settings: Settings, pg_url: str,
                                                              tmp_path: Path) -> None:
     _two_workers(hash_settings.with_overrides(**{"store.url": pg_url}), pg_url, _corpus(tmp_path / "c"))
+
+
+@pytest.mark.integration
+@pytest.mark.postgres
+def test_large_postgres_backlog_defers_the_hnsw_index_and_survives_stops_and_kills(
+    hash_settings: Settings, pg_url: str, tmp_path: Path
+) -> None:
+    """A large backlog is embedded without the HNSW index (dense search exact meanwhile), built once at
+    the end; a run stopped early, or killed, leaves it for the next run, and search works throughout."""
+    import psycopg
+
+    from footnote.store.pg_support import BULK_LOCK
+
+    settings = hash_settings.with_overrides(**{
+        "store.url": pg_url, "store.pg_bulk_min_fragments": 20, "store.pg_exact_search_max": 0,
+        "backlog.batch_fragments": 5, "backlog.mode": "thread",
+    })
+    dim = settings.embedder.hash_dim
+    plain = HashEmbedder(dim)
+
+    def has_index() -> bool:
+        with psycopg.connect(pg_url) as conn:
+            return bool(conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone()[0])
+
+    store = open_store(pg_url, settings.store)
+    seen: list[tuple[bool, list[str]]] = []
+    stop = threading.Event()
+
+    class Watching(HashEmbedder):
+        """Looks at the store from outside between batches (as a concurrent searcher would)."""
+
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            done = store.backlog().embedded
+            if done:
+                frag = store.get_fragments([f.id for s in store.list_sources() for f in store.fragments_of(s.id)])
+                target = next(f for f in frag if not store.missing_embeddings([f.id]))
+                hits = store.search_dense(plain.embed_queries([target.text])[0], 1)
+                seen.append((has_index(), [h.fragment_id for h in hits] + [target.id]))
+            if done >= 15:
+                stop.set()
+            return super().embed_passages(texts)
+
+    try:
+        Ingestor(settings, store, plain).run([_corpus(tmp_path / "c", 60)], wait=False)
+        assert has_index()  # bound: the (empty) index exists
+        # a run stopped early (server shutdown / Ctrl-C): the backlog is still large, the index stays off
+        rep = BacklogEmbedder(settings, store, Watching(dim)).run(workers=1, stop=stop)
+        assert rep.interrupted and 15 <= rep.embedded < 60
+        assert seen and all(not idx for idx, _ in seen)
+        assert all(h[0] == h[-1] for _, h in seen)  # exact dense search found the embedded fragment
+        assert not has_index()
+        store.bind_embedder("hash", dim)  # opening the store again does not build it for a large backlog
+        assert not has_index()
+        assert store.search_lexical("number7", 3, stemmed=False)
+        # a killed loader (its lock gone with its session) is no obstacle; the next run finishes and builds
+        dead = psycopg.connect(pg_url, autocommit=True)
+        dead.execute("SELECT pg_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK])
+        dead_pid = dead.info.backend_pid
+        dead.close()
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # the server ends that session asynchronously
+            for _ in range(100):
+                if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [dead_pid]).fetchone() == (0,):
+                    break
+                time.sleep(0.05)
+        rep = BacklogEmbedder(settings, store, plain).run(workers=1)
+        assert rep.error is None and rep.remaining == 0
+        assert has_index()
+        q = store.fragments_of(store.list_sources()[3].id)[0]
+        assert store.search_dense(plain.embed_queries([q.text])[0], 1)[0].fragment_id == q.id
+        # a small backlog keeps the index in place (inserts into it)
+        store.rebind_embedder("hash", dim)  # no-op: same embedder
+        small = settings.with_overrides(**{"store.pg_bulk_min_fragments": 1000})
+        s2 = open_store(pg_url, small.store)
+        try:
+            extra = tmp_path / "d"
+            Ingestor(small, s2, plain).run([_corpus(extra, 5)], wait=False)
+            assert BacklogEmbedder(small, s2, plain).run(workers=1).remaining == 0 and has_index()
+        finally:
+            s2.close()
+    finally:
+        store.close()

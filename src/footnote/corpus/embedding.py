@@ -265,6 +265,16 @@ class BacklogEmbedder:
         noted = 0.0
         timings = {"list": 0.0, "wait": 0.0, "write": 0.0}
         log.info("embedding %d pending fragments with %s on %d %s worker(s)", total, self.embedder.name, n, mode)
+        # PostgreSQL: a large backlog is written without the HNSW index, built once at the end
+        deferral = contextlib.ExitStack()
+        defer = getattr(self.store, "deferred_index", None)
+        if defer is not None and limit is None:
+            try:
+                if deferral.enter_context(defer()):
+                    log.info("the ANN index is rebuilt when the backlog is embedded; dense search is exact meanwhile")
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
         def rate_now() -> float:
             t, d = samples[0]
@@ -365,6 +375,12 @@ class BacklogEmbedder:
             pool.shutdown(wait=not interrupted, cancel_futures=True)
             with contextlib.suppress(StoreError):  # else they expire after lease_s
                 self.store.release_claims(holder)
+            t_index = time.perf_counter()
+            try:
+                deferral.close()  # builds the index if this run embedded the backlog
+            except StoreError as e:
+                error = error or f"building the ANN index failed: {e}"
+            timings["index"] = (time.perf_counter() - t_index) * 1e3
             try:
                 self.store.note_embedding_rate(0.0 if (interrupted or error) else rate_now())
             except StoreError:

@@ -199,7 +199,11 @@ class PostgresStore(PgConversations, PgMemory):
                     self._dim = dim
                     missing = conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,)
                     if missing and not self._bulk_load_running(conn):
-                        self._create_ann_index(conn)  # repair: a bulk load was interrupted
+                        if self._backlog_is_large(conn):  # the next backlog run builds it when it is done
+                            log.info("store %s: no HNSW index while a large backlog waits; dense search is "
+                                     "exact until the backlog is embedded", self.url)
+                        else:
+                            self._create_ann_index(conn)  # repair: a bulk load was interrupted
                     return
                 held = conn.execute("SELECT count(*) FROM fragments WHERE embedding IS NOT NULL").fetchone()
                 if held is not None and held[0]:
@@ -408,6 +412,52 @@ class PostgresStore(PgConversations, PgMemory):
                     if self._dim is not None:
                         with self._pool.connection() as conn, conn.transaction():
                             conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                            self._create_ann_index(conn)
+                            conn.execute("ANALYZE fragments")
+                finally:
+                    holder.execute("SELECT pg_advisory_unlock(%s, hashtext(current_schema()))", [BULK_LOCK])
+                    holder.commit()
+
+    def _backlog_is_large(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether the fragments without a vector are worth embedding without the HNSW index
+        (``pg_bulk_min_fragments`` and ``pg_bulk_min_share`` of the store)."""
+        row = conn.execute("SELECT count(*), count(*) - count(embedding) FROM fragments").fetchone()
+        total, pending = (int(row[0]), int(row[1])) if row else (0, 0)
+        s = self.settings
+        return pending >= max(1, s.pg_bulk_min_fragments) and pending >= s.pg_bulk_min_share * total
+
+    @contextlib.contextmanager
+    def deferred_index(self) -> Iterator[bool]:
+        """Around a backlog run: when the backlog is large (:meth:`_backlog_is_large`), drop the HNSW
+        index while the vectors are written and build it once at the end (pgvector builds an index far
+        faster than it inserts into one); yields whether it did. Dense search scans exactly meanwhile
+        (correct, slower). Never waits: if another session is bulk-loading, yields False. At the end the
+        index is built only if the backlog is no longer large — a run cut short (Ctrl-C, server stop)
+        leaves it to the next run; a killed one too (its session lock goes with it, and
+        ``bind_embedder`` builds the index once the backlog is small)."""
+        with self._pool.connection() as holder:
+            got = holder.execute("SELECT pg_try_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK]).fetchone()
+            holder.commit()
+            if not (got and got[0]):
+                yield False
+                return
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    large = self._backlog_is_large(conn)
+                    if large and self._bound_dim() is not None:
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                        conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")
+                        log.info("store %s: HNSW index dropped while a large backlog is embedded", self.url)
+                if not large:
+                    yield False
+                    return
+                yield True
+            finally:
+                try:
+                    with self._pool.connection() as conn, conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+                        missing = conn.execute("SELECT to_regclass('fragments_embedding_hnsw')").fetchone() == (None,)
+                        if missing and self._bound_dim() is not None and not self._backlog_is_large(conn):
                             self._create_ann_index(conn)
                             conn.execute("ANALYZE fragments")
                 finally:
