@@ -122,6 +122,10 @@ class ChunkSettings(_Frozen):
 class StoreSettings(_Frozen):
     url: str = Field(DEFAULT_STORE, description="Store URL: a path, sqlite:///path, or postgresql://… (env FOOTNOTE_STORE).")
     sqlite_busy_timeout_ms: int = Field(30_000, description="How long a SQLite writer waits for the lock.")
+    sqlite_fragment_cache: int = Field(
+        20_000, description="SQLite: fragments (with their vectors) and term frequencies the search keeps in memory "
+        "between writes, so repeated candidates are not read again (0: off).",
+    )
     lexical_max_df: float = Field(
         0.5, description="Lexical lanes: query terms in more than this share of fragments are left out (BM25 weight ~0)."
     )

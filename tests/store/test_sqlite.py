@@ -31,6 +31,7 @@ from footnote.testing.store_conformance import (
     distinct_texts,
     embed,
     embed_query,
+    ids,
     make_fragments,
     make_source,
     put,
@@ -465,3 +466,32 @@ def test_transaction_left_open_by_an_interrupt_does_not_break_the_next_block(db:
     put(s, b, db_, make_fragments(b, distinct_texts(2)))
     assert s.stats().sources == 2
     s.close()
+
+
+def test_read_caches_are_emptied_by_every_write(tmp_path: Path) -> None:
+    """The pool's fragment+vector cache and the term-frequency cache live until the next write: a
+    replaced source, new vectors and new fragments are seen at once."""
+    s = SqliteStore(tmp_path / "c.db", StoreSettings(url=str(tmp_path / "c.db"), lexical_prune_min_fragments=1))
+    try:
+        s.bind_embedder(EMBEDDER, DIM)
+        src, data = make_source("doc", version="1")
+        frags = make_fragments(src, ["ocelot one", "ocelot two"])
+        s.put_source(src, frags, None, data)
+        got, mat = s.get_fragments_with_embeddings([f.id for f in frags])
+        assert [f.text for f in got] == ["ocelot one", "ocelot two"] and not mat.any()
+        assert s.put_embeddings(s.pending_fragments(5), embed(frags)) == 2
+        _, mat = s.get_fragments_with_embeddings([frags[0].id])
+        np.testing.assert_allclose(mat[0], embed(frags[:1])[0], atol=1e-6)
+        v2, d2 = make_source("doc", version="2")
+        f2 = make_fragments(v2, ["margay three", "margay four"])
+        s.put_source(v2, f2, embed(f2), d2)
+        got, mat = s.get_fragments_with_embeddings([f.id for f in f2])
+        assert [f.text for f in got] == ["margay three", "margay four"]
+        np.testing.assert_allclose(mat, embed(f2), atol=1e-6)
+        # "margay" is in every fragment (pruned as common while another term is kept), then no longer
+        assert ids(s.search_lexical("margay three", 5, stemmed=False)) == [f2[0].id]
+        other, d3 = make_source("other")
+        s.put_source(other, make_fragments(other, ["lynx", "caracal", "serval", "puma"]), None, d3)
+        assert ids(s.search_lexical("margay three", 5, stemmed=False)) == [f2[0].id, f2[1].id]
+    finally:
+        s.close()

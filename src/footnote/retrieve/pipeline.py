@@ -41,7 +41,6 @@ from footnote.retrieve.types import (
     Verdict,
 )
 from footnote.settings import GateThresholds, Settings
-from footnote.store.batch import FragmentsWithEmbeddings
 from footnote.store.protocol import Store
 from footnote.text import Analyzer, detect_lang
 
@@ -300,8 +299,9 @@ class Retriever:
         t0 = time.perf_counter()
         ids = list(pool.hits)
         mat: np.ndarray | None = None
-        if qvec is not None and ids and isinstance(self.store, FragmentsWithEmbeddings):
-            got, allmat = self.store.get_fragments_with_embeddings(ids)  # one read / one statement
+        both = getattr(self.store, "get_fragments_with_embeddings", None)  # (FragmentsWithEmbeddings)
+        if qvec is not None and ids and callable(both):
+            got, allmat = both(ids)  # one read / one statement
             frags = {f.id: f for f in got}
             row = {i: j for j, i in enumerate(ids)}
             ids = [i for i in ids if i in frags]

@@ -14,7 +14,7 @@ from footnote.errors import ModelError
 from footnote.models.protocols import Reranker
 from footnote.retrieve.fusion import evidence_of, fused_score, lane_tops
 from footnote.retrieve.names import name_evidence, passage_skeletons, question_names
-from footnote.retrieve.types import Candidate
+from footnote.retrieve.types import Candidate, with_rerank
 from footnote.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def fused_order(question: str, cands: Sequence[Candidate], query_lang: str, sett
         kind = c.fragment.kind
         if kind not in verse_kind:
             verse_kind[kind] = settings.corpus.group_of(kind) is KindGroup.VERSES
-        scored.append(replace(c, rerank=fused_score(
+        scored.append(with_rerank(c, fused_score(
             c.score if c.embedded else neutral, ev, same_lang=same, is_verse=verse_kind[kind], rs=rs,
         )))
     scored.sort(key=lambda c: (-(c.rerank or 0.0), -c.score, c.fragment.id))

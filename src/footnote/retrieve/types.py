@@ -79,6 +79,15 @@ class Candidate:
         return tuple(sorted({h.lane.value for h in self.lanes}))
 
 
+def with_rerank(c: Candidate, value: float | None) -> Candidate:
+    """``dataclasses.replace(c, rerank=value)`` without its per-field work (fusion does it for every
+    candidate of every search): a shallow copy of the fields with ``rerank`` set."""
+    new = object.__new__(Candidate)
+    new.__dict__.update(c.__dict__)
+    new.__dict__["rerank"] = value
+    return new
+
+
 @dataclass(frozen=True)
 class StageTrace:
     name: str

@@ -68,6 +68,9 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         self._closed = False
         self._analyzer = Analyzer()
         self._dense = DenseCache()
+        # per write generation: fragment rows + vectors the retrieval pool read, fragment count and
+        # term document frequencies (a write bumps the generation and so empties them)
+        self._gen_cache: tuple[int, dict[str, tuple[Fragment, bytes | None]], dict[tuple[str, str], int]] = (-1, {}, {})
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -628,20 +631,34 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                     out[pos[fid]] = np.frombuffer(blob, dtype="<f4", count=dim)
         return out
 
+    def _cache_at(self, gen: int) -> tuple[dict[str, tuple[Fragment, bytes | None]], dict[tuple[str, str], int]]:
+        """The per-generation caches (fresh ones when the store was written since)."""
+        cached = self._gen_cache
+        if cached[0] != gen:
+            cached = (gen, {}, {})
+            self._gen_cache = cached
+        return cached[1], cached[2]
+
     def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
         """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
-        none), read together in one snapshot — the retrieval pool needs both (``store.batch``)."""
+        none), read together in one snapshot — the retrieval pool needs both (``store.batch``). Rows
+        read are kept until the next write (``settings.sqlite_fragment_cache`` of them)."""
         wanted = list(dict.fromkeys(fragment_ids))
-        found: dict[str, tuple[Fragment, bytes | None]] = {}
         with self._read() as conn:
+            rows, _ = self._cache_at(self._generation(conn))
             binding = self._binding(conn)
             dim = binding[1] if binding else 0
-            for i in range(0, len(wanted), IN_CHUNK):
-                chunk = wanted[i : i + IN_CHUNK]
+            found = {fid: rows[fid] for fid in wanted if fid in rows}
+            missing = [fid for fid in wanted if fid not in found]
+            for i in range(0, len(missing), IN_CHUNK):
+                chunk = missing[i : i + IN_CHUNK]
                 q = (f"SELECT {FRAGMENT_COLS}, e.vec FROM fragments LEFT JOIN embeddings e ON e.rid = fragments.rid "
                      f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
                 for row in conn.execute(q, chunk):
                     found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
+        room = self.settings.sqlite_fragment_cache - len(rows)
+        if room > 0 and missing:
+            rows.update((fid, found[fid]) for fid in missing[:room] if fid in found)
         mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
         frags: list[Fragment] = []
         for j, fid in enumerate(fragment_ids):
@@ -733,15 +750,23 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         ratio = self.settings.lexical_max_df
         if ratio >= 1.0 or len(terms) < 2:
             return terms
-        total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
+        _, counts = self._cache_at(self._generation(conn))  # counts and dfs stay valid until a write
+        total = counts.get(("", ""))
+        if total is None:
+            total = counts[("", "")] = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
         if total < self.settings.lexical_prune_min_fragments:
             return terms
-        df = dict(
-            conn.execute(
-                f"SELECT term, doc FROM fts_vocab WHERE col = ? AND term IN ({','.join('?' * len(terms))})",
-                [column, *terms],
-            )
-        )
+        unknown = [t for t in terms if (column, t) not in counts]
+        if unknown:
+            got = dict(conn.execute(
+                f"SELECT term, doc FROM fts_vocab WHERE col = ? AND term IN ({','.join('?' * len(unknown))})",
+                [column, *unknown],
+            ))
+            if len(counts) < self.settings.sqlite_fragment_cache:
+                counts.update(((column, t), int(got.get(t, 0))) for t in unknown)
+        else:
+            got = {}
+        df = {t: counts.get((column, t), got.get(t, 0)) for t in terms}
         kept = [t for t in terms if df.get(t, 0) <= ratio * total]
         return kept or terms
 
