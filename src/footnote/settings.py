@@ -161,6 +161,12 @@ class StoreSettings(_Frozen):
     pg_exact_search_max: int = Field(
         10_000, description="PostgreSQL: with at most this many embedded fragments, dense search is exact (no HNSW)."
     )
+    pg_shared_scan_min_share: float = Field(
+        0.25,
+        description="PostgreSQL dense lanes: kind groups holding at least this share of the embedded fragments are "
+        "served together by ONE unfiltered HNSW scan of the query vector (hnsw_ef_search candidates, split by kind); "
+        "rarer groups get their own kind-filtered (iterative) scan, and a group the shared scan leaves short of k too.",
+    )
     pg_bulk_min_fragments: int = Field(
         20_000,
         description="PostgreSQL: a backlog run with at least this many fragments to embed (and pg_bulk_min_share of "
@@ -171,7 +177,8 @@ class StoreSettings(_Frozen):
         "to apply (rebuilding an index over many embedded vectors for a small backlog would cost more)."
     )
     pg_size_cache_s: float = Field(
-        10.0, description="PostgreSQL: how long the count that picks exact vs HNSW dense search is reused (seconds)."
+        10.0, description="PostgreSQL: how long the per-kind counts that pick exact, shared or filtered HNSW dense search "
+        "are reused (seconds)."
     )
     pg_batch_connections: int = Field(
         3,
@@ -502,6 +509,17 @@ class RetrieveSettings(_Frozen):
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
+    ready_vector_wait_ms: float = Field(
+        2.0,
+        description="With a batching store (PostgreSQL): wait this long for the query vector before the text lanes "
+        "start; if it is ready by then (the query cache had it), text and dense lanes go as ONE batch (concurrent "
+        "connections) instead of two in a row.",
+    )
+    prefetch_text_hits: bool = Field(
+        True,
+        description="While the query is still being embedded, read the fragments and vectors of the text lanes' "
+        "hits for the pool (so after the dense lanes only the dense hits are left to read).",
+    )
     overlap_lanes: bool = Field(
         True,
         description="Run the text lanes (lexical, address, trigram) in a worker thread while the query is embedded, "

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from footnote.corpus.records import AddressLocator, KindGroup
+from footnote.corpus.records import AddressLocator, Fragment, KindGroup
 from footnote.retrieve.types import Lane, LaneHit, QueryPlan, StageTrace
 from footnote.settings import Settings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall, run_calls
@@ -79,6 +79,8 @@ class LanePool:
 
     hits: dict[str, list[LaneHit]] = field(default_factory=dict)
     queries_run: set[tuple[str, str]] = field(default_factory=set)  # (lane, query)
+    # fragments and vectors already read (prefetched while the query was embedded): id → (fragment, vector)
+    rows: dict[str, tuple[Fragment, np.ndarray]] = field(default_factory=dict)
 
     def add(self, lane: Lane, query: str, found: Sequence[Hit]) -> int:
         for rank, h in enumerate(found):
@@ -140,6 +142,18 @@ def _run_batch(store: Store, calls: Sequence[PlannedCall]) -> tuple[list[list[Hi
     return hits, per_call, (time.perf_counter() - t0) * 1000
 
 
+def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> None:
+    """Read the fragments + vectors of ``ids`` not read yet into ``pool.rows`` (while the query embeds)."""
+    both = getattr(store, "get_fragments_with_embeddings", None)
+    want = [i for i in dict.fromkeys(ids) if i not in pool.rows]
+    if not callable(both) or not want:
+        return
+    frags, mat = both(want)
+    row = {fid: j for j, fid in enumerate(want)}
+    for f in frags:
+        pool.rows[f.id] = (f, mat[row[f.id]])
+
+
 def run_lanes(
     store: Store,
     settings: Settings,
@@ -163,17 +177,33 @@ def run_lanes(
     connection. Without an executor: text lanes, embedding, dense lanes, one after the other."""
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
+    rs = settings.retrieve
+    merged = False
     if executor is not None:
         future = executor.submit(embed)
-        try:
-            text_res = _run_batch(store, texts)
-        finally:
-            vectors = future.result()  # re-raises the embedder's error here
+        if callable(getattr(store, "search_many", None)) and rs.ready_vector_wait_ms > 0:
+            # a vector the query cache had is ready at once: text and dense lanes as one batch
+            merged = not wait([future], timeout=rs.ready_vector_wait_ms / 1000).not_done
+        if merged:
+            vectors = future.result()
+            dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+            hits, per_call, wall = _run_batch(store, [*texts, *dense])
+            n = len(texts)
+            text_res = (hits[:n], per_call[:n] if per_call is not None else None, wall)
+            dense_res = (hits[n:], per_call[n:] if per_call is not None else None, 0.0)
+        else:
+            try:
+                text_res = _run_batch(store, texts)
+                if rs.prefetch_text_hits and not future.done():
+                    _prefetch(store, pool, [h.fragment_id for found in text_res[0] for h in found])
+            finally:
+                vectors = future.result()  # re-raises the embedder's error here
     else:
         text_res = _run_batch(store, texts)
         vectors = embed()
-    dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
-    dense_res = _run_batch(store, dense)
+    if not merged:
+        dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+        dense_res = _run_batch(store, dense)
     traces: list[StageTrace] = []
     lane_ms: dict[Lane, float] = {}
     lane_hits: dict[Lane, int] = {}
@@ -187,7 +217,8 @@ def run_lanes(
             lane_hits[pc.lane] = lane_hits.get(pc.lane, 0) + len(found)
             lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
         traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
-                                 {"batched": per_call is None, "overlapped_embedding": name == "text" and executor is not None}))
+                                 {"batched": per_call is None, "merged": merged,
+                                  "overlapped_embedding": name == "text" and executor is not None and not merged}))
     for lane in lane_ms:
         traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
                                  {"queries": lane_queries[lane], "hits": lane_hits[lane]}))

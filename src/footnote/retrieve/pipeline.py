@@ -301,11 +301,15 @@ class Retriever:
         mat: np.ndarray | None = None
         both = getattr(self.store, "get_fragments_with_embeddings", None)  # (FragmentsWithEmbeddings)
         if qvec is not None and ids and callable(both):
-            got, allmat = both(ids)  # one read / one statement
+            unread = [i for i in ids if i not in pool.rows]  # some were read while the query was embedded
+            got, unread_mat = both(unread) if unread else ([], np.zeros((0, qvec.shape[0]), dtype=np.float32))
             frags = {f.id: f for f in got}
-            row = {i: j for j, i in enumerate(ids)}
+            vec_of = {i: unread_mat[j] for j, i in enumerate(unread)}
+            for i, (f, v) in pool.rows.items():
+                frags[i], vec_of[i] = f, v
             ids = [i for i in ids if i in frags]
-            mat = allmat[[row[i] for i in ids]]
+            mat = (np.vstack([vec_of[i] for i in ids]) if ids
+                   else np.zeros((0, qvec.shape[0]), dtype=np.float32))
             cos = mat @ qvec.astype(np.float32)
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:

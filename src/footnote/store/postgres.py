@@ -106,6 +106,16 @@ def _fragment(row: Sequence[Any]) -> Fragment:
     )
 
 
+def dense_params(dense: Sequence[tuple[int, str, dict[str, Any]]], i: int) -> dict[str, Any]:
+    """The params of call ``i`` among the prepared dense calls."""
+    return next(p for j, _, p in dense if j == i)
+
+
+def dense_params_full(dense: Sequence[tuple[int, str, dict[str, Any]]], i: int) -> tuple[str, dict[str, Any]]:
+    """(where, params) of call ``i`` among the prepared dense calls."""
+    return next((w, p) for j, w, p in dense if j == i)
+
+
 def _clean(s: str) -> str:
     """PostgreSQL text cannot hold NUL."""
     return s.replace("\x00", " ")
@@ -136,7 +146,7 @@ class PostgresStore(PgConversations, PgMemory):
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
         self._dim: int | None = None
-        self._size_cache: dict[tuple[str, ...] | None, tuple[float, bool]] = {}
+        self._kind_counts: tuple[float, dict[str, int]] | None = None
         info = self.embedder_info()
         self._dim = info[1] if info else None
 
@@ -260,7 +270,7 @@ class PostgresStore(PgConversations, PgMemory):
         except psycopg.Error as e:
             raise StoreError(f"rebinding {self.url} to embedder {name!r} (dim {dim}) failed: {e}") from e
         self._dim = dim
-        self._size_cache.clear()
+        self._kind_counts = None
         log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
         return dropped
 
@@ -770,10 +780,27 @@ class PostgresStore(PgConversations, PgMemory):
         backend process, so three HNSW lookups take the time of about one where cores allow. Session
         settings (HNSW ``ef_search`` and iterative scan, the trigram threshold) are set locally in the
         same pipeline. A lexical call is a single statement (idf lookup, pruning and ranking in SQL)."""
-        n = max(1, min(int(self.settings.pg_batch_connections), len(calls)))
+        # units dealt over the connections: each call alone, except the dense calls of one query vector
+        # that one HNSW scan serves together (common kind groups, see _search_batch)
+        units: list[list[int]] = []
+        by_vec: dict[bytes, list[int]] = {}
+        counts: dict[str, int] | None = None
+        if any(isinstance(c, DenseCall) and c.kinds is not None for c in calls):
+            with self._pool.connection() as conn:
+                counts = self._embedded_by_kind(conn)
+        for i, c in enumerate(calls):
+            if isinstance(c, DenseCall) and counts is not None and self._shares_scan(c, counts):
+                key = np.asarray(c.vector, dtype=np.float32).tobytes()
+                if key not in by_vec:
+                    by_vec[key] = []
+                    units.append(by_vec[key])
+                by_vec[key].append(i)
+            else:
+                units.append([i])
+        n = max(1, min(int(self.settings.pg_batch_connections), len(units)))
         if n == 1:
             return self._search_batch(calls)
-        shares = [list(range(j, len(calls), n)) for j in range(n)]
+        shares = [[i for u in units[j::n] for i in u] for j in range(n)]
         with self._executor_lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=max(2, int(self.settings.pg_pool_size)),
@@ -821,23 +848,38 @@ class PostgresStore(PgConversations, PgMemory):
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []
         exact: list[tuple[int, str, dict[str, Any]]] = []
+        shared: dict[bytes, list[int]] = {}  # query vector → the calls one unfiltered HNSW scan serves
+        shared_cursors: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with self._pool.connection() as conn:
             # autocommit, with BEGIN … COMMIT sent inside the pipeline: psycopg's own transaction
             # handling would add a round trip (it syncs after its implicit BEGIN)
             conn.autocommit = True
             try:
+                counts = self._embedded_by_kind(conn) if dense else {}
+                total = sum(counts.values())
                 for i, where, params in dense:
-                    if self._subset_is_small(conn, where, params):
+                    c = calls[i]
+                    assert isinstance(c, DenseCall)
+                    size = total if c.kinds is None else sum(counts.get(k, 0) for k in set(c.kinds))
+                    if size <= int(self.settings.pg_exact_search_max):
                         # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
                         exact.append((i, f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
                                          " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s", params))
+                    elif self._shares_scan(c, counts):
+                        # a common kind group: served by one unfiltered scan shared with the vector's other groups
+                        shared.setdefault(params["q"].arr.tobytes(), []).append(i)
                     else:
                         # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
                         # it (iterative scan); relaxed order re-sorted exactly over the k found
-                        ann.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
-                                       f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s)"
-                                       " SELECT id, 1 - d FROM c ORDER BY d, id", params))
-                cursors = self._pipeline(conn, text, ann, exact, trigram)
+                        ann.append((i, self._ann_sql(where), params))
+                scans = []
+                for members in shared.values():
+                    first = dense_params(dense, members[0])
+                    limit = max(int(self.settings.hnsw_ef_search), sum(int(dense_params(dense, i)["k"]) for i in members))
+                    scans.append((members, "SELECT id, kind, 1 - (embedding <=> %(q)b) FROM fragments WHERE embedding"
+                                           " IS NOT NULL ORDER BY embedding <=> %(q)b LIMIT %(lim)s",
+                                  {"q": first["q"], "lim": limit}))
+                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans)
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -846,24 +888,84 @@ class PostgresStore(PgConversations, PgMemory):
             for i, cur in cursors:
                 positive = isinstance(calls[i], LexicalCall | TrigramCall)
                 out[i] = [Hit(r[0], float(r[1])) for r in cur.fetchall() if not positive or float(r[1]) > 0]
+            short: list[int] = []
+            for members, cur in shared_cursors:
+                rows = sorted(cur.fetchall(), key=lambda r: (-float(r[2]), r[0]))
+                for i in members:
+                    c = calls[i]
+                    assert isinstance(c, DenseCall) and c.kinds is not None
+                    kinds = set(c.kinds)
+                    hits = [Hit(r[0], float(r[2])) for r in rows if r[1] in kinds][: c.k]
+                    out[i] = hits
+                    if len(hits) < c.k:
+                        short.append(i)
+        if short:  # a group the shared scan left short of k: its own filtered (iterative) scan
+            for i, hits in zip(short, self._search_batch_filtered([dense_params_full(dense, i) for i in short]),
+                               strict=True):
+                out[i] = hits
         log.debug("search_many: %d calls (%d ann, %d exact) in %.1f ms", len(calls), len(ann), len(exact),
                   (time.perf_counter() - t0) * 1e3)
         return out
 
+    def _ann_sql(self, where: str) -> str:
+        return (f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
+                f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id")
+
+    def _search_batch_filtered(self, dense: list[tuple[str, dict[str, Any]]]) -> list[list[Hit]]:
+        """Kind-filtered HNSW scans (iterative), one pipeline: the fallback of a shared scan."""
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                cursors, _ = self._pipeline(conn, [], [(j, self._ann_sql(w), p) for j, (w, p) in enumerate(dense)], [],
+                                            False, [])
+            finally:
+                if not conn.closed and not conn.broken:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        conn.execute("ROLLBACK")
+                    conn.autocommit = False
+            return [[Hit(r[0], float(r[1])) for r in cur.fetchall()] for _, cur in cursors]
+
+    def _shares_scan(self, c: DenseCall, counts: dict[str, int]) -> bool:
+        """Whether a dense call's kind group is common enough to be served by the shared unfiltered scan."""
+        if c.kinds is None:
+            return False
+        total = sum(counts.values())
+        size = sum(counts.get(k, 0) for k in set(c.kinds))
+        return bool(total) and size > int(self.settings.pg_exact_search_max) and \
+            size >= self.settings.pg_shared_scan_min_share * total
+
+    def _embedded_by_kind(self, conn: psycopg.Connection[Any]) -> dict[str, int]:
+        """Embedded fragments per kind, remembered for ``pg_size_cache_s`` seconds (it only picks the
+        search method: exact scan, the shared HNSW scan, or a kind-filtered one)."""
+        now = time.monotonic()
+        cached = self._kind_counts
+        if cached is not None and now - cached[0] < self.settings.pg_size_cache_s:
+            return cached[1]
+        rows = conn.execute("SELECT kind, count(*) FROM fragments WHERE embedding IS NOT NULL GROUP BY kind").fetchall()
+        counts = {str(k): int(n) for k, n in rows}
+        self._kind_counts = (now, counts)
+        return counts
+
     def _pipeline(
         self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
-        exact: list[tuple[int, str, Any]], trigram: bool,
-    ) -> list[tuple[int, psycopg.Cursor[Any]]]:
+        exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]],
+    ) -> tuple[list[tuple[int, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
         """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
-        HNSW dense lanes, the exact dense lanes (index scans off for them only, so last), COMMIT."""
+        shared and kind-filtered HNSW dense lanes, the exact dense lanes (index scans off for them only,
+        so last), COMMIT."""
         s = self.settings
         cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
+        shared: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with conn.pipeline():
             conn.execute("BEGIN")
             if trigram:
                 conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
                              [str(float(s.pg_trigram_threshold))])
             cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
+            if scans:
+                lim = max(int(p["lim"]) for _, _, p in scans)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), lim))])
+                shared += [(members, conn.execute(sql, params)) for members, sql, params in scans]
             if ann:
                 k_max = max(int(p["k"]) for _, _, p in ann)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), k_max))])
@@ -876,7 +978,7 @@ class PostgresStore(PgConversations, PgMemory):
                 conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
                 cursors += [(i, conn.execute(sql, params)) for i, sql, params in exact]
             conn.execute("COMMIT")
-        return cursors
+        return cursors, shared
 
     def _dense_where(self, c: DenseCall) -> tuple[str, dict[str, Any]] | None:
         """(where, params) of a dense call, or None when it can return nothing."""
@@ -914,23 +1016,6 @@ class PostgresStore(PgConversations, PgMemory):
                   "max_df": float(s.lexical_max_df), "min_n": int(s.lexical_prune_min_fragments),
                   "kinds": list(c.kinds) if c.kinds is not None else None, "k": int(c.k)}
         return _LEXICAL_SQL.format(column=column, kind_sql=kind_sql), params
-
-    def _subset_is_small(self, conn: psycopg.Connection[Any], where: str, params: dict[str, Any]) -> bool:
-        """Whether at most ``pg_exact_search_max`` embedded fragments pass ``where`` — a bounded count,
-        remembered for ``pg_size_cache_s`` seconds per kind filter (it only picks the search method)."""
-        key = tuple(sorted(params["kinds"])) if params["kinds"] is not None else None
-        now = time.monotonic()
-        cached = self._size_cache.get(key)
-        if cached is not None and now - cached[0] < self.settings.pg_size_cache_s:
-            return cached[1]
-        limit = int(self.settings.pg_exact_search_max)
-        row = conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM fragments WHERE {where} LIMIT %(lim)s) t",
-            {**params, "lim": limit + 1},
-        ).fetchone()
-        small = row is not None and int(row[0]) <= limit
-        self._size_cache[key] = (now, small)
-        return small
 
     def list_addresses(self) -> list[tuple[str, str, str]]:
         with self._pool.connection() as conn:
