@@ -46,7 +46,15 @@ from footnote.settings import load_settings  # noqa: E402
 from footnote.store.pg_support import migration_files  # noqa: E402
 from footnote.testing.loopback import free_port  # noqa: E402
 from footnote.testing.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
-from footnote.testing.store_conformance import embed, embed_query, ids, make_fragments, make_source, put  # noqa: E402
+from footnote.testing.store_conformance import (  # noqa: E402
+    distinct_texts,
+    embed,
+    embed_query,
+    ids,
+    make_fragments,
+    make_source,
+    put,
+)
 
 
 def _tables(url: str) -> set[str]:
@@ -568,3 +576,35 @@ def test_kind_filtered_hnsw_needs_the_iterative_scan(pg_url: str) -> None:
     assert len(got["off"]) < k  # 1 % of the rows: ~0.4 of the 40 candidates are letters
     assert len(got["relaxed_order"]) == k and {h.fragment_id for h in got["relaxed_order"]} == exact
     assert [h.score for h in got["relaxed_order"]] == sorted((h.score for h in got["relaxed_order"]), reverse=True)
+
+
+def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_ones(pg_url: str) -> None:
+    """Common kind groups of one query vector share ONE unfiltered HNSW scan, split by kind; a rare
+    group gets its own filtered scan, and a group the shared scan leaves short of k too — the results
+    are the exact per-kind top-k either way (a small store: the HNSW graph finds the true neighbours)."""
+    from footnote.store.batch import DenseCall
+
+    s = _open(pg_url, pg_exact_search_max=0, hnsw_ef_search=40, pg_shared_scan_min_share=0.25)
+    try:
+        s.bind_embedder("hash", 64)
+        texts = distinct_texts(300, seed=4)
+        for kind, lo, hi in (("letter", 0, 150), ("verse", 150, 180), ("commentary", 180, 300)):
+            src, data = make_source(f"src-{kind}", kind=kind)
+            put(s, src, data, make_fragments(src, texts[lo:hi]))
+        rng = np.random.default_rng(3)
+        exact = _open(pg_url, pg_exact_search_max=10**6)
+        try:
+            for _ in range(5):
+                q = rng.normal(size=64).astype(np.float32)
+                calls = [DenseCall(q, 30, ("letter", "prose_chapter")), DenseCall(q, 10, ("verse",)),
+                         DenseCall(q, 60, ("commentary",))]  # commentary: 60 > its share of the 40 shared rows
+                got = s.search_many(calls)  # type: ignore[attr-defined]
+                want = exact.search_many(calls)  # type: ignore[attr-defined]
+                for g, w, c in zip(got, want, calls, strict=True):
+                    assert len(g) == c.k
+                    assert [h.fragment_id for h in g] == [h.fragment_id for h in w]
+                    np.testing.assert_allclose([h.score for h in g], [h.score for h in w], atol=1e-5)
+        finally:
+            exact.close()
+    finally:
+        s.close()

@@ -88,3 +88,28 @@ def test_hnsw_recall_against_exact(engines: tuple[Engine, Engine], questions: li
         assert float(np.mean(recalls)) >= 0.95, np.mean(recalls)
     finally:
         ann.close()
+
+
+def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engine],
+                                                    questions: list[dict[str, Any]]) -> None:
+    """Reading the text hits while the query embeds, and one batch for text + dense lanes when the
+    query vector is cached, change when the work is done, never what the search returns."""
+    _, pg = engines
+    plain = Engine.from_settings(pg.settings.with_overrides(**{
+        "retrieve.prefetch_text_hits": False, "retrieve.ready_vector_wait_ms": 0.0}))
+    try:
+        merged_seen = 0
+        for q in questions[:12]:
+            first = pg.search(q["question"], lang="en")  # fresh vector: text lanes overlap the embedding
+            again = pg.search(q["question"], lang="en")  # cached vector: one batch
+            ref = plain.search(q["question"], lang="en")
+            for r in (first, again):
+                assert [c.fragment.id for c in r.candidates] == [c.fragment.id for c in ref.candidates], q["id"]
+                np.testing.assert_allclose([c.score for c in r.candidates], [c.score for c in ref.candidates],
+                                           atol=1e-5)
+                assert r.verdict == ref.verdict
+            merged_seen += any(t.name == "lanes:text" and t.info.get("merged") for t in again.trace)
+            assert not any(t.name == "lanes:text" and t.info.get("merged") for t in ref.trace)
+        assert merged_seen == 12
+    finally:
+        plain.close()
