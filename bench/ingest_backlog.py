@@ -153,7 +153,7 @@ def start_pg() -> str:
 
     import psycopg
 
-    from footnote.store import pgserver
+    from footnote.testing import pgserver
 
     server = pgserver.start(watch_pid=os.getpid())
     atexit.register(server.stop)
