@@ -20,10 +20,10 @@ import time
 from typing import Any
 
 import numpy as np
+from search import queries
 
 from footnote.engine import Engine
 from footnote.settings import load_settings
-from search import queries
 
 
 def _p(v: list[float], q: float) -> float:
