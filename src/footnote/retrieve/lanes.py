@@ -142,16 +142,18 @@ def _run_batch(store: Store, calls: Sequence[PlannedCall]) -> tuple[list[list[Hi
     return hits, per_call, (time.perf_counter() - t0) * 1000
 
 
-def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> None:
-    """Read the fragments + vectors of ``ids`` not read yet into ``pool.rows`` (while the query embeds)."""
+def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> int:
+    """Read the fragments + vectors of ``ids`` not read yet into ``pool.rows`` (while the query embeds);
+    returns how many were read."""
     both = getattr(store, "get_fragments_with_embeddings", None)
     want = [i for i in dict.fromkeys(ids) if i not in pool.rows]
     if not callable(both) or not want:
-        return
+        return 0
     frags, mat = both(want)
     row = {fid: j for j, fid in enumerate(want)}
     for f in frags:
         pool.rows[f.id] = (f, mat[row[f.id]])
+    return len(frags)
 
 
 def run_lanes(
@@ -179,6 +181,7 @@ def run_lanes(
     texts = text_calls(settings, queries, pool, lang=lang)
     rs = settings.retrieve
     merged = False
+    prefetched = 0
     if executor is not None:
         future = executor.submit(embed)
         if callable(getattr(store, "search_many", None)) and rs.ready_vector_wait_ms > 0:
@@ -195,7 +198,7 @@ def run_lanes(
             try:
                 text_res = _run_batch(store, texts)
                 if rs.prefetch_text_hits and not future.done():
-                    _prefetch(store, pool, [h.fragment_id for found in text_res[0] for h in found])
+                    prefetched = _prefetch(store, pool, [h.fragment_id for found in text_res[0] for h in found])
             finally:
                 vectors = future.result()  # re-raises the embedder's error here
     else:
@@ -218,6 +221,7 @@ def run_lanes(
             lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
         traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
                                  {"batched": per_call is None, "merged": merged,
+                                  "prefetched": prefetched if name == "text" else 0,
                                   "overlapped_embedding": name == "text" and executor is not None and not merged}))
     for lane in lane_ms:
         traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
