@@ -1,4 +1,4 @@
--- Footnote SQLite store, migration 7: leases on backlog fragments, so that two embedding workers on one
+-- Footnote SQLite store, migration 8: leases on backlog fragments, so that two embedding workers on one
 -- store (a server's background worker and `footnote reembed`, say) split the backlog instead of both
 -- embedding the same fragments. A worker claims a batch (claim_pending), renews its claims while it
 -- works and drops them when the vectors are written or it stops; a killed worker's claims expire.

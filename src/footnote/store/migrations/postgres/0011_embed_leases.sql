@@ -1,4 +1,4 @@
--- Footnote PostgreSQL store, migration 10: leases on backlog fragments, so that two embedding workers on
+-- Footnote PostgreSQL store, migration 11: leases on backlog fragments, so that two embedding workers on
 -- one store split the backlog instead of both embedding the same fragments. A worker claims a batch
 -- (claim_pending, serialised by an advisory lock), renews its claims while it works and drops them when
 -- the vectors are written or it stops; a killed worker's claims expire (until).
