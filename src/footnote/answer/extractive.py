@@ -238,6 +238,11 @@ class SentenceRanker:
         """Candidate sentences this ranker had to embed (neither in memory nor kept by the store)."""
         return self._cache.embedded
 
+    def passage_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already)."""
+        assert self.embedder is not None
+        return self._cache.vectors(self.embedder, texts)
+
     def min_similarity(self) -> float | None:
         if self.embedder is None:
             return None

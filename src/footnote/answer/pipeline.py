@@ -48,6 +48,7 @@ from footnote.answer.memory import (
 )
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
+from footnote.answer.support import SupportScorer, trace_support
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.types import (
     Answer,
@@ -141,6 +142,8 @@ class Answerer:
         self.secrets = settings_secrets(settings)
         kept = store if isinstance(store, SentenceVectorStore) else None
         self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer, kept)
+        embedder = self.ranker.embedder  # citation support reads the vectors the ranker computed this turn
+        self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
 
     # -- public --------------------------------------------------------------------------------
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
@@ -496,6 +499,8 @@ class Answerer:
             disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed, removed_sentences=removed_sentences,
             model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace,
         )
+        if self.settings.support.in_trace and (support := trace_support(self.support, answer)) is not None:
+            trace["support"] = support
         yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer)
         yield Done(answer)
 

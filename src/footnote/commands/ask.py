@@ -4,6 +4,7 @@ citations, the verdict and the mode. ``--json`` prints exactly the answer contra
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -16,6 +17,21 @@ from footnote.retrieve.format import snippet
 def citation_line(c: Citation) -> str:
     """``[2] Lecture 3 04:12–04:55 — snippet``, ``[3] HB 2.4``, ``[4] handbook.pdf p. 7``."""
     return f"[{c.n}] {citation_label(c)} — {snippet(c.fragment.text, 100)}"
+
+
+def support_lines(support: dict[str, Any] | None) -> list[str]:
+    """``citation support: 2/3 sentences supported …`` and each unsupported sentence (the trace's)."""
+    if not support:
+        return []
+    if "error" in support:
+        return [f"citation support: not computed ({support['error']})"]
+    n = support["n_sentences"]
+    ok = n - len(support["unsupported"])
+    prec = support.get("citation_precision")
+    lines = [f"citation support: {ok}/{n} sentences supported"
+             + ("" if prec is None else f", citation precision {prec:.2f}")]
+    lines += [f"  unsupported: {snippet(s, 120)}" for s in support["unsupported"]]
+    return lines
 
 
 def render_done(answer: Answer) -> list[str]:
@@ -43,6 +59,7 @@ def render_done(answer: Answer) -> list[str]:
         + ("   corpus insufficient" if answer.corpus_insufficient else "")
         + (f"   ({', '.join(extra)})" if extra else "")
     )
+    lines += support_lines(answer.trace.get("support"))
     for d in answer.trace.get("degraded", []):
         lines.append(f"note: {d}")
     if answer.mode.value != "not_found":  # a not-found answer already starts with them

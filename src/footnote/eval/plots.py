@@ -1,7 +1,9 @@
-"""PNG plots of an evaluation (matplotlib, Agg backend: no display needed).
+"""Plots of an evaluation (matplotlib, Agg backend: no display needed).
 
 - ``scores_<lang>.png``: distributions of the gate signal and of the max cosine per category;
-- ``roc.png``: the ROC of the gate signal (answerable vs not) per language, AUROC in the legend.
+- ``roc.png``: the ROC of the gate signal (answerable vs not) per language, AUROC in the legend;
+- ``support.svg`` (support_fit): citation-support scores of supported vs unsupported pairs;
+- ``judge.svg`` (footnote judge): judge scores per criterion and the citation-support share.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from footnote.eval.metrics import auroc, roc_curve
 from footnote.eval.runner import Outcome
@@ -94,3 +97,34 @@ def write_plots(out_dir: Path, outcomes: Sequence[Outcome]) -> list[str]:
         written.append(str(plot_score_distributions(out_dir / f"scores_{lang}.png", items, f"score distributions ({lang})")))
     written.append(str(plot_roc(out_dir / "roc.png", outcomes)))
     return written
+
+
+def plot_support_distributions(path: Path, rows: Sequence[dict[str, Any]], thresholds: dict[str, float],
+                               title: str = "") -> Path:
+    """Histograms of the support ``score`` of true-note pairs vs neighbour-note pairs, same-language and
+    cross-lingual side by side, with the fitted thresholds (rows as written by support_fit)."""
+    plt = _plt()
+    groups = (("same_lang", "same language"), ("cross_lang", "cross-lingual"))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, (group, label) in zip(axes, groups, strict=True):
+        rs = [r for r in rows if (r["kind"] in ("ru-en", "en-ru")) == (group == "cross_lang")]
+        if not rs:
+            ax.set_visible(False)
+            continue
+        scores = [float(r["score"]) for r in rs]
+        lo, hi = min(scores), max(scores)
+        bins = [lo + (max(hi, lo + 1e-3) - lo) * i / 40 for i in range(41)]
+        for want, name in ((True, "true note"), (False, "neighbour note")):
+            v = [float(r["score"]) for r in rs if bool(r["label"]) is want]
+            ax.hist(v, bins=bins, alpha=0.55, label=f"{name} (n={len(v)})")
+        if group in thresholds:
+            ax.axvline(thresholds[group], color="k", linestyle="--", linewidth=1,
+                       label=f"threshold {thresholds[group]:.3f}")
+        ax.set_xlabel(f"support score ({label})")
+        ax.set_ylabel("pairs")
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "citation-support score distributions")
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path

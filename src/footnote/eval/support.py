@@ -1,213 +1,31 @@
-"""Citation support without a model: does each answer sentence say what the notes it cites say?
-
-For every sentence of an answer and every citation ``[n]`` it carries, two cheap measures of how well
-note ``n`` supports it:
-
-* ``similarity`` — the embedder's cosine between the sentence and the best-matching sentence of the
-  note (one batched ``embed_passages`` call for the whole answer);
-* ``containment`` — the share of the sentence's content terms (stemmed, stop words dropped) and numbers
-  that the note carries. Across languages only numbers and language-neutral tokens can match, so a
-  sentence in another language than its note is scored on ``similarity`` alone (a number it states that
-  the note lacks still counts against it).
-
-``score = w·similarity + (1−w)·containment`` (same language) or ``similarity`` (cross-lingual, less a
-penalty per missing number); a citation supports its sentence when the score reaches the embedder's
-threshold (``settings.support``, fitted by :mod:`footnote.eval.support_fit`).
-
-ALCE-style figures per answer: citation **recall** = share of sentences supported by at least one of
-their citations (a sentence without a citation is unsupported); citation **precision** = share of
-citations that support their sentence on their own (ALCE also keeps a citation that is needed jointly;
-one note at a time is stricter).
-"""
+"""Citation support in ``footnote eval --answers``: per question and per cell (the scorer itself is
+:mod:`footnote.answer.support`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from footnote.answer.support import (
+    AnswerSupport,
+    CitationSupport,
+    CitedSentence,
+    SentenceSupport,
+    SupportScorer,
+    cited_sentences,
+)
+from footnote.answer.types import Answer
 
-from footnote.answer.types import Answer, AnswerMode
-from footnote.models.protocols import Embedder
-from footnote.settings import SupportSettings
-from footnote.text import Analyzer, content_terms, detect_lang, numbers, split_sentences, tokenize
-
-_MARK = re.compile(r"\[(\d{1,3})\]")
-_LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
-_AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
-
-
-@dataclass(frozen=True)
-class CitedSentence:
-    text: str  # without its [n] markers
-    cites: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class CitationSupport:
-    n: int
-    similarity: float
-    containment: float | None  # None across languages
-    score: float
-    supported: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        c = None if self.containment is None else round(self.containment, 4)
-        return {"n": self.n, "similarity": round(self.similarity, 4), "containment": c,
-                "score": round(self.score, 4), "supported": self.supported}
-
-
-@dataclass(frozen=True)
-class SentenceSupport:
-    sentence: str
-    citations: tuple[CitationSupport, ...]
-
-    @property
-    def supported(self) -> bool:
-        return any(c.supported for c in self.citations)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"sentence": self.sentence, "supported": self.supported,
-                "citations": [c.to_dict() for c in self.citations]}
-
-
-@dataclass(frozen=True)
-class AnswerSupport:
-    sentences: tuple[SentenceSupport, ...]
-    threshold: float
-
-    @property
-    def recall(self) -> float | None:
-        """ALCE citation recall: share of sentences supported by a citation they carry."""
-        if not self.sentences:
-            return None
-        return sum(1 for s in self.sentences if s.supported) / len(self.sentences)
-
-    @property
-    def precision(self) -> float | None:
-        """ALCE-style citation precision: share of citations that support their sentence alone."""
-        cs = [c for s in self.sentences for c in s.citations]
-        return sum(1 for c in cs if c.supported) / len(cs) if cs else None
-
-    @property
-    def unsupported(self) -> list[str]:
-        return [s.sentence for s in self.sentences if not s.supported]
-
-    def to_dict(self, *, detail: bool = False) -> dict[str, Any]:
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        out: dict[str, Any] = {"n_sentences": len(self.sentences), "supported_share": r(self.recall),
-                               "citation_recall": r(self.recall), "citation_precision": r(self.precision),
-                               "unsupported": self.unsupported, "threshold": self.threshold}
-        if detail:
-            out["sentences"] = [s.to_dict() for s in self.sentences]
-        return out
-
-
-def cited_sentences(text: str) -> list[CitedSentence]:
-    """Sentences of an answer with the citation numbers each carries; a fragment that is nothing but
-    markers (``"… end. [2]"``) belongs to the sentence before it, and a marker followed by a capital
-    letter ends a sentence even without a full stop (``"… Сторожевом [1] Маяк на мысе …"``)."""
-    out: list[CitedSentence] = []
-    units = [u for sent in split_sentences(text) for u in _AFTER_MARK.split(sent)]
-    for raw in units:
-        lead = _LEAD.match(raw)
-        if lead and out:  # "… end. [2] Next sentence": the markers close the sentence before
-            prev = out[-1]
-            more = tuple(int(m) for m in _MARK.findall(lead.group(0)))
-            out[-1] = CitedSentence(prev.text, tuple(dict.fromkeys((*prev.cites, *more))))
-            raw = raw[lead.end():]
-        cites = tuple(dict.fromkeys(int(m) for m in _MARK.findall(raw)))
-        bare = " ".join(_MARK.sub(" ", raw).split())
-        if not re.search(r"\w", bare):
-            if out and cites:
-                prev = out[-1]
-                out[-1] = CitedSentence(prev.text, tuple(dict.fromkeys((*prev.cites, *cites))))
-            continue
-        out.append(CitedSentence(bare, cites))
-    return out
-
-
-class SupportScorer:
-    """Scores claims against notes; ``embedder`` None scores on containment alone."""
-
-    def __init__(self, settings: SupportSettings, embedder: Embedder | None, analyzer: Analyzer | None = None) -> None:
-        self.settings = settings
-        self.embedder = embedder
-        self.analyzer = analyzer or Analyzer()
-        name = embedder.name if embedder is not None else "none"
-        self.thresholds = settings.thresholds(name)
-
-    def _terms(self, text: str, lang: str) -> set[str]:
-        return content_terms(text, lang, self.analyzer) | numbers(text)
-
-    def threshold(self, containment: float | None) -> float:
-        """The bar for a score: same-language (containment known) or cross-lingual."""
-        return self.thresholds.cross_lang if containment is None else self.thresholds.same_lang
-
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float | None, float]]:
-        """(similarity, containment, score) of each (claim, note text) pair, one embedding call in all."""
-        st = self.settings
-        note_sents: list[list[str]] = []
-        for _, note in pairs:
-            ss = [s for s in split_sentences(note) if s.strip()][: st.max_note_sentences] or [note]
-            note_sents.append(ss)
-        sims: list[float] = [0.0] * len(pairs)
-        if self.embedder is not None and pairs:
-            texts = list(dict.fromkeys([c for c, _ in pairs] + [x for ss in note_sents for x in ss]))
-            row = {t: i for i, t in enumerate(texts)}  # each distinct text embedded once
-            vecs = np.asarray(self.embedder.embed_passages(texts), dtype=np.float32)
-            for i, ((claim, _), ss) in enumerate(zip(pairs, note_sents, strict=True)):
-                block = vecs[[row[x] for x in ss]]
-                sims[i] = float(np.max(block @ vecs[row[claim]]))
-        out: list[tuple[float, float | None, float]] = []
-        for (claim, note), sim in zip(pairs, sims, strict=True):
-            clang, nlang = detect_lang(claim), detect_lang(note)
-            note_tokens = set(tokenize(note))
-            nums = numbers(claim)
-            missing_nums = len(nums - note_tokens)
-            if clang == nlang:
-                ct = self._terms(claim, clang)
-                nt = self._terms(note, nlang) | note_tokens
-                cont: float | None = len(ct & nt) / len(ct) if ct else 0.0
-                assert cont is not None
-                if self.embedder is None:
-                    score = cont
-                else:
-                    score = st.similarity_weight * sim + (1.0 - st.similarity_weight) * cont
-            else:
-                cont = None
-                score = sim - st.missing_number_penalty * missing_nums
-            out.append((sim, cont, score))
-        return out
-
-    def score_answer(self, answer: Answer) -> AnswerSupport | None:
-        """Support of a corpus answer's sentences by their citations; None for an answer that cites
-        nothing by design (not found, declined, general knowledge)."""
-        if answer.mode != AnswerMode.CORPUS:
-            return None
-        by_n = {c.n: c.fragment.text for c in answer.citations}
-        sents = cited_sentences(answer.answer)
-        pairs = [(s.text, by_n[n]) for s in sents for n in s.cites if n in by_n]
-        scores = iter(self.score_pairs(pairs))
-        out: list[SentenceSupport] = []
-        for s in sents:
-            cs = []
-            for n in s.cites:
-                if n not in by_n:  # a number that resolves to nothing supports nothing
-                    cs.append(CitationSupport(n, 0.0, 0.0, 0.0, False))
-                    continue
-                sim, cont, score = next(scores)
-                cs.append(CitationSupport(n, sim, cont, score, score >= self.threshold(cont)))
-            out.append(SentenceSupport(s.text, tuple(cs)))
-        return AnswerSupport(tuple(out), self.thresholds.same_lang)
+__all__ = ["AnswerSupport", "CitationSupport", "CitedSentence", "SentenceSupport", "SupportScorer",
+           "cited_sentences", "support_cell", "support_fields"]
 
 
 def support_fields(scorer: SupportScorer, answer: Answer) -> dict[str, Any]:
-    """What ``eval --answers`` keeps per question: the answer's support, with per-sentence detail."""
+    """What ``eval --answers`` keeps per question: the answer's support, with per-sentence detail (the
+    trace's when the answerer put it there, so it is computed once)."""
+    traced = answer.trace.get("support")
+    if isinstance(traced, dict) and "error" not in traced:
+        return {"support": {k: v for k, v in traced.items() if k != "ms"}}
     sup = scorer.score_answer(answer)
     return {} if sup is None else {"support": sup.to_dict(detail=True)}
 
