@@ -529,3 +529,18 @@ def test_a_strangers_tour(browser: Any, live: LiveServer, screenshots: Path, siz
     finally:
         ctx.close()
     assert not errors, errors
+
+
+def test_answer_shows_its_citation_support(chat: Any, screenshots: Path) -> None:
+    turn = ask(chat, FOG)
+    supported = turn.get_attribute("data-supported")
+    assert supported and re.fullmatch(r"\d+/\d+", supported)
+    ok, n = (int(x) for x in supported.split("/"))
+    box = turn.locator(".turn__support")
+    summary = box.locator("summary")
+    assert summary.is_visible() and summary.inner_text() == f"Citation support: {ok} of {n} sentences"
+    summary.click()
+    items = box.locator("li")
+    assert items.count() == n - ok  # the unsupported sentences, listed
+    assert box.locator("p").first.is_visible()
+    chat.screenshot(path=str(screenshots / "chat-citation-support.png"))

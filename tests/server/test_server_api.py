@@ -70,6 +70,10 @@ def test_ask_stream_event_order(live: LiveServer) -> None:
     assert cited == sorted(c["n"] for c in done["citations"])
     for c in done["citations"]:
         assert f"[{c['n']}]" in done["answer"]
+    # citation support of the answer's sentences rides in the done event's trace
+    sup = done["trace"]["support"]
+    assert sup["n_sentences"] >= 1 and len(sup["sentences"]) == sup["n_sentences"]
+    assert 0.0 <= sup["supported_share"] <= 1.0 and isinstance(sup["unsupported"], list)
 
 
 def test_ask_json_equals_answer_contract(live: LiveServer) -> None:

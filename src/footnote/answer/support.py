@@ -4,7 +4,8 @@ For every sentence of an answer and every citation ``[n]`` it carries, two cheap
 note ``n`` supports it:
 
 * ``similarity`` — the embedder's cosine between the sentence and the best-matching sentence of the
-  note (one batched ``embed_passages`` call for the whole answer);
+  note (headings, page footers, questions — what :func:`~footnote.answer.sentences.is_noise` calls
+  never an answer — are not evidence; one batched ``embed_passages`` call for the whole answer);
 * ``containment`` — the share of the sentence's content terms (stemmed, stop words dropped) and numbers
   that the note carries. Across languages only numbers and language-neutral tokens can match, so a
   sentence in another language than its note is scored on ``similarity`` alone (a number it states that
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from footnote.answer.sentences import is_noise
 from footnote.answer.types import Answer, AnswerMode
 from footnote.errors import FootnoteError
 from footnote.models.protocols import Embedder
@@ -171,7 +173,7 @@ class SupportScorer:
         st = self.settings
         note_sents: list[list[str]] = []
         for _, note in pairs:
-            ss = [s for s in split_sentences(note) if s.strip()][: st.max_note_sentences] or [note]
+            ss = [s for s in split_sentences(note) if not is_noise(s)][: st.max_note_sentences] or [note]
             note_sents.append(ss)
         sims: list[float] = [0.0] * len(pairs)
         if self.embedder is not None and pairs:

@@ -219,6 +219,7 @@
       if (a.conversation_id) setConversation(a.conversation_id);
       this.render();
       this.addTools();
+      this.addSupport(a.trace && a.trace.support);
       if (state.follow) follow(this.node);
       this.resolveSpans();
     }
@@ -257,6 +258,23 @@
       });
       this.tools.replaceChildren(btn);
       this.tools.hidden = false;
+    }
+
+    /* Citation support from the trace: how many sentences their cited passage supports, and which not. */
+    addSupport(sup) {
+      if (!sup || !sup.n_sentences) return;
+      const bad = sup.unsupported || [];
+      const ok = sup.n_sentences - bad.length;
+      this.node.setAttribute("data-supported", ok + "/" + sup.n_sentences);
+      const box = el("details", { class: "turn__support" },
+        el("summary", { text: I.t(this.lang, "support_line", { ok, n: sup.n_sentences }) }));
+      if (bad.length) {
+        box.append(el("p", { text: I.t(this.lang, "support_unsupported") }));
+        box.append(el("ul", {}, ...bad.map((x) => el("li", { dir: "auto", text: x }))));
+      } else {
+        box.append(el("p", { text: I.t(this.lang, "support_all") }));
+      }
+      this.tools.append(box);
     }
 
     setMode(mode, disclaimer, verdict) {
