@@ -854,6 +854,12 @@ class SupportSettings(_Frozen):
 
 class JudgeSettings(_Frozen):
     attempts: int = Field(3, description="Judge calls per answer when its reply is not the JSON asked for (then failed).")
+    faithful_min_score: int = Field(
+        4, description="Judge faithfulness score (1–5) counted as 'faithful' when comparing with citation support."
+    )
+    supported_share_min: float = Field(
+        1.0, description="Share of supported sentences counted as 'supported' when comparing with the judge."
+    )
 
 
 class ServerSettings(_Frozen):

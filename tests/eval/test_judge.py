@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from footnote.cli import main
 from footnote.errors import ModelError
-from footnote.eval.judge import a_first, compare_runs, judge_run, load_run, parse_scores, sign_test
+from footnote.eval.judge import a_first, agreement, compare_runs, judge_run, load_run, parse_scores, sign_test
 from footnote.models.chat import OpenAIChatModel
 from footnote.settings import ChatModelSettings
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
@@ -159,5 +159,23 @@ def test_cli_judge_writes_the_report_and_needs_a_model(run_dir: Path, tmp_path: 
     rep = json.loads((run / "report.json").read_text())
     assert rep["judge"]["n"] == 6 and rep["judge"]["mean"]["structure"] == 4.0 and "answers" in rep
     assert (run / "judge.md").read_text().startswith("judge j")
+    svg = (run / "judge.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "faithfulness" in svg  # the plot
+    assert rep["judge"]["agreement"]["n"] == sum(1 for r in rep["judge"]["per_question"] if r["support"] is not None)
     r = CliRunner().invoke(main, ["judge"])
     assert r.exit_code == 2 and "RUN_DIR" in r.output
+
+
+def _row(faith: int, support: float | None) -> dict[str, object]:
+    return {"scores": {"faithfulness": {"score": faith, "reason": ""}}, "support": support}
+
+
+def test_agreement_of_judge_and_citation_support() -> None:
+    rows = [_row(5, 1.0), _row(4, 1.0), _row(2, 0.5), _row(5, 0.5), _row(1, 1.0), _row(3, None), _row(5, 0.0)]
+    ag = agreement(rows, faithful_min=4, supported_min=1.0)
+    assert ag["n"] == 6  # the answer without a support share is left out
+    assert (ag["both"], ag["neither"], ag["judge_only"], ag["support_only"]) == (2, 1, 2, 1)
+    assert ag["agree"] == 0.5
+    assert agreement([_row(5, 1.0), _row(3, 0.5), _row(1, 0.0)], faithful_min=4, supported_min=1.0)["spearman"] == 1.0
+    assert agreement([_row(4, 1.0)] * 3, faithful_min=4, supported_min=1.0)["spearman"] is None  # constant
+    assert agreement([], faithful_min=4, supported_min=1.0)["agree"] is None

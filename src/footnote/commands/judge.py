@@ -9,6 +9,7 @@ import click
 from footnote.cli import Ctx, common_options
 from footnote.errors import ConfigError, UsageError
 from footnote.eval.judge import add_to_report, compare_runs, judge_run, summary_lines
+from footnote.eval.plots import write_judge_plot
 from footnote.models.chat import make_chat_model
 
 
@@ -33,15 +34,18 @@ def judge(ctx: Ctx, run_dir: Path | None, compare: tuple[Path, Path] | None) -> 
         key, where = "judge_compare", compare[0]
     else:
         assert run_dir is not None
-        section = judge_run(model, js.model, run_dir, attempts=attempts)
+        section = judge_run(model, js.model, run_dir, attempts=attempts,
+                            faithful_min=ctx.settings.judge.faithful_min_score,
+                            supported_min=ctx.settings.judge.supported_share_min)
         key, where = "judge", run_dir
     add_to_report(where, key, section)
+    plot = write_judge_plot(where / f"{key}.svg", section)
     if ctx.as_json:
         ctx.emit(section)
         return
     for line in summary_lines(section):
         click.echo(line)
-    click.echo(f"report: {where / 'report.json'} ({key}), {where / (key + '.md')}")
+    click.echo(f"report: {where / 'report.json'} ({key}), {where / (key + '.md')}, plot {plot}")
 
 
 def register(group: click.Group) -> None:

@@ -58,6 +58,7 @@ class JudgeItem:
     question: str
     answer: str
     passages: tuple[tuple[int, str], ...]
+    support: float | None = None  # the run's citation-support share for this answer (never shown to the judge)
 
 
 def judge_inputs(question: str, answer: Answer) -> dict[str, Any]:
@@ -79,8 +80,10 @@ def load_run(run_dir: Path) -> list[JudgeItem]:
             try:
                 row = json.loads(line)
                 a = row["extra"]["answer"]
+                sup = (a.get("support") or {}).get("supported_share")
                 items.append(JudgeItem(str(row["id"]), str(a["question"]), str(a["text"]),
-                                       tuple((int(p["n"]), str(p["text"])) for p in a.get("passages", []))))
+                                       tuple((int(p["n"]), str(p["text"])) for p in a.get("passages", [])),
+                                       None if sup is None else float(sup)))
             except (ValueError, KeyError, TypeError) as e:
                 raise UsageError(f"{path}:{i}: not a row of an `eval --answers` run with answer texts ({e!r})") from None
     return items
@@ -208,8 +211,51 @@ def _ask(model: ChatModel, model_name: str, messages: list[ChatMessage], parse: 
     return value
 
 
-def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int) -> dict[str, Any]:
-    """Score every answer of a run; the ``judge`` section of its report."""
+def _spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None when either side is constant."""
+    def ranks(v: Sequence[float]) -> list[float]:
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        out = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return out
+
+    if len(xs) < 3:
+        return None
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return None if sx == 0 or sy == 0 else round(sxy / (sx * sy), 4)
+
+
+def agreement(rows: Sequence[Mapping[str, Any]], *, faithful_min: int, supported_min: float) -> dict[str, Any]:
+    """How often the judge's faithfulness verdict (score ≥ ``faithful_min``) agrees with the no-model
+    citation support (share of supported sentences ≥ ``supported_min``), over answers that have both;
+    with the 2×2 counts and Spearman's rank correlation of the two scores."""
+    pairs = [(int(r["scores"]["faithfulness"]["score"]), float(r["support"])) for r in rows
+             if r.get("scores") and r.get("support") is not None]
+    both = sum(1 for f, s in pairs if f >= faithful_min and s >= supported_min)
+    neither = sum(1 for f, s in pairs if f < faithful_min and s < supported_min)
+    judge_only = sum(1 for f, s in pairs if f >= faithful_min and s < supported_min)
+    support_only = sum(1 for f, s in pairs if f < faithful_min and s >= supported_min)
+    return {"n": len(pairs), "faithful_min": faithful_min, "supported_min": supported_min,
+            "agree": round((both + neither) / len(pairs), 4) if pairs else None,
+            "both": both, "neither": neither, "judge_only": judge_only, "support_only": support_only,
+            "spearman": _spearman([float(f) for f, _ in pairs], [s for _, s in pairs])}
+
+
+def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int,
+              faithful_min: int = 4, supported_min: float = 1.0) -> dict[str, Any]:
+    """Score every answer of a run; the ``judge`` section of its report (with the judge's agreement
+    with citation support where the run measured it)."""
     items = load_run(run_dir)
     cache = JudgeCache(run_dir / "judge_cache.json")
     tally = _Tally()
@@ -217,12 +263,13 @@ def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int
     try:
         for it in items:
             v = _ask(model, model_name, score_messages(it), parse_scores, SCORE_SCHEMA, attempts, cache, tally)
-            rows.append({"id": it.qid, "scores": v})
+            rows.append({"id": it.qid, "scores": v, "support": it.support})
     finally:
         cache.save()
     scored = [r["scores"] for r in rows if r["scores"]]
     means = {c: (round(sum(s[c]["score"] for s in scored) / len(scored), 3) if scored else None) for c in CRITERIA}
     return {"model": model_name, "prompt": PROMPT_VERSION, "n": len(items), "mean": means,
+            "agreement": agreement(rows, faithful_min=faithful_min, supported_min=supported_min),
             **tally.to_dict(len(items)), "per_question": rows}
 
 
@@ -273,8 +320,15 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
     if "mean" in section:
         head = "| n | " + " | ".join(CRITERIA) + " |"
         row = f"| {section['n']} | " + " | ".join(str(section['mean'][c]) for c in CRITERIA) + " |"
-        return [f"judge {section['model']} ({section['prompt']}), mean 1–5", head,
-                "|" + "---|" * (len(CRITERIA) + 1), row, cost]
+        out = [f"judge {section['model']} ({section['prompt']}), mean 1–5", head,
+               "|" + "---|" * (len(CRITERIA) + 1), row, cost]
+        ag = section.get("agreement")
+        if ag and ag["n"]:
+            out.append(f"agreement with citation support (faithfulness ≥ {ag['faithful_min']} vs supported share ≥ "
+                       f"{ag['supported_min']}) on {ag['n']} answers: {ag['agree']} (both {ag['both']}, neither "
+                       f"{ag['neither']}, judge only {ag['judge_only']}, support only {ag['support_only']}); "
+                       f"Spearman {ag['spearman']}")
+        return out
     return [f"judge {section['model']} pairwise: A {section['run_a']} vs B {section['run_b']}",
             "| n | A wins | ties | B wins | sign test p |", "|---|---|---|---|---|",
             f"| {section['n']} | {section['a_wins']} | {section['ties']} | {section['b_wins']} | {section['sign_test_p']} |",

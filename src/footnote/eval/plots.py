@@ -128,3 +128,51 @@ def plot_support_distributions(path: Path, rows: Sequence[dict[str, Any]], thres
     fig.savefig(path, format="svg")
     plt.close(fig)
     return path
+
+
+def write_judge_plot(path: Path, section: dict[str, Any]) -> Path:
+    """``judge.svg``: how often each 1–5 score was given per criterion, and the judge's faithfulness
+    against the answer's citation-support share (one dot per answer, jittered). ``judge_compare.svg``:
+    A wins / ties / B wins."""
+    plt = _plt()
+    rows = [r for r in section.get("per_question", []) if r.get("scores")]
+    if "mean" not in section:  # pairwise
+        fig, ax = plt.subplots(figsize=(5.5, 3.5))
+        labels = ["A wins", "ties", "B wins"]
+        counts = [section["a_wins"], section["ties"], section["b_wins"]]
+        ax.bar(labels, counts, color=["#4c72b0", "#aaaaaa", "#dd8452"])
+        for i, c in enumerate(counts):
+            ax.text(i, c, str(c), ha="center", va="bottom")
+        ax.set_ylabel("questions")
+        ax.set_title(f"judge {section['model']}: A vs B (sign test p = {section['sign_test_p']})", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(path, format="svg")
+        plt.close(fig)
+        return path
+    crits = list(section["mean"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    width = 0.8 / max(len(crits), 1)
+    for k, crit in enumerate(crits):
+        counts = [sum(1 for r in rows if r["scores"][crit]["score"] == v) for v in range(1, 6)]
+        axes[0].bar([v + (k - (len(crits) - 1) / 2) * width for v in range(1, 6)], counts, width=width,
+                    label=f"{crit} (mean {section['mean'][crit]})")
+    axes[0].set_xticks(range(1, 6))
+    axes[0].set_xlabel("judge score")
+    axes[0].set_ylabel("answers")
+    axes[0].legend(fontsize=8)
+    pts = [(r["scores"]["faithfulness"]["score"], r["support"]) for r in rows if r.get("support") is not None]
+    if pts:
+        jit = [((i * 37) % 11 - 5) * 0.025 for i in range(len(pts))]  # deterministic jitter
+        axes[1].scatter([f + j for (f, _), j in zip(pts, jit, strict=True)], [s for _, s in pts], alpha=0.6)
+        ag = section.get("agreement") or {}
+        axes[1].set_title(f"agreement {ag.get('agree')}, Spearman {ag.get('spearman')} (n={len(pts)})", fontsize=9)
+    axes[1].set_xticks(range(1, 6))
+    axes[1].set_xlim(0.5, 5.5)
+    axes[1].set_ylim(-0.05, 1.05)
+    axes[1].set_xlabel("judge faithfulness")
+    axes[1].set_ylabel("citation support: share of supported sentences")
+    fig.suptitle(f"judge {section['model']} on {section['n']} answers")
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
