@@ -59,6 +59,18 @@ def test_model_answer_lists_the_unsupported_sentence(build_engine: Any, scripted
     assert by_text[sup["unsupported"][0]]["citations"][0]["supported"] is False
 
 
+def test_a_models_sentences_are_not_kept_as_corpus_sentence_vectors(build_engine: Any, scripted: Any) -> None:
+    """Support embeds the model's answer sentences; the store keeps vectors of corpus sentences only."""
+    from footnote.answer.extractive import sentence_key
+
+    srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_MIXED)]})
+    eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
+    a = eng.ask(FOG_Q)
+    assert a.trace["support"]["n_sentences"] == 2
+    invented = "The lighthouse was painted blue by Portuguese sailors in 1702."
+    assert eng.store.get_sentence_vectors(eng.embedder.name, [sentence_key(invented)]) == {}
+
+
 def test_no_support_for_answers_that_cite_nothing_or_when_off(build_engine: Any) -> None:
     eng = build_engine()
     assert "support" not in eng.ask(OFF_Q).trace  # not found: nothing cited by design

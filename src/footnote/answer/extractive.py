@@ -141,7 +141,9 @@ class _VectorCache:
         self._lock = threading.Lock()
         self.embedded = 0  # sentences this process embedded (tests, the bench)
 
-    def vectors(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True) -> np.ndarray:
+        """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
+        in one batch (and kept in the store when ``keep``: corpus sentences only, never a model's text)."""
         out: list[np.ndarray | None] = []
         missing: list[str] = []
         with self._lock:
@@ -161,7 +163,8 @@ class _VectorCache:
                 fresh = dict(zip(todo, vecs, strict=True))
                 self.embedded += len(todo)
                 got.update(fresh)
-                self._keep(embedder, fresh)
+                if keep:
+                    self._keep(embedder, fresh)
             with self._lock:
                 for t, v in got.items():
                     self._d[t] = v
@@ -239,9 +242,10 @@ class SentenceRanker:
         return self._cache.embedded
 
     def passage_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already)."""
+        """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already).
+        Nothing new is kept in the store: these texts include a model's answer sentences, not the corpus's."""
         assert self.embedder is not None
-        return self._cache.vectors(self.embedder, texts)
+        return self._cache.vectors(self.embedder, texts, keep=False)
 
     def min_similarity(self) -> float | None:
         if self.embedder is None:
