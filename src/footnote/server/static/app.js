@@ -11,19 +11,7 @@
   };
   const CONV_RE = /^[0-9a-f]{32}$/;
 
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "class") node.className = v;
-      else if (k === "text") node.textContent = v;
-      else if (k.startsWith("data-")) node.setAttribute(k, String(v));
-      else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
-      else node.setAttribute(k, String(v));
-    }
-    for (const c of children) if (c !== null && c !== undefined) node.append(c);
-    return node;
-  }
+  const el = window.FootnoteDom.el;
 
   function headers(extra) {
     const h = Object.assign({}, extra || {});
