@@ -25,7 +25,7 @@ from fastapi import Request
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from footnote.errors import AuthError
+from footnote.errors import AuthError, Forbidden
 from footnote.settings import ServerSettings
 
 
@@ -37,6 +37,17 @@ def presented_key(request: Request, cookie_name: str) -> str | None:
     if key:
         return key.strip()
     return request.cookies.get(cookie_name)
+
+
+def require_key_in_header(settings: ServerSettings, request: Request, *, refused: str, needs: str) -> None:
+    """For a destructive request: the server must have an API key (else ``Forbidden``: "this server has no
+    API key …, so it <refused>"), and the request must present it in a header, not only the cookie the
+    browser sends on its own (else ``AuthError``: "<needs> needs the API key in a header …"). The router's
+    guard has already checked that the key presented matches."""
+    if not settings.api_key:
+        raise Forbidden(f"this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it {refused}")
+    if presented_key(request, cookie_name="") is None:
+        raise AuthError(f"{needs} needs the API key in a header: 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
 
 
 def key_matches(expected: str, given: str | None) -> bool:

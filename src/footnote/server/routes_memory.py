@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from footnote.corpus.memory import NOTE_ID_RE, MemoryNote, make_note
-from footnote.errors import AuthError, Forbidden, InputError, NotFound
-from footnote.server.guard import presented_key
+from footnote.errors import InputError, NotFound
+from footnote.server.guard import require_key_in_header
 from footnote.server.state import JSON, ServerState
 
 
@@ -51,13 +51,8 @@ def make_router(state: ServerState) -> APIRouter:
         return note
 
     def _may_write(request: Request) -> None:
-        if not state.settings.server.api_key:
-            raise Forbidden("this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it changes no "
-                            "curated memory over HTTP; use `footnote memory import` on the store")
-        # the router's guard has checked the key presented; for a write it must have come in a header
-        if presented_key(request, cookie_name="") is None:
-            raise AuthError("changing curated memory needs the API key in a header: 'Authorization: Bearer KEY' "
-                            "or 'X-API-Key: KEY'")
+        require_key_in_header(state.settings.server, request, needs="changing curated memory",
+                              refused="changes no curated memory over HTTP; use `footnote memory import` on the store")
 
     def _saved(stored: MemoryNote, changed: bool) -> JSON:
         return JSON({"note": stored.to_dict(), "changed": changed})

@@ -14,8 +14,8 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from footnote.corpus.records import Source
-from footnote.errors import AuthError, Forbidden, NotFound, UsageError
-from footnote.server.guard import presented_key
+from footnote.errors import NotFound, UsageError
+from footnote.server.guard import require_key_in_header
 from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.source_view import render_source
@@ -233,13 +233,8 @@ def make_router(state: ServerState) -> APIRouter:
         """Remove a source with its fragments, vectors, cues and its original when no other source shares
         it, in one transaction. Only on a server with an API key, sent in a header (a cookie is not
         enough: the browser sends cookies on its own)."""
-        if not state.settings.server.api_key:
-            raise Forbidden("this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it removes "
-                            "nothing over HTTP; use `footnote remove` on the store")
-        # the router's guard has checked the key presented; here it must have come in a header
-        if presented_key(request, cookie_name="") is None:
-            raise AuthError("removing a source needs the API key in a header: 'Authorization: Bearer KEY' or "
-                            "'X-API-Key: KEY'")
+        require_key_in_header(state.settings.server, request, needs="removing a source",
+                              refused="removes nothing over HTTP; use `footnote remove` on the store")
 
         def remove() -> JSON:
             _source(source_id)
