@@ -6,120 +6,13 @@ Every command takes ``--store URL`` (env FOOTNOTE_STORE), ``--config FILE`` and 
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar, get_args
 
 import click
 
-from footnote.engine import Engine
-from footnote.errors import FootnoteError
-from footnote.settings import EmbedderSettings, Settings, load_settings
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: Every embedder the settings accept (the ``embedder.name`` Literal).
-EMBEDDER_NAMES: tuple[str, ...] = get_args(EmbedderSettings.model_fields["name"].annotation)
-
-
-class Ctx:
-    """Per-invocation options shared by every command."""
-
-    def __init__(self, store: str | None, config: str | None, as_json: bool, embedder: str | None) -> None:
-        self.store = store
-        self.config = config
-        self.as_json = as_json
-        self.embedder = embedder
-        self._settings: Settings | None = None
-
-    @property
-    def settings(self) -> Settings:
-        if self._settings is None:
-            overrides: dict[str, Any] = {}
-            if self.store:
-                overrides["store.url"] = self.store
-            if self.embedder:
-                overrides["embedder.name"] = self.embedder
-            self._settings = load_settings(self.config, **overrides)
-        return self._settings
-
-    def use_config(self, config: str) -> None:
-        """Read settings from ``config`` from now on (``serve`` uses the demo's own file)."""
-        self.config = config
-        self._settings = None
-
-    def engine(self, *, create: bool = False) -> Engine:
-        """The engine over ``--store``; only commands that write (``create=True``: ingest) may create a
-        store that does not exist yet. The embedder follows the store's unless ``--embedder`` (env, file) says."""
-        return Engine.from_settings(self.settings, create=create)
-
-    def emit(self, data: Any) -> None:
-        """One JSON document on stdout."""
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-
-
-class ProgressBar:
-    """A progress callback ``(done, total, label)`` drawing a bar on stderr, created when the total is
-    first known; does nothing when ``enabled`` is false (callers pass ``sys.stderr.isatty()``)."""
-
-    def __init__(self, enabled: bool, label: str) -> None:
-        self.enabled = enabled
-        self.label = label
-        self._bar: Any = None
-        self._done = 0
-
-    def __call__(self, done: int, total: int, label: str) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr, show_pos=True,
-                                          item_show_func=lambda _: None)
-            self._bar.__enter__()
-        self._bar.update(done - self._done)
-        self._done = done
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
-
-
-def _split_langs(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[str] | None:
-    return [x.strip() for x in value.split(",") if x.strip()] if value else None
-
-
-#: ``--langs en,ru`` on the commands that read a question set; the command gets a list (None: all).
-langs_option = click.option(
-    "--langs", default=None, callback=_split_langs,
-    help="Only questions in these languages, comma-separated (e.g. en,ru).",
-)
-
-
-def common_options(f: F) -> F:
-    """``--store``, ``--config``, ``--embedder``, ``--json`` on every command; passes ``ctx: Ctx``."""
-
-    @click.option("--store", "store", envvar="FOOTNOTE_STORE", default=None, help="Store URL or path (env FOOTNOTE_STORE).")
-    @click.option("--config", "config", envvar="FOOTNOTE_CONFIG", default=None, help="Settings TOML file (env FOOTNOTE_CONFIG).")
-    @click.option("--embedder", "embedder", type=click.Choice(EMBEDDER_NAMES), default=None,
-                  help="Embedder (none: lexical only). Default: the one an existing store was built with, else "
-                  "the configured one.")
-    @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-    @functools.wraps(f)
-    def wrapper(*args: Any, store: str | None, config: str | None, embedder: str | None, as_json: bool, **kwargs: Any) -> Any:
-        ctx = Ctx(store, config, as_json, embedder)
-        try:
-            return f(ctx, *args, **kwargs)
-        except FootnoteError as e:
-            if as_json:
-                ctx.emit({"error": e.message, "type": type(e).__name__})
-            else:
-                click.echo(f"error: {e.message}", err=True)
-            sys.exit(e.exit_code)
-
-    return wrapper  # type: ignore[return-value]
+# Re-exported: what commands share lives in footnote.commands.base.
+from footnote.commands.base import EMBEDDER_NAMES, Ctx, ProgressBar, common_options, langs_option
 
 
 @click.group()
@@ -139,6 +32,8 @@ def _register() -> None:
 
 
 _register()
+
+__all__ = ["EMBEDDER_NAMES", "Ctx", "ProgressBar", "common_options", "langs_option", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

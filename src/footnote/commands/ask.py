@@ -10,7 +10,7 @@ import click
 
 from footnote.answer.citations import citation_label
 from footnote.answer.types import Answer, Citation, Done, Error, Token, Understood
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.retrieve.format import snippet
 
 

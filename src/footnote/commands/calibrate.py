@@ -12,7 +12,7 @@ from typing import Any
 import click
 from tqdm import tqdm
 
-from footnote.cli import Ctx, common_options, langs_option
+from footnote.commands.base import Ctx, common_options, langs_option
 from footnote.errors import UsageError
 from footnote.eval.calibration import (
     FIT,

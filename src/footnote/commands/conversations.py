@@ -7,7 +7,7 @@ import datetime as dt
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.errors import NotFound
 from footnote.store import open_store
 from footnote.store.conversations import check_conversation_id

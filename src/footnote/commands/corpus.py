@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.errors import InputError, UsageError
 
 

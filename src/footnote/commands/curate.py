@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.corpus.curate import select_sources
 from footnote.errors import UsageError
 

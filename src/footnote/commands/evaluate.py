@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options, langs_option
+from footnote.commands.base import Ctx, common_options, langs_option
 from footnote.errors import UsageError
 from footnote.eval.questions import load_questions
 from footnote.eval.report import write_report

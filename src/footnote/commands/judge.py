@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.errors import ConfigError, UsageError
 from footnote.eval.judge import add_to_report, compare_runs, judge_run, summary_lines
 from footnote.eval.plots import write_judge_plot

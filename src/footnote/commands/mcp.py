@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 
 
 @click.command("mcp")

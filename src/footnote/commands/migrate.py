@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from footnote.cli import Ctx, ProgressBar, common_options
+from footnote.commands.base import Ctx, ProgressBar, common_options
 from footnote.errors import UsageError
 from footnote.store import open_store
 from footnote.store.copy import copy_store

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from footnote.cli import Ctx, ProgressBar, common_options
+from footnote.commands.base import Ctx, ProgressBar, common_options
 from footnote.models.installer import LicenseNotAccepted, ModelInstaller
 
 

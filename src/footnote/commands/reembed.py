@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.errors import UsageError
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.retrieve.format import format_locator, lane_scores, search_result_dict, snippet
 from footnote.retrieve.types import SearchResult
 from footnote.store import source_titles

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from footnote.cli import Ctx, common_options
+from footnote.commands.base import Ctx, common_options
 from footnote.settings import resolve_settings
 from footnote.settings_view import describe, markdown, parse_assignment, set_values, settings_file_target
 
