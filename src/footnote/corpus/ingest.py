@@ -393,6 +393,9 @@ class Ingestor:
             self._tick("prune", t0)
         for path, why in refused:  # the report carries them; the CLI and API say them once
             log.info("refused %s: %s", path, why)
+        flush = getattr(self.store, "flush_text_indexes", None)  # PostgreSQL: no GIN pending list left to searches
+        if callable(flush) and (done_files or pruned):
+            flush()
         embed_report: EmbedReport | None = None
         if self.embedder is not None and wait and not interrupted:
             t0 = time.perf_counter()

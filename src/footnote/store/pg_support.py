@@ -203,6 +203,10 @@ class Pool:
                     self._idle.put(conn)
             self._slots.release()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         self._closed = True
         with self._lock:
