@@ -84,13 +84,6 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
     emb = make_embedder(EmbedderSettings(name=embedder), ModelsSettings().dir_path)
     assert emb is not None
     qv = emb.embed_queries(list(qs))
-    ef = settings.hnsw_ef_search
-    modes: dict[str, dict[str, int]] = (
-        {f"index ef={ef}": {"pg_exact_search_max": 0},
-         f"index ef={2 * ef}": {"pg_exact_search_max": 0, "hnsw_ef_search": 2 * ef},
-         "exact-scan": {"pg_exact_search_max": 10**12}}
-        if is_pg(url) else {"exact (numpy)": {}}
-    )
     ids: list[str] = []
     mats = []
     probe = open_store(url, settings.model_copy(update={"url": url}))
@@ -98,6 +91,13 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
         ids += batch_ids
         mats.append(batch)
     probe.close()
+    ef = settings.ef_search_for(len(ids))  # what the store uses at this size
+    modes: dict[str, dict[str, int]] = (
+        {f"index ef={ef}": {"pg_exact_search_max": 0},
+         f"index ef={2 * ef}": {"pg_exact_search_max": 0, "hnsw_ef_search": 2 * ef},
+         "exact-scan": {"pg_exact_search_max": 10**12}}
+        if is_pg(url) else {"exact (numpy)": {}}
+    )
     matrix = np.vstack(mats)
     truth = [{ids[i] for i in np.argpartition(-(matrix @ q), k)[:k]} for q in qv]
     out: dict[str, Any] = {"k": k}
@@ -136,7 +136,7 @@ def is_pg_result(res: dict[str, Any]) -> bool:
 
 
 def print_dense(label: str, res: dict[str, Any], settings: StoreSettings) -> None:
-    hnsw = f" (HNSW m={settings.hnsw_m}, ef_construction={settings.hnsw_ef_construction}, ef_search={settings.hnsw_ef_search})"
+    hnsw = f" (HNSW m={settings.hnsw_m}, ef_construction={settings.hnsw_ef_construction}, ef_search={settings.hnsw_ef_search or 'by size'})"
     print(f"-- lanes alone (dense k=10; lexical k=30; trigram k=10), {label}{hnsw if is_pg_result(res) else ''}")
     for mode, v in res.items():
         if mode != "k":

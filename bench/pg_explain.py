@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import re
 import sys
 import time
@@ -113,7 +114,7 @@ def pct(v: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(v), q)) if v else float("nan")
 
 
-def stages(engine: Engine, qs: list[str]) -> None:
+def stages(engine: Engine, qs: list[str], dump: dict[str, Any] | None = None) -> None:
     emb = engine.embedder
     assert emb is not None
     rows: dict[str, list[float]] = {}
@@ -126,6 +127,9 @@ def stages(engine: Engine, qs: list[str]) -> None:
             walls.append((time.perf_counter() - t0) * 1e3)
             ccpu.append((time.process_time() - c0) * 1e3)
             scpu.append((backend_cpu_ns(pids | backend_pids(engine)) - s0) / 1e6)
+            if dump is not None and rnd == "fresh":
+                dump[q] = {"verdict": r.verdict.value,
+                           "ranked": [[c.fragment.id, round(float(c.score), 6)] for c in r.candidates]}
             if rnd == "fresh":
                 per: dict[str, float] = {}
                 for t in r.trace:
@@ -157,9 +161,9 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--explain", type=int, default=0, help="EXPLAIN the statements of this many searches.")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--dump", type=Path, default=None,
+                    help="Write each question's verdict and ranked (fragment id, score) here, to compare runs.")
     args = ap.parse_args()
-    import json
-
     settings = load_settings(None).with_overrides(**{"store.url": args.store})
     if args.overrides:
         settings = settings.with_overrides(**{k: json.loads(v) for k, v in (o.split("=", 1) for o in args.overrides)})
@@ -173,7 +177,10 @@ def main() -> int:
             print(f"\n===== {q!r}: {len(stmts)} statements on {len({p for p, _, _ in stmts})} connections")
             explain(args.store, stmts)
         if args.queries:
-            stages(engine, qs[3 + args.explain :])
+            dump: dict[str, Any] | None = {} if args.dump else None
+            stages(engine, qs[3 + args.explain :], dump)
+            if args.dump:
+                args.dump.write_text(json.dumps(dump, indent=1))
     return 0
 
 

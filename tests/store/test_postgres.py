@@ -608,3 +608,71 @@ def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_one
             exact.close()
     finally:
         s.close()
+
+
+_GIN = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")
+
+
+def _pending_pages(url: str) -> dict[str, int]:
+    """Pages in each GIN index's pending list (pgstattuple), which every search using it scans linearly."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple SCHEMA public")
+        return {ix: int(conn.execute("SELECT pending_pages FROM public.pgstatginindex(to_regclass(%s))",
+                                     [ix]).fetchone()[0]) for ix in _GIN}  # type: ignore[index]
+
+
+def test_ingest_merges_the_gin_pending_lists(pg_url: str, tmp_path: Path) -> None:
+    """GIN's fast update leaves new entries in a pending list that autovacuum merges only after ~20 %
+    more rows: written source by source it stays, and every lexical search scans it. An ingest run
+    (and a backlog run) merges them at its end."""
+    s = _open(pg_url)
+    try:
+        src, data = make_source("src-direct")
+        put(s, src, data, make_fragments(src, distinct_texts(40, seed=9)), embedded=False)
+        left = _pending_pages(pg_url)
+        assert left["fragments_tsv_stem"] > 0 and left["fragments_tsv_plain"] > 0  # the control: put_source leaves them
+        s.flush_text_indexes()  # type: ignore[attr-defined]
+        assert _pending_pages(pg_url) == dict.fromkeys(_GIN, 0)
+    finally:
+        s.close()
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "kind": "letter", "title": f"D{i}", "lang": "en",
+                                          "text": " ".join(distinct_texts(3, seed=20 + i))}) + "\n" for i in range(30)))
+    settings = load_settings(None, **{"store.url": pg_url, "embedder.name": "hash", "embedder.hash_dim": 32})
+    with Engine.from_settings(settings) as eng:
+        eng.ingest([corpus])
+        assert eng.store.stats().embedded == eng.store.stats().fragments > 40
+    assert _pending_pages(pg_url) == dict.fromkeys(_GIN, 0)
+
+
+def test_kind_counts_match_a_full_count_and_are_refreshed_off_the_search_path(pg_url: str) -> None:
+    """The per-kind counts that pick exact / shared / filtered dense search: equal to counting the
+    embedded rows (fragments without a vector left out); once stale, recounted on a worker thread
+    while the search goes on with the previous counts."""
+    s = _open(pg_url, pg_size_cache_s=3600.0)
+    s.bind_embedder("hash", 64)
+    other = _open(pg_url)
+    try:
+        texts = distinct_texts(90, seed=5)
+        for kind, lo, hi, embedded in (("letter", 0, 40, True), ("verse", 40, 60, True), ("verse", 60, 75, False),
+                                       ("commentary", 75, 90, False)):
+            src, data = make_source(f"src-{kind}-{lo}", kind=kind)
+            put(s, src, data, make_fragments(src, texts[lo:hi]), embedded=embedded)
+        q = np.random.default_rng(1).normal(size=64).astype(np.float32)
+        s.search_dense(q, 5, kinds=["verse"])
+        assert s._kind_counts is not None  # type: ignore[attr-defined]
+        assert s._kind_counts[1] == {"letter": 40, "verse": 20}  # type: ignore[attr-defined]
+        src, data = make_source("src-more", kind="commentary")
+        put(other, src, data, make_fragments(src, distinct_texts(12, seed=6)))
+        before = s.search_dense(q, 5, kinds=["commentary"])  # counts an hour fresh: not recounted
+        assert s._kind_counts[1] == {"letter": 40, "verse": 20}  # type: ignore[attr-defined]
+        assert len(before) == 5  # the exact scan (a group under pg_exact_search_max) is right all the same
+        s.settings = s.settings.model_copy(update={"pg_size_cache_s": 0.0})  # type: ignore[attr-defined]
+        s.search_dense(q, 5, kinds=["commentary"])
+        deadline = time.monotonic() + 10
+        while s._kind_counts[1] != {"letter": 40, "verse": 20, "commentary": 12} and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            time.sleep(0.05)
+        assert s._kind_counts[1] == {"letter": 40, "verse": 20, "commentary": 12}  # type: ignore[attr-defined]
+    finally:
+        other.close()
+        s.close()

@@ -893,8 +893,10 @@ class PostgresStore(PgConversations, PgMemory):
                     size = total if c.kinds is None else sum(counts.get(k, 0) for k in set(c.kinds))
                     if size <= int(self.settings.pg_exact_search_max):
                         # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
-                        exact.append((i, f"SELECT id, 1 - (embedding <=> %(q)b) FROM fragments WHERE {where}"
-                                         " ORDER BY embedding <=> %(q)b, id LIMIT %(k)s", params))
+                        # (the distance computed once per row: the sort key, then 1 - d for the k kept)
+                        exact.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
+                                         f" WHERE {where} ORDER BY d, id LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id",
+                                      params))
                     elif self._shares_scan(c, counts):
                         # a common kind group: served by one unfiltered scan shared with the vector's other groups
                         shared.setdefault(params["q"].arr.tobytes(), []).append(i)
@@ -902,14 +904,15 @@ class PostgresStore(PgConversations, PgMemory):
                         # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
                         # it (iterative scan); relaxed order re-sorted exactly over the k found
                         ann.append((i, self._ann_sql(where), params))
+                ef = self.settings.ef_search_for(total)
                 scans = []
                 for members in shared.values():
                     first = dense_params(dense, members[0])
-                    limit = max(int(self.settings.hnsw_ef_search), sum(int(dense_params(dense, i)["k"]) for i in members))
+                    limit = max(ef, sum(int(dense_params(dense, i)["k"]) for i in members))
                     scans.append((members, "SELECT id, kind, 1 - (embedding <=> %(q)b) FROM fragments WHERE embedding"
                                            " IS NOT NULL ORDER BY embedding <=> %(q)b LIMIT %(lim)s",
                                   {"q": first["q"], "lim": limit}))
-                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans)
+                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans, ef)
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -946,8 +949,10 @@ class PostgresStore(PgConversations, PgMemory):
         with self._pool.connection() as conn:
             conn.autocommit = True
             try:
+                counts = self._kind_counts
+                ef = self.settings.ef_search_for(sum(counts[1].values()) if counts else 0)
                 cursors, _ = self._pipeline(conn, [], [(j, self._ann_sql(w), p) for j, (w, p) in enumerate(dense)], [],
-                                            False, [])
+                                            False, [], ef)
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -1015,11 +1020,11 @@ class PostgresStore(PgConversations, PgMemory):
 
     def _pipeline(
         self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
-        exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]],
+        exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]], ef: int = 0,
     ) -> tuple[list[tuple[int, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
         """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
-        shared and kind-filtered HNSW dense lanes, the exact dense lanes (index scans off for them only,
-        so last), COMMIT."""
+        shared and kind-filtered HNSW dense lanes (``hnsw.ef_search`` ``ef``, raised to k or the shared
+        scan's limit), the exact dense lanes (index scans off for them only, so last), COMMIT."""
         s = self.settings
         cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
         shared: list[tuple[list[int], psycopg.Cursor[Any]]] = []
@@ -1031,11 +1036,11 @@ class PostgresStore(PgConversations, PgMemory):
             cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
             if scans:
                 lim = max(int(p["lim"]) for _, _, p in scans)
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), lim))])
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, lim))])
                 shared += [(members, conn.execute(sql, params)) for members, sql, params in scans]
             if ann:
                 k_max = max(int(p["k"]) for _, _, p in ann)
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(int(s.hnsw_ef_search), k_max))])
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, k_max))])
                 if self._iterative_scan and s.hnsw_iterative_scan != "off":
                     conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
                                  " set_config('hnsw.max_scan_tuples', %s, true)",
