@@ -40,7 +40,7 @@ from footnote.corpus.lang import detect_lang
 
 __all__ = [
     "ABBREVIATIONS", "DEFAULT_QUERY_LANGS", "SNOWBALL", "STOP_WORDS", "Analyzer", "clean_text", "content_terms",
-    "detect_lang", "fold", "is_stop", "keywords", "no_break_after", "split_sentences", "starts_sentence", "strip_invisible",
+    "detect_lang", "fold", "is_stop", "keywords", "no_break_after", "sentence_breaks", "split_sentences", "starts_sentence", "strip_invisible",
     "tokenize",
 ]
 
@@ -255,8 +255,6 @@ ABBREVIATIONS = frozenset({
     "no", "vol", "p", "pp", "ch", "fig", "т.е", "т.д", "т.п", "т.к", "др", "г", "гг", "им", "ст", "см", "стр",
     "рис",
 })
-_LAST_WORD = re.compile(r"(?<![\w.])([\w.]*[^\W\d_])\.$")
-_LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*\d{1,3}\.$")
 _OPENERS = "\"'«“‘(¡¿"
 _NOT_START = "[,;:)]}»”’"
 
@@ -267,9 +265,13 @@ def no_break_after(head: str) -> bool:
     a list number alone at the start of its line (``2.``)."""
     if not head.endswith("."):
         return False
-    m = _LAST_WORD.search(head)
-    if m is not None:
-        word = m.group(1)
+    # the word before the full stop: the longest run of word characters and dots (scanned from the end,
+    # so a long head costs no more than its last word)
+    i = end = len(head) - 1
+    while i > 0 and (head[i - 1].isalnum() or head[i - 1] in "._"):
+        i -= 1
+    word = head[i:end]
+    if word and word[-1].isalpha():
         parts = word.split(".")
         if word.lower() in ABBREVIATIONS:
             return True
@@ -277,7 +279,12 @@ def no_break_after(head: str) -> bool:
             return True
         if len(parts) > 1 and all(len(x) == 1 and x.isalpha() for x in parts):
             return True
-    return _LIST_NUMBER.search(head) is not None
+    if not (word.isdigit() and len(word) <= 3):
+        return False
+    j = i  # a list number alone at the start of its line ("2.")
+    while j > 0 and head[j - 1] in " \t":
+        j -= 1
+    return j == 0 or head[j - 1] == "\n"
 
 
 def starts_sentence(rest: str) -> bool:
@@ -289,7 +296,41 @@ def starts_sentence(rest: str) -> bool:
     return bool(ch) and not ch.islower() and ch not in _NOT_START
 
 
-_SENT_END = re.compile(r"[.!?…]+[\"'»”’)\]]*(?P<ws>\s+)|\n+")
+_SENT_END = re.compile(r"[.!?…।॥]+[\"'»”’)\]]*(?P<ws>\s+)|\n+")
+_BULLET_AHEAD = re.compile(r"[ \t]*[-*•]")
+_HEAD_WINDOW = 64  # characters before a full stop that decide whether it ends a sentence
+
+
+def sentence_breaks(text: str, *, lines: bool = True) -> list[tuple[int, int]]:
+    """Where ``text`` is cut into sentences, as (end of a sentence, start of the next) offsets into
+    ``text`` itself (nothing is cleaned or moved): after ``. ! ? … । ॥`` (with any closing quotes and
+    brackets) and whitespace, unless :func:`no_break_after` or :func:`starts_sentence` says no. With
+    ``lines`` a line break is a cut too (text whose lines are real breaks, as :func:`split_sentences`
+    sees it after unwrapping); without (raw paragraphs of a document: hard-wrapped lines) only a line
+    starting a list item (``-``, ``*``, ``•``) is, and a full stop before a line break obeys the same
+    rule as before a space. The one sentence rule for notes, the answer's units and the chunker.
+    Linear in ``len(text)``: each full stop is judged on the last few dozen characters before it."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        ws = m.group("ws")
+        if ws is None:  # a run of line breaks with no sentence punctuation before it
+            if lines or _BULLET_AHEAD.match(text, m.end()):
+                out.append((m.start(), m.end()))
+                start = m.end()
+            continue
+        if not lines or "\n" not in ws:
+            if not starts_sentence(text[m.end() : m.end() + 4]):
+                continue  # "e.g. this", "a.b c. d": a lower-case word goes on the sentence
+            lo = max(start, m.start() + 1 - _HEAD_WINDOW)
+            head = text[lo : m.start() + 1]
+            if lo > start:
+                head = "x" + head  # a cut window: its first word is no abbreviation, its start no line start
+            if no_break_after(head):
+                continue  # "Dr. Smith", "U.S. Supreme Court": not a boundary
+        out.append((m.end() - len(ws), m.end()))
+        start = m.end()
+    return out
 
 
 def _unwrap(text: str) -> str:
@@ -326,17 +367,11 @@ def split_sentences(text: str) -> list[str]:
     text = _unwrap(clean_text(text))
     out: list[str] = []
     start = 0
-    for m in _SENT_END.finditer(text):
-        ws = m.group("ws")
-        if ws is not None and "\n" not in ws and (
-            no_break_after(text[start : m.start() + 1]) or not starts_sentence(text[m.end() : m.end() + 4])
-        ):
-            continue  # "Dr. Smith", "U.S. Supreme Court", "e.g. this": not a boundary
-        end = m.end() - len(ws) if ws is not None else m.start()
+    for end, nxt in sentence_breaks(text):
         head = text[start:end]
         if head.strip():
             out.append(" ".join(head.split()))
-        start = m.end()
+        start = nxt
     tail = text[start:].strip()
     if tail:
         out.append(" ".join(tail.split()))

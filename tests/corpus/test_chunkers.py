@@ -6,6 +6,7 @@ import itertools
 from pathlib import Path
 
 from footnote.corpus.chunkers import chunk_document, chunk_transcript, pack_text
+from footnote.corpus.chunkers import split_sentences as chunker_sentences
 from footnote.corpus.records import (
     AddressLocator,
     Block,
@@ -71,6 +72,35 @@ def test_pack_paragraphs_then_sentences() -> None:
     no_stops = "word " * 1000
     chunks = pack_text(no_stops, S.chunk)
     assert all(len(c) <= S.chunk.text_max_chars for c in chunks)
+
+
+def test_a_long_paragraph_is_cut_by_the_one_sentence_rule() -> None:
+    """The chunker packs a long paragraph's sentences as footnote.text cuts them: never right after an
+    abbreviation, an initial or a dotted run ("Dr.", "J.", "U.S.", "e.g."), nor before a lower-case word;
+    a hard-wrapped line is not a sentence end."""
+    from footnote.text import split_sentences as note_sentences
+
+    unit = ("The keeper met Dr. Hale and J. Smith of the U.S. Lighthouse Board at the pier, e.g. on\n"
+            "Tuesdays in winter. ")
+    para = unit * 40  # ~4,000 characters: packed sentence by sentence
+    chunks = pack_text(para, S.chunk)
+    assert len(chunks) >= 3 and all(len(c) <= S.chunk.text_target_chars for c in chunks)
+    for c in chunks:
+        assert c.startswith("The keeper met Dr. Hale") and c.endswith("Tuesdays in winter.")
+    # the chunker's sentences are the notes' sentences (same cuts; the raw text kept as it was)
+    assert [" ".join(s.split()) for s in chunker_sentences(para) if s.strip()] == note_sentences(para)
+
+
+def test_the_sentence_rule_judges_a_full_stop_by_the_word_before_it_only() -> None:
+    """Each full stop is judged on a short window before it (linear on a huge paragraph): a window cut
+    inside a long word never turns its tail into an abbreviation or a list number."""
+    long_word = "x" * 200
+    assert chunker_sentences(f"{long_word}p. Next one.") == [f"{long_word}p.", "Next one."]
+    assert chunker_sentences(f"{long_word} 12. Next one.") == [f"{long_word} 12.", "Next one."]
+    assert chunker_sentences(f"{long_word} see p. Twelve.") == [f"{long_word} see p. Twelve."]
+    assert chunker_sentences(f"{long_word}\n2. Next one.") == [f"{long_word}\n2. Next one."]
+    para = "a. b. c. " * 20_000  # full stops that end no sentence (lower case follows)
+    assert chunker_sentences(para) == [para]
 
 
 def test_blocks_are_never_crossed_and_ids_ordered() -> None:

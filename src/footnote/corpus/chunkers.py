@@ -7,7 +7,7 @@
   ``end_ms`` of its last.
 - Library text: each block (a page, a verse, a commentary, a section) is chunked on its own — never
   across blocks — by packing paragraphs up to ``text_target_chars`` (900); a paragraph longer than that
-  is split into sentences and packed; a sentence longer than ``text_max_chars`` is split on words.
+  is split into sentences (the one sentence rule of :mod:`footnote.text`) and packed; a sentence longer than ``text_max_chars`` is split on words.
 
 Fragment ids are ``f"{source_id}#{ordinal}"`` (0-based, in document order).
 """
@@ -29,25 +29,20 @@ from footnote.corpus.records import (
     sha256_text,
 )
 from footnote.settings import ChunkSettings, Settings
+from footnote.text import sentence_breaks
 
 _PARA = re.compile(r"\n\s*\n")
-# A sentence ends after . ! ? … । ॥ (and a closing quote or bracket) followed by whitespace; a line
-# starting a list item also starts a new piece. The pattern begins with a character class (no
-# lookbehind), so the regex engine skips ahead to candidates instead of trying every position.
-_SENT_CHARS = ".!?…।॥\n"
-_SENT_END = re.compile(r"([.!?…।॥][\"'»”)\]]?)\s+|\n(?=\s*[-*•])")
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """The paragraph cut after each sentence end (the whitespace after it dropped)."""
-    if not any(ch in paragraph for ch in _SENT_CHARS):
-        return [paragraph]  # one long run (a huge word): nothing to scan for
+    """The paragraph cut into sentences by the one sentence rule (:func:`footnote.text.sentence_breaks`:
+    no cut after ``Dr.``, ``U.S.``, ``e.g.`` or before a lower-case word; a line starting a list item is a
+    cut, a hard-wrapped line is not), the whitespace between them dropped, the text itself untouched."""
     out: list[str] = []
     pos = 0
-    for m in _SENT_END.finditer(paragraph):
-        end = m.end(1) if m.group(1) is not None else m.start()
+    for end, nxt in sentence_breaks(paragraph, lines=False):
         out.append(paragraph[pos:end])
-        pos = m.end()
+        pos = nxt
     out.append(paragraph[pos:])
     return out
 
