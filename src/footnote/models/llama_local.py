@@ -37,6 +37,13 @@ class _EngineHolder:
         self.n_threads = n_threads
         self.lock = threading.Lock()
         self._llm: Any = None
+        self.budget: Budget | None = None  # the budget of the call holding ``lock`` (read by the abort hook)
+        self._abort_hook: Any = None  # the ctypes callback, kept alive as long as the engine
+
+    def aborted(self) -> bool:
+        """Whether the call now running should stop (its client went away or its deadline passed)."""
+        b = self.budget
+        return b is not None and (b.stopped() or b.expired())
 
     def get(self) -> Any:
         if self._llm is None:
@@ -51,7 +58,44 @@ class _EngineHolder:
             log.info("loading %s with llama.cpp", self.path)
             threads = self.n_threads if self.n_threads > 0 else None
             self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, verbose=False)
+            self._install_abort_hook()
         return self._llm
+
+    def _install_abort_hook(self) -> None:
+        """Let llama.cpp's compute loop ask :meth:`aborted` between graph nodes, so a hang-up or the
+        deadline also cuts the prompt's evaluation (seconds to minutes on a long prompt on 2 cores),
+        where no token is yielded to check the budget at."""
+        try:
+            import llama_cpp
+
+            hook = llama_cpp.ggml_abort_callback(lambda _data: self.aborted())
+            llama_cpp.llama_set_abort_callback(self._llm.ctx, hook, None)
+        except (AttributeError, TypeError) as e:  # an older llama-cpp-python: budget checks per token only
+            log.warning("llama.cpp abort callback unavailable (%s): a turn stops between tokens only", e)
+            return
+        self._abort_hook = hook
+
+    def run(self, budget: Budget | None) -> _Running:
+        """The engine for one call under ``budget``, holding its lock (``with holder.run(budget) as llm``)."""
+        return _Running(self, budget)
+
+
+class _Running:
+    """Holds an engine's lock for one call and exposes that call's budget to the abort hook."""
+
+    def __init__(self, holder: _EngineHolder, budget: Budget | None) -> None:
+        self.holder = holder
+        self.budget = budget
+
+    def __enter__(self) -> Any:
+        llm = self.holder.get()
+        self.holder.lock.acquire()
+        self.holder.budget = self.budget
+        return llm
+
+    def __exit__(self, *exc: object) -> None:
+        self.holder.budget = None
+        self.holder.lock.release()
 
 
 class LlamaCppChatModel:
@@ -73,29 +117,47 @@ class LlamaCppChatModel:
     def complete(
         self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
     ) -> str:
+        """One completion. llama.cpp generates it in-process and cannot be cut mid-call, so it is generated
+        as a stream and the turn's budget is checked after every token: a hang-up or the turn's deadline
+        stops the generation within one token (plus the prompt's evaluation before the first), frees the
+        engine's lock and raises ``Cancelled``/``TurnDeadline`` — not after ``max_tokens`` tokens."""
         self.calls += 1
-        check_budget(budget, f"models.{self.role} ({self.name})")
-        llm = self.engine_holder.get()
+        where = f"models.{self.role} ({self.name})"
+        check_budget(budget, where)
         kwargs: dict[str, Any] = {}
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        with self.engine_holder.lock:
+        parts: list[str] = []
+        with self.engine_holder.run(budget) as llm:
             try:
-                out = llm.create_chat_completion(
+                chunks = llm.create_chat_completion(
                     messages=self._messages(messages),
                     temperature=self.settings.temperature,
                     max_tokens=self.settings.max_tokens,
+                    stream=True,
                     **kwargs,
                 )
-            except Exception as e:  # llama.cpp raises plain exceptions
-                raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e
-        return str(out["choices"][0]["message"].get("content") or "")
+                try:
+                    for chunk in chunks:
+                        check_budget(budget, where)  # stops generating: the lock is freed
+                        text = chunk["choices"][0].get("delta", {}).get("content")
+                        if text:
+                            parts.append(str(text))
+                finally:
+                    close = getattr(chunks, "close", None)
+                    if close is not None:
+                        close()  # ends llama.cpp's generator now, not when it is collected
+            except FootnoteError:
+                raise
+            except Exception as e:  # llama.cpp raises plain exceptions ("llama_decode returned 2": aborted)
+                check_budget(budget, where)
+                raise ModelError(f"{where}: {type(e).__name__}: {e}") from e
+        return "".join(parts)
 
     def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self.calls += 1
         check_budget(budget, f"models.{self.role} ({self.name})")
-        llm = self.engine_holder.get()
-        with self.engine_holder.lock:
+        with self.engine_holder.run(budget) as llm:
             try:
                 chunks = llm.create_chat_completion(
                     messages=self._messages(messages),
@@ -103,12 +165,18 @@ class LlamaCppChatModel:
                     max_tokens=self.settings.max_tokens,
                     stream=True,
                 )
-                for chunk in chunks:
-                    check_budget(budget, f"models.{self.role} ({self.name})")  # stops generating: the lock is freed
-                    text = chunk["choices"][0].get("delta", {}).get("content")
-                    if text:
-                        yield str(text)
+                try:
+                    for chunk in chunks:
+                        check_budget(budget, f"models.{self.role} ({self.name})")  # stops generating: the lock is freed
+                        text = chunk["choices"][0].get("delta", {}).get("content")
+                        if text:
+                            yield str(text)
+                finally:
+                    close = getattr(chunks, "close", None)
+                    if close is not None:
+                        close()
             except FootnoteError:
                 raise
             except Exception as e:
+                check_budget(budget, f"models.{self.role} ({self.name})")
                 raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e
