@@ -13,11 +13,15 @@ extractive ranker's sentence embedding (``embed_ms`` in the outline stage), per 
 calls made (0 without a model). ``--warm-store`` first asks every question once in an engine of its
 own (so the store keeps every candidate sentence's vector), then times a fresh engine over that store —
 what a restarted server sees — and prints how many sentences it had to embed (0 on a warm store).
+Also per answer stage: wall p50 and CPU-time p50 (``cpu_ms`` in the trace: this thread's CPU time, which
+a loaded machine inflates far less than wall time), and citation support (``trace.support``), with the
+load average — quote it next to any wall figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -51,6 +55,8 @@ def main() -> None:
     total: dict[str, list[float]] = defaultdict(list)
     answer: dict[str, list[float]] = defaultdict(list)
     no_embed: dict[str, list[float]] = defaultdict(list)
+    stage_ms: dict[str, list[float]] = defaultdict(list)
+    stage_cpu: dict[str, list[float]] = defaultdict(list)
     calls = 0
     with engine:
         engine.ask(qs[0].question)  # warm-up: model load, caches
@@ -65,6 +71,15 @@ def main() -> None:
                 answer[key].append(stages)
                 no_embed[key].append(stages - embed)
             calls += a.model_calls
+            for st in a.trace["stages"]:
+                if st["name"] in ANSWER_STAGES:
+                    stage_ms[st["name"]].append(st["ms"])
+                    stage_cpu[st["name"]].append(st.get("cpu_ms", 0.0))
+            if (sup := a.trace.get("support")) and "cpu_ms" in sup:
+                stage_ms["support"].append(sup["ms"])
+                stage_cpu["support"].append(sup["cpu_ms"])
+            stage_cpu["answer (cpu)"].append(sum(st.get("cpu_ms", 0.0) for st in a.trace["stages"]
+                                                 if st["name"] in ANSWER_STAGES))
         embedded = engine.answerer.ranker.embedded_sentences
     print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}, "
           f"sentences embedded while timed {embedded}{' (warm store)' if ns.warm_store else ''}")
@@ -73,6 +88,11 @@ def main() -> None:
         print(f"  {key:<4} ask p50 {percentile(t, 50):7.1f} ms  p95 {percentile(t, 95):7.1f} ms   "
               f"answer stages p50 {percentile(s, 50):5.1f} ms  p95 {percentile(s, 95):5.1f} ms   "
               f"without sentence embedding p50 {percentile(x, 50):5.1f} ms  p95 {percentile(x, 95):5.1f} ms   n={len(t)}")
+    print(f"  per stage (load average {os.getloadavg()[0]:.1f}): " + "   ".join(
+        f"{k} wall p50 {percentile(stage_ms[k], 50):.1f} / cpu p50 {percentile(stage_cpu[k], 50):.1f} ms"
+        for k in (*ANSWER_STAGES, "support") if stage_ms.get(k)))
+    c = stage_cpu["answer (cpu)"]
+    print(f"  answer stages cpu p50 {percentile(c, 50):.1f} ms  p95 {percentile(c, 95):.1f} ms (embedding included)")
 
 
 if __name__ == "__main__":

@@ -869,6 +869,10 @@ class SupportSettings(_Frozen):
         "numbers are written differently across languages ('1,230' vs '1 230')."
     )
     max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
+    note_cache: int = Field(
+        1024, description="Cited notes whose sentences, language and terms citation support keeps in memory (a note "
+        "cited again, by another sentence or turn, is not split and analysed again)."
+    )
     in_trace: bool = Field(
         True, description="Put each corpus answer's citation support (per sentence and citation, share supported, "
         "unsupported sentences) into its trace; it reuses the vectors the turn computed and runs after the last token."

@@ -87,3 +87,30 @@ def test_cli_ask_prints_the_support_line(build_engine: Any, tmp_path: Any) -> No
     r = CliRunner().invoke(main, ["ask", FOG_Q, "--json", *args])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["trace"]["support"]["supported_share"] == 1.0
+
+
+def test_a_cited_note_is_analysed_once_for_all_its_claims_and_turns(build_engine: Any, monkeypatch: Any) -> None:
+    """Support splits and analyses a cited note once (kept by ``support.note_cache``), not once per claim
+    citing it and per turn; the scores are the same as a fresh scorer's."""
+    import footnote.answer.support as support
+
+    eng = build_engine()
+    a = eng.ask(FOG_Q)
+    notes = {c.fragment.text for c in a.citations}
+    split: list[str] = []
+    real = support.split_sentences
+
+    def counting(text: str) -> list[str]:
+        split.append(text)
+        return real(text)
+
+    monkeypatch.setattr(support, "split_sentences", counting)
+    scorer = support.SupportScorer(eng.settings.support, eng.embedder)
+    note = next(iter(notes))
+    pairs = [("The keeper starts the fog horn.", note), ("The horn blows twice a minute.", note)]
+    first = scorer.score_pairs(pairs)
+    assert scorer.score_pairs(pairs) == first  # a second turn citing the same note
+    assert split.count(note) == 1
+    fresh = support.SupportScorer(eng.settings.support, eng.embedder).score_pairs(pairs)
+    assert fresh == first
+    assert all("cpu_ms" in st for st in a.trace["stages"]) and "cpu_ms" in a.trace["support"]

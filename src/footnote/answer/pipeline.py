@@ -103,6 +103,7 @@ class _Turn:
     budget: Budget
     secrets: tuple[str, ...] = ()
     t0: float = field(default_factory=time.perf_counter)
+    cpu_mark: float = field(default_factory=time.thread_time)  # this thread's CPU time when the last stage ended
     stages: list[dict[str, Any]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     result: SearchResult | None = None
@@ -121,8 +122,13 @@ class _Turn:
         return sum(c[0] for c in self.counters.values())
 
     def stage(self, name: str, t0: float, counts: dict[str, int] | None = None, **info: Any) -> Event:
+        """Record a stage: wall ``ms`` since ``t0`` and ``cpu_ms``, this thread's CPU time since the
+        previous stage (or the search) ended — what the stage cost, unlike wall time, whatever the load."""
         ms, n = _ms(t0), dict(counts or {})
-        self.stages.append({"name": name, "ms": ms, "counts": n, "info": info})
+        cpu = time.thread_time()
+        self.stages.append({"name": name, "ms": ms, "cpu_ms": round((cpu - self.cpu_mark) * 1000.0, 3),
+                            "counts": n, "info": info})
+        self.cpu_mark = cpu
         return Stage(name, ms, n)
 
 
@@ -225,6 +231,7 @@ class Answerer:
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
+        turn.cpu_mark = time.thread_time()  # the answer stages' CPU time starts here
         for st in result.trace:
             yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))
         if result.pinned is not None:

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,6 +146,14 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     return out
 
 
+@dataclass(frozen=True)
+class _NoteFacts:
+    sentences: tuple[str, ...]  # the note's sentences compared with a claim (noise dropped)
+    lang: str
+    tokens: frozenset[str]
+    terms: frozenset[str]  # content terms and numbers, plus every token (a claim's term found verbatim counts)
+
+
 Vectors = Callable[[Sequence[str]], np.ndarray]
 """Passage vectors of texts, one row each (the embedder's ``embed_passages``, or a cache in front of it)."""
 
@@ -160,9 +170,29 @@ class SupportScorer:
         self._vectors = vectors
         name = embedder.name if embedder is not None else "none"
         self.thresholds = settings.thresholds(name)
+        self._notes: OrderedDict[str, _NoteFacts] = OrderedDict()
+        self._notes_lock = threading.Lock()
 
     def _terms(self, text: str, lang: str) -> set[str]:
         return content_terms(text, lang, self.analyzer) | numbers(text)
+
+    def _note(self, text: str) -> _NoteFacts:
+        """A cited note's sentences, language, tokens and terms: the same for every claim and every turn
+        citing it, so worked out once and kept in a bounded LRU (``support.note_cache``)."""
+        with self._notes_lock:
+            hit = self._notes.get(text)
+            if hit is not None:
+                self._notes.move_to_end(text)
+                return hit
+        sents = tuple([s for s in split_sentences(text) if not is_noise(s)][: self.settings.max_note_sentences] or [text])
+        lang = detect_lang(text)
+        tokens = frozenset(tokenize(text))
+        facts = _NoteFacts(sents, lang, tokens, frozenset(self._terms(text, lang) | tokens))
+        with self._notes_lock:
+            self._notes[text] = facts
+            while len(self._notes) > self.settings.note_cache:
+                self._notes.popitem(last=False)
+        return facts
 
     def threshold(self, containment: float | None) -> float:
         """The bar for a score: same-language (containment known) or cross-lingual."""
@@ -171,29 +201,24 @@ class SupportScorer:
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float | None, float]]:
         """(similarity, containment, score) of each (claim, note text) pair, one embedding call in all."""
         st = self.settings
-        note_sents: list[list[str]] = []
-        for _, note in pairs:
-            ss = [s for s in split_sentences(note) if not is_noise(s)][: st.max_note_sentences] or [note]
-            note_sents.append(ss)
+        facts = [self._note(note) for _, note in pairs]
         sims: list[float] = [0.0] * len(pairs)
         if self.embedder is not None and pairs:
-            texts = list(dict.fromkeys([c for c, _ in pairs] + [x for ss in note_sents for x in ss]))
+            texts = list(dict.fromkeys([c for c, _ in pairs] + [x for f in facts for x in f.sentences]))
             row = {t: i for i, t in enumerate(texts)}  # each distinct text embedded once
             raw = self._vectors(texts) if self._vectors is not None else self.embedder.embed_passages(texts)
             vecs = np.asarray(raw, dtype=np.float32)
-            for i, ((claim, _), ss) in enumerate(zip(pairs, note_sents, strict=True)):
-                block = vecs[[row[x] for x in ss]]
+            for i, ((claim, _), f) in enumerate(zip(pairs, facts, strict=True)):
+                block = vecs[[row[x] for x in f.sentences]]
                 sims[i] = float(np.max(block @ vecs[row[claim]]))
         out: list[tuple[float, float | None, float]] = []
-        for (claim, note), sim in zip(pairs, sims, strict=True):
-            clang, nlang = detect_lang(claim), detect_lang(note)
-            note_tokens = set(tokenize(note))
+        for (claim, _), f, sim in zip(pairs, facts, sims, strict=True):
+            clang = detect_lang(claim)
             nums = numbers(claim)
-            missing_nums = len(nums - note_tokens)
-            if clang == nlang:
+            missing_nums = len(nums - f.tokens)
+            if clang == f.lang:
                 ct = self._terms(claim, clang)
-                nt = self._terms(note, nlang) | note_tokens
-                cont: float | None = len(ct & nt) / len(ct) if ct else 0.0
+                cont: float | None = len(ct & f.terms) / len(ct) if ct else 0.0
                 assert cont is not None
                 if self.embedder is None:
                     score = cont
@@ -231,7 +256,7 @@ def trace_support(scorer: SupportScorer, answer: Answer) -> dict[str, Any] | Non
     """The answer's support for its trace (per sentence and citation, share supported, unsupported
     listed, milliseconds it took); None for an answer that cites nothing by design. An embedder failure
     leaves the answer alone and says so here."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     try:
         sup = scorer.score_answer(answer)
     except FootnoteError as e:
@@ -239,4 +264,5 @@ def trace_support(scorer: SupportScorer, answer: Answer) -> dict[str, Any] | Non
         return {"error": e.message, "ms": round((time.perf_counter() - t0) * 1000.0, 3)}
     if sup is None:
         return None
-    return {**sup.to_dict(detail=True), "ms": round((time.perf_counter() - t0) * 1000.0, 3)}
+    return {**sup.to_dict(detail=True), "ms": round((time.perf_counter() - t0) * 1000.0, 3),
+            "cpu_ms": round((time.thread_time() - c0) * 1000.0, 3)}
