@@ -241,6 +241,21 @@ def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_on
     assert not any("John Elway" in p.sentence for p in picks)
 
 
+def test_three_sentences_of_the_best_note_before_a_weaker_note() -> None:
+    """The answer is often the third-best sentence of the best note (xquad: "… contained within Brazil"):
+    up to ``extractive_max_per_note`` (3) sentences come from one note before a weaker note's."""
+    notes = [note(1, "The Amazon rainforest is the most famous rainforest of any country. Every country near the "
+                     "Amazon rainforest protects most of its rivers. Most of the Amazon rainforest lies within one "
+                     "country, Brazil, followed by Peru. Gulls nest on the cliffs."),
+             note(2, "Most of the Amazon rainforest is home to birds.", sid="b.md", score=0.6)]
+    q = "In what country is most of the Amazon rainforest?"
+    picks, _ = SentenceRanker(S).select(q, "en", notes)
+    assert sum(p.note == 1 for p in picks) == 3 and any("Brazil" in p.sentence for p in picks)
+    two = S.with_overrides(**{"answer.extractive_max_per_note": 2})
+    picks, _ = SentenceRanker(two).select(q, "en", notes)
+    assert sum(p.note == 1 for p in picks) == 2
+
+
 def test_a_sentence_that_continues_the_best_one_is_quoted_with_it() -> None:
     notes = [note(1, "Published at a time of rising demand for German-language publications, Luther's version quickly "
                      "became a popular and influential Bible translation. As such, it made a significant contribution "
