@@ -256,6 +256,26 @@ def test_three_sentences_of_the_best_note_before_a_weaker_note() -> None:
     assert sum(p.note == 1 for p in picks) == 2
 
 
+def test_the_sources_own_reference_marks_are_not_quoted_as_citations() -> None:
+    """A Wikipedia-style "…in 2010.[1]" is not the answer's [1]: quoted as it stood it became a second,
+    misleading citation ("2010.[1] [1].") and hid the sentence end before the next one."""
+    from footnote.answer.extractive import extractive_pieces
+
+    notes = [note(1, "The total length of the Rhine was cited as 1,232 kilometres by the Dutch Rijkswaterstaat in "
+                     "2010.[1] The Rhine flows north through Basel.[2][3] Its course was shortened by canalisation "
+                     "projects [citation needed] in the 19th century.", sid="rhine.md"),
+             note(2, "Gulls nest on the cliffs of the Rhine valley.", sid="b.md", score=0.5)]
+    picks, _ = SentenceRanker(S).select("How long is the Rhine in kilometres?", "en", notes)
+    assert picks[0].sentence == "The total length of the Rhine was cited as 1,232 kilometres by the Dutch " \
+                                "Rijkswaterstaat in 2010."
+    text = "".join(extractive_pieces(picks, {1: 1, 2: 2}))
+    assert text.startswith("The total length of the Rhine was cited as 1,232 kilometres by the Dutch Rijkswaterstaat "
+                           "in 2010 [1].")
+    assert "[2][3]" not in text and "citation needed" not in text and ".[1]" not in text
+    picks, _ = SentenceRanker(S).select("What shortened the course of the Rhine?", "en", notes)
+    assert "Its course was shortened by canalisation projects in the 19th century." in [p.sentence for p in picks]
+
+
 def test_a_sentence_that_continues_the_best_one_is_quoted_with_it() -> None:
     notes = [note(1, "Published at a time of rising demand for German-language publications, Luther's version quickly "
                      "became a popular and influential Bible translation. As such, it made a significant contribution "

@@ -16,7 +16,7 @@ from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, toke
 
 __all__ = [
     "ANAPHOR", "LEADING_LOC", "answer_type", "carries_answer_type", "continues", "cross_script_names", "cue_texts", "focus_word", "is_noise", "name_skeleton", "names_shared",
-    "note_sentences", "prose_likeness", "transcript_units",
+    "note_sentences", "prose_likeness", "strip_reference_marks", "transcript_units",
 ]
 
 # --- candidates ----------------------------------------------------------------------------------
@@ -123,9 +123,20 @@ def _without_footer(line: str) -> str:
     return "" if len(stripped.split()) <= 12 else line
 
 
+_REFERENCE_MARK = re.compile(r"[ \t]?\[(?:\d{1,3}(?:\s*[,–-]\s*\d{1,3})*|citation needed)\](?=[\s.,;:!?)\]\[]|$)", re.IGNORECASE)
+
+
+def strip_reference_marks(text: str) -> str:
+    """``text`` without the source's own reference marks (a Wikipedia ``…in 2010.[1]``, ``[2][3]``,
+    ``[citation needed]``): quoted, they would read as the answer's citations (``[1]`` is also how the
+    answer cites its first note) and hide a sentence end (``2010.[1] It…`` is not cut)."""
+    return _REFERENCE_MARK.sub("", text)
+
+
 def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> list[str]:
-    """The sentences of a note; a transcript window with an overlong sentence is cut at its cues."""
-    lines = note.fragment.text.split("\n")
+    """The sentences of a note (without the source's reference marks); a transcript window with an
+    overlong sentence is cut at its cues."""
+    lines = strip_reference_marks(note.fragment.text).split("\n")
     text = "\n".join(x for x in (_without_footer(ln) if ln.strip() else ln for ln in lines) if x or not x.strip())
     sents = split_sentences(text)
     if cues and any(len(s.split()) > max_words for s in sents):
