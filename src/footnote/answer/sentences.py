@@ -123,12 +123,12 @@ def _without_footer(line: str) -> str:
     return "" if len(stripped.split()) <= 12 else line
 
 
-_REFERENCE_MARK = re.compile(r"[ \t]?\[(?:\d{1,3}(?:\s*[,–-]\s*\d{1,3})*|citation needed)\](?=[\s.,;:!?)\]\[]|$)", re.IGNORECASE)
+_REFERENCE_MARK = re.compile(r"[ \t]?\[(?:(?:note|nb|n)\s?)?(?:\d{1,3}(?:\s*[,–-]\s*\d{1,3})*|citation needed)\](?=[\s.,;:!?)\]\[]|$)", re.IGNORECASE)
 
 
 def strip_reference_marks(text: str) -> str:
-    """``text`` without the source's own reference marks (a Wikipedia ``…in 2010.[1]``, ``[2][3]``,
-    ``[citation needed]``): quoted, they would read as the answer's citations (``[1]`` is also how the
+    """``text`` without the source's own reference marks (a Wikipedia ``…in 2010.[1]``, ``[note 7]``,
+    ``[2][3]``, ``[citation needed]``): quoted, they would read as the answer's citations (``[1]`` is also how the
     answer cites its first note) and hide a sentence end (``2010.[1] It…`` is not cut)."""
     return _REFERENCE_MARK.sub("", text)
 
