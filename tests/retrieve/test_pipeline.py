@@ -385,3 +385,51 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         assert lexical_calls and all(t < f0 and name == me for t, name in lexical_calls)
     finally:
         store.close()
+
+
+class _CountingEmbedder(HashEmbedder):
+    """The hash embedder, counting the passages it embeds (sentence vectors of the gate's sentence term);
+    its queries go through the same function, and are not counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passages: list[str] = []
+        self._query = False
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self._query = True
+        try:
+            return super().embed_queries(texts)
+        finally:
+            self._query = False
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not self._query:
+            self.passages.extend(texts)
+        return super().embed_passages(texts)
+
+
+def test_sentence_term_reads_the_top_fragments_sentences_and_keeps_their_vectors(
+        base: Settings, store: Store, tmp_path: Path) -> None:
+    from footnote.text import split_sentences
+
+    emb = _CountingEmbedder()
+    q = "tides of the ocean and the moon"
+    plain = Retriever(base, store, emb, None, None).search(q)
+    assert plain.signal.extra["sentence"] == 0.0 and emb.passages == []  # weight 0: not computed
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-1.0, 0.0, 0.0, sentence_weight=0.5)},
+                               "gate.sentence_fragments": 2})
+    r = Retriever(s, store, emb, None, None).search(q)
+    top = [c.fragment for c in r.candidates if c.embedded][:2]
+    sentences = list(dict.fromkeys(x for f in top for x in split_sentences(f.text)))
+    assert sorted(emb.passages) == sorted(sentences) and len(sentences) >= 2
+    qv = emb.embed_queries([q])[0]
+    best = max(float(v @ qv) for v in emb.embed_passages(sentences))
+    assert r.signal.extra["sentence"] == pytest.approx(best, abs=1e-5)
+    assert r.signal.value == pytest.approx(r.signal.max_score + 0.5 * best, abs=1e-5)
+    emb.passages.clear()
+    again = Retriever(s, store, emb, None, None).search(q)  # a new retriever over the same store: vectors kept
+    assert emb.passages == [] and again.signal.extra["sentence"] == pytest.approx(best, abs=1e-5)
+    # collecting for calibrate computes it at weight 0, without moving the value
+    c = Retriever(settings_with(base, **{"gate.collect_sentence_signal": True}), store, emb, None, None).search(q)
+    assert c.signal.extra["sentence"] == pytest.approx(best, abs=1e-5) and c.signal.value == pytest.approx(c.signal.max_score)

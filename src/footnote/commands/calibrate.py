@@ -107,7 +107,8 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
         "default_pair": fit.default_pair,
         "pairs": {
             p: {"thresholds": f.thresholds.model_dump(), "n_fit": f.n_fit, "auroc_fit": f.auroc_fit,
-                "auroc_check": f.auroc_check, "weights": {"background": f.weights[0], "lexical": f.weights[1]}}
+                "auroc_check": f.auroc_check,
+                "weights": {"background": f.weights[0], "lexical": f.weights[1], "sentence": f.weights[2]}}
             for p, f in fit.by_pair.items()
         },
         "table": table,
@@ -119,7 +120,8 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     for p, f in fit.by_pair.items():
         t = f.thresholds
         click.echo(f"{p}: bail_out {t.bail_out} sufficient {t.sufficient} good_enough {t.good_enough} "
-                   f"(signal = max − {t.background_weight}×background + {t.lexical_weight}×lexical overlap); "
+                   f"(signal = max − {t.background_weight}×background + {t.lexical_weight}×lexical overlap "
+                   f"+ {t.sentence_weight}×best sentence); "
                    f"prefloor {t.prefloor} reserve_floor {t.reserve_floor} fallback_min_score {t.fallback_min_score}; "
                    f"AUROC fit {_f(f.auroc_fit)} check {_f(f.auroc_check)}")
     for line in format_table(table):

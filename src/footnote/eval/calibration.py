@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 FIT, CHECK = 0, 1
 BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
+#: Weights of the best question–sentence cosine in the top fragments (``gate.collect_sentence_signal`` on).
+SENTENCE_GRID: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 
 def split_half(q: Question) -> int:
@@ -64,9 +66,14 @@ class LabelledSignal:
     background: float
     lexical_overlap: float
     gold_cosine: float | None  # best cosine of a gold fragment among the candidates
+    sentence: float = 0.0  # best question–sentence cosine inside the top fragments
 
-    def value(self, background_weight: float, lexical_weight: float) -> float:
-        return self.max_score - background_weight * self.background + lexical_weight * self.lexical_overlap
+    def value(self, background_weight: float, lexical_weight: float, sentence_weight: float = 0.0) -> float:
+        return (self.max_score - background_weight * self.background + lexical_weight * self.lexical_overlap
+                + sentence_weight * self.sentence)
+
+    def value_at(self, t: GateThresholds) -> float:
+        return self.value(t.background_weight, t.lexical_weight, t.sentence_weight)
 
 
 def labelled_from(q: Question, result: SearchResult) -> LabelledSignal:
@@ -77,7 +84,7 @@ def labelled_from(q: Question, result: SearchResult) -> LabelledSignal:
         id=q.id, lang=q.lang, pair=f"{result.plan.lang}-{corpus_lang}", category=q.category,
         answerable=q.answerable, half=split_half(q), max_score=float(result.signal.max_score),
         background=float(ex.get("background", 0.0)), lexical_overlap=float(ex.get("lexical_overlap", 0.0)),
-        gold_cosine=max(gold) if gold else None,
+        gold_cosine=max(gold) if gold else None, sentence=float(ex.get("sentence", 0.0)),
     )
 
 
@@ -104,10 +111,12 @@ OPEN_GATE = GateThresholds(bail_out=-1.0, sufficient=-1.0, good_enough=-1.0, min
 
 
 def collecting_settings(settings: Settings) -> Settings:
-    """``settings`` for :func:`collect`: round one only, and the configured embedder's gate open."""
+    """``settings`` for :func:`collect`: round one only, the configured embedder's gate open, and the
+    sentence term computed (its weight is fitted)."""
     gates = {k: v.model_dump() for k, v in settings.gate.by_embedder.items()}
     gates[settings.embedder.name] = EmbedderGate(default=OPEN_GATE, fitted_on="collecting").model_dump()
-    return settings.with_overrides(**{"gate.max_rounds": 1, "gate.by_embedder": gates})
+    return settings.with_overrides(**{"gate.max_rounds": 1, "gate.by_embedder": gates,
+                                      "gate.collect_sentence_signal": True})
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,7 @@ class PairFit:
     n_fit: int
     auroc_fit: float | None
     auroc_check: float | None
-    weights: tuple[float, float]
+    weights: tuple[float, float, float]  # background, lexical, sentence
 
 
 @dataclass(frozen=True)
@@ -150,19 +159,22 @@ class GateFit:
         return {"gate": {"by_embedder": {embedder: eg.model_dump()}}}
 
 
-def _auroc(rows: Sequence[LabelledSignal], bw: float, lw: float) -> float | None:
-    return auroc([r.value(bw, lw) for r in rows], [r.answerable for r in rows])
+def _auroc(rows: Sequence[LabelledSignal], bw: float, lw: float, sw: float = 0.0) -> float | None:
+    return auroc([r.value(bw, lw, sw) for r in rows], [r.answerable for r in rows])
 
 
-def fit_weights(rows: Sequence[LabelledSignal]) -> tuple[float, float]:
-    """(background_weight, lexical_weight) with the best AUROC on ``rows``; ties go to smaller weights."""
-    best = (-1.0, 0.0, 0.0)
-    for bw in BACKGROUND_GRID:
-        for lw in LEXICAL_GRID:
-            a = _auroc(rows, bw, lw)
-            if a is not None and a > best[0] + 1e-9:
-                best = (a, bw, lw)
-    return best[1], best[2]
+def fit_weights(rows: Sequence[LabelledSignal]) -> tuple[float, float, float]:
+    """(background_weight, lexical_weight, sentence_weight) with the best AUROC on ``rows``; ties go to
+    smaller weights. The sentence weight stays 0 when no row carries a sentence value."""
+    best = (-1.0, 0.0, 0.0, 0.0)
+    sentence_grid = SENTENCE_GRID if any(r.sentence for r in rows) else (0.0,)
+    for sw in sentence_grid:
+        for bw in BACKGROUND_GRID:
+            for lw in LEXICAL_GRID:
+                a = _auroc(rows, bw, lw, sw)
+                if a is not None and a > best[0] + 1e-9:
+                    best = (a, bw, lw, sw)
+    return best[1], best[2], best[3]
 
 
 def _answering_threshold(values: np.ndarray, target: float) -> float:
@@ -172,14 +184,14 @@ def _answering_threshold(values: np.ndarray, target: float) -> float:
     return float(v[max(0, min(k, len(v) - 1))])
 
 
-def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateThresholds, tuple[float, float]]:
+def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateThresholds, tuple[float, float, float]]:
     """Thresholds for one language pair from its fit-half rows (see the module docstring)."""
-    bw, lw = fit_weights(rows)
-    pos = np.array([r.value(bw, lw) for r in rows if r.answerable])
-    neg = np.array([r.value(bw, lw) for r in rows if not r.answerable])
+    bw, lw, sw = fit_weights(rows)
+    pos = np.array([r.value(bw, lw, sw) for r in rows if r.answerable])
+    neg = np.array([r.value(bw, lw, sw) for r in rows if not r.answerable])
     if len(pos) == 0:
         raise ValueError("no answerable (in-corpus) questions to calibrate on")
-    separation = _auroc(rows, bw, lw)
+    separation = _auroc(rows, bw, lw, sw)
     target = targets.answer_target
     if separation is not None and separation < targets.weak_auroc:
         target = max(target, targets.weak_answer_target)
@@ -195,9 +207,9 @@ def fit_pair(rows: Sequence[LabelledSignal], targets: FitTargets) -> tuple[GateT
     t = GateThresholds(
         bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round(sufficient, 4), good_enough=round(good, 4), min_lectures=2,
         fallback_min_score=round(fallback, 4), reserve_floor=round(reserve, 4), prefloor=round(prefloor, 4),
-        background_weight=bw, lexical_weight=lw,
+        background_weight=bw, lexical_weight=lw, sentence_weight=sw,
     )
-    return t, (bw, lw)
+    return t, (bw, lw, sw)
 
 
 def fit_gate(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, *, fit_half: int | None = FIT) -> GateFit:
@@ -214,9 +226,9 @@ def fit_gate(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, 
         if len(fit_rows) < targets.min_rows or not any(r.answerable for r in fit_rows):
             log.info("language pair %s: %d rows, too few to fit; uses the default", pair, len(fit_rows))
             continue
-        t, (bw, lw) = fit_pair(fit_rows, targets)
-        fits[pair] = PairFit(pair, t, len(fit_rows), _auroc(fit_rows, bw, lw),
-                             _auroc(check_rows, bw, lw) if check_rows else None, (bw, lw))
+        t, (bw, lw, sw) = fit_pair(fit_rows, targets)
+        fits[pair] = PairFit(pair, t, len(fit_rows), _auroc(fit_rows, bw, lw, sw),
+                             _auroc(check_rows, bw, lw, sw) if check_rows else None, (bw, lw, sw))
     if not fits:
         raise ValueError("no language pair has enough labelled questions to calibrate on")
     same = [p for p in fits if p.split("-")[0] == p.split("-")[-1]]
@@ -230,7 +242,7 @@ def _rates(rows: Iterable[LabelledSignal], t: GateThresholds) -> dict[str, Any]:
     for r in rows:
         by_cat.setdefault(r.category, []).append(r)
     for cat, rs in sorted(by_cat.items()):
-        abstain = sum(r.value(t.background_weight, t.lexical_weight) < t.bail_out for r in rs)
+        abstain = sum(r.value_at(t) < t.bail_out for r in rs)
         key = "answer" if cat == "in_corpus" else "abstain"
         out[f"{key}:{cat}"] = (abstain if key == "abstain" else len(rs) - abstain) / len(rs)
         out[f"n:{cat}"] = len(rs)
@@ -253,7 +265,7 @@ def buy_table(rows: Sequence[LabelledSignal], fit: GateFit, *, steps: Sequence[f
                 tt = t.model_copy(update={"bail_out": round(t.bail_out + d, 4)})
                 row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": tt.bail_out, "chosen": d == 0.0}
                 row.update(_rates(prs, tt))
-                vals = [r.value(t.background_weight, t.lexical_weight) for r in prs]
+                vals = [r.value_at(t) for r in prs]
                 row["auroc"] = auroc(vals, [r.answerable for r in prs])
                 row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
                 row["band:round2"] = sum(tt.bail_out <= v < t.good_enough for v in vals) / len(vals)

@@ -63,11 +63,12 @@ def decide(c: Coverage, t: GateThresholds) -> Verdict:
     return Verdict.INSUFFICIENT
 
 
-def signal_value(max_score: float, background: float, lexical: float, t: GateThresholds) -> float:
+def signal_value(max_score: float, background: float, lexical: float, t: GateThresholds, sentence: float = 0.0) -> float:
     """The combined "do we know this?" signal: the max cosine, minus ``background_weight`` × the
     question's mean cosine to a fixed sample of the corpus (how close *anything* looks to it), plus
-    ``lexical_weight`` × the rare-term overlap of the best same-language candidate."""
-    return max_score - t.background_weight * background + t.lexical_weight * lexical
+    ``lexical_weight`` × the rare-term overlap of the best same-language candidate, plus
+    ``sentence_weight`` × the best question–sentence cosine inside the top fragments."""
+    return max_score - t.background_weight * background + t.lexical_weight * lexical + t.sentence_weight * sentence
 
 
 def thresholds_dict(t: GateThresholds) -> dict[str, float]:

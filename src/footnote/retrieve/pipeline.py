@@ -28,7 +28,7 @@ from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinn
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
-from footnote.retrieve.signal import address_only, lexical_overlap
+from footnote.retrieve.signal import address_only, best_sentence_cosine, lexical_overlap
 from footnote.retrieve.types import (
     Candidate,
     GateSignal,
@@ -412,10 +412,14 @@ class Retriever:
             background = self._background_mean(qvec)
             same = [c.fragment for c in final[:3] if c.fragment.lang == qlang]
             overlap = lexical_overlap(question, qlang, same, self._analyzer)
-            value = gate_mod.signal_value(max_score, background, overlap, t)
+            sentence = 0.0
+            if self.embedder is not None and (t.sentence_weight or s.gate.collect_sentence_signal):
+                embedded = [c.fragment for c in final if c.embedded][: s.gate.sentence_fragments]
+                sentence = best_sentence_cosine(qvec, embedded, self.embedder, self.store, s.gate.sentence_max)
+            value = gate_mod.signal_value(max_score, background, overlap, t, sentence)
             cov = gate_mod.Coverage(value, max_score, lectures, {
                 "max_score": max_score, "background": background, "lexical_overlap": overlap,
-                "margin": max_score - background,
+                "margin": max_score - background, "sentence": sentence,
             })
         cov = replace(cov, exact_address=exact, missing_address=missing)
         cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})

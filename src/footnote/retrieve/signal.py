@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 from collections.abc import Mapping, Sequence
 
-from footnote.corpus.records import Fragment
-from footnote.text import Analyzer, content_terms, tokenize
+import numpy as np
 
-__all__ = ["address_only", "content_terms", "lexical_overlap"]
+from footnote.corpus.records import Fragment
+from footnote.errors import StoreError
+from footnote.models.protocols import Embedder
+from footnote.store.protocol import SentenceVectorStore
+from footnote.text import Analyzer, content_terms, split_sentences, tokenize
+
+__all__ = ["address_only", "best_sentence_cosine", "content_terms", "lexical_overlap"]
+
+log = logging.getLogger(__name__)
 
 
 def lexical_overlap(question: str, qlang: str, fragments: Sequence[Fragment], analyzer: Analyzer) -> float:
@@ -34,3 +43,41 @@ def address_only(question: str, lang: str, aliases: Mapping[str, str], analyzer:
         text = re.sub(rf"(?<!\w){re.escape(alias)}(?!\w)", " ", text)
     text = _ADDRESS_BITS.sub(" ", text)
     return not content_terms(text, lang, analyzer)
+
+
+def best_sentence_cosine(qvec: np.ndarray, fragments: Sequence[Fragment], embedder: Embedder, store: object,
+                         limit: int) -> float:
+    """The best cosine between the question and one sentence of ``fragments`` (at most ``limit`` sentences,
+    in the fragments' order). Sentence vectors are the store's kept ones (the extractive stage's, keyed by the
+    SHA-1 of the text) when ``store`` keeps them; the missing ones are embedded as passages in one batch and
+    kept. 0 with none."""
+    kept = store if isinstance(store, SentenceVectorStore) else None
+    seen: dict[str, None] = {}
+    for f in fragments:
+        for s in split_sentences(f.text):
+            seen.setdefault(s, None)
+        if len(seen) >= limit:
+            break
+    texts = list(seen)[:limit]
+    if not texts:
+        return 0.0
+    keys = {hashlib.sha1(t.encode("utf-8")).hexdigest(): t for t in texts}
+    stored: dict[str, np.ndarray] = {}
+    try:
+        if kept is not None:
+            stored = kept.get_sentence_vectors(embedder.name, list(keys))
+    except StoreError as e:
+        log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
+    have = {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
+    todo = [t for t in texts if t not in have]
+    if todo:
+        fresh = np.asarray(embedder.embed_passages(todo), dtype=np.float32)
+        have.update(zip(todo, fresh, strict=True))
+        try:
+            if kept is not None:
+                kept.put_sentence_vectors(embedder.name, {hashlib.sha1(t.encode("utf-8")).hexdigest(): v
+                                                       for t, v in zip(todo, fresh, strict=True)})
+        except StoreError as e:
+            log.warning("sentence vectors could not be kept in the store: %s", e)
+    mat = np.stack([have[t] for t in texts])
+    return float(np.max(mat @ np.asarray(qvec, dtype=np.float32)))
