@@ -1008,7 +1008,7 @@ class BacklogSettings(_Frozen):
         128, description="Fragments per worker task; each finished task is committed at once (what a kill can lose)."
     )
     tail_fragments: int = Field(
-        8, ge=1, description="Smallest worker task: as a run's backlog runs out, tasks shrink from batch_fragments "
+        4, ge=1, description="Smallest worker task: as a run's backlog runs out, tasks shrink from batch_fragments "
         "towards this so that parallel workers finish together (and a small backlog still gets one task per worker)."
     )
     pool_min_fragments: int = Field(

