@@ -346,15 +346,15 @@ class BacklogEmbedder:
                     while True:
                         finished, _ = wait_futures([f for _, f in in_flight], timeout=0.25,
                                                    return_when=FIRST_COMPLETED)
+                        if time.monotonic() - renewed >= lease_s / 4:  # claims of the tasks still queued
+                            renewed = time.monotonic()
+                            with contextlib.suppress(StoreError):  # a lapsed claim costs duplicate work only
+                                self.store.renew_claims(holder, lease_s)
                         if finished:
                             break
                         if stop is not None and stop.is_set():
                             raise _Stopped
                         note(time.monotonic(), rate_now())  # a slow batch: still running
-                        if time.monotonic() - renewed >= lease_s / 4:
-                            renewed = time.monotonic()
-                            with contextlib.suppress(StoreError):  # a lapsed claim costs duplicate work only
-                                self.store.renew_claims(holder, lease_s)
                 finally:
                     timings["wait"] += (time.perf_counter() - t0) * 1e3
                 # commit every finished task at once, in whatever order they finished: a worker done with a
