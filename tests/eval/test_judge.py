@@ -12,7 +12,17 @@ from click.testing import CliRunner
 
 from footnote.cli import main
 from footnote.errors import ModelError
-from footnote.eval.judge import a_first, agreement, compare_runs, judge_run, load_run, parse_scores, sign_test
+from footnote.eval.judge import (
+    JudgeCache,
+    a_first,
+    agreement,
+    better_supported,
+    compare_runs,
+    judge_run,
+    load_run,
+    parse_scores,
+    sign_test,
+)
 from footnote.models.chat import OpenAIChatModel
 from footnote.settings import ChatModelSettings
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
@@ -87,10 +97,9 @@ def test_scores_retry_malformed_json_blind_and_cached(run_dir: Path, tmp_path: P
     assert sec["n"] == 6 and sec["calls"] == 8 and sec["failed"] == 0 and sec["cached"] == 0
     assert sec["mean"] == dict.fromkeys(("faithfulness", "completeness", "structure", "balance"), 4.0)
     assert all(b["temperature"] == 0.0 and b["response_format"]["type"] == "json_schema" for b in bodies)
-    rows = [json.loads(x) for x in (run / "questions.jsonl").read_text().splitlines()]
     for word in ("not_found", "corpus_insufficient", "extractive", "verdict", str(run), "sufficient"):
         assert word not in sent  # blind: no mode, verdict or run
-    assert all(r["extra"]["answer"]["text"] in sent for r in rows)
+    assert all(f"({i}) {s}" in sent for it in load_run(run) for i, s in enumerate(it.sentences(), 1))  # each sentence, numbered
     # a re-run asks nothing: every verdict comes from the cache
     with ScriptedOpenAIServer([]) as srv:
         again = judge_run(_model(srv), "j", run, attempts=3)
@@ -179,3 +188,54 @@ def test_agreement_of_judge_and_citation_support() -> None:
     assert agreement([_row(5, 1.0), _row(3, 0.5), _row(1, 0.0)], faithful_min=4, supported_min=1.0)["spearman"] == 1.0
     assert agreement([_row(4, 1.0)] * 3, faithful_min=4, supported_min=1.0)["spearman"] is None  # constant
     assert agreement([], faithful_min=4, supported_min=1.0)["agree"] is None
+
+
+def test_the_judge_numbers_sentences_and_is_compared_with_support_per_sentence(run_dir: Path, tmp_path: Path) -> None:
+    run = _fresh(run_dir, tmp_path)
+    rows = [json.loads(x) for x in (run / "questions.jsonl").read_text().splitlines()]
+    target = next(r for r in rows if (r["extra"]["answer"].get("support") or {}).get("sentences"))
+    target["extra"]["answer"]["text"] = "Warsaw is the capital of Poland [1]. It has a famous zoo [1]."
+    target["extra"]["answer"]["support"]["sentences"] = [{"sentence": "a", "supported": True, "citations": []},
+                                                         {"sentence": "b", "supported": False, "citations": []}]
+    (run / "questions.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    second_bad = json.loads(GOOD)
+    second_bad["faithfulness"]["unsupported"] = [2]
+    script = [Reply(json.dumps(second_bad)) if r is target else Reply(GOOD) for r in rows]
+    with ScriptedOpenAIServer(script) as srv:
+        sec = judge_run(_model(srv), "j", run, attempts=1)
+        prompt = srv.requests[rows.index(target)]["messages"][-1]["content"]
+        schema = srv.requests[0]["response_format"]["json_schema"]["schema"]
+    assert "(1) Warsaw is the capital of Poland. [1]\n(2) It has a famous zoo. [1]" in prompt
+    assert "unsupported" in schema["properties"]["faithfulness"]["required"]
+    row = next(r for r in sec["per_question"] if r["id"] == target["id"])
+    assert row["judge_sentences"] == [True, False] and row["sentence_support"] == [True, False]
+    sa = sec["sentence_agreement"]
+    assert sa["neither"] >= 1 and sa["support_unsupported"] >= 1 and sa["judge_unsupported"] == 1
+    assert sa["n"] == sa["both"] + sa["neither"] + sa["judge_only"] + sa["support_only"]
+
+
+def test_unsupported_must_be_sentence_numbers() -> None:
+    bad = json.loads(GOOD)
+    bad["faithfulness"]["unsupported"] = "sentence two"
+    with pytest.raises(ModelError):
+        parse_scores(json.dumps(bad))
+    ok = json.loads(GOOD)
+    ok["faithfulness"]["unsupported"] = [3, 1, 3]
+    assert parse_scores(json.dumps(ok))["faithfulness"]["unsupported"] == [1, 3]
+
+
+def test_two_judge_processes_sharing_a_cache_keep_each_others_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "judge_cache.json"
+    one, two = JudgeCache(path), JudgeCache(path)
+    one.data["a"] = {"winner": "first"}
+    one.save()
+    two.data["b"] = {"winner": "tie"}
+    two.save()  # read before "a" was written, must not drop it
+    assert set(json.loads(path.read_text())) == {"a", "b"}
+
+
+def test_compare_says_whether_the_judge_prefers_the_better_supported_answer() -> None:
+    rows = [{"winner": "A", "support_a": 1.0, "support_b": 0.5}, {"winner": "A", "support_a": 0.5, "support_b": 1.0},
+            {"winner": "tie", "support_a": 1.0, "support_b": 0.0}, {"winner": "B", "support_a": 1.0, "support_b": 1.0},
+            {"winner": None, "support_a": 1.0, "support_b": 0.0}]
+    assert better_supported(rows) == {"n": 3, "judge_picks_better": 1, "judge_picks_worse": 1, "tie": 1}

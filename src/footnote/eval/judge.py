@@ -4,7 +4,10 @@ Reads ``questions.jsonl`` of a run (each row's ``extra.answer`` holds the questi
 the passages it cites: :func:`judge_inputs`). The judge (``models.judge``, any OpenAI-compatible
 endpoint, temperature forced to 0) is shown the question, the passages and the answer text — never the
 mode, system, run or verdict — and returns JSON with a 1–5 score and a short reason per criterion:
-faithfulness, completeness, structure, balance. A reply that is not such JSON is asked again
+faithfulness, completeness, structure, balance. The answer's sentences are numbered (split as the
+citation-support measure splits them, :func:`footnote.answer.support.cited_sentences`) and the
+faithfulness verdict lists the numbers of the sentences no cited passage supports, so the judge can be
+compared with citation support sentence by sentence. A reply that is not such JSON is asked again
 (``judge.attempts`` calls in all, then the question is recorded as failed).
 
 Pairwise (``--compare A B``): both answers to the same question, sides assigned from a hash of the
@@ -12,21 +15,26 @@ question id (A first for about half); the verdict ``first``/``second``/``tie`` i
 summed as win/tie/loss with a two-sided sign test.
 
 Every verdict is cached under a hash of what the judge was shown (prompt version, model, texts), in
-``judge_cache.json`` of the (first) run: a re-run makes no call.
+``judge_cache.json`` of the (first) run, written after every verdict (merged with what another judge
+process wrote there meanwhile): a re-run, or a run resumed after being stopped, makes no call for what
+is cached.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from footnote.answer.support import cited_sentences
 from footnote.answer.types import Answer
 from footnote.errors import ModelError, UsageError
 from footnote.models.chat import complete_parsed, extract_json
@@ -34,7 +42,7 @@ from footnote.models.protocols import ChatMessage, ChatModel
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = "judge-v1"
+PROMPT_VERSION = "judge-v2"
 CRITERIA = ("faithfulness", "completeness", "structure", "balance")
 CRITERIA_TEXT = {
     "faithfulness": "every claim is supported by the passages it cites",
@@ -44,7 +52,11 @@ CRITERIA_TEXT = {
 }
 _CRIT = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
                                            "reason": {"type": "string"}}, "required": ["score", "reason"]}
-SCORE_SCHEMA: dict[str, Any] = {"type": "object", "properties": dict.fromkeys(CRITERIA, _CRIT), "required": list(CRITERIA)}
+_FAITH = {"type": "object", "properties": {**_CRIT["properties"],  # type: ignore[dict-item]
+                                            "unsupported": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
+          "required": ["score", "reason", "unsupported"]}
+SCORE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {**dict.fromkeys(CRITERIA, _CRIT), "faithfulness": _FAITH},
+                                "required": list(CRITERIA)}
 PAIR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"winner": {"type": "string", "enum": ["first", "second", "tie"]}, "reason": {"type": "string"}},
@@ -59,6 +71,12 @@ class JudgeItem:
     answer: str
     passages: tuple[tuple[int, str], ...]
     support: float | None = None  # the run's citation-support share for this answer (never shown to the judge)
+    sentence_support: tuple[bool, ...] | None = None  # the run's verdict per sentence (never shown either)
+
+    def sentences(self) -> list[str]:
+        """The answer's sentences as numbered for the judge: as citation support splits them, each
+        with its markers put back at its end."""
+        return [s.text + "".join(f" [{n}]" for n in s.cites) for s in cited_sentences(self.answer)]
 
 
 def judge_inputs(question: str, answer: Answer) -> dict[str, Any]:
@@ -80,10 +98,13 @@ def load_run(run_dir: Path) -> list[JudgeItem]:
             try:
                 row = json.loads(line)
                 a = row["extra"]["answer"]
-                sup = (a.get("support") or {}).get("supported_share")
+                support = a.get("support") or {}
+                sup = support.get("supported_share")
+                per = support.get("sentences")
                 items.append(JudgeItem(str(row["id"]), str(a["question"]), str(a["text"]),
                                        tuple((int(p["n"]), str(p["text"])) for p in a.get("passages", [])),
-                                       None if sup is None else float(sup)))
+                                       None if sup is None else float(sup),
+                                       None if per is None else tuple(bool(s["supported"]) for s in per)))
             except (ValueError, KeyError, TypeError) as e:
                 raise UsageError(f"{path}:{i}: not a row of an `eval --answers` run with answer texts ({e!r})") from None
     return items
@@ -97,8 +118,12 @@ def score_messages(item: JudgeItem) -> list[ChatMessage]:
     crit = "\n".join(f"- {c}: {d}" for c, d in CRITERIA_TEXT.items())
     system = ("You grade an answer to a question against the numbered passages it may cite. Score each "
               f"criterion from 1 (bad) to 5 (excellent) with a one-sentence reason:\n{crit}\n"
-              "Reply with JSON only: {\"faithfulness\": {\"score\": n, \"reason\": \"…\"}, …} for all four.")
-    user = f"Question: {item.question}\n\nPassages:\n{_passages(item.passages)}\n\nAnswer:\n{item.answer}"
+              "The answer's sentences are numbered (1), (2), …; under faithfulness also list, as \"unsupported\", "
+              "the numbers of the sentences that no passage they cite supports ([] when every sentence is supported). "
+              "Reply with JSON only: {\"faithfulness\": {\"score\": n, \"reason\": \"…\", \"unsupported\": [n, …]}, "
+              "\"completeness\": {\"score\": n, \"reason\": \"…\"}, …} for all four.")
+    numbered = "\n".join(f"({i}) {s}" for i, s in enumerate(item.sentences(), 1)) or item.answer
+    user = f"Question: {item.question}\n\nPassages:\n{_passages(item.passages)}\n\nAnswer:\n{numbered}"
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
@@ -126,6 +151,11 @@ def parse_scores(text: str) -> dict[str, dict[str, Any]]:
             raise ModelError(f"judge reply: {c} needs a score 1–5: {text[:120]!r}")
         reason = v.get("reason", "") if isinstance(v, dict) else ""
         out[c] = {"score": score, "reason": str(reason)[:300]}
+        if c == "faithfulness":
+            un = v.get("unsupported", []) if isinstance(v, dict) else []
+            if not isinstance(un, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in un):
+                raise ModelError(f"judge reply: faithfulness.unsupported must be a list of sentence numbers: {text[:120]!r}")
+            out[c]["unsupported"] = sorted(set(un))
     return out
 
 
@@ -171,7 +201,11 @@ class JudgeCache:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
+        """Write the cache, keeping what another judge process added to the file since it was read."""
+        if self.path.is_file():
+            with contextlib.suppress(ValueError):
+                self.data = {**json.loads(self.path.read_text(encoding="utf-8")), **self.data}
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(self.data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(self.path)
 
@@ -208,6 +242,8 @@ def _ask(model: ChatModel, model_name: str, messages: list[ChatMessage], parse: 
     tally.calls += calls
     tally.seconds += time.perf_counter() - t0
     cache.data[key] = value
+    cache.save()  # at once: a stopped run keeps what it paid for
+    log.info("judge: %d call(s), %.1f s", calls, time.perf_counter() - t0)
     return value
 
 
@@ -252,6 +288,31 @@ def agreement(rows: Sequence[Mapping[str, Any]], *, faithful_min: int, supported
             "spearman": _spearman([float(f) for f, _ in pairs], [s for _, s in pairs])}
 
 
+def judge_sentences(item: JudgeItem, scores: Mapping[str, Any] | None) -> list[bool] | None:
+    """The judge's verdict per numbered sentence (True: supported), or None without a verdict or when the
+    run's support split the answer differently (the two could not be lined up)."""
+    if not scores or item.sentence_support is None:
+        return None
+    n = len(item.sentences())
+    if n != len(item.sentence_support):
+        return None
+    bad = set(scores["faithfulness"].get("unsupported", []))
+    return [i not in bad for i in range(1, n + 1)]
+
+
+def sentence_agreement(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Sentence by sentence: the judge's ``unsupported`` list against citation support's verdict."""
+    pairs = [(j, s) for r in rows if r.get("judge_sentences") is not None and r.get("sentence_support") is not None
+             for j, s in zip(r["judge_sentences"], r["sentence_support"], strict=True)]
+    both = sum(1 for j, s in pairs if j and s)
+    neither = sum(1 for j, s in pairs if not j and not s)
+    return {"n": len(pairs), "agree": round((both + neither) / len(pairs), 4) if pairs else None,
+            "both": both, "neither": neither, "judge_only": sum(1 for j, s in pairs if j and not s),
+            "support_only": sum(1 for j, s in pairs if s and not j),
+            "support_unsupported": sum(1 for _, s in pairs if not s),
+            "judge_unsupported": sum(1 for j, _ in pairs if not j)}
+
+
 def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int,
               faithful_min: int = 4, supported_min: float = 1.0) -> dict[str, Any]:
     """Score every answer of a run; the ``judge`` section of its report (with the judge's agreement
@@ -263,13 +324,16 @@ def judge_run(model: ChatModel, model_name: str, run_dir: Path, *, attempts: int
     try:
         for it in items:
             v = _ask(model, model_name, score_messages(it), parse_scores, SCORE_SCHEMA, attempts, cache, tally)
-            rows.append({"id": it.qid, "scores": v, "support": it.support})
+            rows.append({"id": it.qid, "scores": v, "support": it.support,
+                         "sentence_support": None if it.sentence_support is None else list(it.sentence_support),
+                         "judge_sentences": judge_sentences(it, v)})
     finally:
         cache.save()
     scored = [r["scores"] for r in rows if r["scores"]]
     means = {c: (round(sum(s[c]["score"] for s in scored) / len(scored), 3) if scored else None) for c in CRITERIA}
     return {"model": model_name, "prompt": PROMPT_VERSION, "n": len(items), "mean": means,
             "agreement": agreement(rows, faithful_min=faithful_min, supported_min=supported_min),
+            "sentence_agreement": sentence_agreement(rows),
             **tally.to_dict(len(items)), "per_question": rows}
 
 
@@ -297,12 +361,28 @@ def compare_runs(model: ChatModel, model_name: str, run_a: Path, run_b: Path, *,
                 losses += outcome == "B"
                 ties += outcome == "tie"
             rows.append({"id": qid, "a_first": first_is_a, "winner": outcome,
-                         "reason": v["reason"] if v else None})
+                         "reason": v["reason"] if v else None, "support_a": a.support, "support_b": b.support})
     finally:
         cache.save()
     return {"model": model_name, "prompt": PROMPT_VERSION, "run_a": str(run_a), "run_b": str(run_b),
             "n": len(common), "a_wins": wins, "ties": ties, "b_wins": losses, "sign_test_p": sign_test(wins, losses),
+            "better_supported": better_supported(rows),
             **tally.to_dict(len(common)), "per_question": rows}
+
+
+def better_supported(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Over pairs whose citation-support shares differ: how often the judge's winner is the better
+    supported answer, the worse one, or a tie."""
+    out = {"n": 0, "judge_picks_better": 0, "judge_picks_worse": 0, "tie": 0}
+    for r in rows:
+        sa, sb, w = r.get("support_a"), r.get("support_b"), r.get("winner")
+        if sa is None or sb is None or sa == sb or w is None:
+            continue
+        better = "A" if sa > sb else "B"
+        out["n"] += 1
+        key = "tie" if w == "tie" else ("judge_picks_better" if w == better else "judge_picks_worse")
+        out[key] += 1
+    return out
 
 
 def add_to_report(run_dir: Path, key: str, section: Mapping[str, Any]) -> None:
@@ -328,8 +408,21 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
                        f"{ag['supported_min']}) on {ag['n']} answers: {ag['agree']} (both {ag['both']}, neither "
                        f"{ag['neither']}, judge only {ag['judge_only']}, support only {ag['support_only']}); "
                        f"Spearman {ag['spearman']}")
+        sa = section.get("sentence_agreement")
+        if sa and sa["n"]:
+            out.append(f"per sentence, the judge's unsupported list vs citation support on {sa['n']} sentences: "
+                       f"{sa['agree']} (both supported {sa['both']}, both unsupported {sa['neither']}, judge only "
+                       f"supported {sa['judge_only']}, support only {sa['support_only']}); unsupported by support "
+                       f"{sa['support_unsupported']}, by the judge {sa['judge_unsupported']}")
         return out
     return [f"judge {section['model']} pairwise: A {section['run_a']} vs B {section['run_b']}",
             "| n | A wins | ties | B wins | sign test p |", "|---|---|---|---|---|",
             f"| {section['n']} | {section['a_wins']} | {section['ties']} | {section['b_wins']} | {section['sign_test_p']} |",
-            cost]
+            cost, *_better_line(section.get("better_supported"))]
+
+
+def _better_line(bs: Mapping[str, Any] | None) -> list[str]:
+    if not bs or not bs["n"]:
+        return []
+    return [f"on the {bs['n']} pairs whose citation-support shares differ the judge picked the better supported answer "
+            f"{bs['judge_picks_better']}, the worse {bs['judge_picks_worse']}, a tie {bs['tie']}"]
