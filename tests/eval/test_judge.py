@@ -130,6 +130,8 @@ def test_compare_assigns_sides_by_question_hash(run_dir: Path, tmp_path: Path) -
     for qid, prompt in zip(ids, prompts, strict=True):
         b_shown_first = prompt.index("BANSWER") < prompt.index("Second answer:")
         assert b_shown_first == (not a_first(qid))
+        if "[1]" in prompt:  # both runs cite the same notes: shown once, not twice
+            assert "both answers cite these" in prompt and prompt.count("[1] ") == 1
     n_a_first = sum(a_first(q) for q in ids)
     assert sec["a_wins"] == n_a_first and sec["b_wins"] == 6 - n_a_first and sec["ties"] == 0
     assert sec["sign_test_p"] == sign_test(n_a_first, 6 - n_a_first)

@@ -131,8 +131,13 @@ def pair_messages(question: str, first: JudgeItem, second: JudgeItem) -> list[Ch
     system = ("Two answers to one question, each with the passages it cites. Decide which answer is better: "
               "faithful to its passages first, then complete, clear and balanced. Reply with JSON only: "
               "{\"winner\": \"first\" | \"second\" | \"tie\", \"reason\": \"one sentence\"}.")
-    user = (f"Question: {question}\n\nFirst answer's passages:\n{_passages(first.passages)}\n\nFirst answer:\n"
-            f"{first.answer}\n\nSecond answer's passages:\n{_passages(second.passages)}\n\nSecond answer:\n{second.answer}")
+    if first.passages == second.passages:  # the same notes under the same numbers: shown once (a shorter prompt)
+        user = (f"Question: {question}\n\nPassages (both answers cite these):\n{_passages(first.passages)}\n\n"
+                f"First answer:\n{first.answer}\n\nSecond answer:\n{second.answer}")
+    else:
+        user = (f"Question: {question}\n\nFirst answer's passages:\n{_passages(first.passages)}\n\nFirst answer:\n"
+                f"{first.answer}\n\nSecond answer's passages:\n{_passages(second.passages)}\n\nSecond answer:\n"
+                f"{second.answer}")
     return [ChatMessage("system", system), ChatMessage("user", user)]
 
 

@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="Directory for fit.json (every pair's scores, the fitted thresholds) and support.svg.")
     ns = ap.parse_args(argv)
     settings = load_settings(ns.config, **{"embedder.name": ns.embedder})
-    scorer = SupportScorer(settings.support, make_embedder(settings.embedder))
+    scorer = SupportScorer(settings.support, make_embedder(settings.embedder, settings.models.dir_path))
     fit_arts, held_arts = split_articles(ns.xquad, ns.limit)
     built = {split: build_pairs(ns.xquad, per_paragraph=ns.per_paragraph, limit=ns.limit, articles=arts)
              for split, arts in (("fit", fit_arts), ("held-out", held_arts))}
