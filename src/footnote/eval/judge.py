@@ -50,8 +50,10 @@ CRITERIA_TEXT = {
     "structure": "clear, well ordered, no padding",
     "balance": "where passages disagree, both sides are given",
 }
+REASON_MAX = 200  # characters: a one-sentence reason (a grammar-constrained local judge cannot ramble on)
 _CRIT = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
-                                           "reason": {"type": "string"}}, "required": ["score", "reason"]}
+                                           "reason": {"type": "string", "maxLength": REASON_MAX}},
+        "required": ["score", "reason"]}
 _FAITH = {"type": "object", "properties": {**_CRIT["properties"],  # type: ignore[dict-item]
                                             "unsupported": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
           "required": ["score", "reason", "unsupported"]}
@@ -59,7 +61,8 @@ SCORE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {**dict.fromkeys
                                 "required": list(CRITERIA)}
 PAIR_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"winner": {"type": "string", "enum": ["first", "second", "tie"]}, "reason": {"type": "string"}},
+    "properties": {"winner": {"type": "string", "enum": ["first", "second", "tie"]},
+                   "reason": {"type": "string", "maxLength": REASON_MAX}},
     "required": ["winner", "reason"],
 }
 
