@@ -135,6 +135,7 @@ def test_compare_assigns_sides_by_question_hash(run_dir: Path, tmp_path: Path) -
     n_a_first = sum(a_first(q) for q in ids)
     assert sec["a_wins"] == n_a_first and sec["b_wins"] == 6 - n_a_first and sec["ties"] == 0
     assert sec["sign_test_p"] == sign_test(n_a_first, 6 - n_a_first)
+    assert sec["picked_by_position"] == {"first": 6, "second": 0, "tie": 0}  # a judge that always picks the first
 
 
 def test_side_assignment_is_balanced_and_stable() -> None:

@@ -353,6 +353,7 @@ def compare_runs(model: ChatModel, model_name: str, run_a: Path, run_b: Path, *,
     cache = JudgeCache(run_a / "judge_cache.json")
     tally = _Tally()
     wins = ties = losses = 0
+    shown = {"first": 0, "second": 0, "tie": 0}  # the raw verdicts by position: a judge's position bias
     rows: list[dict[str, Any]] = []
     try:
         for qid in common:
@@ -364,6 +365,7 @@ def compare_runs(model: ChatModel, model_name: str, run_a: Path, run_b: Path, *,
             outcome = None
             if v is not None:
                 w = v["winner"]
+                shown[w] += 1
                 outcome = "tie" if w == "tie" else ("A" if (w == "first") == first_is_a else "B")
                 wins += outcome == "A"
                 losses += outcome == "B"
@@ -374,7 +376,7 @@ def compare_runs(model: ChatModel, model_name: str, run_a: Path, run_b: Path, *,
         cache.save()
     return {"model": model_name, "prompt": PROMPT_VERSION, "run_a": str(run_a), "run_b": str(run_b),
             "n": len(common), "a_wins": wins, "ties": ties, "b_wins": losses, "sign_test_p": sign_test(wins, losses),
-            "better_supported": better_supported(rows),
+            "better_supported": better_supported(rows), "picked_by_position": shown,
             **tally.to_dict(len(common)), "per_question": rows}
 
 
@@ -426,7 +428,14 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
     return [f"judge {section['model']} pairwise: A {section['run_a']} vs B {section['run_b']}",
             "| n | A wins | ties | B wins | sign test p |", "|---|---|---|---|---|",
             f"| {section['n']} | {section['a_wins']} | {section['ties']} | {section['b_wins']} | {section['sign_test_p']} |",
-            cost, *_better_line(section.get("better_supported"))]
+            cost, *_position_line(section.get("picked_by_position")), *_better_line(section.get("better_supported"))]
+
+
+def _position_line(shown: Mapping[str, int] | None) -> list[str]:
+    if not shown or not sum(shown.values()):
+        return []
+    return [f"by position (sides from the hash): the answer shown first won {shown['first']}, the second {shown['second']}, "
+            f"tie {shown['tie']}"]
 
 
 def _better_line(bs: Mapping[str, Any] | None) -> list[str]:
