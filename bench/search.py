@@ -46,6 +46,7 @@ from footnote.corpus.records import (
 )
 from footnote.engine import Engine
 from footnote.models.embedders import make_embedder
+from footnote.redact import mask_url
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import open_store
 
@@ -308,8 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             st.close()
         if existing != n:
             if existing:
-                raise SystemExit(f"{url} holds {existing} fragments, not {n}: pass --rebuild")
-            print(f"building {url} ({n} fragments)…", file=sys.stderr)
+                raise SystemExit(f"{mask_url(url)} holds {existing} fragments, not {n}: pass --rebuild")
+            print(f"building {mask_url(url)} ({n} fragments)…", file=sys.stderr)
             if pg_bench.is_pg(url):
                 secs = pg_bench.build(url, n, args.vectors, build_store, settings.store,
                                       args.embedder, EMBEDDER_DIMS[args.embedder])
