@@ -68,6 +68,7 @@ from footnote.answer.sentences import (
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.corpus.records import KindGroup
 from footnote.errors import StoreError
+from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings import AnswerSettings, Settings
 from footnote.store.protocol import SentenceVectorStore
@@ -233,8 +234,8 @@ class SentenceRanker:
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
         self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
-        self._prep: OrderedDict[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = OrderedDict()
-        self._prep_lock = threading.Lock()
+        self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = LruCache(
+            self.settings.extractive_note_cache)
 
     @property
     def embedded_sentences(self) -> int:
@@ -354,20 +355,15 @@ class SentenceRanker:
         turn that shows this fragment, so kept in a bounded LRU (by fragment id and content hash)."""
         f = note.fragment
         key = (f.id, f.content_hash, lang, tuple(cues) if cues else None)
-        with self._prep_lock:
-            hit = self._prep.get(key)
-            if hit is not None:
-                self._prep.move_to_end(key)
-                return hit
+        hit = self._prep.get(key)
+        if hit is not None:
+            return hit
         out = tuple(
             (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)), is_noise(sent),
              " ".join(tokenize(sent)))
             for sent in note_sentences(note, cues, self.settings.extractive_max_sentence_words)
         )
-        with self._prep_lock:
-            self._prep[key] = out
-            while len(self._prep) > self.settings.extractive_note_cache:
-                self._prep.popitem(last=False)
+        self._prep.put(key, out)
         return out
 
     def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +39,7 @@ import numpy as np
 from footnote.answer.sentences import is_noise
 from footnote.answer.types import Answer, AnswerMode
 from footnote.errors import FootnoteError
+from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings import SupportSettings
 from footnote.text import Analyzer, content_terms, detect_lang, numbers, split_sentences, tokenize
@@ -170,8 +169,7 @@ class SupportScorer:
         self._vectors = vectors
         name = embedder.name if embedder is not None else "none"
         self.thresholds = settings.thresholds(name)
-        self._notes: OrderedDict[str, _NoteFacts] = OrderedDict()
-        self._notes_lock = threading.Lock()
+        self._notes: LruCache[str, _NoteFacts] = LruCache(settings.note_cache)
 
     def _terms(self, text: str, lang: str) -> set[str]:
         return content_terms(text, lang, self.analyzer) | numbers(text)
@@ -179,19 +177,14 @@ class SupportScorer:
     def _note(self, text: str) -> _NoteFacts:
         """A cited note's sentences, language, tokens and terms: the same for every claim and every turn
         citing it, so worked out once and kept in a bounded LRU (``support.note_cache``)."""
-        with self._notes_lock:
-            hit = self._notes.get(text)
-            if hit is not None:
-                self._notes.move_to_end(text)
-                return hit
+        hit = self._notes.get(text)
+        if hit is not None:
+            return hit
         sents = tuple([s for s in split_sentences(text) if not is_noise(s)][: self.settings.max_note_sentences] or [text])
         lang = detect_lang(text)
         tokens = frozenset(tokenize(text))
         facts = _NoteFacts(sents, lang, tokens, frozenset(self._terms(text, lang) | tokens))
-        with self._notes_lock:
-            self._notes[text] = facts
-            while len(self._notes) > self.settings.note_cache:
-                self._notes.popitem(last=False)
+        self._notes.put(text, facts)
         return facts
 
     def threshold(self, containment: float | None) -> float:

@@ -9,7 +9,6 @@ import hashlib
 import logging
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ConfigError, ModelError
+from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings import EmbedderSettings
 
@@ -32,26 +32,7 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     return (m / norms).astype(np.float32)
 
 
-class _QueryCache:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> np.ndarray | None:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
-                self._d.move_to_end(key)
-            return v
-
-    def put(self, key: str, value: np.ndarray) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-
+class _QueryCache(LruCache[str, np.ndarray]):
     def embed(self, texts: Sequence[str], compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Vectors for ``texts`` in order: cached ones reused, the rest computed in one ``compute`` call
         (each distinct text once) and cached. ``compute([])`` answers an empty ``texts``."""
