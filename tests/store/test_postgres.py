@@ -45,7 +45,7 @@ from footnote.errors import StoreError  # noqa: E402
 from footnote.settings import load_settings  # noqa: E402
 from footnote.store.pg_support import migration_files  # noqa: E402
 from footnote.testing.loopback import free_port  # noqa: E402
-from footnote.testing.pgserver import EmbeddedPostgres, pg_bin_dir  # noqa: E402
+from footnote.testing.pgserver import EmbeddedPostgres, pg_bin_dir, wait_session_gone  # noqa: E402
 from footnote.testing.store_conformance import (  # noqa: E402
     distinct_texts,
     embed,
@@ -309,11 +309,7 @@ def test_bulk_load_defers_the_index_and_a_dead_loader_is_repaired(pg_url: str) -
         dead.execute("DROP INDEX fragments_embedding_hnsw")
         dead_pid = dead.info.backend_pid
         dead.close()
-        with psycopg.connect(pg_url, autocommit=True) as conn:  # the server ends that session asynchronously
-            for _ in range(100):
-                if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [dead_pid]).fetchone() == (0,):
-                    break
-                time.sleep(0.05)
+        wait_session_gone(pg_url, dead_pid)
         s.bind_embedder("hash", 64)
         with psycopg.connect(pg_url) as conn:
             assert conn.execute("SELECT to_regclass('fragments_embedding_hnsw') IS NOT NULL").fetchone() == (True,)

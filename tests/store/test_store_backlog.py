@@ -16,6 +16,7 @@ from footnote.models.embedders import HashEmbedder
 from footnote.settings import Settings, StoreSettings
 from footnote.store import open_store
 from footnote.store.protocol import Store
+from footnote.testing.pgserver import wait_session_gone
 from footnote.testing.store_conformance_backlog import BacklogTests
 
 
@@ -188,11 +189,7 @@ def test_large_postgres_backlog_defers_the_hnsw_index_and_survives_stops_and_kil
         dead.execute("SELECT pg_advisory_lock(%s, hashtext(current_schema()))", [BULK_LOCK])
         dead_pid = dead.info.backend_pid
         dead.close()
-        with psycopg.connect(pg_url, autocommit=True) as conn:  # the server ends that session asynchronously
-            for _ in range(100):
-                if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [dead_pid]).fetchone() == (0,):
-                    break
-                time.sleep(0.05)
+        wait_session_gone(pg_url, dead_pid)
         rep = BacklogEmbedder(settings, store, plain).run(workers=1)
         assert rep.error is None and rep.remaining == 0
         assert has_index()

@@ -278,3 +278,16 @@ def watchdog(pid: int, server_json: str, poll_s: float = 1.0) -> None:
     if pgdata.exists():
         with contextlib.suppress(Exception):
             server.stop(remove=server.owns_data_dir)
+
+
+def wait_session_gone(url: str, pid: int, timeout_s: float = 5.0) -> None:
+    """Wait until the server has ended backend ``pid`` (a closed client's session ends asynchronously,
+    and with it the advisory locks it held)."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout_s
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone() == (0,):
+                return
+            time.sleep(0.05)
