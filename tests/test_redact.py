@@ -58,3 +58,10 @@ def test_settings_secrets_and_log_filter(caplog: pytest.LogCaptureFixture) -> No
     with caplog.at_level(logging.INFO, logger="footnote.test.redact"):
         logger.info("POST %s", f"http://u:{PW}@h/v1/chat/completions")
     assert PW not in caplog.text and "u:***@h" in caplog.text
+
+
+def test_mask_url_hide_user_drops_the_user_name_too() -> None:
+    # a model endpoint's basic-auth user name is itself a credential: it goes with the password
+    assert mask_url("https://alice:s3cret@h:8080/v1?api_key=k", hide_user=True) == "https://***@h:8080/v1?api_key=***"
+    assert mask_url("https://alice@h/v1", hide_user=True) == "https://***@h/v1"
+    assert mask_url("https://alice:s3cret@h/v1") == "https://alice:***@h/v1"

