@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,10 @@ def secret(tmp_path: Path) -> Path:
 
 
 def _run(fn: Callable[[], Awaitable[None]]) -> None:
-    anyio.run(fn)
+    # On a thread of its own: the browser tests' session-wide playwright (sync API) keeps an asyncio loop
+    # running on the main thread, and anyio.run refuses to start inside it ("Already running asyncio").
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(anyio.run, fn).result()
 
 
 def test_stdio(mcp_store: Settings, secret: Path, tmp_path: Path, demo_dir: Path) -> None:
