@@ -17,12 +17,12 @@ import math
 import multiprocessing
 import re
 import threading
-from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from footnote.errors import InputError, NotFound
+from footnote.lru import LruCache
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -85,8 +85,7 @@ class PageRenderer:
         self.min_words = min_words
         self.max_pixels = max_pixels
         self.workers = max(1, workers)
-        self._cache_size = cache_size
-        self._cache: OrderedDict[tuple[str, int, str], RenderedPage] = OrderedDict()
+        self._cache: LruCache[tuple[str, int, str], RenderedPage] = LruCache(cache_size)
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
 
@@ -105,11 +104,9 @@ class PageRenderer:
 
     def render(self, data: bytes, name: str, page: int, passage: str | None) -> RenderedPage:
         key = (hashlib.sha256(data).hexdigest(), page, passage or "")
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
         job = _Job(data, name, page, passage, self.scale, self.min_words, self.max_pixels)
         try:
             out = self._executor().submit(render_page, job).result()
@@ -120,10 +117,7 @@ class PageRenderer:
             if out.kind == "not_found":
                 raise NotFound(out.message)
             raise InputError(name, out.message)
-        with self._lock:
-            self._cache[key] = out
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        self._cache.put(key, out)
         return out
 
 
