@@ -201,6 +201,12 @@ class StoreSettings(_Frozen):
     )
     pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
+    pg_jit: bool = Field(
+        False,
+        description="PostgreSQL: leave the server's JIT compilation on for Footnote's connections. Off (SET jit = off "
+        "per connection): every Footnote statement is short, and a server with LLVM JIT compiles a statement whose "
+        "planned cost passes jit_above_cost (a lexical lane over a common word can) — tens of ms for nothing.",
+    )
     lexical_prune_min_fragments: int = Field(
         100, description="Lexical lanes: apply lexical_max_df only in stores of at least this many fragments."
     )
@@ -578,6 +584,12 @@ class RetrieveSettings(_Frozen):
         True,
         description="While the query is still being embedded, read the fragments and vectors of the text lanes' "
         "hits for the pool (so after the dense lanes only the dense hits are left to read).",
+    )
+    lane_rows: bool = Field(
+        True,
+        description="Have the lane statements return their hits' fragments and vectors too, where the store can "
+        "(PostgreSQL: joined in the same statement, so the pool reads nothing afterwards — one round trip fewer per "
+        "batch). Off: the pool reads them (prefetch_text_hits, then the rest after the dense lanes).",
     )
     overlap_lanes: bool = Field(
         True,

@@ -35,6 +35,7 @@ import json  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import psycopg  # noqa: E402
@@ -604,6 +605,65 @@ def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_one
             exact.close()
     finally:
         s.close()
+
+
+def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
+    """Rows mode (``search_many_rows``): every lane statement — the shared HNSW scan, a kind-filtered
+    one, an exact one, lexical, address, trigram — returns the same hits as ``search_many`` and, from
+    the same statement (one round trip), the fragment and vector of each hit not held yet; what the
+    caller holds is not sent again."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from footnote.store.batch import AddressCall, DenseCall, LexicalCall, TrigramCall
+
+    parts = urlsplit(pg_url)
+    proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
+    url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
+    s = _open(url, pg_exact_search_max=40, hnsw_ef_search=40, pg_shared_scan_min_share=0.25, pg_batch_connections=1)
+    try:
+        s.bind_embedder("hash", 64)
+        texts = distinct_texts(300, seed=5)
+        texts[7] = "karmaṇy evādhikāras te mā phaleṣu river lantern"
+        for kind, lo, hi in (("letter", 0, 150), ("verse", 150, 180), ("commentary", 180, 300)):
+            src, data = make_source(f"rows-{kind}", kind=kind)
+            put(s, src, data, make_fragments(src, texts[lo:hi]))
+        q = embed_query(texts[200])
+        calls = [DenseCall(q, 12, ("letter",)), DenseCall(q, 8, ("commentary",)),  # the shared scan
+                 DenseCall(q, 5, ("verse",)),  # 30 verses ≤ pg_exact_search_max: exact
+                 DenseCall(q, 6),  # every kind, 300 > 40: its own HNSW scan
+                 LexicalCall(" ".join(texts[3].split()[:2]), 10, True, "en"), LexicalCall("lantern", 5, False),
+                 AddressCall("BG", "2.47", 3), TrigramCall("karmany evadhikaras", 3)]
+        want = s.search_many(calls)  # type: ignore[attr-defined]
+        rows: dict[str, tuple[Any, np.ndarray]] = {}
+        before = proxy.turns
+        got = s.search_many_rows(calls, rows)  # type: ignore[attr-defined]
+        assert proxy.turns - before == 1  # hits and rows: one round trip
+        assert [[h.fragment_id for h in hs] for hs in got] == [[h.fragment_id for h in hs] for hs in want]
+        for g, w in zip(got, want, strict=True):
+            assert [h.score for h in g] == [h.score for h in w]
+        assert all(got[i] for i in (0, 1, 2, 3, 4, 5, 7))
+        ids = list(dict.fromkeys(h.fragment_id for hs in got for h in hs))
+        assert sorted(rows) == sorted(ids)  # the rows of the hits, and of nothing else
+        assert [rows[i][0] for i in ids] == s.get_fragments(ids)
+        np.testing.assert_array_equal(np.vstack([rows[i][1] for i in ids]), s.get_embeddings(ids))
+        # what the caller holds is not sent again; the rest is
+        held = {i: rows[i] for i in ids[::2]}
+        again = dict(held)
+        sent: dict[str, tuple[Any, np.ndarray]] = {}
+        orig = s._search_batch  # type: ignore[attr-defined]
+
+        def spy(batch: Any, have: Any = None) -> Any:
+            hits, new = orig(batch, have)
+            sent.update(new)
+            return hits, new
+
+        s._search_batch = spy  # type: ignore[attr-defined]
+        s.search_many_rows(calls, again)  # type: ignore[attr-defined]
+        assert sorted(again) == sorted(ids) and not set(sent) & set(held)
+        assert set(sent) == set(ids) - set(held)
+    finally:
+        s.close()
+        proxy.close()
 
 
 _GIN = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")

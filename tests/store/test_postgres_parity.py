@@ -112,25 +112,38 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
         s = pg.settings.with_overrides(**over)
         return Engine(s, open_store(s.store.url, s.store), embedder)
 
-    plain = engine(HashEmbedder(dim), **{"retrieve.prefetch_text_hits": False, "retrieve.ready_vector_wait_ms": 0.0})
-    prefetching = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
-    merging = engine(HashEmbedder(dim), **{"retrieve.prefetch_text_hits": False,
-                                            "retrieve.ready_vector_wait_ms": 10_000.0})
+    no_rows = {"retrieve.lane_rows": False}
+    plain = engine(HashEmbedder(dim), **no_rows, **{"retrieve.prefetch_text_hits": False,
+                                                   "retrieve.ready_vector_wait_ms": 0.0})
+    prefetching = engine(Slow(dim), **no_rows, **{"retrieve.ready_vector_wait_ms": 0.0})
+    merging = engine(HashEmbedder(dim), **no_rows, **{"retrieve.prefetch_text_hits": False,
+                                                     "retrieve.ready_vector_wait_ms": 10_000.0})
+    # the lane statements return their hits' rows (the default): nothing is left for the pool to read
+    rows = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
+    rows_merged = engine(HashEmbedder(dim), **{"retrieve.ready_vector_wait_ms": 10_000.0})
     try:
         for q in questions[:8]:
             ref = plain.search(q["question"], lang="en")
             got = {"prefetch": prefetching.search(q["question"], lang="en"),
-                   "merged": merging.search(q["question"], lang="en")}
+                   "merged": merging.search(q["question"], lang="en"),
+                   "rows": rows.search(q["question"], lang="en"),
+                   "rows, merged": rows_merged.search(q["question"], lang="en")}
             for how, r in got.items():
                 assert [c.fragment.id for c in r.candidates] == [c.fragment.id for c in ref.candidates], (how, q["id"])
+                assert [c.fragment for c in r.candidates] == [c.fragment for c in ref.candidates], (how, q["id"])
                 np.testing.assert_allclose([c.score for c in r.candidates], [c.score for c in ref.candidates],
                                            atol=1e-5)
                 assert r.verdict == ref.verdict
+                assert r.signal.value == pytest.approx(ref.signal.value, abs=1e-6)
             text = {how: next(t for t in r.trace if t.name == "lanes:text") for how, r in got.items()}
+            pool = {how: next(t for t in r.trace if t.name == "pool") for how, r in got.items()}
             assert text["prefetch"].info["prefetched"] > 0 and not text["prefetch"].info["merged"]
-            assert text["merged"].info["merged"]
+            assert text["merged"].info["merged"] and text["rows, merged"].info["merged"]
+            assert pool["merged"].counts["read"] > 0  # the pool read the hits after the lanes
+            assert pool["rows"].counts["read"] == 0 and pool["rows, merged"].counts["read"] == 0
+            assert text["rows"].info["prefetched"] == 0  # the text lanes brought their rows
             ref_text = next(t for t in ref.trace if t.name == "lanes:text")
             assert not ref_text.info["merged"] and ref_text.info["prefetched"] == 0
     finally:
-        for e in (plain, prefetching, merging):
+        for e in (plain, prefetching, merging, rows, rows_merged):
             e.close()

@@ -136,9 +136,13 @@ def dense_calls(settings: Settings, queries: Sequence[LaneQuery], vectors: np.nd
     return out
 
 
-def _run_batch(store: Store, calls: Sequence[PlannedCall]) -> tuple[list[list[Hit]], list[float] | None, float]:
+def _run_batch(
+    store: Store, calls: Sequence[PlannedCall], pool: LanePool, rows: bool
+) -> tuple[list[list[Hit]], list[float] | None, float]:
+    """The calls as one batch; with ``rows``, a store that can returns the hits' rows into ``pool.rows``
+    from the same statements."""
     t0 = time.perf_counter()
-    hits, per_call = run_calls(store, [c.call for c in calls])
+    hits, per_call = run_calls(store, [c.call for c in calls], pool.rows if rows else None)
     return hits, per_call, (time.perf_counter() - t0) * 1000
 
 
@@ -180,6 +184,7 @@ def run_lanes(
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
     rs = settings.retrieve
+    rows = rs.lane_rows
     merged = False
     prefetched = 0
     if executor is not None:
@@ -190,23 +195,23 @@ def run_lanes(
         if merged:
             vectors = future.result()
             dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
-            hits, per_call, wall = _run_batch(store, [*texts, *dense])
+            hits, per_call, wall = _run_batch(store, [*texts, *dense], pool, rows)
             n = len(texts)
             text_res = (hits[:n], per_call[:n] if per_call is not None else None, wall)
             dense_res = (hits[n:], per_call[n:] if per_call is not None else None, 0.0)
         else:
             try:
-                text_res = _run_batch(store, texts)
+                text_res = _run_batch(store, texts, pool, rows)
                 if rs.prefetch_text_hits and not future.done():
                     prefetched = _prefetch(store, pool, [h.fragment_id for found in text_res[0] for h in found])
             finally:
                 vectors = future.result()  # re-raises the embedder's error here
     else:
-        text_res = _run_batch(store, texts)
+        text_res = _run_batch(store, texts, pool, rows)
         vectors = embed()
     if not merged:
         dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
-        dense_res = _run_batch(store, dense)
+        dense_res = _run_batch(store, dense, pool, rows)
     traces: list[StageTrace] = []
     lane_ms: dict[Lane, float] = {}
     lane_hits: dict[Lane, int] = {}

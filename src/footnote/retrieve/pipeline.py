@@ -299,9 +299,11 @@ class Retriever:
         t0 = time.perf_counter()
         ids = list(pool.hits)
         mat: np.ndarray | None = None
+        read = 0  # fragments the pool had to read (the lanes brought none of their rows)
         both = getattr(self.store, "get_fragments_with_embeddings", None)  # (FragmentsWithEmbeddings)
         if qvec is not None and ids and callable(both):
             unread = [i for i in ids if i not in pool.rows]  # some were read while the query was embedded
+            read = len(unread)
             got, unread_mat = both(unread) if unread else ([], np.zeros((0, qvec.shape[0]), dtype=np.float32))
             frags = {f.id: f for f in got}
             vec_of = {i: unread_mat[j] for j, i in enumerate(unread)}
@@ -314,6 +316,7 @@ class Retriever:
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
             frags = {f.id: f for f in self.store.get_fragments(ids)}
+            read = len(ids)
             ids = [i for i in ids if i in frags]
             if qvec is not None and ids:
                 mat = self.store.get_embeddings(ids)
@@ -336,7 +339,7 @@ class Retriever:
             cands.append(Candidate(frags[i], float(c), hits, forced=forced, embedded=bool(emb)))
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
             "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
-            "kept": len(cands),
+            "kept": len(cands), "read": read,
         }, {"prefloor": th0.prefloor}))
 
         # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected

@@ -58,6 +58,17 @@ class BatchSearch(Protocol):
 
 
 @runtime_checkable
+class BatchSearchRows(Protocol):
+    """A store whose lane statements can also return their hits' rows (PostgreSQL: joined in the same
+    statement, so the pool needs no second read)."""
+
+    def search_many_rows(self, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]]) -> list[list[Hit]]:
+        """:meth:`BatchSearch.search_many`, adding to ``rows`` the fragment and vector of each hit not
+        in it yet."""
+        ...
+
+
+@runtime_checkable
 class FragmentsWithEmbeddings(Protocol):
     """A store that returns fragments and their vectors in one call (PostgreSQL: one statement)."""
 
@@ -79,10 +90,16 @@ def call_one(store: Store, call: LaneCall) -> list[Hit]:
     return store.search_trigram(call.text, call.k)
 
 
-def run_calls(store: Store, calls: Sequence[LaneCall]) -> tuple[list[list[Hit]], list[float] | None]:
-    """Every call's hits, in order, and each call's milliseconds (None when the store batched them)."""
+def run_calls(
+    store: Store, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]] | None = None
+) -> tuple[list[list[Hit]], list[float] | None]:
+    """Every call's hits, in order, and each call's milliseconds (None when the store batched them).
+    ``rows``: where a store that can (:class:`BatchSearchRows`) adds the hits' fragments and vectors."""
     if not calls:
         return [], []
+    with_rows = getattr(store, "search_many_rows", None) if rows is not None else None
+    if callable(with_rows):
+        return with_rows(calls, rows), None
     many = getattr(store, "search_many", None)  # not isinstance(store, BatchSearch): that walks the
     if callable(many):  # protocol's attributes on every call (a measurable share of a SQLite search)
         return many(calls), None

@@ -70,7 +70,7 @@ class PgMemory:
         return note_from_row(row, row[4], row[5]) if row else None
 
     def list_memory_notes(self, kind: NoteKind | None = None) -> list[MemoryNote]:
-        with self._pool.connection() as conn:
+        with self._pool.connection(autocommit=True) as conn:
             if kind is None:
                 rows = conn.execute(f"SELECT {_COLS} FROM memory_notes ORDER BY id").fetchall()
             else:
@@ -92,7 +92,7 @@ class PgMemory:
         return {r[0]: r[1] for r in rows}
 
     def memory_vectors(self, embedder: str) -> NoteVectors:
-        with self._pool.connection() as conn:
+        with self._pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 "SELECT v.note_id, v.text, v.vector FROM memory_vectors v JOIN memory_notes n ON n.id = v.note_id"
                 " WHERE n.embedder = %s ORDER BY v.note_id, v.ordinal", (embedder,)

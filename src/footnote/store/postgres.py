@@ -105,6 +105,17 @@ _LEXICAL_SQL = (
 )
 
 
+#: The fragment columns (and vector) a lane statement returns beside each hit in rows mode
+#: (:meth:`PostgresStore.search_many_rows`), NULL for ids the caller already holds (``%(have)s``).
+_ROW_COLS = ", ".join(f"f.{c.strip()}" for c in _FRAG_COLS.split(",")) + ", f.embedding"
+_ROW_JOIN = "LEFT JOIN fragments f ON f.id = {hit}.id AND NOT (f.id = ANY(%(have)s))"
+#: A text lane's statement (two columns: id, score; in its own order) with the hits' rows joined.
+_TEXT_ROWS_SQL = ("SELECT h.id, h.s, " + _ROW_COLS + " FROM (SELECT q.*, row_number() OVER () AS o FROM ({inner})"
+                  " q(id, s)) h " + _ROW_JOIN.format(hit="h") + " ORDER BY h.o")
+#: Rows per fragment row in rows mode: hit columns first, then these.
+_ROW_WIDTH = 9
+
+
 def _source(row: Sequence[Any]) -> Source:
     return Source(
         id=row[0], kind=row[1], title=row[2], lang=row[3], content_hash=row[4], blob_sha256=row[5],
@@ -128,6 +139,56 @@ def dense_params(dense: Sequence[tuple[int, str, dict[str, Any]]], i: int) -> di
 def dense_params_full(dense: Sequence[tuple[int, str, dict[str, Any]]], i: int) -> tuple[str, dict[str, Any]]:
     """(where, params) of call ``i`` among the prepared dense calls."""
     return next((w, p) for j, w, p in dense if j == i)
+
+
+def _kept_sql(inner: str, have: list[str] | None) -> str:
+    """A dense statement: ``inner`` (id, distance d; its k nearest) materialised, then (id, 1 - d) by
+    distance — with the hits' rows joined in rows mode (``have`` not None)."""
+    if have is None:
+        return f"WITH c AS MATERIALIZED ({inner}) SELECT id, 1 - d FROM c ORDER BY d, id"
+    return (f"WITH c AS MATERIALIZED ({inner}) SELECT c.id, 1 - c.d, {_ROW_COLS} FROM c "
+            + _ROW_JOIN.format(hit="c") + " ORDER BY c.d, c.id")
+
+
+def _shared_scan(
+    calls: Sequence[LaneCall], members: list[int], q: Vec, limit: int, have: list[str] | None
+) -> tuple[str, dict[str, Any]]:
+    """The statement of one unfiltered HNSW scan shared by several kind groups (``members``): (id,
+    kind, 1 - d) of the ``limit`` nearest. In rows mode also the rows of the ones each group keeps —
+    its k nearest of its kinds, ranked as the caller ranks them (distance, then id)."""
+    if have is None:
+        return ("SELECT id, kind, 1 - (embedding <=> %(q)b) FROM fragments WHERE embedding IS NOT NULL"
+                " ORDER BY embedding <=> %(q)b LIMIT %(lim)s", {"q": q, "lim": limit})
+    gm: list[int] = []
+    gkind: list[str] = []
+    gk: list[int] = []
+    for i in members:
+        c = calls[i]
+        assert isinstance(c, DenseCall) and c.kinds is not None
+        for kind in dict.fromkeys(c.kinds):
+            gm.append(i)
+            gkind.append(kind)
+            gk.append(int(c.k))
+    sql = ("WITH c AS MATERIALIZED (SELECT id, kind, embedding <=> %(q)b AS d FROM fragments WHERE embedding IS NOT NULL"
+           " ORDER BY embedding <=> %(q)b LIMIT %(lim)s),"
+           " g AS (SELECT c.id, g.k, row_number() OVER (PARTITION BY g.m ORDER BY c.d, c.id) AS rn FROM c"
+           " JOIN unnest(%(gm)s::int[], %(gkind)s::text[], %(gk)s::int[]) AS g(m, kind, k) ON g.kind = c.kind),"
+           " keep AS (SELECT DISTINCT id FROM g WHERE rn <= k)"
+           f" SELECT c.id, c.kind, 1 - c.d, {_ROW_COLS} FROM c"
+           " LEFT JOIN fragments f ON f.id = c.id AND c.id IN (SELECT id FROM keep) AND NOT (f.id = ANY(%(have)s))")
+    return sql, {"q": q, "lim": limit, "gm": gm, "gkind": gkind, "gk": gk, "have": have}
+
+
+def _take_rows(
+    fetched: Sequence[Sequence[Any]], at: int, got: dict[str, tuple[Fragment, np.ndarray]], dim: int
+) -> None:
+    """The fragment rows a rows-mode statement returned from column ``at`` on (NULL where not sent); a
+    fragment without a vector yet gets zeros, as :meth:`PostgresStore.get_fragments_with_embeddings`."""
+    for r in fetched:
+        if r[at] is not None and r[at] not in got:
+            vec = r[at + _ROW_WIDTH - 1]
+            got[r[at]] = (_fragment(r[at : at + _ROW_WIDTH - 1]),
+                          np.asarray(vec, dtype=np.float32) if vec is not None else np.zeros(dim, dtype=np.float32))
 
 
 def _clean(s: str) -> str:
@@ -182,6 +243,8 @@ class PostgresStore(PgConversations, PgMemory):
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
+        if not self.settings.pg_jit:
+            conn.execute("SET jit = off")  # session-wide; pg_jit (settings) says why
 
     def close(self) -> None:
         with self._executor_lock:
@@ -358,7 +421,7 @@ class PostgresStore(PgConversations, PgMemory):
     def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         if not keys:
             return {}
-        with self._pool.connection() as conn:
+        with self._pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 "SELECT key, vec FROM sentence_vectors WHERE embedder = %s AND key = ANY(%s)",
                 [embedder, list(dict.fromkeys(keys))],
@@ -699,7 +762,7 @@ class PostgresStore(PgConversations, PgMemory):
     def get_fragments(self, fragment_ids: Sequence[str]) -> list[Fragment]:
         if not fragment_ids:
             return []
-        with self._pool.connection() as conn:
+        with self._pool.connection(autocommit=True) as conn:
             rows = conn.execute(
                 f"SELECT {_FRAG_COLS} FROM fragments WHERE id = ANY(%s)", [[_clean(i) for i in fragment_ids]]
             ).fetchall()
@@ -713,7 +776,7 @@ class PostgresStore(PgConversations, PgMemory):
         mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
         if not fragment_ids:
             return [], mat
-        with self._pool.connection() as conn, conn.cursor(binary=True) as cur:
+        with self._pool.connection(autocommit=True) as conn, conn.cursor(binary=True) as cur:
             cur.execute(f"SELECT {_FRAG_COLS}, embedding FROM fragments WHERE id = ANY(%s)",
                         [[_clean(i) for i in fragment_ids]])
             rows = cur.fetchall()
@@ -776,7 +839,7 @@ class PostgresStore(PgConversations, PgMemory):
         out = np.zeros((len(fragment_ids), dim), dtype=np.float32)
         if not fragment_ids or not dim:
             return out
-        with self._pool.connection() as conn, conn.cursor(binary=True) as cur:
+        with self._pool.connection(autocommit=True) as conn, conn.cursor(binary=True) as cur:
             cur.execute(
                 "SELECT id, embedding FROM fragments WHERE id = ANY(%s) AND embedding IS NOT NULL",
                 [[_clean(i) for i in fragment_ids]],
@@ -814,13 +877,27 @@ class PostgresStore(PgConversations, PgMemory):
         backend process, so three HNSW lookups take the time of about one where cores allow. Session
         settings (HNSW ``ef_search`` and iterative scan, the trigram threshold) are set locally in the
         same pipeline. A lexical call is a single statement (idf lookup, pruning and ranking in SQL)."""
+        return self._search_many(calls, None)
+
+    def search_many_rows(
+        self, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]]
+    ) -> list[list[Hit]]:
+        """:meth:`search_many`, and the fragment and vector of every hit not already in ``rows`` added
+        to it, from the same statements (each lane statement joins its hits' rows; an id in ``rows``
+        is not sent again): no second read of the hits (docs/postgres.md). A hit whose row is missing
+        (a fallback scan) is simply not added."""
+        return self._search_many(calls, rows)
+
+    def _search_many(
+        self, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]] | None
+    ) -> list[list[Hit]]:
         # units dealt over the connections: each call alone, except the dense calls of one query vector
         # that one HNSW scan serves together (common kind groups, see _search_batch)
         units: list[list[int]] = []
         by_vec: dict[bytes, list[int]] = {}
         counts: dict[str, int] | None = None
         if any(isinstance(c, DenseCall) and c.kinds is not None for c in calls):
-            with self._pool.connection() as conn:
+            with self._pool.connection(autocommit=True) as conn:
                 counts = self._embedded_by_kind(conn)
         for i, c in enumerate(calls):
             if isinstance(c, DenseCall) and counts is not None and self._shares_scan(c, counts):
@@ -831,25 +908,35 @@ class PostgresStore(PgConversations, PgMemory):
                 by_vec[key].append(i)
             else:
                 units.append([i])
+        have = None if rows is None else list(rows)
         n = max(1, min(int(self.settings.pg_batch_connections), len(units)))
         if n == 1:
-            return self._search_batch(calls)
+            hits, got = self._search_batch(calls, have)
+            if rows is not None:
+                rows.update(got)
+            return hits
         shares = [[i for u in units[j::n] for i in u] for j in range(n)]
         ex = self._thread_pool()
-        futures = [ex.submit(self._search_batch, [calls[i] for i in share]) for share in shares[1:]]
+        futures = [ex.submit(self._search_batch, [calls[i] for i in share], have) for share in shares[1:]]
         out: list[list[Hit]] = [[] for _ in calls]
         try:
-            first = self._search_batch([calls[i] for i in shares[0]])
+            first = self._search_batch([calls[i] for i in shares[0]], have)
         finally:
             results = [f.result() for f in futures]  # every share finishes (or raises) before we return
-        for share, hits in zip(shares, [first, *results], strict=True):
+        for share, (hits, got) in zip(shares, [first, *results], strict=True):
             for i, h in zip(share, hits, strict=True):
                 out[i] = h
+            if rows is not None:
+                rows.update(got)
         return out
 
-    def _search_batch(self, calls: Sequence[LaneCall]) -> list[list[Hit]]:
-        """One connection, one pipeline: see :meth:`search_many`."""
+    def _search_batch(
+        self, calls: Sequence[LaneCall], have: list[str] | None = None
+    ) -> tuple[list[list[Hit]], dict[str, tuple[Fragment, np.ndarray]]]:
+        """One connection, one pipeline: see :meth:`search_many`. ``have`` not None: rows mode — each
+        statement also returns its hits' fragment rows and vectors (those not in ``have``)."""
         out: list[list[Hit]] = [[] for _ in calls]
+        got: dict[str, tuple[Fragment, np.ndarray]] = {}
         text: list[tuple[int, str, Any]] = []  # (call index, sql, params)
         dense: list[tuple[int, str, dict[str, Any]]] = []  # (call index, where, params)
         trigram = False
@@ -864,8 +951,9 @@ class PostgresStore(PgConversations, PgMemory):
                     text.append((i, *stmt))
             elif isinstance(c, AddressCall):
                 if c.k > 0:
-                    text.append((i, "SELECT id, 1.0 FROM fragments WHERE book_key = %s AND loc = %s"
-                                    " ORDER BY source_id, ordinal LIMIT %s", [fold(_clean(c.book)), _clean(c.loc), int(c.k)]))
+                    text.append((i, "SELECT id, 1.0 FROM fragments WHERE book_key = %(b)s AND loc = %(l)s"
+                                    " ORDER BY source_id, ordinal LIMIT %(k)s",
+                                 {"b": fold(_clean(c.book)), "l": _clean(c.loc), "k": int(c.k)}))
             else:
                 q = " ".join(fold(_clean(c.text)).split())
                 if c.k > 0 and q:
@@ -874,7 +962,9 @@ class PostgresStore(PgConversations, PgMemory):
                                     " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || left(tokens, 256))"
                                     " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
         if not text and not dense:
-            return out
+            return out, got
+        if have is not None:
+            text = [(i, _TEXT_ROWS_SQL.format(inner=sql), {**params, "have": have}) for i, sql, params in text]
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []
         exact: list[tuple[int, str, dict[str, Any]]] = []
@@ -894,25 +984,23 @@ class PostgresStore(PgConversations, PgMemory):
                     if size <= int(self.settings.pg_exact_search_max):
                         # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
                         # (the distance computed once per row: the sort key, then 1 - d for the k kept)
-                        exact.append((i, f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
-                                         f" WHERE {where} ORDER BY d, id LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id",
-                                      params))
+                        exact.append((i, _kept_sql(f"SELECT id, embedding <=> %(q)b AS d FROM fragments WHERE {where}"
+                                                   " ORDER BY d, id LIMIT %(k)s", have),
+                                      params if have is None else {**params, "have": have}))
                     elif self._shares_scan(c, counts):
                         # a common kind group: served by one unfiltered scan shared with the vector's other groups
                         shared.setdefault(params["q"].arr.tobytes(), []).append(i)
                     else:
                         # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
                         # it (iterative scan); relaxed order re-sorted exactly over the k found
-                        ann.append((i, self._ann_sql(where), params))
+                        ann.append((i, self._ann_sql(where, have), params if have is None else {**params, "have": have}))
                 ef = self.settings.ef_search_for(total)
                 scans = []
                 for members in shared.values():
                     first = dense_params(dense, members[0])
                     limit = max(ef, sum(int(dense_params(dense, i)["k"]) for i in members))
-                    scans.append((members, "SELECT id, kind, 1 - (embedding <=> %(q)b) FROM fragments WHERE embedding"
-                                           " IS NOT NULL ORDER BY embedding <=> %(q)b LIMIT %(lim)s",
-                                  {"q": first["q"], "lim": limit}))
-                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans, ef)
+                    scans.append((members, *_shared_scan(calls, members, first["q"], limit, have)))
+                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans, ef, have is not None)
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -920,15 +1008,21 @@ class PostgresStore(PgConversations, PgMemory):
                     conn.autocommit = False
             for i, cur in cursors:
                 positive = isinstance(calls[i], LexicalCall | TrigramCall)
-                out[i] = [Hit(r[0], float(r[1])) for r in cur.fetchall() if not positive or float(r[1]) > 0]
+                fetched = cur.fetchall()
+                out[i] = [Hit(r[0], float(r[1])) for r in fetched if not positive or float(r[1]) > 0]
+                if have is not None:
+                    _take_rows(fetched, 2, got, self._dim or 0)
             short: list[int] = []
             for members, cur in shared_cursors:
-                rows = sorted(cur.fetchall(), key=lambda r: (-float(r[2]), r[0]))
+                fetched = cur.fetchall()
+                if have is not None:
+                    _take_rows(fetched, 3, got, self._dim or 0)
+                ranked = sorted(fetched, key=lambda r: (-float(r[2]), r[0]))
                 for i in members:
                     c = calls[i]
                     assert isinstance(c, DenseCall) and c.kinds is not None
                     kinds = set(c.kinds)
-                    hits = [Hit(r[0], float(r[2])) for r in rows if r[1] in kinds][: c.k]
+                    hits = [Hit(r[0], float(r[2])) for r in ranked if r[1] in kinds][: c.k]
                     out[i] = hits
                     if len(hits) < c.k:
                         short.append(i)
@@ -938,11 +1032,11 @@ class PostgresStore(PgConversations, PgMemory):
                 out[i] = hits
         log.debug("search_many: %d calls (%d ann, %d exact) in %.1f ms", len(calls), len(ann), len(exact),
                   (time.perf_counter() - t0) * 1e3)
-        return out
+        return out, got
 
-    def _ann_sql(self, where: str) -> str:
-        return (f"WITH c AS MATERIALIZED (SELECT id, embedding <=> %(q)b AS d FROM fragments"
-                f" WHERE {where} ORDER BY embedding <=> %(q)b LIMIT %(k)s) SELECT id, 1 - d FROM c ORDER BY d, id")
+    def _ann_sql(self, where: str, have: list[str] | None = None) -> str:
+        return _kept_sql(f"SELECT id, embedding <=> %(q)b AS d FROM fragments WHERE {where}"
+                         " ORDER BY embedding <=> %(q)b LIMIT %(k)s", have)
 
     def _search_batch_filtered(self, dense: list[tuple[str, dict[str, Any]]]) -> list[list[Hit]]:
         """Kind-filtered HNSW scans (iterative), one pipeline: the fallback of a shared scan."""
@@ -1021,11 +1115,17 @@ class PostgresStore(PgConversations, PgMemory):
     def _pipeline(
         self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
         exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]], ef: int = 0,
+        binary: bool = False,
     ) -> tuple[list[tuple[int, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
         """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
         shared and kind-filtered HNSW dense lanes (``hnsw.ef_search`` ``ef``, raised to k or the shared
-        scan's limit), the exact dense lanes (index scans off for them only, so last), COMMIT."""
+        scan's limit), the exact dense lanes (index scans off for them only, so last), COMMIT.
+        ``binary``: results in binary (the rows mode's vectors: no text parsing)."""
         s = self.settings
+
+        def run(sql: str, params: Any) -> psycopg.Cursor[Any]:
+            return conn.cursor(binary=True).execute(sql, params) if binary else conn.execute(sql, params)
+
         cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
         shared: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with conn.pipeline():
@@ -1033,11 +1133,11 @@ class PostgresStore(PgConversations, PgMemory):
             if trigram:
                 conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
                              [str(float(s.pg_trigram_threshold))])
-            cursors += [(i, conn.execute(sql, params)) for i, sql, params in text]
+            cursors += [(i, run(sql, params)) for i, sql, params in text]
             if scans:
                 lim = max(int(p["lim"]) for _, _, p in scans)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, lim))])
-                shared += [(members, conn.execute(sql, params)) for members, sql, params in scans]
+                shared += [(members, run(sql, params)) for members, sql, params in scans]
             if ann:
                 k_max = max(int(p["k"]) for _, _, p in ann)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, k_max))])
@@ -1045,10 +1145,10 @@ class PostgresStore(PgConversations, PgMemory):
                     conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
                                  " set_config('hnsw.max_scan_tuples', %s, true)",
                                  [s.hnsw_iterative_scan, str(int(s.hnsw_max_scan_tuples))])
-                cursors += [(i, conn.execute(sql, params)) for i, sql, params in ann]
+                cursors += [(i, run(sql, params)) for i, sql, params in ann]
             if exact:
                 conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-                cursors += [(i, conn.execute(sql, params)) for i, sql, params in exact]
+                cursors += [(i, run(sql, params)) for i, sql, params in exact]
             conn.execute("COMMIT")
         return cursors, shared
 
