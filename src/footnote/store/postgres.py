@@ -173,9 +173,11 @@ def _shared_scan(
            " ORDER BY embedding <=> %(q)b LIMIT %(lim)s),"
            " g AS (SELECT c.id, g.k, row_number() OVER (PARTITION BY g.m ORDER BY c.d, c.id) AS rn FROM c"
            " JOIN unnest(%(gm)s::int[], %(gkind)s::text[], %(gk)s::int[]) AS g(m, kind, k) ON g.kind = c.kind),"
-           " keep AS (SELECT DISTINCT id FROM g WHERE rn <= k)"
-           f" SELECT c.id, c.kind, 1 - c.d, {_ROW_COLS} FROM c"
-           " LEFT JOIN fragments f ON f.id = c.id AND c.id IN (SELECT id FROM keep) AND NOT (f.id = ANY(%(have)s))")
+           # the kept rows joined first (materialised): a LEFT JOIN straight from c would probe the
+           # primary key for every one of the `limit` rows and drop the others' rows afterwards
+           f" kf AS MATERIALIZED (SELECT {_ROW_COLS} FROM (SELECT DISTINCT id FROM g WHERE rn <= k) keep"
+           " JOIN fragments f ON f.id = keep.id WHERE NOT (f.id = ANY(%(have)s)))"
+           " SELECT c.id, c.kind, 1 - c.d, kf.* FROM c LEFT JOIN kf ON kf.id = c.id")
     return sql, {"q": q, "lim": limit, "gm": gm, "gkind": gkind, "gk": gk, "have": have}
 
 
