@@ -666,6 +666,45 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
         proxy.close()
 
 
+def test_reads_of_one_statement_are_one_round_trip_and_jit_is_off(pg_url: str) -> None:
+    """The search path's reads (the fragments, their vectors, the curated notes) go in autocommit: one
+    round trip each, not three (psycopg's implicit BEGIN and closing ROLLBACK); and Footnote's sessions
+    run with JIT off unless ``store.pg_jit`` says otherwise."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(pg_url)
+    proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
+    url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
+    s = _open(url, pg_pool_size=2)
+    try:
+        s.bind_embedder("hash", 64)
+        src, data = make_source("rt")
+        frags = make_fragments(src, ["alpha beta", "gamma delta"])
+        put(s, src, data, frags)
+        ids = [f.id for f in frags]
+        s.get_fragments(ids)  # the connection exists and is configured
+        for read in (lambda: s.get_fragments(ids), lambda: s.get_fragments_with_embeddings(ids),  # type: ignore[attr-defined]
+                     lambda: s.get_embeddings(ids), lambda: s.list_memory_notes(),
+                     lambda: s.memory_vectors("hash")):
+            before = proxy.turns
+            read()
+            assert proxy.turns - before == 1
+        with s._pool.connection() as conn:  # type: ignore[attr-defined]
+            assert conn.execute("SHOW jit").fetchone() == ("off",)
+            assert not conn.autocommit  # handed back as it was lent
+        put(s, src, data, frags)  # writes still run in their own transactions
+        assert s.get_fragments(ids) == frags
+    finally:
+        s.close()
+        proxy.close()
+    on = _open(pg_url, pg_jit=True)
+    try:
+        with on._pool.connection() as conn:  # type: ignore[attr-defined]
+            assert conn.execute("SHOW jit").fetchone() == ("on",)
+    finally:
+        on.close()
+
+
 _GIN = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")
 
 
