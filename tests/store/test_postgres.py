@@ -76,6 +76,12 @@ def test_schema_indexes_and_migrations(pg_url: str) -> None:
             idx = dict(conn.execute(
                 "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = 'fragments'", [schema]
             ).fetchall())
+            terms_idx = dict(conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = 'fragment_terms'",
+                [schema]).fetchall())
+            terms_storage = conn.execute(
+                "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'fragment_terms'::regclass"
+                " AND attname LIKE 'tsv%' ORDER BY 1").fetchall()
             versions = [r[0] for r in conn.execute("SELECT version FROM footnote_migrations").fetchall()]
             coltype, storage = conn.execute(
                 "SELECT format_type(atttypid, atttypmod), attstorage FROM pg_attribute"
@@ -85,8 +91,10 @@ def test_schema_indexes_and_migrations(pg_url: str) -> None:
         assert "m='12'" in idx["fragments_embedding_hnsw"] and "ef_construction='48'" in idx["fragments_embedding_hnsw"]
         assert "gin_trgm_ops" in idx["fragments_trgm"] and "addr_key" in idx["fragments_trgm"]
         assert "source_id" in idx["fragments_trgm"] and "tokens" in idx["fragments_trgm"]
-        assert "USING gin (tsv_stem)" in idx["fragments_tsv_stem"]
-        assert "USING gin (tsv_plain)" in idx["fragments_tsv_plain"]
+        assert "fragments_tsv_stem" not in idx and "fragments_tsv_plain" not in idx
+        assert "USING gin (tsv_stem)" in terms_idx["fragment_terms_tsv_stem"]
+        assert "USING gin (tsv_plain)" in terms_idx["fragment_terms_tsv_plain"]
+        assert terms_storage == [("tsv_plain", "m"), ("tsv_stem", "m")]  # inline: ranking reads no TOAST
         assert coltype == "vector(64)" and storage == "p"  # vectors kept in the row
         assert "WHERE (embedding IS NULL)" in idx["fragments_unembedded"]  # the embedding backlog's index
         assert versions == [v for v, _, _ in migration_files()] and versions[:6] == [1, 2, 3, 4, 5, 6]
@@ -275,13 +283,21 @@ def test_lexeme_stats_stay_exact(pg_url: str) -> None:
         v2, d2 = make_source("s1", version="2", lang="ru")
         put(s, v2, d2, make_fragments(v2, ["совсем другой текст"]), embedded=False)
         s.delete_source("s2")
+        with psycopg.connect(pg_url) as conn:  # a hand-made change of a fragment's tokens: the terms follow
+            conn.execute("UPDATE fragments SET tokens = 'zebra crossings' WHERE id = 's3#0'")
+            conn.execute("UPDATE fragments SET embedding = NULL WHERE id = 's3#1'")  # touches no terms
+        assert [h.fragment_id for h in s.search_lexical("zebra", 5, stemmed=False)] == ["s3#0"]
         with psycopg.connect(pg_url) as conn:
             kept = conn.execute("SELECT col, lexeme, df FROM lexeme_stats WHERE df > 0 ORDER BY 1, 2").fetchall()
             fresh = conn.execute(
-                "SELECT c, lx, count(*) FROM (SELECT 's'::\"char\" c, unnest(tsvector_to_array(tsv_stem)) lx FROM fragments"
-                " UNION ALL SELECT 'p', unnest(tsvector_to_array(tsv_plain)) FROM fragments"
+                "SELECT c, lx, count(*) FROM (SELECT 's'::\"char\" c, unnest(tsvector_to_array("
+                "   to_tsvector(footnote_ts_config(lang), tokens))) lx FROM fragments"
+                " UNION ALL SELECT 'p', unnest(tsvector_to_array(to_tsvector('simple', tokens))) FROM fragments"
                 " UNION ALL SELECT 'n', '' FROM fragments) t GROUP BY 1, 2 ORDER BY 1, 2"
             ).fetchall()
+            # the terms table follows every write: one row per fragment, the same kind
+            assert conn.execute("SELECT count(*) FROM fragment_terms t FULL JOIN fragments f USING (id)"
+                                " WHERE t.id IS NULL OR f.id IS NULL OR t.kind <> f.kind").fetchone() == (0,)
         assert kept == fresh
         assert ("n", "", 5) in kept
     finally:
@@ -705,7 +721,7 @@ def test_reads_of_one_statement_are_one_round_trip_and_jit_is_off(pg_url: str) -
         on.close()
 
 
-_GIN = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")
+_GIN = ("fragment_terms_tsv_stem", "fragment_terms_tsv_plain", "fragments_trgm")
 
 
 def _pending_pages(url: str) -> dict[str, int]:
@@ -725,7 +741,7 @@ def test_ingest_merges_the_gin_pending_lists(pg_url: str, tmp_path: Path) -> Non
         src, data = make_source("src-direct")
         put(s, src, data, make_fragments(src, distinct_texts(40, seed=9)), embedded=False)
         left = _pending_pages(pg_url)
-        assert left["fragments_tsv_stem"] > 0 and left["fragments_tsv_plain"] > 0  # the control: put_source leaves them
+        assert left["fragment_terms_tsv_stem"] > 0 and left["fragment_terms_tsv_plain"] > 0  # the control: put_source leaves them
         s.flush_text_indexes()  # type: ignore[attr-defined]
         assert _pending_pages(pg_url) == dict.fromkeys(_GIN, 0)
     finally:

@@ -76,7 +76,7 @@ _KIND_COUNTS_SQL = (
     " LEFT JOIN (SELECT kind, count(*) AS n FROM fragments WHERE embedding IS NULL GROUP BY kind) u USING (kind)"
 )
 #: The GIN indexes whose pending lists :meth:`PostgresStore.flush_text_indexes` merges.
-_GIN_INDEXES = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")
+_GIN_INDEXES = ("fragment_terms_tsv_stem", "fragment_terms_tsv_plain", "fragments_trgm")
 
 #: One lexical lane call as one statement: lexemes of the query (regconfig per token), their document
 #: frequency (``lexeme_stats``; row ``n``/'' holds the fragment count), common words dropped in a large
@@ -85,7 +85,8 @@ _GIN_INDEXES = ("fragments_tsv_stem", "fragments_tsv_plain", "fragments_trgm")
 #: Lexemes are quoted for ``::tsquery`` exactly as a tsquery literal: '…' with \ and ' doubled. Each
 #: lexeme's tsquery is parsed once (``tq``), not once per matching row, and each row's tsvector is
 #: decompressed once (``x``: ``|| ''::tsvector`` yields the same vector, detoasted) instead of once per
-#: lexeme: the same ranks, ≈ 10 % less backend CPU per lane at 100k fragments (docs/postgres.md).
+#: lexeme: the same ranks, ≈ 10 % less backend CPU per lane at 100k fragments (docs/postgres.md). The
+#: tsvectors live inline in the narrow ``fragment_terms`` (migration 12), not out of line in TOAST.
 _LEXICAL_SQL = (
     "WITH n AS (SELECT coalesce((SELECT df FROM lexeme_stats WHERE col = 'n' AND lexeme = ''), 0)::float8 AS n),"
     " st AS (SELECT q.lx, s.df::float8 AS df FROM (SELECT DISTINCT unnest(tsvector_to_array("
@@ -98,7 +99,7 @@ _LEXICAL_SQL = (
     " t AS (SELECT chr(39) || replace(replace(keep.lx, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39))"
     "   || chr(39) AS lit, ln(1.0 + (n.n - keep.df + 0.5) / (keep.df + 0.5)) AS w FROM keep, n WHERE n.n > 0),"
     " tq AS MATERIALIZED (SELECT t.lit::tsquery AS q, t.w FROM t)"
-    " SELECT f.id, (SELECT sum(tq.w * ts_rank(x.v, tq.q, 1)) FROM tq) AS r FROM fragments f"
+    " SELECT f.id, (SELECT sum(tq.w * ts_rank(x.v, tq.q, 1)) FROM tq) AS r FROM fragment_terms f"
     " CROSS JOIN LATERAL (SELECT f.{column} || ''::tsvector AS v OFFSET 0) x"
     " WHERE f.{column} @@ (SELECT string_agg(t.lit, ' | ')::tsquery FROM t){kind_sql}"
     " ORDER BY r DESC, f.id LIMIT %(k)s"
