@@ -229,13 +229,17 @@ def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_on
                      "Bowls. He is also the oldest quarterback ever to play in a Super Bowl at age 39. The past record "
                      "was held by John Elway, who led the Broncos to victory in Super Bowl XXXIII at age 38. Manning "
                      "threw for 141 yards.")]
-    picks, info = SentenceRanker(S).select("Prior to Manning, who was the oldest quarterback to play in a Super Bowl?",
-                                           "en", notes)
+    q = "Prior to Manning, who was the oldest quarterback to play in a Super Bowl?"
+    picks, _ = SentenceRanker(S).select(q, "en", notes)
+    assert any(p.sentence.startswith("The past record was held by John Elway") for p in picks)
+    # the continuation rule itself (the answer-type term off, so the name alone does not rank it)
+    untyped = S.with_overrides(**{"answer.extractive_type_weight": 0.0})
+    picks, info = SentenceRanker(untyped).select(q, "en", notes)
     texts = [p.sentence for p in picks]
     best = texts.index("He is also the oldest quarterback ever to play in a Super Bowl at age 39.")
     assert texts[best + 1].startswith("The past record was held by John Elway")
     assert "lacks the asked-for name" in str(info["continuation"])
-    off = S.with_overrides(**{"answer.extractive_continuation": False})
+    off = untyped.with_overrides(**{"answer.extractive_continuation": False})
     picks, _ = SentenceRanker(off).select("Prior to Manning, who was the oldest quarterback to play in a Super Bowl?",
                                           "en", notes)
     assert not any("John Elway" in p.sentence for p in picks)
@@ -300,3 +304,21 @@ def test_answer_type_cues(question: str, sentence: str, kind: str | None, carrie
 
     assert answer_type(question) == kind
     assert carries_answer_type(sentence, question, kind) is carries
+
+
+def test_the_sentence_holding_the_asked_for_kind_ranks_first() -> None:
+    """``extractive_type_weight``: of two sentences sharing the question's terms, the one that holds what the
+    question asks for (a number for "how many", a name for "who") and the question does not already say is
+    quoted first — before, the tie went to the earlier sentence, which lacks the answer."""
+    notes = [note(1, "The keepers give the tower coats of paint with great care. Gulls nest on the cliffs below the "
+                     "light. The keepers give the tower three coats of paint.")]
+    q = "How many coats of paint do the keepers give the tower?"
+    picks, _ = SentenceRanker(S).select(q, "en", notes)
+    assert picks[0].sentence == "The keepers give the tower three coats of paint."
+    off = S.with_overrides(**{"answer.extractive_type_weight": 0.0})
+    picks, _ = SentenceRanker(off).select(q, "en", notes)
+    assert picks[0].sentence == "The keepers give the tower coats of paint with great care."
+    notes = [note(1, "The lamp was lit by the keeper of the light that winter. Gulls nest on the cliffs below the "
+                     "light. The lamp was lit by Agnes Moray that winter.")]
+    picks, _ = SentenceRanker(S).select("Who lit the lamp that winter?", "en", notes)
+    assert picks[0].sentence == "The lamp was lit by Agnes Moray that winter."

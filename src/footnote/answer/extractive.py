@@ -381,6 +381,7 @@ class SentenceRanker:
         qnums = numbers(question)
         qnames = cross_script_names(question)
         focus = focus_word(question)
+        kind = answer_type(question) if a.extractive_type_weight else None
         df: dict[str, int] = {}
         by_note: dict[int, set[str]] = {}
         for c in cands:
@@ -410,6 +411,7 @@ class SentenceRanker:
                 + (a.extractive_similarity_weight * c.sim if c.sim is not None else 0.0)
                 + a.extractive_name_weight * c.names
                 + (a.extractive_focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
+                + (a.extractive_type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
 
     def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
