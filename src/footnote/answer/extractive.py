@@ -19,7 +19,8 @@ through a bounded cache.
 
 **Choice.** The best candidate is taken when the candidates hold evidence enough: one's term share
 reaches ``extractive_min_overlap`` (with ``extractive_min_terms`` shared terms), or one's cosine reaches
-the embedder's ``extractive_min_similarity``, or (notes in another language) one carries
+the embedder's ``extractive_min_similarity`` (a sentence in another language than the question:
+``extractive_crosslingual_min_similarity``), or (notes in another language) one carries
 ``extractive_min_name_share`` of the question's names at ``extractive_name_min_similarity``. Otherwise nothing is chosen and the answer is
 ``corpus_insufficient`` (said in the trace as decided by the extractive planner). Further sentences
 follow by maximal marginal relevance: within ``extractive_margin`` of the best score, never a near
@@ -253,6 +254,13 @@ class SentenceRanker:
             return None
         return self.settings.extractive_min_similarity.get(self.embedder.name)
 
+    def crosslingual_min_similarity(self) -> float | None:
+        """The cosine floor for a sentence in another language than the question: the embedder's
+        ``extractive_crosslingual_min_similarity``, else its ``extractive_min_similarity``."""
+        if self.embedder is None:
+            return None
+        return self.settings.extractive_crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
+
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
@@ -288,7 +296,10 @@ class SentenceRanker:
         lex_ok = any(
             c.overlap >= a.extractive_min_overlap and c.shared >= min(a.extractive_min_terms, n_qterms[c.lang]) for c in cands
         )
-        sim_ok = min_sim is not None and any(c.sim is not None and c.sim >= min_sim for c in cands)
+        xl_sim = self.crosslingual_min_similarity()
+        sim_ok = min_sim is not None and any(
+            c.sim is not None and c.sim >= (min_sim if c.lang == qlang or xl_sim is None else xl_sim) for c in cands
+        )
         name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
             c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
