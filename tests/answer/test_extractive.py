@@ -98,6 +98,15 @@ def test_a_crosslingual_sentence_floor_of_its_own() -> None:
     assert picks == [] and info["declined"]
     picks, info = select_sentences(ru_q, "ru", en_notes, split, SCORER, embedder=emb, crosslingual=False)
     assert picks and info["evidence"] == ["similarity"]
+    # an embedder with a cross-lingual floor only (embeddinggemma): that floor decides a Russian question over
+    # English notes — declined below it, though the gate's verdict would have let the cross-lingual rule answer
+    xl_only = S.with_overrides(**{"answer.extractive_min_similarity": {}, "answer.extractive_name_min_similarity": {},
+                                  "answer.extractive_crosslingual_min_similarity": {emb.name: 0.99}})
+    picks, info = select_sentences(ru_q, "ru", en_notes, xl_only, SCORER, embedder=emb, crosslingual=True)
+    assert picks == [] and info["declined"] and "crosslingual" not in info
+    low = xl_only.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    picks, info = select_sentences(ru_q, "ru", en_notes, low, SCORER, embedder=emb, crosslingual=False)
+    assert picks and info["evidence"] == ["similarity"]
     # a same-language question is still held to extractive_min_similarity
     ru_notes = [note(1, "Чайки гнездятся на скалах.", lang="ru"), note(2, "Море было спокойным.", lang="ru")]
     picks, info = select_sentences("Почему смотрители устали?", "ru", ru_notes, split, SCORER, embedder=emb,

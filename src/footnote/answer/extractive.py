@@ -256,7 +256,8 @@ class SentenceRanker:
 
     def crosslingual_min_similarity(self) -> float | None:
         """The cosine floor for a sentence in another language than the question: the embedder's
-        ``extractive_crosslingual_min_similarity``, else its ``extractive_min_similarity``."""
+        ``extractive_crosslingual_min_similarity``, else its ``extractive_min_similarity`` (None: neither
+        is fitted, and the cosine decides nothing for such a sentence)."""
         if self.embedder is None:
             return None
         return self.settings.extractive_crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
@@ -297,9 +298,8 @@ class SentenceRanker:
             c.overlap >= a.extractive_min_overlap and c.shared >= min(a.extractive_min_terms, n_qterms[c.lang]) for c in cands
         )
         xl_sim = self.crosslingual_min_similarity()
-        sim_ok = min_sim is not None and any(
-            c.sim is not None and c.sim >= (min_sim if c.lang == qlang or xl_sim is None else xl_sim) for c in cands
-        )
+        floors = [min_sim if c.lang == qlang else xl_sim for c in cands]  # None: no fitted floor for that pair
+        sim_ok = any(c.sim is not None and f is not None and c.sim >= f for c, f in zip(cands, floors, strict=True))
         name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
             c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
@@ -309,9 +309,10 @@ class SentenceRanker:
                         "names": round(best.names, 3)}
         info["evidence"] = [k for k, ok in (("terms", lex_ok), ("similarity", sim_ok), ("names", name_ok)) if ok]
         if not (lex_ok or sim_ok or name_ok):
-            # without a fitted sentence-cosine floor for this embedder its cosines decide nothing: a question
-            # in another language than its notes then takes the gate-verdict rule, as without an embedder
-            if (sims is None or min_sim is None) and crosslingual:
+            # without a fitted sentence-cosine floor for this embedder (and the candidates' language pair) its
+            # cosines decide nothing: a question in another language than its notes then takes the gate-verdict
+            # rule, as without an embedder
+            if (sims is None or all(f is None for f in floors)) and crosslingual:
                 chosen = _crosslingual(question, qlang, notes, a, self.scorer, cues)
                 info["crosslingual"] = bool(chosen)
                 info["chosen"] = len(chosen)
