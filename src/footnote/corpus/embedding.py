@@ -27,6 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,14 +96,15 @@ def embed_batched(embedder: Embedder, texts: list[str], batch_size: int) -> np.n
     return np.vstack(parts).astype(np.float32, copy=False)
 
 
-def _init_worker(settings: EmbedderSettings, nice: int = 0) -> None:
-    """Worker process start: Ctrl-C is the parent's to handle; the model loads lazily on the first task."""
+def _init_worker(settings: EmbedderSettings, nice: int = 0, models_dir: Path | None = None) -> None:
+    """Worker process start: Ctrl-C is the parent's to handle; the model loads lazily on the first task.
+    ``models_dir``: ``models.dir``, where installed models (embeddinggemma) live."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice > 0:
         with contextlib.suppress(OSError):  # lowering one's own priority is allowed; never fatal
             os.nice(nice)
     global _WORKER_EMBEDDER, _WORKER_BATCH
-    _WORKER_EMBEDDER = make_embedder(settings)
+    _WORKER_EMBEDDER = make_embedder(settings, models_dir)
     _WORKER_BATCH = settings.batch_size
 
 
@@ -234,7 +236,8 @@ class BacklogEmbedder:
             es = self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads)})
             ctx = multiprocessing.get_context("spawn")  # never fork a process that holds OpenMP or a pool
             return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
-                                       initargs=(es, cfg.serve_nice if self.background else 0)), n, mode
+                                       initargs=(es, cfg.serve_nice if self.background else 0,
+                                                 self.settings.models.dir_path)), n, mode
         return ThreadPoolExecutor(n, thread_name_prefix="footnote-embed"), n, "thread"
 
     def run(self, *, progress: EmbedProgressSink | None = None, stop: threading.Event | None = None,
