@@ -47,3 +47,26 @@ def test_worker_processes_load_the_model_from_models_dir(gemma_settings: Setting
         assert float(np.dot(vec, gemma_embedder.embed_passages([frag.text])[0])) > 0.999
     finally:
         store.close()
+
+
+def _cli(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    r = CliRunner().invoke(main, args, env=env)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_reembed_switches_a_store_to_embeddinggemma(gemma_settings: Settings, tmp_path: Path) -> None:
+    import json
+
+    env = {"FOOTNOTE_MODELS_DIR": str(gemma_settings.models.dir_path), "FOOTNOTE_STORE": str(tmp_path / "s.db")}
+    assert _cli(["ingest", str(_corpus(tmp_path / "c")), "--embedder", "hash"], env)[0] == 0
+    code, out, err = _cli(["reembed", "--embedder", "embeddinggemma", "--json"], env)
+    assert code == 0, (out, err)
+    data = json.loads(out)
+    assert (data["embedder"], data["dim"], data["dropped"], data["pending"]) == ("embeddinggemma", 768, 4, 0)
+    code, out, _ = _cli(["search", "Что означает красный фонарь?", "--json"], env)
+    res = json.loads(out)
+    assert code == 0 and res["lexical_only"] is False and res["notes"][0]["source_id"] == "c/note1.txt"

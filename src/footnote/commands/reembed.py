@@ -32,13 +32,15 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
     from footnote.store import open_store
 
     settings = ctx.settings
-    embedder = make_embedder(settings.embedder)
-    if embedder is None:
+    if settings.embedder.name == "none":
         raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
     store = open_store(settings.store.url, settings.store)
     display = StageDisplay(sys.stderr)
     try:
         before = store.embedder_info()
+        embedder = make_embedder(settings.embedder, settings.models.dir_path, store_binding=before)
+        if embedder is None:  # pragma: no cover - "none" is refused above
+            raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
         dropped = store.rebind_embedder(embedder.name, embedder.dim)
         if before is not None and before != (embedder.name, embedder.dim):
             click.echo(f"rebound {store.url} from {before[0]} (dim {before[1]}) to {embedder.name} "
