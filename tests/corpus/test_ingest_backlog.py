@@ -241,6 +241,13 @@ def test_cli_reembed_rebind_only_leaves_lexical_search(tmp_path: Path) -> None:
     assert res["embedding"]["state"] == "paused"
 
 
+def test_cli_reembed_never_creates_a_store(tmp_path: Path) -> None:
+    db = tmp_path / "typo" / "s.db"
+    code, _, err = _run(["reembed", "--store", str(db), "--embedder", "hash"])
+    assert code == 2 and str(db) in err
+    assert not db.exists()
+
+
 def test_cli_skipped_files_and_nothing_ingestible(tmp_path: Path) -> None:
     d = tmp_path / "mixed"
     d.mkdir()

@@ -34,7 +34,7 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
     settings = ctx.settings
     if settings.embedder.name == "none":
         raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
-    store = open_store(settings.store.url, settings.store)
+    store = open_store(settings.store.url, settings.store, create=False)
     display = StageDisplay(sys.stderr)
     try:
         before = store.embedder_info()
