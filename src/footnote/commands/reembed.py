@@ -28,15 +28,17 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
     from footnote.commands.ingest_view import StageDisplay, embed_summary, resume_hint
     from footnote.corpus.embedding import BacklogEmbedder
     from footnote.corpus.memory_import import MemoryImporter
+    from footnote.engine import settings_for_store
     from footnote.models.embedders import make_embedder
     from footnote.store import open_store
 
-    settings = ctx.settings
-    if settings.embedder.name == "none":
-        raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
-    store = open_store(settings.store.url, settings.store, create=False)
+    store = open_store(ctx.settings.store.url, ctx.settings.store, create=False)
     display = StageDisplay(sys.stderr)
     try:
+        # no --embedder (env, file): finish the backlog with the store's own embedder, never switch to the default
+        settings = settings_for_store(ctx.settings, store)
+        if settings.embedder.name == "none":
+            raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
         before = store.embedder_info()
         embedder = make_embedder(settings.embedder, settings.models.dir_path, store_binding=before)
         if embedder is None:  # pragma: no cover - "none" is refused above
