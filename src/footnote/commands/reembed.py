@@ -43,6 +43,10 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
         embedder = make_embedder(settings.embedder, settings.models.dir_path, store_binding=before)
         if embedder is None:  # pragma: no cover - "none" is refused above
             raise UsageError("reembed needs an embedder: --embedder NAME (not none)")
+        if before is not None and before != (embedder.name, embedder.dim):
+            # load the new model (or reach its endpoint) before any vector is dropped: a missing model
+            # fails here with the store unchanged
+            embedder.embed_passages(["footnote"])
         dropped = store.rebind_embedder(embedder.name, embedder.dim)
         if before is not None and before != (embedder.name, embedder.dim):
             click.echo(f"rebound {store.url} from {before[0]} (dim {before[1]}) to {embedder.name} "
