@@ -239,6 +239,9 @@ def test_cli_reembed_rebind_only_leaves_lexical_search(tmp_path: Path) -> None:
     res = json.loads(out)
     assert code == 0 and res["lexical_only"] is True and res["notes"]
     assert res["embedding"]["state"] == "paused"
+    code, out, _ = _run(["search", "boats number2", "--store", db, "--embedder", "hash", "--config", str(cfg)])
+    assert code == 0 and "(lexical only: no fragment has a hash vector yet" in out
+    assert "no embedder configured" not in out and "embedding paused at 0%" in out
 
 
 def test_cli_reembed_without_embedder_finishes_with_the_store_s_own(tmp_path: Path) -> None:

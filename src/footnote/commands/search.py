@@ -16,11 +16,12 @@ def _fmt_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in counts.items())
 
 
-def render_text(result: SearchResult, titles: dict[str, str], *, explain: bool, width: int = 240) -> list[str]:
-    """The human-readable search output, as lines."""
+def render_text(result: SearchResult, titles: dict[str, str], *, explain: bool, width: int = 240,
+                lexical_why: str = "no embedder configured") -> list[str]:
+    """The human-readable search output, as lines. ``lexical_why``: why a lexical-only search was one."""
     lines: list[str] = []
     if result.lexical_only:
-        lines.append("(lexical only: no embedder configured — cosines are 0, ranking is by lexical evidence)")
+        lines.append(f"(lexical only: {lexical_why} — cosines are 0, ranking is by lexical evidence)")
     lines.extend(f"({note})" for note in result.plan.address_notes)
     if not result.candidates:
         lines.append("no notes found")
@@ -83,10 +84,12 @@ def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
         result = engine.search(question, lang=lang)
         titles = source_titles(engine.store, (c.fragment.source_id for c in result.candidates))
         embedding = engine.backlog_status()
+        why = ("no embedder configured" if engine.embedder is None
+               else f"no fragment has a {engine.embedder.name} vector yet")
     if ctx.as_json:
         ctx.emit({**search_result_dict(result, titles), "embedding": embedding})
         return
-    for line in render_text(result, titles, explain=explain):
+    for line in render_text(result, titles, explain=explain, lexical_why=why):
         click.echo(line)
     if embedding["state"] in ("embedding", "paused"):
         click.echo(f"note: {embedding['message']}")
