@@ -272,6 +272,16 @@ def test_cli_reembed_with_a_missing_model_drops_no_vector(tmp_path: Path, monkey
     assert (st["embedder"], st["dim"], st["embedded"], st["fragments"]) == ("hash", 384, 5, 5)
 
 
+def test_cli_status_after_a_failed_embedding_run_says_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = _corpus(tmp_path / "c", 3)
+    db = str(tmp_path / "s.db")
+    monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path / "no-models"))
+    code, _, err = _run(["ingest", str(d), "--store", db, "--embedder", "embeddinggemma"])
+    assert code == 1 and "footnote models install embeddinggemma" in err
+    st = json.loads(_run(["status", "--store", db, "--json"])[1])
+    assert st["embedding"]["state"] == "paused" and "footnote reembed" in st["embedding"]["message"]
+
+
 def test_cli_skipped_files_and_nothing_ingestible(tmp_path: Path) -> None:
     d = tmp_path / "mixed"
     d.mkdir()

@@ -402,7 +402,8 @@ class BacklogEmbedder:
                 error = error or f"building the ANN index failed: {e}"
             timings["index"] = (time.perf_counter() - t_index) * 1e3
             try:
-                self.store.note_embedding_rate(0.0 if (interrupted or error) else rate_now())
+                stopped = interrupted or error is not None
+                self.store.note_embedding_rate(0.0 if stopped else rate_now(), running=not stopped)
             except StoreError:
                 log.debug("could not note the embedding rate", exc_info=True)
         remaining = self.store.backlog().pending

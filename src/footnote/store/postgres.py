@@ -465,12 +465,12 @@ class PostgresStore(PgConversations, PgMemory):
         return BacklogStats(int(frag[0]), int(frag[1]), float(meta.get("embed_rate", 0.0)),
                             float(meta.get("embed_rate_at", 0.0)))
 
-    def note_embedding_rate(self, rate: float) -> None:
+    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
         with self._pool.connection() as conn, conn.transaction():
             conn.cursor().executemany(
                 "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time()))],
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0))],
             )
 
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:

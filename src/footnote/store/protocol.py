@@ -173,8 +173,9 @@ class Store(ConversationStore, MemoryStore, Protocol):
         """Fragments, embedded fragments and the last noted embedding rate (cheap: for status lines)."""
         ...
 
-    def note_embedding_rate(self, rate: float) -> None:
-        """Remember a backlog worker's current rate (fragments/s) so other processes can show an ETA."""
+    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
+        """Remember a backlog worker's current rate (fragments/s) so other processes can show an ETA;
+        ``running=False``: the worker stopped (interrupted, failed), so no run is shown as going on."""
         ...
 
     # --- writing ----------------------------------------------------------------------------

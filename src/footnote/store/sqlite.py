@@ -369,12 +369,12 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         return BacklogStats(int(total), int(embedded), float(meta.get("embed_rate", 0.0)),
                             float(meta.get("embed_rate_at", 0.0)))
 
-    def note_embedding_rate(self, rate: float) -> None:
+    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
         conn = self._conn()
         with self._immediate(conn, "the store is locked by another writer", "noting the embedding rate failed"):
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time()))],
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0))],
             )
 
     # --- writing --------------------------------------------------------------------------------

@@ -118,6 +118,9 @@ class BacklogTests:
         assert store.backlog().embedded == 4
         store.note_embedding_rate(12.5)
         assert store.backlog().rate == pytest.approx(12.5) and store.backlog().rate_at > 0
+        store.note_embedding_rate(0.0, running=False)  # a worker that stopped: no run shown as going on
+        assert (store.backlog().rate, store.backlog().rate_at) == (0.0, 0.0)
+        store.note_embedding_rate(12.5)
         new_dim = DIM * 2
         assert store.rebind_embedder("hash-wide", new_dim) == 4
         assert store.embedder_info() == ("hash-wide", new_dim)
