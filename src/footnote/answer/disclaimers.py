@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from footnote.text import SNOWBALL
+
 LANG_NAMES: dict[str, str] = {"en": "English", "ru": "Russian"}
 
 _FALLBACK = {
@@ -94,9 +96,14 @@ _QUOTES_IN = {
     "en": "The quoted passages are in {langs}.",
     "ru": "Цитаты приведены на языке источников: {langs}.",
 }
+#: Language names for the quotes note, by the reader's language (a code not listed is shown as it is).
 _LANG_NAMES_IN: dict[str, dict[str, str]] = {
-    "en": LANG_NAMES,
-    "ru": {"en": "английский", "ru": "русский"},
+    "en": {**{code: name.capitalize() for code, name in SNOWBALL.items()}, "sa": "Sanskrit", "uk": "Ukrainian",
+           "pl": "Polish", "cs": "Czech", "la": "Latin", **LANG_NAMES},
+    "ru": {"en": "английский", "ru": "русский", "de": "немецкий", "fr": "французский", "es": "испанский",
+           "it": "итальянский", "pt": "португальский", "nl": "нидерландский", "sa": "санскрит",
+           "uk": "украинский", "pl": "польский", "cs": "чешский", "la": "латынь", "el": "греческий",
+           "hi": "хинди", "tr": "турецкий", "ar": "арабский"},
 }
 
 
