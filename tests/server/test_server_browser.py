@@ -17,6 +17,7 @@ from serverkit import XSS_QUESTION, LiveServer, start_server, stop_server
 from footnote.engine import Engine
 from footnote.server.app import create_app
 from footnote.server.sse import sse_frame
+from footnote.settings import load_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -306,3 +307,31 @@ def test_api_docs_page_renders_offline(browser: Any, live: LiveServer, screensho
         pg.screenshot(path=str(screenshots / "api-docs.png"), full_page=False)
     finally:
         ctx.close()
+
+
+def test_status_line_while_embedding_starts_has_no_question_mark(browser: Any, tmp_path: Path) -> None:
+    """A worker that has not finished its first batch has no rate yet: the line says the time left is being
+    estimated (it read "embedding 0%, about ? left")."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("A note about harbours and their lamps.\n", encoding="utf-8")
+    settings = load_settings(None, **{
+        "store.url": str(tmp_path / "s.db"), "embedder.name": "hash", "server.warm_up": False,
+        "backlog.serve_worker": False,
+    })
+    engine = Engine.from_settings(settings)
+    engine.ingest([corpus], wait=False)
+    engine.store.note_embedding_rate(0.0)  # what a worker notes when it starts, before its first batch
+    url, server, thread = start_server(create_app(engine, settings))
+    ctx = browser.new_context(viewport={"width": 1000, "height": 700})
+    try:
+        assert httpx.get(f"{url}/api/status", timeout=10).json()["embedding"]["eta_s"] is None
+        pg = ctx.new_page()
+        pg.goto(url + "/")
+        pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+        line = pg.locator("#status-line").inner_text()
+        assert "embedding 0%, estimating the time left" in line and "?" not in line, line
+    finally:
+        ctx.close()
+        stop_server(server, thread)
+        engine.close()

@@ -95,8 +95,12 @@
     if (!s.fragments) {
       line = I.t(state.lang, "status_empty");
     } else if (e.state === "embedding") {
-      const eta = e.eta_s == null ? "?" : (e.eta_s < 90 ? Math.max(1, Math.round(e.eta_s)) + " s" : Math.round(e.eta_s / 60) + " min");
-      line += ", " + I.t(state.lang, "embedding_progress", { percent: Math.floor(e.percent), eta: eta });
+      if (e.eta_s == null) {  // no rate measured yet: say so rather than "about ? left"
+        line += ", " + I.t(state.lang, "embedding_started", { percent: Math.floor(e.percent) });
+      } else {
+        const eta = e.eta_s < 90 ? Math.max(1, Math.round(e.eta_s)) + " s" : Math.round(e.eta_s / 60) + " min";
+        line += ", " + I.t(state.lang, "embedding_progress", { percent: Math.floor(e.percent), eta: eta });
+      }
     } else if (e.state === "paused") {
       line += ", " + I.t(state.lang, "embedding_paused", { percent: Math.floor(e.percent) });
     } else if (lexical) {
