@@ -77,6 +77,19 @@ def test_show_values_with_their_origin(tmp_path: Path, monkeypatch: pytest.Monke
     assert "retrieve.keep_top = 7  (file)" in text and '"hunter2"' in text
 
 
+def test_credentials_inside_urls_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOOTNOTE_STORE", "postgresql://bob:s3cr3t@127.0.0.1:5432/foot")
+    monkeypatch.setenv("FOOTNOTE_LLM_BASE_URL", "http://u:pw123@127.0.0.1:9/v1?key=abc")
+    r = CliRunner().invoke(main, ["settings", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "s3cr3t" not in r.output and "pw123" not in r.output and "abc" not in r.output
+    rows = {row["key"]: row["value"] for row in json.loads(r.output)["settings"]}
+    assert rows["store.url"] == "postgresql://bob:***@127.0.0.1:5432/foot"
+    assert rows["models.synthesizer.base_url"] == "http://u:***@127.0.0.1:9/v1?key=***"
+    assert "s3cr3t" not in CliRunner().invoke(main, ["settings"]).output
+    assert "s3cr3t" in CliRunner().invoke(main, ["settings", "--show-secrets"]).output
+
+
 def test_set_keeps_comments_and_refuses_bad_values(tmp_path: Path) -> None:
     cfg = tmp_path / "footnote.toml"
     original = "# my notes on this deployment\n[retrieve]\n# wider for long books\nkeep_top = 16  # was 12\n"
