@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,34 @@ def test_audio_companion_linked_out_of_the_folder_is_refused(engine: Engine, tmp
     assert entry.status is IngestStatus.FAILED and "talk.mp3" in (entry.error or "")
     assert "not followed" in (entry.error or "")
     assert engine.store.list_sources() == []
+
+
+def test_unreadable_folder_is_reported_not_passed_over(tmp_path: Path) -> None:
+    """A subfolder the user cannot list was skipped without a word (pathlib's rglob ignores the error).
+    As root, permissions are lifted only by dropping the capabilities: ingest runs under setpriv then."""
+    root = tmp_path / "lib"
+    (root / "locked").mkdir(parents=True)
+    (root / "ok.md").write_text("# Ok\n\nThe lamp burns whale oil.\n", encoding="utf-8")
+    (root / "locked" / "in.md").write_text("# In\n\nA note nobody may read.\n", encoding="utf-8")
+    (root / "locked").chmod(0)
+    cmd = [sys.executable, "-m", "footnote.cli", "ingest", str(root), "--embedder", "hash",
+           "--store", str(tmp_path / "s.db"), "--json"]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            (root / "locked").chmod(0o755)
+            pytest.skip("running as root without setpriv: cannot make a folder unreadable")
+        drop = "-dac_override,-dac_read_search"
+        cmd = [setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", *cmd]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        (root / "locked").chmod(0o755)
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0, r.stderr
+    assert doc["summary"]["added"] == 1
+    refused = {Path(e["path"]).name: e["reason"] for e in doc["refused"]}
+    assert "cannot be read" in refused.get("locked", ""), (doc["refused"], r.stderr)
 
 
 def test_iter_files_reports_refusals(tmp_path: Path) -> None:

@@ -106,6 +106,14 @@ def iter_files(
                     if refused is not None and outside_root(f, p):
                         refused.append((f, f"symlinked folder to {os.path.realpath(f)}, outside {p}: not followed"))
                     continue
+                if f.is_dir():  # rglob passes over a folder it cannot list without a word: say so
+                    try:
+                        with os.scandir(f):
+                            pass
+                    except OSError as e:
+                        if refused is not None:
+                            refused.append((f, f"folder cannot be read: {e.strerror or e}"))
+                    continue
                 suffix = f.suffix.lower()
                 if suffix not in known and suffix not in audio:
                     continue
