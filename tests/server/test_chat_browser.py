@@ -544,3 +544,36 @@ def test_answer_shows_its_citation_support(chat: Any, screenshots: Path) -> None
     assert items.count() == n - ok  # the unsupported sentences, listed
     assert box.locator("p").first.is_visible()
     chat.screenshot(path=str(screenshots / "chat-citation-support.png"))
+
+
+def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served_store: tuple[Path, Any],
+                                                             screenshots: Path) -> None:
+    """A model sentence with no citation and one whose only citation was forged are removed (and a forged
+    marker dropped); the CLI said so, the chat said nothing."""
+    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+    _, base = served_store
+    text = ("The keepers start the fog horn when the Black Skerry beacon is lost [1]. "
+            "The horn was invented by aliens in 1999. It sounds like a cow [99].")
+    with ScriptedOpenAIServer({"synth": [Reply(text)] * 3}) as srv:
+        settings = base.with_overrides(**{"models.synthesizer.base_url": srv.base_url,
+                                          "models.synthesizer.model": "synth"})
+        engine = Engine.from_settings(settings)
+        url, server, thread = start_server(create_app(engine, settings))
+        ctx, pg, errors = open_chat(browser, url + "/")
+        try:
+            turn = ask(pg, FOG)
+            assert turn.get_attribute("data-state") == "answered"
+            assert "aliens" not in turn.locator(".turn__answer").inner_text()
+            assert turn.get_attribute("data-removed") == "2"
+            removed = turn.locator(".turn__removed")
+            assert removed.is_visible()
+            assert removed.inner_text() == (
+                "Removed before you saw it: 2 sentence(s) of the model's answer without a valid citation; "
+                "1 citation(s) to passages this turn did not retrieve.")
+            pg.screenshot(path=str(screenshots / "chat-removed-sentences.png"))
+        finally:
+            ctx.close()
+            stop_server(server, thread)
+            engine.close()
+        assert not errors, errors

@@ -212,6 +212,7 @@
       this.render();
       this.addTools();
       this.addSupport(a.trace && a.trace.support);
+      this.addRemoved(a);
       if (state.follow) follow(this.node);
       this.resolveSpans();
     }
@@ -267,6 +268,17 @@
         box.append(el("p", { text: I.t(this.lang, "support_all") }));
       }
       this.tools.append(box);
+    }
+
+    /* What the server took out of a model's answer before the reader saw it (the CLI prints the same). */
+    addRemoved(a) {
+      const parts = [];
+      const counts = [["removed_sentences", a.removed_sentences], ["dropped_citations", a.dropped_citations],
+                      ["removed_mentions", a.removed_mentions]];
+      for (const [key, n] of counts) if (Number(n) > 0) parts.push(I.t(this.lang, "removed_" + key, { n: Number(n) }));
+      if (!parts.length) return;
+      this.node.setAttribute("data-removed", String(Number(a.removed_sentences) || 0));
+      this.tools.append(el("p", { class: "turn__removed", text: I.t(this.lang, "removed_line", { what: parts.join("; ") }) }));
     }
 
     setMode(mode, disclaimer, verdict) {
