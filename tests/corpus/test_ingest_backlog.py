@@ -266,7 +266,7 @@ def test_cli_reembed_with_a_missing_model_drops_no_vector(tmp_path: Path, monkey
     db = str(tmp_path / "s.db")
     assert _run(["ingest", str(d), "--store", db, "--embedder", "hash"])[0] == 0
     monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path / "no-models"))
-    code, out, err = _run(["reembed", "--store", db, "--embedder", "embeddinggemma"])
+    code, _, err = _run(["reembed", "--store", db, "--embedder", "embeddinggemma"])
     assert code == 1 and "footnote models install embeddinggemma" in err
     st = json.loads(_run(["status", "--store", db, "--json"])[1])
     assert (st["embedder"], st["dim"], st["embedded"], st["fragments"]) == ("hash", 384, 5, 5)

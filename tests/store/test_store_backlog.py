@@ -207,3 +207,38 @@ def test_large_postgres_backlog_defers_the_hnsw_index_and_survives_stops_and_kil
             s2.close()
     finally:
         store.close()
+
+
+@pytest.mark.integration
+@pytest.mark.postgres
+def test_reembed_and_ingest_hints_never_print_the_password(pg_url: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reembed --no-wait` printed its resume hint and `store` with the PostgreSQL password in clear."""
+    import json
+    import shlex
+    from urllib.parse import urlsplit
+
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    password = urlsplit(pg_url).password
+    assert password
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "n.txt").write_text("Harbour note about nets.\n", encoding="utf-8")
+    wide = tmp_path / "wide.toml"
+    wide.write_text("[embedder]\nhash_dim = 48\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["ingest", str(corpus), "--store", pg_url, "--embedder", "hash", "--no-wait"])
+    assert r.exit_code == 0 and password not in r.output
+    r = CliRunner().invoke(main, ["reembed", "--store", pg_url, "--embedder", "hash", "--config", str(wide),
+                                  "--no-wait", "--json"])
+    assert r.exit_code == 0, r.output
+    assert password not in r.output
+    doc = json.loads(r.stdout)
+    assert doc["resume"].endswith(" --store " + shlex.quote(pg_url.replace(password, "***")))
+    assert doc["store"] == pg_url.replace(password, "***")
+    monkeypatch.setenv("FOOTNOTE_STORE", pg_url)  # from the environment: the hint leaves --store out
+    r = CliRunner().invoke(main, ["reembed", "--embedder", "hash", "--config", str(wide), "--no-wait"])
+    assert r.exit_code == 0 and password not in r.output
+    assert "resume with: footnote reembed --embedder hash  (" in r.stderr

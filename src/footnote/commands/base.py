@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, get_args
@@ -16,6 +18,7 @@ import click
 
 from footnote.engine import Engine
 from footnote.errors import FootnoteError
+from footnote.redact import mask_url
 from footnote.settings import EmbedderSettings, Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,6 +57,13 @@ class Ctx:
         """The engine over ``--store``; only commands that write (``create=True``: ingest) may create a
         store that does not exist yet. The embedder follows the store's unless ``--embedder`` (env, file) says."""
         return Engine.from_settings(self.settings, create=create)
+
+    def store_option(self) -> str:
+        """`` --store URL`` for a command line shown to the user (a resume hint): nothing when the store
+        came from ``FOOTNOTE_STORE`` (the same environment gives it again), and never a password."""
+        if not self.store or self.store == os.environ.get("FOOTNOTE_STORE"):
+            return ""
+        return f" --store {shlex.quote(mask_url(self.store))}"
 
     def emit(self, data: Any) -> None:
         """One JSON document on stdout."""

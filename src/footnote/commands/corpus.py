@@ -68,8 +68,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         embedding = engine.backlog_status()
         stats = engine.store.stats()
     resume = "footnote ingest " + " ".join(shlex.quote(str(p)) for p in paths) + (
-        f" --collection {shlex.quote(collection)}" if collection else "") + (
-        f" --store {shlex.quote(ctx.store)}" if ctx.store else "")
+        f" --collection {shlex.quote(collection)}" if collection else "") + ctx.store_option()
     if ctx.as_json:
         data = report.to_dict()
         data["sources"] = [{k: e[k] for k in ("path", "source_id", "status", "fragments", "error")}

@@ -8,13 +8,13 @@ run resumes where it stopped: run the same command again.
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 import click
 
 from footnote.commands.base import Ctx, common_options
 from footnote.errors import UsageError
+from footnote.redact import mask_url
 
 
 @click.command("reembed")
@@ -64,9 +64,9 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
         bl = store.backlog()
     finally:
         store.close()
-    resume = f"footnote reembed --embedder {embedder.name}" + (f" --store {shlex.quote(ctx.store)}" if ctx.store else "")
+    resume = f"footnote reembed --embedder {embedder.name}" + ctx.store_option()
     if ctx.as_json:
-        ctx.emit({"store": settings.store.url, "embedder": embedder.name, "dim": embedder.dim, "dropped": dropped,
+        ctx.emit({"store": mask_url(settings.store.url), "embedder": embedder.name, "dim": embedder.dim, "dropped": dropped,
                   "embedding": report.to_dict() if report else None,
                   "fragments": bl.fragments, "embedded": bl.embedded, "pending": bl.pending,
                   **({"resume": resume} if bl.pending else {})})
