@@ -244,3 +244,15 @@ def test_an_install_without_the_int8dq_graph_gets_it_derived_in_place(
     assert not [p.name for p in home.iterdir() if p.name.startswith(".")]
     inst.install("embeddinggemma", accept_license=False, variants=("int8", "int8dq"))  # a third: nothing to do
     assert json.loads((home / MANIFEST).read_text()) == m
+
+
+def test_a_models_dir_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    """FOOTNOTE_MODELS_DIR naming a file ended in a FileExistsError traceback."""
+    not_a_dir = tmp_path / "models"
+    not_a_dir.write_text("a file, not a folder\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["models", "install", "embeddinggemma", "--accept-license", "--no-progress"],
+                           env={"FOOTNOTE_MODELS_DIR": str(not_a_dir)})
+    assert r.exit_code == 1, r.output
+    assert f"installing embeddinggemma into {not_a_dir}" in r.output and "File exists" in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert not_a_dir.read_text(encoding="utf-8") == "a file, not a folder\n"

