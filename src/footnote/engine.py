@@ -370,6 +370,7 @@ class Engine:
             "by_lang": st.by_lang,
             "embedder": emb,
             "embedder_model": _model_path(self.embedder),
+            "embedder_model_installed": _model_installed(self.embedder),
             "store_embedder": bound[0] if bound else ("none" if st.fragments else None),
             "dim": bound[1] if bound else None,
             "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,
@@ -400,3 +401,9 @@ def _model_path(embedder: Embedder | None) -> str | None:
     """Where the embedder's model file is, for those installed with ``footnote models install``."""
     path = getattr(embedder, "model_path", None)
     return str(path) if path is not None else None
+
+
+def _model_installed(embedder: Embedder | None) -> bool | None:
+    """Whether that model file is there (None: the embedder has no installed model file)."""
+    path = _model_path(embedder)
+    return None if path is None else Path(path).is_file()

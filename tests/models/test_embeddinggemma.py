@@ -141,3 +141,7 @@ def test_status_names_the_model_and_ingest_without_it_fails_clearly(tmp_path: Pa
     st = json.loads(r.output)
     assert st["embedder"] == "embeddinggemma"
     assert st["embedder_model"] == str(tmp_path / "models" / "embeddinggemma" / "model.int8.onnx")
+    assert st["embedder_model_installed"] is False
+    r = CliRunner().invoke(main, ["status"], env=env)  # the text says the model is missing, not just where
+    assert r.exit_code == 0, r.output
+    assert "model.int8.onnx  (not installed: run `footnote models install embeddinggemma`)" in r.output

@@ -142,7 +142,9 @@ def status(ctx: Ctx) -> None:
     if st.get("gate_calibrated") is False:
         click.echo(f"gate:      uncalibrated: using {st['gate_thresholds']}'s thresholds (run `footnote calibrate`)")
     if st.get("embedder_model"):
-        click.echo(f"model:     {st['embedder_model']}")
+        missing = "" if st.get("embedder_model_installed") else (
+            f"  (not installed: run `footnote models install {st['embedder']}`)")
+        click.echo(f"model:     {st['embedder_model']}{missing}")
     click.echo(f"sources:   {st['sources']}")
     click.echo(f"fragments: {st['fragments']} ({st['embedded']} embedded)")
     for title, key in (("by kind", "by_kind"), ("by lang", "by_lang")):
