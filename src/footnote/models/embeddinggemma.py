@@ -24,6 +24,8 @@ from footnote.settings import EmbedderSettings
 log = logging.getLogger(__name__)
 
 NAME = "embeddinggemma"
+#: A derived precision that an older install may lack → what runs instead (with a warning) until it is built.
+FALLBACK = {"int8tok": "int8"}
 
 
 class EmbeddingGemmaEmbedder:
@@ -35,7 +37,11 @@ class EmbeddingGemmaEmbedder:
     def __init__(self, model_dir: Path, settings: EmbedderSettings) -> None:
         self.model_dir = model_dir
         self.settings = settings
-        self.model_path = model_dir / MODEL_FILES[settings.gemma_precision]
+        self.precision: str = settings.gemma_precision
+        if self.precision in FALLBACK and not (model_dir / MODEL_FILES[self.precision]).is_file() \
+                and (model_dir / MODEL_FILES[FALLBACK[self.precision]]).is_file():
+            self.precision = FALLBACK[self.precision]  # an install from before int8tok existed (said at load)
+        self.model_path = model_dir / MODEL_FILES[self.precision]
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -50,8 +56,8 @@ class EmbeddingGemmaEmbedder:
 
     def _open(self) -> tuple[Any, Any]:
         if not (self.model_dir / MANIFEST).is_file() or not self.model_path.is_file():
-            flag = " --fp32" if self.settings.gemma_precision == "fp32" else ""
-            raise ModelError(f"the embeddinggemma model ({self.settings.gemma_precision}) is not installed in "
+            flag = " --fp32" if self.precision == "fp32" else ""
+            raise ModelError(f"the embeddinggemma model ({self.precision}) is not installed in "
                              f"{self.model_dir}: run `footnote models install embeddinggemma{flag}` "
                              "(or set models.dir / FOOTNOTE_MODELS_DIR to where it is)")
         try:
@@ -59,6 +65,10 @@ class EmbeddingGemmaEmbedder:
             from tokenizers import Tokenizer
         except ImportError as e:  # pragma: no cover - both are dependencies
             raise ModelError(f"embeddinggemma needs onnxruntime and tokenizers: {e}") from e
+        if self.precision != self.settings.gemma_precision:
+            log.warning("embeddinggemma: the %s graph is not built in %s; running %s (about twice the CPU per text). "
+                        "`footnote models install embeddinggemma` builds it from the installed model, no download",
+                        self.settings.gemma_precision, self.model_dir, self.precision)
         log.info("loading embeddinggemma from %s", self.model_path)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(0, self.settings.threads)

@@ -40,9 +40,12 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 MANIFEST = "manifest.json"
-MODEL_FILES = {"int8": "model.int8.onnx", "int8dq": "model.int8dq.onnx", "fp32": "model.fp32.onnx"}
-#: Variants derived from another built graph without the download (``int8dq`` from ``int8``).
-DERIVED = {"int8dq": "int8"}
+MODEL_FILES = {"int8": "model.int8.onnx", "int8tok": "model.int8tok.onnx", "int8dq": "model.int8dq.onnx",
+               "fp32": "model.fp32.onnx"}
+#: Variants derived from another built graph without the download (``int8tok`` and ``int8dq`` from ``int8``).
+DERIVED = {"int8tok": "int8", "int8dq": "int8"}
+#: What ``footnote models install`` builds (``--fp32`` adds ``fp32``).
+DEFAULT_VARIANTS: tuple[str, ...] = ("int8", "int8tok", "int8dq")
 #: Members of the archive kept beside the graph (relative to the folder holding ``config.json``).
 KEEP = ("config.json", "tokenizer.json", "config_sentence_transformers.json", "modules.json")
 DOWNLOAD_WORKERS = 4
@@ -162,7 +165,7 @@ class ModelInstaller:
         return out
 
     # -- install ---------------------------------------------------------------------------------
-    def install(self, name: str, *, accept_license: bool, variants: Sequence[str] = ("int8",),
+    def install(self, name: str, *, accept_license: bool, variants: Sequence[str] = DEFAULT_VARIANTS,
                 download_progress: Progress | None = None, build_progress: Progress | None = None) -> InstallResult:
         spec = self.spec(name)
         unknown = [v for v in variants if v not in MODEL_FILES]
@@ -283,14 +286,17 @@ class ModelInstaller:
 
     @staticmethod
     def _derive_graph(home: Path, variant: str) -> None:
-        """``variant``'s graph from its base graph in ``home`` (``int8dq``: gate/up projections requantised
-        for dynamic int8 activations, :func:`footnote.models.gemma_onnx.requantize_dynamic`; seconds, no download).
+        """``variant``'s graph from its base graph in ``home`` (``int8tok``: every projection on int8 activations
+        quantised per token, :func:`footnote.models.gemma_requant.requantize_per_token`; ``int8dq``: gate/up on
+        per-tensor dynamic int8, :func:`footnote.models.gemma_onnx.requantize_dynamic`; seconds, no download).
         Written under a temporary name and renamed, so a kill leaves no half graph under the real name."""
         from footnote.models.gemma_onnx import requantize_dynamic, weights_path
+        from footnote.models.gemma_requant import requantize_per_token
 
         target = home / MODEL_FILES[variant]
         tmp = home / f".tmp-{MODEL_FILES[variant]}"
-        requantize_dynamic(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
+        derive = requantize_per_token if variant == "int8tok" else requantize_dynamic
+        derive(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
         tmp.replace(target)  # the graph last: a kill before leaves no graph under the real name
 
     def _derive(self, name: str, variants: Sequence[str]) -> None:
