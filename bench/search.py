@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import statistics
 import sys
@@ -179,15 +180,18 @@ def run_size(settings: Settings, url: str, qs: Sequence[str], warmup: int = 3, e
     engine = Engine.from_settings(settings.with_overrides(**{"store.url": url, "embedder.name": embedder}))
     stages: dict[str, list[float]] = {}
     totals: list[float] = []
+    cpu: list[float] = []  # process CPU per search (all threads): what a loaded machine does not inflate
     verdicts: dict[str, int] = {}
+    load_before = os.getloadavg()
     with engine:
         n = engine.store.stats().fragments
         for q in [f"warm-up question number {i}" for i in range(warmup)]:
             engine.search(q)
         for q in qs:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r = engine.search(q)
             totals.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)
             verdicts[r.verdict.value] = verdicts.get(r.verdict.value, 0) + 1
             per: dict[str, float] = {}
             for t in r.trace:
@@ -206,6 +210,8 @@ def run_size(settings: Settings, url: str, qs: Sequence[str], warmup: int = 3, e
         "fragments": n,
         "queries": len(qs),
         "total": {"p50": pct(totals, 50), "p95": pct(totals, 95), "mean": statistics.fmean(totals)},
+        "cpu": {"p50": pct(cpu, 50), "p95": pct(cpu, 95)},
+        "load_average": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         "stages": {k: {"p50": pct(v, 50), "p95": pct(v, 95), "n": len(v)} for k, v in stages.items()},
         "verdicts": verdicts,
     }
@@ -218,6 +224,10 @@ def print_result(label: str, res: dict[str, Any]) -> None:
         print(f"{name:<28}{v['p50']:>10.2f}{v['p95']:>10.2f}{v['n']:>7}")
     t = res["total"]
     print(f"{'TOTAL (Retriever.search)':<28}{t['p50']:>10.2f}{t['p95']:>10.2f}{res['queries']:>7}")
+    if "cpu" in res:
+        c = res["cpu"]
+        print(f"{'TOTAL, process CPU ms':<28}{c['p50']:>10.2f}{c['p95']:>10.2f}{res['queries']:>7}"
+              f"   (load average {res['load_average'][0]} before, {res['load_average'][1]} after)")
     if "without_embedding" in res:
         w = res["without_embedding"]
         print(f"{'TOTAL, query vector cached':<28}{w['p50']:>10.2f}{w['p95']:>10.2f}{res['queries']:>7}"
