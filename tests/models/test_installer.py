@@ -237,14 +237,14 @@ def test_an_install_without_a_derived_graph_gets_it_built_in_place(
     assert inst.installed("embeddinggemma", "int8") and not inst.installed("embeddinggemma", variant)
     again = inst.install("embeddinggemma", accept_license=False)
     assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
-    assert inst.installed("embeddinggemma", variant)
+    assert again.derived == (variant,) and inst.installed("embeddinggemma", variant)
     m = json.loads((home / MANIFEST).read_text())
     assert m["variants"] == ["int8", "int8dq", "int8tok"] and m[
         "files"][f"model.{variant}.onnx.data"] == data.stat().st_size
     after = _run_graph(graph)
     np.testing.assert_array_equal(before, after)  # the same graph as a fresh install builds
     assert not [p.name for p in home.iterdir() if p.name.startswith(".")]
-    inst.install("embeddinggemma", accept_license=False)  # a third: nothing to do
+    assert inst.install("embeddinggemma", accept_license=False).derived == ()  # a third: nothing to do
     assert json.loads((home / MANIFEST).read_text()) == m
 
 

@@ -62,9 +62,10 @@ def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: boo
     if ctx.as_json:
         ctx.emit({"name": name, "path": str(result.path), "already_installed": result.already_installed,
                   "seconds": round(result.seconds, 1), "download_seconds": round(result.download_seconds, 1),
-                  "build_seconds": round(result.build_seconds, 1)})
+                  "build_seconds": round(result.build_seconds, 1), "derived": list(result.derived)})
     elif result.already_installed:
-        click.echo(f"{name} is already installed in {result.path}")
+        built = (f"; built {', '.join(result.derived)} from its int8 graph (no download)" if result.derived else "")
+        click.echo(f"{name} is already installed in {result.path}{built}")
     else:
         click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download and verify "
                    f"{result.download_seconds:.0f} s, build {result.build_seconds:.0f} s)")

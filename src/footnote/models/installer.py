@@ -82,6 +82,7 @@ class InstallResult:
     seconds: float
     download_seconds: float = 0.0
     build_seconds: float = 0.0
+    derived: tuple[str, ...] = ()  # variants an existing install lacked, built now from its graph (no download)
 
 
 def _sha256(path: Path) -> str:
@@ -173,8 +174,8 @@ class ModelInstaller:
             raise UsageError(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(MODEL_FILES)})")
         if all(self.installed(name, v) for v in variants if v not in DERIVED) and self.manifest(name) is not None:
             self._relayout(name)
-            self._derive(name, [v for v in variants if v in DERIVED])
-            return InstallResult(name, self.path(name), True, 0.0)
+            derived = self._derive(name, [v for v in variants if v in DERIVED])
+            return InstallResult(name, self.path(name), True, 0.0, derived=derived)
         if not accept_license:
             raise LicenseNotAccepted(f"{name}: the {spec.license} must be accepted to install it "
                                      f"(pass --accept-license):\n{spec.license_notice}")
@@ -299,20 +300,21 @@ class ModelInstaller:
         derive(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
         tmp.replace(target)  # the graph last: a kill before leaves no graph under the real name
 
-    def _derive(self, name: str, variants: Sequence[str]) -> None:
+    def _derive(self, name: str, variants: Sequence[str]) -> tuple[str, ...]:
         """An install from before a derived variant existed gets it in place (no download); the manifest follows."""
         home, m = self.path(name), self.manifest(name)
         if m is None:
-            return
+            return ()
         todo = [v for v in variants if v not in m.get("variants", []) or not (home / MODEL_FILES[v]).is_file()]
         todo = [v for v in todo if DERIVED[v] in m.get("variants", [])]
         if not todo:
-            return
+            return ()
         for v in todo:
             log.info("%s: building the %s graph from the installed %s graph", name, v, DERIVED[v])
             self._derive_graph(home, v)
         m["variants"] = sorted(set(m.get("variants", [])) | set(todo))
         self._rewrite_manifest(home, m)
+        return tuple(todo)
 
     def _finish(self, name: str, spec: InstallableModel, src: Path, stage: Path, variants: Sequence[str]) -> None:
         for rel in KEEP:
