@@ -18,10 +18,11 @@ from footnote.eval.calibration import (
     LabelledSignal,
     buy_table,
     fit_gate,
+    in_effect_table,
     split_half,
 )
 from footnote.eval.questions import Question
-from footnote.settings import load_settings
+from footnote.settings import GateThresholds, Settings, load_settings
 
 
 def _rows(n: int = 400, seed: int = 7) -> list[LabelledSignal]:
@@ -86,6 +87,29 @@ def test_buy_table_reports_rates() -> None:
     assert [r["answer:in_corpus"] for r in higher] == sorted((r["answer:in_corpus"] for r in higher), reverse=True)
 
 
+def test_in_effect_table_scores_the_configured_thresholds_per_pair_on_the_same_rows() -> None:
+    rows = _rows()
+    strict = GateThresholds(bail_out=0.80, sufficient=0.85, good_enough=0.9, min_lectures=2, fallback_min_score=0.5,
+                            reserve_floor=0.5, prefloor=0.1)
+    lax = strict.model_copy(update={"bail_out": 0.0})
+    asked: list[tuple[str, str]] = []
+
+    def lookup(q: str, c: str) -> GateThresholds:
+        asked.append((q, c))
+        return strict if (q, c) == ("en", "en") else lax
+
+    table = in_effect_table(rows, lookup)
+    assert sorted(set(asked)) == [("en", "en"), ("ru", "en")]
+    by = {(r["pair"], r["half"]): r for r in table}
+    assert set(by) == {(p, h) for p in ("en-en", "ru-en") for h in ("fit", "check", "all")}
+    # the lax pair answers everything and abstains on nothing; the strict one does neither fully
+    assert by[("ru-en", "check")]["answer:in_corpus"] == 1.0 and by[("ru-en", "check")]["abstain:off_topic"] == 0.0
+    en = [r for r in rows if r.pair == "en-en" and r.half == CHECK and r.category == "off_topic"]
+    want = sum(r.max_score < 0.80 for r in en) / len(en)
+    assert by[("en-en", "check")]["abstain:off_topic"] == pytest.approx(want)
+    assert 0.0 < want < 1.0 and by[("en-en", "check")]["bail_out"] == 0.80
+
+
 def test_too_few_rows_is_an_error() -> None:
     with pytest.raises(ValueError):
         fit_gate(_rows(n=6))
@@ -125,6 +149,10 @@ def test_calibrate_command_writes_settings(tmp_path: Path) -> None:
     assert "q.jsonl" in written["fitted_on"]
     s = load_settings(cfg)
     assert s.gate.thresholds("hash", "en", "en").bail_out == written["default"]["bail_out"]
+    # the hash embedder's thresholds in effect before the run (tests only) are scored on the same searches
+    before = Settings().gate.thresholds("hash", "en", "en")
+    eff = [r for r in out["in_effect_table"] if r["pair"] == "en-en" and r["half"] == "all"]
+    assert len(eff) == 1 and eff[0]["bail_out"] == before.bail_out
 
 
 def test_weak_pair_favours_answering() -> None:

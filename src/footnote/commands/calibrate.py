@@ -22,6 +22,7 @@ from footnote.eval.calibration import (
     collecting_settings,
     fit_gate,
     format_table,
+    in_effect_table,
 )
 from footnote.eval.questions import load_questions
 from footnote.eval.runner import prepare_engine
@@ -95,6 +96,10 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     except ValueError as e:
         raise UsageError(f"{questions}: {e}") from None
     table = buy_table(rows, fit)
+    # What the thresholds in effect before this run (shipped or configured) buy on the same searches.
+    before = settings.gate
+    in_effect = (in_effect_table(rows, lambda q, c: before.thresholds(emb, q, c))
+                 if before.calibrated(emb) else [])
     half = "all questions" if all_questions else "the fit half (split by gold paragraph / question id)"
     fitted_on = (f"{questions.name}: {len(qs)} questions, fitted on {half}; corpus "
                  f"{', '.join(c.name for c in corpus)}; {datetime.now(UTC).date().isoformat()}")
@@ -112,6 +117,7 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
             for p, f in fit.by_pair.items()
         },
         "table": table,
+        "in_effect_table": in_effect,
         "written_to": str(target) if write else None,
     }
     if ctx.as_json:
@@ -126,6 +132,11 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
                    f"AUROC fit {_f(f.auroc_fit)} check {_f(f.auroc_check)}")
     for line in format_table(table):
         click.echo(line)
+    if in_effect:
+        click.echo(f"in effect before this run (gate.by_embedder.{emb}: {before.by_embedder[emb].fitted_on or 'configured'}), "
+                   "on the same searches:")
+        for line in format_table(in_effect):
+            click.echo(line)
     if write:
         click.echo(f"written to {target} under gate.by_embedder.{emb} (default: {fit.default_pair})")
 

@@ -273,6 +273,30 @@ def buy_table(rows: Sequence[LabelledSignal], fit: GateFit, *, steps: Sequence[f
     return table
 
 
+def in_effect_table(rows: Sequence[LabelledSignal], thresholds: Callable[[str, str], GateThresholds]) -> list[dict[str, Any]]:
+    """What the thresholds already configured buy on the same rows, per language pair and half:
+    ``thresholds(query_lang, corpus_lang)`` is the gate's own lookup (``GateSettings.thresholds``), so a
+    refit can be judged against what ships, on the same searches and the same held-out half."""
+    table: list[dict[str, Any]] = []
+    for pair in sorted({r.pair for r in rows}):
+        qlang, _, clang = pair.partition("-")
+        t = thresholds(qlang, clang)
+        for half_name, half in (("fit", FIT), ("check", CHECK), ("all", None)):
+            prs = [r for r in rows if r.pair == pair and (half is None or r.half == half)]
+            if not prs:
+                continue
+            row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": t.bail_out, "chosen": False,
+                                   "weights": {"background": t.background_weight, "lexical": t.lexical_weight,
+                                               "sentence": t.sentence_weight}}
+            row.update(_rates(prs, t))
+            vals = [r.value_at(t) for r in prs]
+            row["auroc"] = auroc(vals, [r.answerable for r in prs])
+            row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
+            row["band:round2"] = sum(t.bail_out <= v < t.good_enough for v in vals) / len(vals)
+            table.append(row)
+    return table
+
+
 def format_table(table: Sequence[dict[str, Any]]) -> list[str]:
     cols = ["pair", "half", "bail_out", "answer:in_corpus", "abstain:near_miss", "abstain:off_topic",
             "auroc", "band:round2", "band:good_enough"]
