@@ -65,7 +65,7 @@ def test_cross_lingual_question_takes_the_top_note() -> None:
 
 
 def test_cross_lingual_with_an_embedder_without_a_sentence_floor_takes_the_top_note() -> None:
-    """An embedder with no ``extractive_min_similarity`` entry (embeddinggemma until one is fitted; hash here)
+    """An embedder with no ``extractive_min_similarity`` entry (hash here)
     computes sentence cosines but they decide nothing: the gate-verdict rule answers, as without one —
     before, such a store declined nearly every Russian question over English notes."""
     from footnote.models.embedders import HashEmbedder
