@@ -42,12 +42,15 @@ _REPORTED = re.compile(
 )
 _LETTER = re.compile(r"[^\W\d_]")
 _END = re.compile(r"[.!?…:;»”\"')\]]$")
+#: A clause ending in ':' of at most this many words introduces what follows and is no answer alone.
+_INTRODUCER_WORDS = 8
 
 
 def is_noise(sentence: str) -> bool:
     """A candidate that is never an answer: a question (also one reported: "You ask how…"), a page
     header/footer, boilerplate (greetings, copyright), a heading or fragment (< 3 words, or a short
-    line without an ending), mostly not letters."""
+    line without an ending), a short introducer ending in ':' (its list or formula follows, or was lost
+    in a PDF's text), mostly not letters."""
     s = sentence.strip()
     if not s or s.endswith("?") or s.endswith("?»") or s.endswith("?\""):
         return True
@@ -58,6 +61,8 @@ def is_noise(sentence: str) -> bool:
         return True
     if len(words) <= 5 and not _END.search(s):
         return True  # a heading-like line
+    if len(words) <= _INTRODUCER_WORDS and s.endswith(":"):
+        return True  # an introducer whose list or formula follows ("heißt Metrik, wenn gilt:"): says nothing alone
     letters = len(_LETTER.findall(s))
     return letters < 0.5 * len(s.replace(" ", ""))
 
