@@ -119,6 +119,10 @@ def test_pieces_cite_each_sentence_before_its_full_stop() -> None:
     picks, _ = select_sentences("fog horn blasts", "en", notes, S, SCORER)
     assert "".join(extractive_pieces(picks, {3: 1})) == "The fog horn gives two blasts every minute [1]."
     assert cite_sentence("No stop", 2) == "No stop [2]"
+    # a quote that stops mid-sentence (a verse line, a cue) ends in an ellipsis, not a dangling colon
+    assert cite_sentence("His tender heir might bear his memory:", 1) == "His tender heir might bear his memory [1]…"
+    assert cite_sentence("From fairest creatures we desire increase,", 3) == "From fairest creatures we desire increase [3]…"
+    assert cite_sentence("«Туман стоял тридцать один час;»", 2) == "«Туман стоял тридцать один час [2]»…"
 
 
 def test_units_without_closing_punctuation_never_run_together() -> None:
@@ -126,7 +130,7 @@ def test_units_without_closing_punctuation_never_run_together() -> None:
              Pick(3, "From fairest creatures we desire increase,", 0.7, 1.0, 0)]
     text = "".join(extractive_pieces(picks, {1: 1, 2: 2, 3: 3}))
     assert text == ("Маяк на мысе Сторожевом [1]. Маяк зажигают на закате [2]. "
-                    "From fairest creatures we desire increase [3],")
+                    "From fairest creatures we desire increase [3]…")  # the verse line goes on
 
 
 def test_instructions_inside_a_passage_are_just_text() -> None:

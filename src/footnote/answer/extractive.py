@@ -602,8 +602,13 @@ _TRAIL = re.compile(r"([.!?…;:,]+[\"'»”)]*)$")
 
 
 def cite_sentence(sentence: str, n: int) -> str:
-    """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].``"""
+    """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].`` A quote that stops at a
+    comma, colon or semicolon (a verse's line, a transcript's cue: the sentence goes on in the source)
+    ends in an ellipsis instead, so it does not read as cut short: ``might bear his memory [1]…``."""
     m = _TRAIL.search(sentence)
     if m is None:
         return f"{sentence} [{n}]"
-    return f"{sentence[: m.start()].rstrip()} [{n}]{m.group(1)}"
+    trail = m.group(1)
+    if trail[0] in ",:;":
+        trail = trail.lstrip(",:;") + "…"
+    return f"{sentence[: m.start()].rstrip()} [{n}]{trail}"
