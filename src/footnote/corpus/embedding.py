@@ -224,6 +224,13 @@ class BacklogEmbedder:
         self.background = background
         self.force_pool = force_pool or background  # a worker process even for one worker
 
+    def worker_settings(self) -> EmbedderSettings:
+        """The embedder settings a worker process starts with: ``backlog.worker_threads`` threads and, for
+        embeddinggemma, its memory arena as ``backlog.worker_mem_arena`` says (a worker only embeds passages)."""
+        cfg = self.settings.backlog
+        return self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads),
+                                                         "gemma_mem_arena": cfg.worker_mem_arena})
+
     def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
         cfg = self.settings.backlog
         if mode == "process" and self.force_pool:
@@ -233,7 +240,7 @@ class BacklogEmbedder:
         if mode == "process":
             import multiprocessing
 
-            es = self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads)})
+            es = self.worker_settings()
             ctx = multiprocessing.get_context("spawn")  # never fork a process that holds OpenMP or a pool
             return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
                                        initargs=(es, cfg.serve_nice if self.background else 0,

@@ -73,7 +73,8 @@ class EmbeddingGemmaEmbedder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(0, self.settings.threads)
         opts.inter_op_num_threads = 1
-        opts.enable_cpu_mem_arena = False  # shapes vary per batch: an arena keeps the largest ever seen
+        # shapes vary per batch: an arena keeps the largest ever seen (worth it in a worker that only embeds)
+        opts.enable_cpu_mem_arena = self.settings.gemma_mem_arena
         opts.log_severity_level = 3
         try:
             session = ort.InferenceSession(str(self.model_path), opts, providers=["CPUExecutionProvider"])
