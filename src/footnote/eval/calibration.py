@@ -249,27 +249,36 @@ def _rates(rows: Iterable[LabelledSignal], t: GateThresholds) -> dict[str, Any]:
     return out
 
 
+def _halves(rows: Sequence[LabelledSignal], pair: str) -> Iterable[tuple[str, list[LabelledSignal]]]:
+    """(half name, that half's rows of ``pair``) for the fit half, the check half and all, when not empty."""
+    for half_name, half in (("fit", FIT), ("check", CHECK), ("all", None)):
+        prs = [r for r in rows if r.pair == pair and (half is None or r.half == half)]
+        if prs:
+            yield half_name, prs
+
+
+def _bought(pair: str, half_name: str, prs: Sequence[LabelledSignal], t: GateThresholds, bail_out: float,
+            chosen: bool) -> dict[str, Any]:
+    """One row of a buy table: what ``t`` with this ``bail_out`` buys on ``prs``."""
+    tt = t.model_copy(update={"bail_out": bail_out})
+    row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": bail_out, "chosen": chosen}
+    row.update(_rates(prs, tt))
+    vals = [r.value_at(t) for r in prs]
+    row["auroc"] = auroc(vals, [r.answerable for r in prs])
+    row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
+    row["band:round2"] = sum(bail_out <= v < t.good_enough for v in vals) / len(vals)
+    return row
+
+
 def buy_table(rows: Sequence[LabelledSignal], fit: GateFit, *, steps: Sequence[float] = (-0.02, -0.01, 0.0, 0.01, 0.02)) -> list[dict[str, Any]]:
     """What each threshold buys, per language pair and half: answer rate on in-corpus questions and
     abstention on near-miss / off-topic ones at ``bail_out`` (and a few values around it), plus the
     share of questions each verdict band gets."""
     table: list[dict[str, Any]] = []
-    pairs = sorted({r.pair for r in rows})
-    for pair in pairs:
+    for pair in sorted({r.pair for r in rows}):
         t = fit.by_pair[pair].thresholds if pair in fit.by_pair else fit.default
-        for half_name, half in (("fit", FIT), ("check", CHECK), ("all", None)):
-            prs = [r for r in rows if r.pair == pair and (half is None or r.half == half)]
-            if not prs:
-                continue
-            for d in steps:
-                tt = t.model_copy(update={"bail_out": round(t.bail_out + d, 4)})
-                row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": tt.bail_out, "chosen": d == 0.0}
-                row.update(_rates(prs, tt))
-                vals = [r.value_at(t) for r in prs]
-                row["auroc"] = auroc(vals, [r.answerable for r in prs])
-                row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
-                row["band:round2"] = sum(tt.bail_out <= v < t.good_enough for v in vals) / len(vals)
-                table.append(row)
+        for half_name, prs in _halves(rows, pair):
+            table.extend(_bought(pair, half_name, prs, t, round(t.bail_out + d, 4), d == 0.0) for d in steps)
     return table
 
 
@@ -281,19 +290,9 @@ def in_effect_table(rows: Sequence[LabelledSignal], thresholds: Callable[[str, s
     for pair in sorted({r.pair for r in rows}):
         qlang, _, clang = pair.partition("-")
         t = thresholds(qlang, clang)
-        for half_name, half in (("fit", FIT), ("check", CHECK), ("all", None)):
-            prs = [r for r in rows if r.pair == pair and (half is None or r.half == half)]
-            if not prs:
-                continue
-            row: dict[str, Any] = {"pair": pair, "half": half_name, "bail_out": t.bail_out, "chosen": False,
-                                   "weights": {"background": t.background_weight, "lexical": t.lexical_weight,
-                                               "sentence": t.sentence_weight}}
-            row.update(_rates(prs, t))
-            vals = [r.value_at(t) for r in prs]
-            row["auroc"] = auroc(vals, [r.answerable for r in prs])
-            row["band:good_enough"] = sum(v >= t.good_enough for v in vals) / len(vals)
-            row["band:round2"] = sum(t.bail_out <= v < t.good_enough for v in vals) / len(vals)
-            table.append(row)
+        weights = {"background": t.background_weight, "lexical": t.lexical_weight, "sentence": t.sentence_weight}
+        for half_name, prs in _halves(rows, pair):
+            table.append({**_bought(pair, half_name, prs, t, t.bail_out, False), "weights": weights})
     return table
 
 
