@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from footnote.answer.extractive import (
     Pick,
     TermScorer,
@@ -175,3 +177,26 @@ def test_sentence_vectors_are_kept_in_the_store_so_a_warm_store_embeds_none(buil
     a2 = second.ask(FOG_Q)
     assert second.answerer.ranker.embedded_sentences == 0  # every candidate's vector came from the store
     assert a2.answer == a1.answer
+
+
+def test_the_cosine_weight_follows_the_embedder() -> None:
+    """``extractive_similarity_weight_by_embedder`` sets the cosine's weight for that embedder's scale
+    (embeddinggemma 2.0); another embedder keeps ``extractive_similarity_weight``."""
+    from footnote.models.embedders import HashEmbedder
+
+    emb = HashEmbedder(S.embedder.hash_dim)
+    assert S.answer.extractive_similarity_weight_by_embedder.get("embeddinggemma") == 2.0
+    assert emb.name not in S.answer.extractive_similarity_weight_by_embedder
+    notes = [note(1, "The lens turns once every ten seconds on its bed of mercury.")]
+    q = "How often does the lens turn?"
+
+    def best(**over: Any) -> Any:
+        picks, _ = select_sentences(q, "en", notes, S.with_overrides(**over), SCORER, embedder=emb)
+        return picks[0]
+
+    base = best()
+    heavy = best(**{"answer.extractive_similarity_weight_by_embedder": {emb.name: 10.0}})
+    light = best(**{"answer.extractive_similarity_weight_by_embedder": {emb.name: 0.0}})
+    assert base.sentence == heavy.sentence == light.sentence and base.similarity is not None and base.similarity > 0.1
+    assert heavy.score - light.score == pytest.approx(10.0 * base.similarity, abs=1e-5)
+    assert base.score - light.score == pytest.approx(S.answer.extractive_similarity_weight * base.similarity, abs=1e-5)

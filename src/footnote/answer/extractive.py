@@ -9,7 +9,8 @@ quote is a whole number of cues and its chip plays just that span. Dropped as ne
 Page 3"), headings and other fragments of fewer than three words, text that is mostly not letters,
 and exact repeats.
 
-**Score** of a candidate = ``extractive_similarity_weight`` × the embedder's question–sentence cosine
+**Score** of a candidate = ``extractive_similarity_weight`` (by embedder:
+``extractive_similarity_weight_by_embedder``) × the embedder's question–sentence cosine
 (E5 query vs passage; multilingual, so a Russian question scores English sentences) + the weighted
 share of the question's content terms it carries (:func:`footnote.text.content_terms` — the gate's
 definition — each weighted by its rarity among this turn's notes) + ``extractive_number_weight`` ×
@@ -249,6 +250,14 @@ class SentenceRanker:
         assert self.embedder is not None
         return self._cache.vectors(self.embedder, texts, keep=False)
 
+    def similarity_weight(self) -> float:
+        """The weight of the question–sentence cosine in a sentence's score: the embedder's own
+        (``extractive_similarity_weight_by_embedder``), else ``extractive_similarity_weight``."""
+        a = self.settings
+        if self.embedder is None:
+            return a.extractive_similarity_weight
+        return a.extractive_similarity_weight_by_embedder.get(self.embedder.name, a.extractive_similarity_weight)
+
     def min_similarity(self) -> float | None:
         if self.embedder is None:
             return None
@@ -403,6 +412,7 @@ class SentenceRanker:
                 df[t] = df.get(t, 0) + 1
         n_notes = len(by_note)
         qterms_by_lang: dict[str, list[str]] = {}
+        sim_weight = self.similarity_weight()
         for c in cands:
             qterms = qterms_by_lang.get(c.lang)
             if qterms is None:
@@ -420,7 +430,7 @@ class SentenceRanker:
             c.score = (
                 c.overlap + a.extractive_number_weight * num + a.extractive_score_weight * c.note.score
                 - a.extractive_rank_decay * c.rank
-                + (a.extractive_similarity_weight * c.sim if c.sim is not None else 0.0)
+                + (sim_weight * c.sim if c.sim is not None else 0.0)
                 + a.extractive_name_weight * c.names
                 + (a.extractive_focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
                 + (a.extractive_type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
