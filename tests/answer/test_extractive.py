@@ -9,6 +9,7 @@ import pytest
 from footnote.answer.extractive import (
     Pick,
     TermScorer,
+    cite_quote,
     cite_sentence,
     extractive_pieces,
     outline_from_picks,
@@ -122,9 +123,12 @@ def test_pieces_cite_each_sentence_before_its_full_stop() -> None:
     assert "".join(extractive_pieces(picks, {3: 1})) == "The fog horn gives two blasts every minute [1]."
     assert cite_sentence("No stop", 2) == "No stop [2]"
     # a quote that stops mid-sentence (a verse line, a cue) ends in an ellipsis, not a dangling colon
-    assert cite_sentence("His tender heir might bear his memory:", 1) == "His tender heir might bear his memory [1]…"
-    assert cite_sentence("From fairest creatures we desire increase,", 3) == "From fairest creatures we desire increase [3]…"
-    assert cite_sentence("«Туман стоял тридцать один час;»", 2) == "«Туман стоял тридцать один час [2]»…"
+    assert cite_quote("His tender heir might bear his memory:", 1) == "His tender heir might bear his memory [1]…"
+    assert cite_quote("From fairest creatures we desire increase,", 3) == "From fairest creatures we desire increase [3]…"
+    assert cite_quote("«Туман стоял тридцать один час;»", 2) == "«Туман стоял тридцать один час [2]»…"
+    assert cite_quote("It is so.", 2) == cite_sentence("It is so.", 2) == "It is so [2]."
+    # a curated note's own text (cite_sentence) keeps its punctuation
+    assert cite_sentence("The red lamp means:", 1) == "The red lamp means [1]:"
 
 
 def test_units_without_closing_punctuation_never_run_together() -> None:

@@ -85,7 +85,7 @@ from footnote.text import (
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "Pick", "SentenceRanker", "TermScorer", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
+    "Pick", "SentenceRanker", "TermScorer", "cite_quote", "cite_sentence", "cue_texts", "extractive_pieces", "is_noise",
     "outline_from_picks", "select_sentences", "sentence_key", "split_sentences", "transcript_units",
 ]
 
@@ -601,7 +601,7 @@ def extractive_pieces(picks: Sequence[Pick], renumber: dict[int, int]) -> list[s
     pieces: list[str] = []
     for i, p in enumerate(picks):
         sep = "" if i == 0 else " "
-        cited = cite_sentence(p.sentence, renumber[p.note])
+        cited = cite_quote(p.sentence, renumber[p.note])
         if cited.endswith("]"):
             cited += "."
         pieces.append(sep + cited)
@@ -612,13 +612,19 @@ _TRAIL = re.compile(r"([.!?…;:,]+[\"'»”)]*)$")
 
 
 def cite_sentence(sentence: str, n: int) -> str:
-    """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].`` A quote that stops at a
-    comma, colon or semicolon (a verse's line, a transcript's cue: the sentence goes on in the source)
-    ends in an ellipsis instead, so it does not read as cut short: ``might bear his memory [1]…``."""
+    """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].``"""
     m = _TRAIL.search(sentence)
     if m is None:
         return f"{sentence} [{n}]"
-    trail = m.group(1)
-    if trail[0] in ",:;":
-        trail = trail.lstrip(",:;") + "…"
-    return f"{sentence[: m.start()].rstrip()} [{n}]{trail}"
+    return f"{sentence[: m.start()].rstrip()} [{n}]{m.group(1)}"
+
+
+def cite_quote(sentence: str, n: int) -> str:
+    """:func:`cite_sentence` for a sentence quoted from a longer source: one that stops at a comma, colon or
+    semicolon (a verse's line, a transcript's cue: the sentence goes on in the source) ends in an ellipsis,
+    so it does not read as cut short: ``might bear his memory [1]…``. (A curated note's own text keeps its
+    punctuation: :func:`cite_sentence`.)"""
+    m = _TRAIL.search(sentence)
+    if m is None or m.group(1)[0] not in ",:;":
+        return cite_sentence(sentence, n)
+    return f"{sentence[: m.start()].rstrip()} [{n}]{m.group(1).lstrip(',:;')}…"
