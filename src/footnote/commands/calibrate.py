@@ -133,8 +133,8 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     for line in format_table(table):
         click.echo(line)
     if in_effect:
-        click.echo(f"in effect before this run (gate.by_embedder.{emb}: {before.by_embedder[emb].fitted_on or 'configured'}), "
-                   "on the same searches:")
+        click.echo(f"in effect before this run (gate.by_embedder.{emb}; `footnote settings` says where they come "
+                   "from), on the same searches:")
         for line in format_table(in_effect):
             click.echo(line)
     if write:
