@@ -153,6 +153,14 @@ def test_calibrate_command_writes_settings(tmp_path: Path) -> None:
     before = Settings().gate.thresholds("hash", "en", "en")
     eff = [r for r in out["in_effect_table"] if r["pair"] == "en-en" and r["half"] == "all"]
     assert len(eff) == 1 and eff[0]["bail_out"] == before.bail_out
+    # the human output shows both tables; the in-effect one after the refit's
+    res = CliRunner().invoke(main, [
+        "calibrate", "--corpus", str(corpus), "--questions", str(questions), "--no-write",
+        "--embedder", "hash", "--all-questions", "--no-progress", "--work-dir", str(tmp_path / "work"),
+    ])
+    assert res.exit_code == 0, res.output
+    head, sep, tail = res.output.partition("in effect before this run (gate.by_embedder.hash")
+    assert sep and "← chosen" in head and "← chosen" not in tail and "en-en" in tail
 
 
 def test_weak_pair_favours_answering() -> None:
