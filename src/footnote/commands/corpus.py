@@ -34,6 +34,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         StageDisplay,
         embed_summary,
         file_lines,
+        multilingual_hint,
         resume_hint,
         summary_line,
         unpaired_lines,
@@ -95,6 +96,9 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
                 click.echo(f"error: {report.embed.error}", err=True)
         if embedding["state"] in ("embedding", "paused"):
             click.echo(f"search: {embedding['message']}")
+        hint = multilingual_hint(stats.by_lang, stats.embedder, ctx.settings.corpus.multilingual_hint_min_share)
+        if hint and report.ok:
+            click.echo(hint, err=True)
         if report.nothing_ingestible:
             where = ", ".join(str(p) for p in paths)
             click.echo(f"error: nothing ingestible under {where}"

