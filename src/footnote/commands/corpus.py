@@ -96,7 +96,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
                 click.echo(f"error: {report.embed.error}", err=True)
         if embedding["state"] in ("embedding", "paused"):
             click.echo(f"search: {embedding['message']}")
-        hint = multilingual_hint(stats.by_lang, stats.embedder, ctx.settings.corpus.multilingual_hint_min_share)
+        hint = multilingual_hint(stats.by_lang, stats.embedder, ctx.settings.corpus.multilingual_hint_min_share,
+                                 ctx.store_option())
         if hint and report.ok:
             click.echo(hint, err=True)
         if report.nothing_ingestible:

