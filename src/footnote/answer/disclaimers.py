@@ -120,5 +120,4 @@ def quotes_language_note(lang: str, quote_langs: Sequence[str]) -> str | None:
     others = [q for q in dict.fromkeys(quote_langs) if q and q != lang]
     if not others:
         return None
-    names = _LANG_NAMES_IN[lg]
-    return _QUOTES_IN[lg].format(langs=_join([names.get(q, q) for q in others], lg))
+    return _QUOTES_IN[lg].format(langs=language_names(others, lg))

@@ -613,10 +613,7 @@ _TRAIL = re.compile(r"([.!?…;:,]+[\"'»”)]*)$")
 
 def cite_sentence(sentence: str, n: int) -> str:
     """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].``"""
-    m = _TRAIL.search(sentence)
-    if m is None:
-        return f"{sentence} [{n}]"
-    return f"{sentence[: m.start()].rstrip()} [{n}]{m.group(1)}"
+    return _cited(sentence, n, cut=False)
 
 
 def cite_quote(sentence: str, n: int) -> str:
@@ -624,7 +621,14 @@ def cite_quote(sentence: str, n: int) -> str:
     semicolon (a verse's line, a transcript's cue: the sentence goes on in the source) ends in an ellipsis,
     so it does not read as cut short: ``might bear his memory [1]…``. (A curated note's own text keeps its
     punctuation: :func:`cite_sentence`.)"""
+    return _cited(sentence, n, cut=True)
+
+
+def _cited(sentence: str, n: int, *, cut: bool) -> str:
     m = _TRAIL.search(sentence)
-    if m is None or m.group(1)[0] not in ",:;":
-        return cite_sentence(sentence, n)
-    return f"{sentence[: m.start()].rstrip()} [{n}]{m.group(1).lstrip(',:;')}…"
+    if m is None:
+        return f"{sentence} [{n}]"
+    trail = m.group(1)
+    if cut and trail[0] in ",:;":
+        trail = trail.lstrip(",:;") + "…"
+    return f"{sentence[: m.start()].rstrip()} [{n}]{trail}"
