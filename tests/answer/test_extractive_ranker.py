@@ -50,6 +50,7 @@ def note(n: int, text: str, *, kind: str = "prose_chapter", lang: str = "en", sc
     "Duties by day",
     "heißt Metrik, wenn gilt:",  # a PDF's definition whose formula was lost in its text
     "The rules of the watch are as follows:",
+    ". , xn ∈ K, sodass Sm i=1 Uxi ⊇ K",  # the tail of a PDF sentence cut at its formula
 ])
 def test_noise_is_never_a_candidate(text: str) -> None:
     assert is_noise(text)

@@ -50,10 +50,12 @@ def is_noise(sentence: str) -> bool:
     """A candidate that is never an answer: a question (also one reported: "You ask how…"), a page
     header/footer, boilerplate (greetings, copyright), a heading or fragment (< 3 words, or a short
     line without an ending), a short introducer ending in ':' (its list or formula follows, or was lost
-    in a PDF's text), mostly not letters."""
+    in a PDF's text), a piece that starts with punctuation (a cut sentence's tail), mostly not letters."""
     s = sentence.strip()
     if not s or s.endswith("?") or s.endswith("?»") or s.endswith("?\""):
         return True
+    if s[0] in ".,;:!?":
+        return True  # the tail of a sentence the splitter cut (a PDF's formula: ". , xn ∈ K, sodass …")
     if _FOOTER.search(s) or _BOILERPLATE.search(s) or _MD_HEADING.match(s) or _REPORTED.search(s):
         return True
     words = s.split()
