@@ -51,6 +51,19 @@ def test_collision_is_an_error_not_a_replacement(engine: Engine, tmp_path: Path)
         "beta", 3, stemmed=False)
 
 
+def test_the_same_files_through_a_symlinked_folder_are_the_same_sources(engine: Engine, tmp_path: Path) -> None:
+    """``../shared`` reached from two checkouts (one a symlink): the files are the ones stored, unchanged —
+    not other files claiming their ids (every source failed with 'already taken' before)."""
+    _note(tmp_path / "data" / "lib", "notes.md", "Alpha keeps the lamp.")
+    (tmp_path / "link").symlink_to(tmp_path / "data")
+    assert engine.ingest([tmp_path / "data" / "lib"]).ok
+    r = engine.ingest([tmp_path / "link" / "lib"])
+    assert r.ok, r.entries
+    assert [e.status for e in r.entries] == [IngestStatus.UNCHANGED]
+    (src,) = engine.store.list_sources()
+    assert src.id == "lib/notes.md" and src.origin.endswith("/data/lib/notes.md")
+
+
 def test_explicit_ids_collide_across_files(engine: Engine, tmp_path: Path) -> None:
     d = tmp_path / "rows"
     d.mkdir()

@@ -7,7 +7,8 @@ folder itself (a file named on its own: after its folder). The name is stored wi
 matter ``id``) are kept as written. Without ``--collection``, a file the store already holds keeps
 the collection (and id) it has, whichever folder or subfolder it is ingested from this time.
 
-An id already stored from another file that still exists is a **collision**: the new source fails
+An id already stored from another file that still exists is a **collision** (the same file reached by
+another path — a symlinked folder — is not another file): the new source fails
 with a message naming both files, and the stored one is left alone (never silently replaced). A
 stored source whose file is gone (the folder was moved) may be taken over. Re-ingesting the same
 folder finds its own sources by their origin and keeps their ids, so it stays idempotent — including
@@ -16,6 +17,7 @@ stores written before collections existed, whose ids have no prefix.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -76,7 +78,7 @@ class SourceIndex:
         if held is None:
             return None
         origin, collection = held
-        if origin == source.origin:
+        if same_origin(origin, source.origin):
             return None
         if origin and not Path(origin).exists():
             return None  # its file is gone (moved or deleted): the id is free to take over
@@ -91,7 +93,20 @@ class SourceIndex:
         origin, which prune and remove go by, is where the file is now). A collection name alone never
         forces a rewrite: file ids carry it, and explicit ids keep what they had."""
         held = self._by_id.get(source.id)
-        return held is not None and held[0] != source.origin
+        return held is not None and not same_origin(held[0], source.origin)
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Whether two recorded origins are one file: the same path, or two paths to it (a symlinked folder,
+    ``../shared`` reached from two checkouts) — that file is not another source claiming the id."""
+    if a == b:
+        return True
+    if not a or not b:
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 
