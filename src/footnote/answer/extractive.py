@@ -47,7 +47,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +69,7 @@ from footnote.answer.sentences import (
 )
 from footnote.answer.types import Note, Outline, Thesis
 from footnote.corpus.records import KindGroup
-from footnote.errors import StoreError
+from footnote.errors import Cancelled, StoreError
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings import AnswerSettings, Settings
@@ -137,45 +137,87 @@ class _VectorCache:
     embedded once per store and embedder, not once per process. A store that cannot keep them (locked by
     a writer, read-only) costs only the re-embedding next time."""
 
-    def __init__(self, size: int, kept: SentenceVectorStore | None = None) -> None:
+    def __init__(self, size: int, kept: SentenceVectorStore | None = None, stop_every: int = 16) -> None:
         self.size = size
         self.kept = kept
+        self.stop_every = max(1, stop_every)
         self._d: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        # texts one turn is embedding now: a concurrent turn that needs them waits for that turn's vectors
+        # instead of embedding them again (34 first asks on a cold store embedded the same notes 34 times)
+        self._inflight: dict[str, threading.Event] = {}
         self.embedded = 0  # sentences this process embedded (tests, the bench)
 
-    def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True) -> np.ndarray:
+    def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True,
+                stopped: Callable[[], bool] | None = None) -> np.ndarray:
         """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
-        in one batch (and kept in the store when ``keep``: corpus sentences only, never a model's text)."""
-        out: list[np.ndarray | None] = []
-        missing: list[str] = []
+        (and kept in the store when ``keep``: corpus sentences only, never a model's text). A text another
+        turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
+        checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
+        :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding)."""
+        found: dict[str, np.ndarray] = {}
+        mine: list[str] = []
+        theirs: list[tuple[str, threading.Event]] = []
         with self._lock:
-            for t in texts:
+            for t in dict.fromkeys(texts):
                 v = self._d.get(t)
                 if v is not None:
                     self._d.move_to_end(t)
+                    found[t] = v
+                elif (ev := self._inflight.get(t)) is not None:
+                    theirs.append((t, ev))
                 else:
-                    missing.append(t)
-                out.append(v)
-        if missing:
-            uniq = list(dict.fromkeys(missing))
-            got = self._kept(embedder, uniq)
-            todo = [t for t in uniq if t not in got]
-            if todo:
-                vecs = np.asarray(embedder.embed_passages(todo), dtype=np.float32)  # one batch per turn
-                fresh = dict(zip(todo, vecs, strict=True))
-                self.embedded += len(todo)
+                    self._inflight[t] = threading.Event()
+                    mine.append(t)
+        if mine:
+            done: list[threading.Event] = []
+            try:
+                found.update(self._fetch(embedder, mine, keep, stopped))
+            finally:
+                with self._lock:
+                    done = [self._inflight.pop(t) for t in mine]
+                for ev in done:
+                    ev.set()
+        late: list[str] = []
+        for t, ev in theirs:
+            ev.wait()
+            with self._lock:
+                v = self._d.get(t)
+            if v is None:  # that turn failed, or its vector was evicted already: embed it here
+                late.append(t)
+            else:
+                found[t] = v
+        if late:
+            found.update(self._fetch(embedder, late, keep, stopped))
+        if not texts:
+            return np.zeros((0, embedder.dim), np.float32)
+        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
+
+    def _fetch(self, embedder: Embedder, texts: list[str], keep: bool,
+               stopped: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
+        """The store's kept vectors of ``texts``, the rest embedded; all remembered."""
+        got = self._kept(embedder, texts)
+        todo = [t for t in texts if t not in got]
+        try:
+            step = self.stop_every if stopped is not None else max(1, len(todo))
+            for i in range(0, len(todo), step):
+                if stopped is not None and stopped():
+                    raise Cancelled("the client went away; the turn was stopped while embedding its sentences")
+                piece = todo[i : i + step]
+                vecs = np.asarray(embedder.embed_passages(piece), dtype=np.float32)
+                fresh = dict(zip(piece, vecs, strict=True))
+                self.embedded += len(piece)
                 got.update(fresh)
                 if keep:
                     self._keep(embedder, fresh)
+        finally:
             with self._lock:
                 for t, v in got.items():
                     self._d[t] = v
                     self._d.move_to_end(t)
                 while len(self._d) > self.size:
                     self._d.popitem(last=False)
-            out = [v if v is not None else got[t] for t, v in zip(texts, out, strict=True)]
-        return np.stack([np.asarray(v, dtype=np.float32) for v in out]) if out else np.zeros((0, embedder.dim), np.float32)
+        return got
 
     def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
         if self.kept is None:
@@ -235,7 +277,7 @@ class SentenceRanker:
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = _VectorCache(self.settings.extractive_embed_cache, kept)
+        self._cache = _VectorCache(self.settings.extractive_embed_cache, kept, self.settings.extractive_stop_check_sentences)
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = LruCache(
             self.settings.extractive_note_cache)
 
@@ -274,10 +316,12 @@ class SentenceRanker:
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
+        stopped: Callable[[], bool] | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
-        of transcript notes by fragment id."""
+        of transcript notes by fragment id. ``stopped``: the turn's stop flag (a client that hung up),
+        checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`)."""
         a = self.settings
         info: dict[str, object] = {"notes": len(notes)}
         if not notes:
@@ -294,7 +338,7 @@ class SentenceRanker:
             info["chosen"] = 0
             return [], info
         t0 = time.perf_counter()
-        sims = self._similarities(question, cands)
+        sims = self._similarities(question, cands, stopped)
         info["embedded"] = sims is not None
         info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
         self._score(question, qlang, cands)
@@ -387,11 +431,12 @@ class SentenceRanker:
         self._prep.put(key, out)
         return out
 
-    def _similarities(self, question: str, cands: list[_Cand]) -> np.ndarray | None:
+    def _similarities(self, question: str, cands: list[_Cand], stopped: Callable[[], bool] | None = None
+                      ) -> np.ndarray | None:
         if self.embedder is None:
             return None
         q = np.asarray(self.embedder.embed_queries([question]), dtype=np.float32)[0]
-        vecs = self._cache.vectors(self.embedder, [c.text for c in cands])
+        vecs = self._cache.vectors(self.embedder, [c.text for c in cands], stopped=stopped)
         sims = vecs @ q
         for i, (c, s) in enumerate(zip(cands, sims, strict=True)):
             c.sim, c.row = float(s), i

