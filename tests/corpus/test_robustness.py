@@ -56,6 +56,18 @@ def test_symlinks_out_of_the_folder_are_refused_and_reported(engine: Engine, tmp
     assert not engine.store.search_lexical("root", 5, stemmed=False)
 
 
+def test_a_broken_symlink_is_reported_not_skipped_without_a_word(engine: Engine, tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    (root / "real.md").write_text("# Real\n\nThe harbour note that belongs here.\n", encoding="utf-8")
+    os.symlink("moved-away.md", root / "chapter.md")  # the target was renamed or deleted
+    report = engine.ingest([root])
+    refused = {Path(p).name: why for p, why in report.refused}
+    assert set(refused) == {"chapter.md"}
+    assert "broken symlink" in refused["chapter.md"] and "moved-away.md" in refused["chapter.md"]
+    assert {s.id for s in engine.store.list_sources()} == {"lib/real.md"}
+
+
 def test_named_symlink_is_followed_because_it_was_chosen(engine: Engine, tmp_path: Path) -> None:
     root, _ = _folder_with_links(tmp_path)
     report = engine.ingest([root / "leak.md"])

@@ -117,6 +117,10 @@ def iter_files(
                 suffix = f.suffix.lower()
                 if suffix not in known and suffix not in audio:
                     continue
+                if f.is_symlink() and not f.exists():  # a broken link is a file the user meant: say so
+                    if refused is not None:
+                        refused.append((f, f"broken symlink: its target {os.readlink(f)} does not exist"))
+                    continue
                 if f.is_symlink() and outside_root(f, p):
                     if refused is not None:
                         refused.append((f, f"symlink to {os.path.realpath(f)}, outside {p}: not followed"))
