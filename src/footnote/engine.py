@@ -11,6 +11,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from footnote.blas import limit_blas_threads
 from footnote.errors import ConfigError, InvalidQuestion, NotFound, StoreError
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
@@ -126,6 +127,7 @@ class Engine:
         ``create=False`` (commands that only read): a store that does not exist is an error, not a new one.
         An embedder left unset in the settings follows the store's (see :func:`settings_for_store`)."""
         settings = settings or load_settings(**overrides)
+        limit_blas_threads(settings.store.blas_threads)
         store = open_store(settings.store.url, settings.store, create=create)
         try:
             from footnote.models.chat import make_chat_models

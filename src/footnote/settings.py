@@ -181,6 +181,21 @@ class StoreSettings(_Frozen):
     pg_exact_search_max: int = Field(
         10_000, description="PostgreSQL: with at most this many embedded fragments, dense search is exact (no HNSW)."
     )
+    blas_threads: int = Field(
+        1, ge=0,
+        description="Threads numpy's BLAS (OpenBLAS) may use in this process for Footnote's small matrix products "
+        "(SQLite dense search, the PostgreSQL in-process copies, sentence vectors). 1: OpenBLAS's extra threads "
+        "spin between products, which doubled a search's CPU on 2 cores (SQLite at 100k: 76 -> 41 ms of CPU, "
+        "p50 39.5 -> 33.8 ms); 0 = the library's default (try it on a many-core machine with a very large store).",
+    )
+    pg_exact_cache: bool = Field(
+        True,
+        description="PostgreSQL: copy each kind group small enough for exact dense search (pg_exact_search_max) into "
+        "this process once and search it with one matrix product instead of a scan on the server (at 100k "
+        "fragments the 10k verses' scan was 14-16 ms of backend CPU per search). Kept fresh by this process's "
+        "writes and by NOTIFY from a trigger on fragments (other processes); memory: rows x dim x 8 bytes plus "
+        "the rows' text (store/pg_exact.py).",
+    )
     pg_shared_scan_min_share: float = Field(
         0.25,
         description="PostgreSQL dense lanes: kind groups holding at least this share of the embedded fragments are "

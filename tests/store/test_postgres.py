@@ -635,7 +635,9 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
     parts = urlsplit(pg_url)
     proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
     url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
-    s = _open(url, pg_exact_search_max=40, hnsw_ef_search=40, pg_shared_scan_min_share=0.25, pg_batch_connections=1)
+    # the server's own exact statement is under test here, not the in-process copy (tests/store/test_pg_exact.py)
+    s = _open(url, pg_exact_search_max=40, hnsw_ef_search=40, pg_shared_scan_min_share=0.25, pg_batch_connections=1,
+              pg_exact_cache=False)
     try:
         s.bind_embedder("hash", 64)
         texts = distinct_texts(300, seed=5)

@@ -42,6 +42,7 @@ from footnote.settings import StoreSettings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.memory_pg import PgMemory
+from footnote.store.pg_exact import ExactGroups, GroupKey, group_from_rows
 from footnote.store.pg_support import (
     BULK_LOCK,
     CLAIM_LOCK,
@@ -229,6 +230,9 @@ class PostgresStore(PgConversations, PgMemory):
         self._recounting = False
         info = self.embedder_info()
         self._dim = info[1] if info else None
+        # small kind groups copied into this process for exact dense search (store/pg_exact.py)
+        self._exact = ExactGroups(self._pool.open_connection, self._load_group,
+                                  lambda job: self._thread_pool().submit(job), self.schema) if settings.pg_exact_cache else None
 
     def _has_iterative_scan(self) -> bool:
         """pgvector ≥ 0.8 (``hnsw.iterative_scan``): a kind-filtered HNSW query keeps scanning until k
@@ -254,7 +258,26 @@ class PostgresStore(PgConversations, PgMemory):
             ex, self._executor = self._executor, None
         if ex is not None:
             ex.shutdown(wait=True)
+        if self._exact is not None:
+            self._exact.close()
         self._pool.close()
+
+    def _fragments_changed(self) -> None:
+        """This process wrote to ``fragments``: its copies of small kind groups are stale."""
+        if self._exact is not None:
+            self._exact.invalidate()
+
+    def _load_group(self, key: GroupKey) -> Any:
+        """The embedded fragments of one kind group (``key``: its kinds, None for all), for
+        :class:`~footnote.store.pg_exact.ExactGroups`, in the server's id order."""
+        dim = self._bound_dim() or 0
+        where = "embedding IS NOT NULL" + (" AND kind = ANY(%s)" if key is not None else "")
+        with self._pool.connection(autocommit=True) as conn:
+            rows = conn.cursor(binary=True).execute(
+                f"SELECT {_FRAG_COLS}, embedding FROM fragments WHERE {where} ORDER BY id",
+                [list(key)] if key is not None else None,
+            ).fetchall()
+        return group_from_rows(rows, dim, _fragment)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -354,6 +377,7 @@ class PostgresStore(PgConversations, PgMemory):
         self._dim = dim
         self._counts_gen += 1
         self._kind_counts = None
+        self._fragments_changed()
         log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
         return dropped
 
@@ -420,6 +444,8 @@ class PostgresStore(PgConversations, PgMemory):
                 return written
         except psycopg.Error as e:
             raise StoreError(f"writing {len(fragments)} vectors to {self.url} failed: {e}") from e
+        finally:
+            self._fragments_changed()
 
     def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         if not keys:
@@ -675,6 +701,8 @@ class PostgresStore(PgConversations, PgMemory):
                     self._drop_orphan(conn, sha)
         except psycopg.Error as e:
             raise StoreError(f"writing {where} to {self.url} failed: {e}") from e
+        finally:
+            self._fragments_changed()
 
     @staticmethod
     def _drop_orphan(conn: psycopg.Connection[Any], sha: str) -> None:
@@ -700,6 +728,8 @@ class PostgresStore(PgConversations, PgMemory):
                     self._drop_orphan(conn, sha)
         except psycopg.Error as e:
             raise StoreError(f"deleting sources {ids[:3]!r} from {self.url} failed: {e}") from e
+        finally:
+            self._fragments_changed()
         gone = {r[0] for r in rows}
         return [i for i in ids if i in gone]
 
@@ -971,6 +1001,7 @@ class PostgresStore(PgConversations, PgMemory):
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []
         exact: list[tuple[int, str, dict[str, Any]]] = []
+        local: list[tuple[int, Any]] = []  # (call index, the in-process copy of its kind group)
         shared: dict[bytes, list[int]] = {}  # query vector → the calls one unfiltered HNSW scan serves
         shared_cursors: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with self._pool.connection() as conn:
@@ -985,6 +1016,10 @@ class PostgresStore(PgConversations, PgMemory):
                     assert isinstance(c, DenseCall)
                     size = total if c.kinds is None else sum(counts.get(k, 0) for k in set(c.kinds))
                     if size <= int(self.settings.pg_exact_search_max):
+                        group = self._exact.get(c.kinds) if self._exact is not None else None
+                        if group is not None:  # searched here, with this process's fresh copy of the group
+                            local.append((i, group))
+                            continue
                         # a small (kind-filtered) set: an exact scan is as fast as the index and returns the true top-k
                         # (the distance computed once per row: the sort key, then 1 - d for the k kept)
                         exact.append((i, _kept_sql(f"SELECT id, embedding <=> %(q)b AS d FROM fragments WHERE {where}"
@@ -1003,7 +1038,8 @@ class PostgresStore(PgConversations, PgMemory):
                     first = dense_params(dense, members[0])
                     limit = max(ef, sum(int(dense_params(dense, i)["k"]) for i in members))
                     scans.append((members, *_shared_scan(calls, members, first["q"], limit, have)))
-                cursors, shared_cursors = self._pipeline(conn, text, ann, exact, trigram, scans, ef, have is not None)
+                cursors, shared_cursors = (self._pipeline(conn, text, ann, exact, trigram, scans, ef, have is not None)
+                                           if text or ann or exact or scans else ([], []))
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -1029,11 +1065,22 @@ class PostgresStore(PgConversations, PgMemory):
                     out[i] = hits
                     if len(hits) < c.k:
                         short.append(i)
+        for i, group in local:
+            c = calls[i]
+            assert isinstance(c, DenseCall)
+            nearest = group.nearest(np.asarray(c.vector, dtype=np.float32).reshape(-1), int(c.k))
+            out[i] = [Hit(group.ids[j], sim) for j, sim in nearest]
+            if have is not None:
+                kept = set(have)
+                for j, _ in nearest:
+                    fid = group.ids[j]
+                    if fid not in kept and fid not in got:
+                        got[fid] = (group.fragments[j], group.vectors[j])
         if short:  # a group the shared scan left short of k: its own filtered (iterative) scan
             for i, hits in zip(short, self._search_batch_filtered([dense_params_full(dense, i) for i in short]),
                                strict=True):
                 out[i] = hits
-        log.debug("search_many: %d calls (%d ann, %d exact) in %.1f ms", len(calls), len(ann), len(exact),
+        log.debug("search_many: %d calls (%d ann, %d exact, %d in process) in %.1f ms", len(calls), len(ann), len(exact), len(local),
                   (time.perf_counter() - t0) * 1e3)
         return out, got
 
