@@ -153,3 +153,31 @@ def test_nearest_breaks_ties_by_id_and_skips_zero_queries() -> None:
     assert [i for i, _ in g.nearest(np.array([2.0, 0.0]), 2)] == [0, 2]  # a and c tie: a first
     assert [i for i, _ in g.nearest(np.array([2.0, 0.0]), 10)] == [0, 2, 3, 1]
     assert g.nearest(np.zeros(2), 3) == []
+
+
+def test_notifications_are_taken_per_schema(pg_url: str) -> None:
+    import uuid
+
+    s, texts = _filled(pg_url, pg_exact_search_max=40)
+    mine = pg_url.split("search_path%3D")[1].split(",")[0]
+    theirs = f"t_{uuid.uuid4().hex[:12]}"
+    other = _open(pg_url.replace(mine, theirs), pg_exact_search_max=40)  # another store, same database
+    base = pg_url.split("?")[0]
+    try:
+        call = DenseCall(embed_query(texts[100]), 3, ("verse",))
+        assert _wait(lambda: _loaded(s, call))
+        other.bind_embedder("hash", 64)
+        src, data = make_source("elsewhere", kind="verse")
+        put(other, src, data, make_fragments(src, ["a verse of another store"]))
+        time.sleep(0.3)
+        s.search_many([call])
+        assert s._exact._groups  # another schema's write is not ours: the copy stays
+        # a statement on this store's table from a session whose search_path is elsewhere is ours
+        with psycopg.connect(base, autocommit=True) as raw:
+            raw.execute(f"UPDATE {mine}.fragments SET embedding = embedding WHERE false")
+        assert _wait(lambda: (s.search_many([call]), not s._exact._groups or s._exact.loads > 1)[1], 5.0)
+    finally:
+        s.close()
+        other.close()
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {theirs} CASCADE")

@@ -80,6 +80,7 @@ class ExactGroups:
         self._load = load
         self._submit = submit
         self._lock = threading.Lock()
+        self._drain_lock = threading.Lock()  # one reader of the listening connection at a time
         self._groups: dict[GroupKey, Group] = {}
         self._loading: set[GroupKey] = set()
         self._gen = 0  # bumped by every invalidation: a load begun before it is discarded
@@ -129,7 +130,8 @@ class ExactGroups:
         if listener is None:
             return
         try:
-            changed = any(n.payload in ("", self._schema) for n in listener.notifies(timeout=0))
+            with self._drain_lock:
+                changed = any(n.payload in ("", self._schema) for n in listener.notifies(timeout=0))
         except psycopg.Error as e:
             log.info("the store's change notifications stopped (%s): exact search goes back to the server", e)
             with self._lock:
@@ -182,7 +184,10 @@ class ExactGroups:
 
 
 def group_from_rows(rows: Sequence[Sequence[Any]], dim: int, fragment: Callable[[Sequence[Any]], Fragment]) -> Group:
-    """A :class:`Group` from ``(fragment columns…, embedding)`` rows in id order."""
+    """A :class:`Group` from ``(fragment columns…, embedding)`` rows in id order (``dim``: the rows' own
+    when there are rows — another process may have rebound the store to another dimension)."""
+    if rows:
+        dim = len(rows[0][-1])
     vectors = np.zeros((len(rows), dim), dtype=np.float32)
     frags: list[Fragment] = []
     for i, r in enumerate(rows):

@@ -5,7 +5,7 @@
 -- no row lock, so concurrent writers (ingestion, embedding workers) do not wait on each other for it.
 CREATE OR REPLACE FUNCTION footnote_fragments_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('footnote_fragments', current_schema());
+    PERFORM pg_notify('footnote_fragments', TG_TABLE_SCHEMA);  -- the schema of the table written
     RETURN NULL;
 END
 $$;
