@@ -139,3 +139,26 @@ def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any
     assert "embedding its sentences" in events[-1].exc.message
     assert emb.pieces == [1]
     assert not any(isinstance(e, Done) for e in events)
+
+
+def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
+    eng = build_engine()
+    ans = eng.answerer
+    made = ans.warm_sentences(10_000)
+    assert made > 0
+    assert ans.warm_sentences(10_000) == 0  # kept: nothing left to make
+    fresh = build_engine()  # another process over the same store: the vectors come from the store
+    cache = fresh.answerer.ranker._cache
+    a = fresh.ask(FOG_Q)
+    assert a.mode.value == "corpus"
+    assert cache.embedded == 0  # every sentence the ranker scored was warmed
+
+
+def test_warming_skips_a_large_store_and_stops_when_told(build_engine: Any) -> None:
+    eng = build_engine()
+    n = eng.store.stats().fragments
+    assert eng.answerer.warm_sentences(n - 1) == 0  # larger than the bound: made on first use instead
+    stop = threading.Event()
+    stop.set()
+    assert eng.answerer.warm_sentences(n, stop) == 0
+    assert eng.answerer.warm_sentences(0) == 0

@@ -64,3 +64,26 @@ def test_server_without_worker_reports_paused(tmp_path: Path) -> None:
     finally:
         stop_server(server, thread)
         engine.close()
+
+
+def test_server_warms_a_small_stores_sentence_vectors_after_start(tmp_path: Path) -> None:
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    for i in range(6):
+        (corpus / f"n{i}.txt").write_text(f"The keeper{i} winds the clock. The lamp{i} burns oil.\n", encoding="utf-8")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as eng:
+        eng.ingest([corpus])
+    engine = Engine.from_settings(settings)
+    url, server, thread = start_server(create_app(engine, settings))
+    try:
+        from footnote.answer.extractive import sentence_key
+
+        keys = [sentence_key(f"The keeper{i} winds the clock.") for i in range(6)]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(engine.store.get_sentence_vectors("hash", keys)) < 6:
+            time.sleep(0.1)
+        assert len(engine.store.get_sentence_vectors("hash", keys)) == 6  # made after start, kept in the store
+    finally:
+        stop_server(server, thread)
+        engine.close()

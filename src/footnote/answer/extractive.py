@@ -286,6 +286,24 @@ class SentenceRanker:
         """Candidate sentences this ranker had to embed (neither in memory nor kept by the store)."""
         return self._cache.embedded
 
+    def warm(self, notes: Sequence[Note], cues: Mapping[str, Sequence[str]],
+             stopped: Callable[[], bool] | None = None) -> int:
+        """Make (and keep in the store) the vectors of every sentence the ranker could score in
+        ``notes``: their non-noise sentences, split as :meth:`select` splits them. Returns how many
+        were embedded now (not found in memory or the store)."""
+        if self.embedder is None or not notes:
+            return 0
+        texts: dict[str, None] = {}
+        for note in notes:
+            lang = note.fragment.lang or self.corpus.default_lang  # (the split does not depend on it)
+            for sent, _, _, noise, key in self._prepared(note, lang, cues.get(note.fragment.id)):
+                if not noise and key:
+                    texts.setdefault(sent, None)
+        before = self._cache.embedded
+        if texts:
+            self._cache.vectors(self.embedder, list(texts), stopped=stopped)
+        return self._cache.embedded - before
+
     def passage_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already).
         Nothing new is kept in the store: these texts include a model's answer sentences, not the corpus's."""

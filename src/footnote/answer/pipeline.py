@@ -152,6 +152,26 @@ class Answerer:
         self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
 
     # -- public --------------------------------------------------------------------------------
+    def warm_sentences(self, max_fragments: int, stop: threading.Event | None = None) -> int:
+        """Embed (and keep) the sentence vectors of every fragment when the store holds at most
+        ``max_fragments`` (``server.warm_sentences_max_fragments``), source by source, until ``stop``
+        is set; returns how many sentences were embedded. The first asks then find them ready."""
+        if self.ranker.embedder is None or max_fragments <= 0:
+            return 0
+        if self.store.stats().fragments > max_fragments:
+            return 0
+        stopped = stop.is_set if stop is not None else None
+        made = 0
+        for source in self.store.list_sources():
+            if stop is not None and stop.is_set():
+                break
+            notes = [Note(i, f, 0.0) for i, f in enumerate(self.store.fragments_of(source.id), 1)]
+            step = max(1, self.settings.answer.extractive_candidate_notes)  # _cues reads this many at a time
+            for j in range(0, len(notes), step):
+                part = notes[j : j + step]
+                made += self.ranker.warm(part, self._cues(part), stopped)
+        return made
+
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
         """The turn's answer (the ``Done`` event of :meth:`ask_stream`; errors raise)."""
         return _final(self._run(self._turn(question, fallback), history=history))

@@ -10,6 +10,7 @@ once, by ``FootnoteError.http_status``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -99,6 +100,19 @@ def warm_up(engine: Engine) -> None:
     log.info("warm-up took %.0f ms", (time.perf_counter() - t) * 1000)
 
 
+def warm_sentences(engine: Engine, max_fragments: int, stop: threading.Event) -> None:
+    """In the background after start: the sentence vectors of a small store's fragments, so that the
+    first asks do not make them (``server.warm_sentences_max_fragments``)."""
+    t = time.perf_counter()
+    try:
+        made = engine.answerer.warm_sentences(max_fragments, stop)
+    except FootnoteError as e:  # e.g. the store went away; the asks make them then
+        log.info("warming sentence vectors stopped: %s", e.message)
+        return
+    if made:
+        log.info("sentence vectors: %d made in %.1f s", made, time.perf_counter() - t)
+
+
 def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     """The HTTP API and the web chat over ``engine``."""
     settings = settings or engine.settings
@@ -114,6 +128,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     )
 
     worker = BacklogWorker(engine)
+    warming = threading.Event()  # set: stop warming sentence vectors (shutdown)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -121,8 +136,16 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             await run_in_threadpool(warm_up, engine)
         if settings.backlog.serve_worker:
             worker.start()
+        warmer = None
+        if srv.warm_up and srv.warm_sentences_max_fragments > 0:
+            warmer = threading.Thread(target=warm_sentences, args=(engine, srv.warm_sentences_max_fragments, warming),
+                                      name="footnote-warm-sentences", daemon=True)
+            warmer.start()
         async with run_mcp():
             yield
+        warming.set()
+        if warmer is not None:
+            warmer.join(timeout=10)
         worker.stop()
         state.pump.shutdown()
         state.pages.close()
