@@ -75,7 +75,7 @@ def test_server_warms_a_small_stores_sentence_vectors_after_start(tmp_path: Path
     with Engine.from_settings(settings) as eng:
         eng.ingest([corpus])
     engine = Engine.from_settings(settings)
-    url, server, thread = start_server(create_app(engine, settings))
+    _url, server, thread = start_server(create_app(engine, settings))
     try:
         from footnote.answer.extractive import sentence_key
 
