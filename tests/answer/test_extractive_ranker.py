@@ -326,3 +326,27 @@ def test_the_sentence_holding_the_asked_for_kind_ranks_first() -> None:
                      "light. The lamp was lit by Agnes Moray that winter.")]
     picks, _ = SentenceRanker(S).select("Who lit the lamp that winter?", "en", notes)
     assert picks[0].sentence == "The lamp was lit by Agnes Moray that winter."
+
+
+def test_a_same_language_sentence_needs_some_of_the_questions_terms_besides_its_cosine() -> None:
+    """``answer.extractive_similarity_min_overlap``: a sentence that is close by cosine but carries none of
+    the question's content words (only its function words) is not evidence in the question's language; in
+    another language it still is (its terms cannot be compared)."""
+    from footnote.models.embedders import HashEmbedder
+
+    question = "How long did the long fog last?"
+    sentence = "That is how the keeper did know the day of the regatta."  # shares only how / did / the
+    settings = Settings().with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.2},
+                                            "answer.extractive_similarity_min_overlap": {"hash": 0.15}})
+    emb = HashEmbedder(384)
+    cos = float(emb.embed_queries([question])[0] @ emb.embed_passages([sentence])[0])
+    assert cos >= 0.2  # close enough by the cosine alone
+    off = settings.with_overrides(**{"answer.extractive_similarity_min_overlap": {}})  # not set for this embedder
+    picks, info = SentenceRanker(off, emb).select(question, "en", [note(1, sentence)])
+    assert picks and info["evidence"] == ["similarity"]
+    picks, info = SentenceRanker(settings, emb).select(question, "en", [note(1, sentence)])
+    assert not picks and info["declined"] == "no sentence is evidence enough"
+    # the same sentence under a Russian question is another language: its cosine is not held to the terms
+    xl = settings.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {"hash": 0.0}})
+    picks, info = SentenceRanker(xl, emb).select("Сколько длился туман?", "ru", [note(1, sentence)])
+    assert picks and "similarity" in info["evidence"]

@@ -370,7 +370,9 @@ class SentenceRanker:
         )
         xl_sim = self.crosslingual_min_similarity()
         floors = [min_sim if c.lang == qlang else xl_sim for c in cands]  # None: no fitted floor for that pair
-        sim_ok = any(c.sim is not None and f is not None and c.sim >= f for c, f in zip(cands, floors, strict=True))
+        min_ov = a.extractive_similarity_min_overlap.get(self.embedder.name, 0.0) if self.embedder is not None else 0.0
+        sim_ok = any(c.sim is not None and f is not None and c.sim >= f and (c.lang != qlang or c.overlap >= min_ov)
+                     for c, f in zip(cands, floors, strict=True))
         name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
             c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
