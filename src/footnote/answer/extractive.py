@@ -155,6 +155,8 @@ class _VectorCache:
         turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
         checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
         :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding)."""
+        if not texts:
+            return np.zeros((0, embedder.dim), np.float32)
         found: dict[str, np.ndarray] = {}
         mine: list[str] = []
         theirs: list[tuple[str, threading.Event]] = []
@@ -170,7 +172,6 @@ class _VectorCache:
                     self._inflight[t] = threading.Event()
                     mine.append(t)
         if mine:
-            done: list[threading.Event] = []
             try:
                 found.update(self._fetch(embedder, mine, keep, stopped))
             finally:
@@ -189,8 +190,6 @@ class _VectorCache:
                 found[t] = v
         if late:
             found.update(self._fetch(embedder, late, keep, stopped))
-        if not texts:
-            return np.zeros((0, embedder.dim), np.float32)
         return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
 
     def _fetch(self, embedder: Embedder, texts: list[str], keep: bool,

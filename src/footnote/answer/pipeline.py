@@ -166,10 +166,7 @@ class Answerer:
             if stop is not None and stop.is_set():
                 break
             notes = [Note(i, f, 0.0) for i, f in enumerate(self.store.fragments_of(source.id), 1)]
-            step = max(1, self.settings.answer.extractive_candidate_notes)  # _cues reads this many at a time
-            for j in range(0, len(notes), step):
-                part = notes[j : j + step]
-                made += self.ranker.warm(part, self._cues(part), stopped)
+            made += self.ranker.warm(notes, self._cue_texts(notes), stopped)
         return made
 
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
@@ -467,9 +464,13 @@ class Answerer:
         )
 
     def _cues(self, notes: Sequence[Note]) -> dict[str, list[str]]:
-        """Cue texts of the transcript notes among ``notes`` (the extractive answer cuts at cues)."""
-        tracks = [n for n in notes[: self.settings.answer.extractive_candidate_notes]
-                  if isinstance(n.fragment.locator, TranscriptLocator)]
+        """Cue texts of the transcript notes among the first ``extractive_candidate_notes`` of ``notes``
+        (the ones the extractive answer reads; it cuts them at cues)."""
+        return self._cue_texts(notes[: self.settings.answer.extractive_candidate_notes])
+
+    def _cue_texts(self, notes: Sequence[Note]) -> dict[str, list[str]]:
+        """Cue texts of the transcript notes among ``notes``, by fragment id."""
+        tracks = [n for n in notes if isinstance(n.fragment.locator, TranscriptLocator)]
         if not tracks:
             return {}
         out: dict[str, list[str]] = {}

@@ -115,9 +115,8 @@ class ExactGroups:
             if group is not None or key in self._loading:
                 return group
             self._loading.add(key)
-            gen = self._gen
         try:
-            self._submit(lambda: self._fill(key, gen))
+            self._submit(lambda: self._fill(key))
         except RuntimeError:  # the store is closing
             with self._lock:
                 self._loading.discard(key)
@@ -152,7 +151,7 @@ class ExactGroups:
             conn = self._open()
             conn.autocommit = True
             conn.execute(f"LISTEN {CHANNEL}")
-        except (psycopg.Error, Exception) as e:
+        except Exception as e:  # a StoreError from the pool's connect, or psycopg's
             log.info("cannot listen for the store's changes (%s): exact search stays on the server", e)
             return False
         with self._lock:
@@ -164,7 +163,7 @@ class ExactGroups:
         conn.close()
         return self._listener is not None
 
-    def _fill(self, key: GroupKey, gen: int) -> None:
+    def _fill(self, key: GroupKey) -> None:
         try:
             if not self._listen():
                 return
@@ -183,16 +182,11 @@ class ExactGroups:
                 self._loading.discard(key)
 
 
-def group_from_rows(rows: Sequence[Sequence[Any]], dim: int, fragment: Callable[[Sequence[Any]], Fragment]) -> Group:
-    """A :class:`Group` from ``(fragment columns…, embedding)`` rows in id order (``dim``: the rows' own
-    when there are rows — another process may have rebound the store to another dimension)."""
-    if rows:
-        dim = len(rows[0][-1])
-    vectors = np.zeros((len(rows), dim), dtype=np.float32)
-    frags: list[Fragment] = []
-    for i, r in enumerate(rows):
-        frags.append(fragment(r[:-1]))
-        vectors[i] = np.asarray(r[-1], dtype=np.float32)
+def group_from_rows(rows: Sequence[Sequence[Any]], fragment: Callable[[Sequence[Any]], Fragment]) -> Group:
+    """A :class:`Group` from ``(fragment columns…, embedding)`` rows in id order. The vectors' dimension is
+    the rows' own (another process may have rebound the store to another one)."""
+    frags = [fragment(r[:-1]) for r in rows]
+    vectors = np.array([np.asarray(r[-1], dtype=np.float32) for r in rows], dtype=np.float32).reshape(len(rows), -1)
     norms = np.linalg.norm(vectors, axis=1).astype(np.float32)
     norms[norms == 0] = 1.0
     return Group(tuple(f.id for f in frags), vectors, norms, tuple(frags))

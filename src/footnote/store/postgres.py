@@ -42,7 +42,7 @@ from footnote.settings import StoreSettings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.memory_pg import PgMemory
-from footnote.store.pg_exact import ExactGroups, GroupKey, group_from_rows
+from footnote.store.pg_exact import ExactGroups, Group, GroupKey, group_from_rows
 from footnote.store.pg_support import (
     BULK_LOCK,
     CLAIM_LOCK,
@@ -267,17 +267,16 @@ class PostgresStore(PgConversations, PgMemory):
         if self._exact is not None:
             self._exact.invalidate()
 
-    def _load_group(self, key: GroupKey) -> Any:
+    def _load_group(self, key: GroupKey) -> Group:
         """The embedded fragments of one kind group (``key``: its kinds, None for all), for
         :class:`~footnote.store.pg_exact.ExactGroups`, in the server's id order."""
-        dim = self._bound_dim() or 0
         where = "embedding IS NOT NULL" + (" AND kind = ANY(%s)" if key is not None else "")
         with self._pool.connection(autocommit=True) as conn:
             rows = conn.cursor(binary=True).execute(
                 f"SELECT {_FRAG_COLS}, embedding FROM fragments WHERE {where} ORDER BY id",
                 [list(key)] if key is not None else None,
             ).fetchall()
-        return group_from_rows(rows, dim, _fragment)
+        return group_from_rows(rows, _fragment)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -1001,7 +1000,7 @@ class PostgresStore(PgConversations, PgMemory):
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []
         exact: list[tuple[int, str, dict[str, Any]]] = []
-        local: list[tuple[int, Any]] = []  # (call index, the in-process copy of its kind group)
+        local: list[tuple[int, Group]] = []  # (call index, the in-process copy of its kind group)
         shared: dict[bytes, list[int]] = {}  # query vector → the calls one unfiltered HNSW scan serves
         shared_cursors: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with self._pool.connection() as conn:
@@ -1065,16 +1064,16 @@ class PostgresStore(PgConversations, PgMemory):
                     out[i] = hits
                     if len(hits) < c.k:
                         short.append(i)
+        held = set(have) if have is not None and local else set()
         for i, group in local:
             c = calls[i]
             assert isinstance(c, DenseCall)
             nearest = group.nearest(np.asarray(c.vector, dtype=np.float32).reshape(-1), int(c.k))
             out[i] = [Hit(group.ids[j], sim) for j, sim in nearest]
             if have is not None:
-                kept = set(have)
                 for j, _ in nearest:
                     fid = group.ids[j]
-                    if fid not in kept and fid not in got:
+                    if fid not in held and fid not in got:
                         got[fid] = (group.fragments[j], group.vectors[j])
         if short:  # a group the shared scan left short of k: its own filtered (iterative) scan
             for i, hits in zip(short, self._search_batch_filtered([dense_params_full(dense, i) for i in short]),
