@@ -495,3 +495,16 @@ def test_read_caches_are_emptied_by_every_write(tmp_path: Path) -> None:
         assert ids(s.search_lexical("margay three", 5, stemmed=False)) == [f2[0].id, f2[1].id]
     finally:
         s.close()
+
+
+def test_a_read_cut_by_close_from_another_thread_is_a_store_error(tmp_path: Path) -> None:
+    """The server's shutdown closes the store while a background thread (warming sentence vectors)
+    reads: that reader gets StoreError, which it handles, not sqlite3's ProgrammingError."""
+    from footnote.errors import StoreError
+    from footnote.settings import StoreSettings
+    from footnote.store.sqlite import SqliteStore
+
+    s = SqliteStore(tmp_path / "s.db", StoreSettings())
+    with pytest.raises(StoreError, match="is closed"), s._read() as conn:
+        s.close()  # as the shutdown does, from another thread
+        conn.execute("SELECT 1")

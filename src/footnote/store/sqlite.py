@@ -159,9 +159,13 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         self._local.active = True
         try:
             yield conn
+        except sqlite3.ProgrammingError as e:
+            if self._closed:  # closed by another thread (shutdown) while this one was reading
+                raise StoreError(f"store {self.url} is closed") from e
+            raise
         finally:
             self._local.active = False
-            if conn.in_transaction:
+            if not self._closed and conn.in_transaction:
                 conn.execute("COMMIT")
 
     def close(self) -> None:
