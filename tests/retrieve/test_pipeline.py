@@ -387,6 +387,100 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         store.close()
 
 
+def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings, tmp_path: Path) -> None:
+    """retrieve.embed_first on: the query is embedded on the calling thread before any lane runs (the
+    text lanes would only compete with a query embedding that uses every core), and the search returns
+    what the overlapped one does."""
+    import threading
+    import time
+
+    emb = SlowEmbedder(0.1)
+    store = build_store(tmp_path / "first.db", emb)
+    lexical_calls: list[float] = []
+    real_lexical = store.search_lexical
+
+    def timed_lexical(*a: Any, **kw: Any) -> Any:
+        lexical_calls.append(time.perf_counter())
+        return real_lexical(*a, **kw)
+
+    store.search_lexical = timed_lexical  # type: ignore[method-assign]
+    try:
+        q = "What do the tides of the ocean do?"
+        overlapped = Retriever(settings_with(base, **{"retrieve.embed_first": "off"}), store, emb, None, None)
+        ref = overlapped.search(q)
+        overlapped.close()
+        emb.spans.clear()
+        lexical_calls.clear()
+        first = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None)
+        assert first.embed_first
+        got = first.search(q)
+        assert [c.fragment.id for c in got.candidates] == [c.fragment.id for c in ref.candidates]
+        assert got.verdict is ref.verdict and got.signal.value == pytest.approx(ref.signal.value)
+        (_, e1, thread), = emb.spans
+        assert thread == threading.current_thread().name
+        assert lexical_calls and all(t >= e1 for t in lexical_calls)
+        text = next(t for t in got.trace if t.name == "lanes:text")
+        assert text.info["embed_first"] is True and text.info["overlapped_embedding"] is False
+        assert first._executor is None  # no lane worker thread was started
+    finally:
+        store.close()
+
+
+def test_embed_first_applies_to_a_search_that_runs_alone(base: Settings, tmp_path: Path) -> None:
+    """Beside other searches the text lanes overlap the embedding again (a burst of asks on one server
+    was slower with every search embedding first)."""
+    import threading
+    import time
+
+    emb = SlowEmbedder(0.3)
+    store = build_store(tmp_path / "alone.db", emb)
+    try:
+        r = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None)
+        results: dict[str, Any] = {}
+        first = threading.Thread(target=lambda: results.__setitem__("first", r.search("What do the tides do?")))
+        first.start()
+        time.sleep(0.1)  # the first search is embedding its query now
+        results["second"] = r.search("Where is the lighthouse?")
+        first.join()
+        info = {k: next(t for t in v.trace if t.name == "lanes:text").info for k, v in results.items()}
+        assert info["first"]["embed_first"] is True
+        assert info["second"]["embed_first"] is False and info["second"]["overlapped_embedding"] is True
+        alone = r.search("Where is the lighthouse?")  # alone again
+        assert next(t for t in alone.trace if t.name == "lanes:text").info["embed_first"] is True
+        r.close()
+    finally:
+        store.close()
+
+
+def test_embed_first_auto_needs_an_embedding_that_fills_the_cores_and_a_store_on_this_machine(
+    base: Settings, tmp_path: Path
+) -> None:
+    from footnote.cpu import available_cores
+    from footnote.retrieve.pipeline import embed_first
+
+    class Threaded(HashEmbedder):
+        def __init__(self, query_threads: int) -> None:
+            super().__init__()
+            self.query_threads = query_threads
+
+    class Remote:
+        computes_here = False
+
+    cores = available_cores()
+    store = build_store(tmp_path / "auto.db", HashEmbedder())
+    try:
+        assert embed_first("auto", Threaded(cores), store) is True  # SQLite computes in this process
+        assert embed_first("auto", Threaded(cores), Remote()) is False  # type: ignore[arg-type]
+        assert embed_first("auto", HashEmbedder(), store) is False  # declares no threads of its own
+        if cores > 1:
+            assert embed_first("auto", Threaded(cores - 1), store) is False  # cores left for the text lanes
+        assert embed_first("on", HashEmbedder(), Remote()) is True  # type: ignore[arg-type]
+        assert embed_first("off", Threaded(cores), store) is False
+        assert embed_first("on", None, store) is False  # lexical only: nothing to embed
+    finally:
+        store.close()
+
+
 class _CountingEmbedder(HashEmbedder):
     """The hash embedder, counting the passages it embeds (sentence vectors of the gate's sentence term);
     its queries go through the same function, and are not counted."""

@@ -118,6 +118,22 @@ def test_url_password_masked(pg_url: str) -> None:
         s.close()
 
 
+def test_store_knows_its_server_runs_on_this_machine(pg_url: str) -> None:
+    """The embedded server listens on 127.0.0.1: its backends share this machine's cores with the
+    query embedding (retrieve.embed_first)."""
+    from footnote.store.pg_support import on_this_machine
+
+    s = _open(pg_url)
+    try:
+        assert s.computes_here is True  # type: ignore[attr-defined]
+    finally:
+        s.close()
+    for host in ("127.0.0.1", "127.0.0.53", "::1", "[::1]", "localhost", "/var/run/postgresql", ""):
+        assert on_this_machine(host), host
+    for host in ("db.example.com", "10.0.0.5", "2001:db8::1", "192.168.1.20"):
+        assert not on_this_machine(host), host
+
+
 @pytest.mark.parametrize(
     "make_url, expect",
     [

@@ -121,13 +121,15 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
     # the lane statements return their hits' rows (the default): nothing is left for the pool to read
     rows = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
     rows_merged = engine(HashEmbedder(dim), **{"retrieve.ready_vector_wait_ms": 10_000.0})
+    first = engine(Slow(dim), **{"retrieve.embed_first": "on"})  # the vector first, then one batch
     try:
         for q in questions[:8]:
             ref = plain.search(q["question"], lang="en")
             got = {"prefetch": prefetching.search(q["question"], lang="en"),
                    "merged": merging.search(q["question"], lang="en"),
                    "rows": rows.search(q["question"], lang="en"),
-                   "rows, merged": rows_merged.search(q["question"], lang="en")}
+                   "rows, merged": rows_merged.search(q["question"], lang="en"),
+                   "embed first": first.search(q["question"], lang="en")}
             for how, r in got.items():
                 assert [c.fragment.id for c in r.candidates] == [c.fragment.id for c in ref.candidates], (how, q["id"])
                 assert [c.fragment for c in r.candidates] == [c.fragment for c in ref.candidates], (how, q["id"])
@@ -139,11 +141,13 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
             pool = {how: next(t for t in r.trace if t.name == "pool") for how, r in got.items()}
             assert text["prefetch"].info["prefetched"] > 0 and not text["prefetch"].info["merged"]
             assert text["merged"].info["merged"] and text["rows, merged"].info["merged"]
+            assert text["embed first"].info["merged"] and text["embed first"].info["embed_first"]
+            assert pool["embed first"].counts["read"] == 0
             assert pool["merged"].counts["read"] > 0  # the pool read the hits after the lanes
             assert pool["rows"].counts["read"] == 0 and pool["rows, merged"].counts["read"] == 0
             assert text["rows"].info["prefetched"] == 0  # the text lanes brought their rows
             ref_text = next(t for t in ref.trace if t.name == "lanes:text")
             assert not ref_text.info["merged"] and ref_text.info["prefetched"] == 0
     finally:
-        for e in (plain, prefetching, merging, rows, rows_merged):
+        for e in (plain, prefetching, merging, rows, rows_merged, first):
             e.close()

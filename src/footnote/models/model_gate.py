@@ -70,6 +70,12 @@ class QueryFirstLock:
         with self._cond:
             return self._queries_waiting
 
+    @property
+    def contended(self) -> bool:
+        """Whether other work waits for the model: a query, or an open passage call (its next chunk)."""
+        with self._cond:
+            return self._queries_waiting > 0 or bool(self._open)
+
     def _release(self) -> None:
         with self._cond:
             self._busy = False

@@ -136,14 +136,28 @@ def dense_calls(settings: Settings, queries: Sequence[LaneQuery], vectors: np.nd
     return out
 
 
+_Batch = tuple[list[list[Hit]], list[float] | None, float]  # hits per call, ms per call (None: batched), wall ms
+
+
 def _run_batch(
     store: Store, calls: Sequence[PlannedCall], pool: LanePool, rows: bool
-) -> tuple[list[list[Hit]], list[float] | None, float]:
+) -> _Batch:
     """The calls as one batch; with ``rows``, a store that can returns the hits' rows into ``pool.rows``
     from the same statements."""
     t0 = time.perf_counter()
     hits, per_call = run_calls(store, [c.call for c in calls], pool.rows if rows else None)
     return hits, per_call, (time.perf_counter() - t0) * 1000
+
+
+def _run_merged(
+    store: Store, texts: Sequence[PlannedCall], dense: Sequence[PlannedCall], pool: LanePool, rows: bool
+) -> tuple[_Batch, _Batch]:
+    """Text and dense lanes as ONE batch (a batching store deals it over concurrent connections); the
+    results split back into the two batches' shape, the wall time on the text side."""
+    hits, per_call, wall = _run_batch(store, [*texts, *dense], pool, rows)
+    n = len(texts)
+    return ((hits[:n], per_call[:n] if per_call is not None else None, wall),
+            (hits[n:], per_call[n:] if per_call is not None else None, 0.0))
 
 
 def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> int:
@@ -170,6 +184,7 @@ def run_lanes(
     lang: str | None,
     round_no: int = 1,
     executor: Executor | None = None,
+    embed_first: bool = False,
 ) -> tuple[list[StageTrace], np.ndarray | None]:
     """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
     the traces and the query vectors.
@@ -180,14 +195,27 @@ def run_lanes(
     batch. The embedder spends that time in native code without the GIL, so the two really overlap
     (the other way round — lanes on the worker — the lanes' Python fought the caller for the GIL).
     A store with ``search_many`` (PostgreSQL) runs each batch in one pipelined round trip per
-    connection. Without an executor: text lanes, embedding, dense lanes, one after the other."""
+    connection. Without an executor: text lanes, embedding, dense lanes, one after the other.
+
+    ``embed_first``: the query vectors first (on the calling thread), then every lane as one batch —
+    for a query embedding that uses every core while the store computes on the same machine, where
+    the text lanes would only slow it down (``retrieve.embed_first``)."""
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
     rs = settings.retrieve
     rows = rs.lane_rows
     merged = False
     prefetched = 0
-    if executor is not None:
+    if embed_first:
+        vectors = embed()
+        dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+        merged = callable(getattr(store, "search_many", None))
+        if merged:
+            text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
+        else:
+            text_res = _run_batch(store, texts, pool, rows)
+            dense_res = _run_batch(store, dense, pool, rows)
+    elif executor is not None:
         future = executor.submit(embed)
         if callable(getattr(store, "search_many", None)) and rs.ready_vector_wait_ms > 0:
             # a vector the query cache had is ready at once: text and dense lanes as one batch
@@ -195,10 +223,7 @@ def run_lanes(
         if merged:
             vectors = future.result()
             dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
-            hits, per_call, wall = _run_batch(store, [*texts, *dense], pool, rows)
-            n = len(texts)
-            text_res = (hits[:n], per_call[:n] if per_call is not None else None, wall)
-            dense_res = (hits[n:], per_call[n:] if per_call is not None else None, 0.0)
+            text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
         else:
             try:
                 text_res = _run_batch(store, texts, pool, rows)
@@ -209,7 +234,7 @@ def run_lanes(
     else:
         text_res = _run_batch(store, texts, pool, rows)
         vectors = embed()
-    if not merged:
+    if not merged and not embed_first:
         dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
         dense_res = _run_batch(store, dense, pool, rows)
     traces: list[StageTrace] = []
@@ -225,7 +250,7 @@ def run_lanes(
             lane_hits[pc.lane] = lane_hits.get(pc.lane, 0) + len(found)
             lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
         traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
-                                 {"batched": per_call is None, "merged": merged,
+                                 {"batched": per_call is None, "merged": merged, "embed_first": embed_first,
                                   "prefetched": prefetched if name == "text" else 0,
                                   "overlapped_embedding": name == "text" and executor is not None and not merged}))
     for lane in lane_ms:

@@ -4,6 +4,7 @@ binary adaptation of pgvector's ``vector`` type to numpy, and the numbered-migra
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import queue
 import re
@@ -81,6 +82,17 @@ def connect_error(url: str, e: BaseException) -> StoreError:
     elif "connection refused" in low or "timeout" in low or "could not translate host" in low:
         hint = " (is PostgreSQL running and reachable at that host and port?)"
     return StoreError(f"cannot connect to PostgreSQL at {mask_url(url)}: {redact.redact(msg, [url])}{hint}")
+
+
+def on_this_machine(host: str) -> bool:
+    """Whether a libpq host (as the connection reports it) is this machine: a Unix socket directory, a
+    loopback address or ``localhost``."""
+    if not host or host.startswith("/") or host.startswith("@") or host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 # --- vector <-> numpy -------------------------------------------------------------------------------

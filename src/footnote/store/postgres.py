@@ -55,6 +55,7 @@ from footnote.store.pg_support import (
     ensure_schema,
     mask_url,
     migrate,
+    on_this_machine,
     register_vector,
 )
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
@@ -214,6 +215,9 @@ class PostgresStore(PgConversations, PgMemory):
         # First connection: reachability, extensions, migrations — all before anything is written.
         conn = self._pool.open_connection()
         try:
+            #: whether the server runs on this machine (a loopback address or a Unix socket): its backends then
+            #: share this machine's cores with the query embedding (``retrieve.embed_first``)
+            self.computes_here = on_this_machine(conn.info.host)
             ensure_extensions(conn, url)
             self.schema = ensure_schema(conn)
             migrate(conn)

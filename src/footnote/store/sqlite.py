@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 class SqliteStore(SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
+    #: its searches compute in this process, on this machine's cores (``retrieve.embed_first``)
+    computes_here = True
+
     def __init__(self, path: Path, settings: StoreSettings) -> None:
         if sqlite3.sqlite_version_info < MIN_SQLITE:
             raise StoreError(
