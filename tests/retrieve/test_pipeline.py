@@ -396,11 +396,11 @@ def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings,
 
     emb = SlowEmbedder(0.1)
     store = build_store(tmp_path / "first.db", emb)
-    lexical_calls: list[float] = []
+    lexical_calls: list[tuple[float, str]] = []
     real_lexical = store.search_lexical
 
     def timed_lexical(*a: Any, **kw: Any) -> Any:
-        lexical_calls.append(time.perf_counter())
+        lexical_calls.append((time.perf_counter(), threading.current_thread().name))
         return real_lexical(*a, **kw)
 
     store.search_lexical = timed_lexical  # type: ignore[method-assign]
@@ -411,17 +411,27 @@ def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings,
         overlapped.close()
         emb.spans.clear()
         lexical_calls.clear()
-        first = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None)
-        assert first.embed_first
-        got = first.search(q)
-        assert [c.fragment.id for c in got.candidates] == [c.fragment.id for c in ref.candidates]
-        assert got.verdict is ref.verdict and got.signal.value == pytest.approx(ref.signal.value)
-        (_, e1, thread), = emb.spans
-        assert thread == threading.current_thread().name
-        assert lexical_calls and all(t >= e1 for t in lexical_calls)
-        text = next(t for t in got.trace if t.name == "lanes:text")
-        assert text.info["embed_first"] is True and text.info["overlapped_embedding"] is False
-        assert first._executor is None  # no lane worker thread was started
+        me = threading.current_thread().name
+        for parallel, lane_thread in ((False, me), (True, "footnote-lanes")):
+            # a small store: text lanes, then dense lanes, here; from parallel_text_lanes_min_fragments
+            # on, the text lanes on the worker while the dense lanes run here
+            over = {"retrieve.embed_first": "on", "retrieve.parallel_text_lanes_min_fragments": 0 if parallel else 10**9}
+            first = Retriever(settings_with(base, **over), store, emb, None, None)
+            assert first.embed_first
+            emb.spans.clear()
+            lexical_calls.clear()
+            got = first.search(q)
+            first.close()
+            assert [c.fragment.id for c in got.candidates] == [c.fragment.id for c in ref.candidates]
+            assert [c.score for c in got.candidates] == pytest.approx([c.score for c in ref.candidates])
+            assert got.verdict is ref.verdict and got.signal.value == pytest.approx(ref.signal.value)
+            (_, e1, thread), = emb.spans
+            assert thread == me  # embedded on the calling thread, first
+            assert lexical_calls and all(t >= e1 and name.startswith(lane_thread) for t, name in lexical_calls)
+            text = next(t for t in got.trace if t.name == "lanes:text")
+            assert text.info["embed_first"] is True and text.info["overlapped_embedding"] is False
+            assert (text.info["prefetched"] > 0) is parallel  # the worker also read its hits' rows
+            assert text.info["beside_dense"] is parallel
     finally:
         store.close()
 

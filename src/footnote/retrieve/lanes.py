@@ -185,6 +185,7 @@ def run_lanes(
     round_no: int = 1,
     executor: Executor | None = None,
     embed_first: bool = False,
+    parallel_text: bool = False,
 ) -> tuple[list[StageTrace], np.ndarray | None]:
     """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
     the traces and the query vectors.
@@ -199,19 +200,37 @@ def run_lanes(
 
     ``embed_first``: the query vectors first (on the calling thread), then every lane as one batch —
     for a query embedding that uses every core while the store computes on the same machine, where
-    the text lanes would only slow it down (``retrieve.embed_first``)."""
+    the text lanes would only slow it down (``retrieve.embed_first``). A store without ``search_many``
+    (SQLite) then runs the text lanes on the ``executor`` while the dense lanes run here, if
+    ``parallel_text`` (a store large enough for that to pay)."""
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
     rs = settings.retrieve
     rows = rs.lane_rows
     merged = False
     prefetched = 0
+    beside = False  # the text lanes ran beside the dense lanes (embed_first, parallel_text)
     if embed_first:
         vectors = embed()
         dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
         merged = callable(getattr(store, "search_many", None))
         if merged:
             text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
+        elif parallel_text and executor is not None and texts and dense:
+            # the cores are free again: the text lanes (and the read of their hits' rows) on the worker,
+            # the dense lanes here, at once — SQLite's FTS and numpy's products both release the GIL
+            def text_side() -> tuple[_Batch, int]:
+                res = _run_batch(store, texts, pool, rows)
+                n = _prefetch(store, pool, [h.fragment_id for found in res[0] for h in found]) \
+                    if rs.prefetch_text_hits else 0
+                return res, n
+
+            side = executor.submit(text_side)
+            beside = True
+            try:
+                dense_res = _run_batch(store, dense, pool, rows)
+            finally:
+                text_res, prefetched = side.result()
         else:
             text_res = _run_batch(store, texts, pool, rows)
             dense_res = _run_batch(store, dense, pool, rows)
@@ -252,7 +271,8 @@ def run_lanes(
         traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
                                  {"batched": per_call is None, "merged": merged, "embed_first": embed_first,
                                   "prefetched": prefetched if name == "text" else 0,
-                                  "overlapped_embedding": name == "text" and executor is not None and not merged}))
+                                  "overlapped_embedding": name == "text" and executor is not None and not merged
+                                  and not embed_first, "beside_dense": beside}))
     for lane in lane_ms:
         traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
                                  {"queries": lane_queries[lane], "hits": lane_hits[lane]}))

@@ -128,6 +128,7 @@ class Retriever:
         self._executor: ThreadPoolExecutor | None = None
         self.embed_first = embed_first(settings.retrieve.embed_first, embedder, store)
         self._in_flight = 0  # searches running now (embed_first applies to a search that runs alone)
+        self._embedded = 0  # the store's embedded fragments, as of the background sample's last refresh
         self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
 
     # -- public --------------------------------------------------------------------------------
@@ -175,7 +176,8 @@ class Retriever:
             return vecs
 
         lane_traces, _ = run_lanes(self.store, s, queries, embed_round1, pool, lang=plan.lang, round_no=1,
-                                   executor=self._lane_executor(lexical or first), embed_first=first and not lexical)
+                                   executor=self._lane_executor(lexical), embed_first=first and not lexical,
+                                   parallel_text=self._parallel_text())
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
@@ -210,7 +212,8 @@ class Retriever:
                 return self._embed(None, qs, traces, name, lexical)[1]
 
             lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
-                                       executor=self._lane_executor(lexical or first), embed_first=first and not lexical)
+                                       executor=self._lane_executor(lexical), embed_first=first and not lexical,
+                                       parallel_text=self._parallel_text())
             traces.extend(lane_traces)
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
@@ -251,16 +254,23 @@ class Retriever:
             ex.shutdown(wait=True)
 
     # -- stages --------------------------------------------------------------------------------
-    def _lane_executor(self, none: bool) -> Executor | None:
-        """The worker thread the query is embedded on while the text lanes run (None: ``none`` — lexical
-        only, or the query embedded first — or ``retrieve.overlap_lanes`` off)."""
-        if none or not self.settings.retrieve.overlap_lanes:
+    def _lane_executor(self, lexical: bool) -> Executor | None:
+        """The worker thread the query is embedded on while the text lanes run — or, the query embedded
+        first, the text lanes while the dense lanes run (None: lexical only, or ``retrieve.overlap_lanes``
+        off)."""
+        if lexical or not self.settings.retrieve.overlap_lanes:
             return None
         if self._executor is None:
             with self._bg_lock:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="footnote-lanes")
         return self._executor
+
+    def _parallel_text(self) -> bool:
+        """The query embedded first on a store without batched lanes: whether the text lanes run beside
+        the dense lanes (``retrieve.parallel_text_lanes_min_fragments``)."""
+        self._background_vectors()  # keeps the count fresh (cached: no read on most searches)
+        return self._embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
 
     def _dense_lane(self, kind: str) -> Lane:
         return DENSE_LANE[self.settings.corpus.group_of(kind)]
@@ -504,7 +514,7 @@ class Retriever:
         with self._bg_lock:
             if fresh():
                 return self._background
-            total = self.store.stats().embedded
+            total = self._embedded = self.store.stats().embedded
             if total == 0:
                 self._background, self._background_at = np.zeros((0, 1), dtype=np.float32), now
                 return self._background
