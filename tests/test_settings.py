@@ -114,3 +114,7 @@ def test_hnsw_ef_search_is_chosen_by_store_size(tmp_path: Path) -> None:
     f.write_text("[store]\nhnsw_ef_search_by_size = []\n")
     with pytest.raises(ConfigError):
         load_settings(f)
+    # an unfiltered scan has its own, shorter table (measured: docs/postgres.md); the override is for both
+    assert st.ef_search_for(100_000, filtered=False) < st.ef_search_for(100_000)
+    assert st.ef_search_for(10**9, filtered=False) == st.hnsw_ef_search_unfiltered_by_size[-1][1]
+    assert load_settings(None, **{"store.hnsw_ef_search": 64}).store.ef_search_for(5, filtered=False) == 64

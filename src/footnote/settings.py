@@ -165,7 +165,17 @@ class StoreSettings(_Frozen):
         "recall'): a store uses the ef_search of the first row whose size is at least its own (the value measured "
         "at a size it does not exceed), beyond the last row the last row's. 100k: ef 200 gives 0.990 (ef 300: "
         "0.995 at 1.4x the CPU); 1M: ef 800 gives 0.972 (0.958 under a 10 % kind filter; ef 500: 0.955 / 0.936, "
-        "ef 300: 0.937). Used when hnsw_ef_search is None.",
+        "ef 300: 0.937). Used when hnsw_ef_search is None, for kind-filtered (iterative) scans; the unfiltered "
+        "scans use hnsw_ef_search_unfiltered_by_size.",
+    )
+    hnsw_ef_search_unfiltered_by_size: tuple[tuple[int, int], ...] = Field(
+        ((100_000, 150), (1_000_000, 800)),
+        description="PostgreSQL HNSW query: the same rows for an unfiltered scan (the one shared by the common kind "
+        "groups, and a dense call of every kind): its recall does not suffer from a filter, so it needs a shorter "
+        "candidate list. 100k real-embedding vectors (bench/hnsw_recall.py, m 24, ef_construction 200): recall@10 "
+        "0.972 / 0.982 / 0.988 at ef 100 / 150 / 200 (under a 10 %% kind filter 0.949 / 0.950 / 0.968, hence 200 "
+        "there); ef 150 took 4.5 ms off the 100k search p50 (45.1-46.4 -> 40.4-41.9 ms on a slow hour of the VM). "
+        "1M: 800, as for filtered scans (not measured lower).",
     )
     hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"] = Field(
         "relaxed_order",
@@ -237,21 +247,23 @@ class StoreSettings(_Frozen):
         "(lower admits fuzzier matches but lets far more candidates through the GIN index)."
     )
 
-    @field_validator("hnsw_ef_search_by_size")
+    @field_validator("hnsw_ef_search_by_size", "hnsw_ef_search_unfiltered_by_size")
     @classmethod
     def _ef_rows(cls, rows: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
         if not rows or any(size <= 0 or ef <= 0 for size, ef in rows):
             raise ValueError("needs at least one (fragments, ef_search) row, both positive")
         return tuple(sorted(rows))
 
-    def ef_search_for(self, embedded: int) -> int:
-        """The hnsw.ef_search of a store holding ``embedded`` vectors (``hnsw_ef_search`` when set)."""
+    def ef_search_for(self, embedded: int, *, filtered: bool = True) -> int:
+        """The hnsw.ef_search of a store holding ``embedded`` vectors (``hnsw_ef_search`` when set), for a
+        kind-filtered scan or (``filtered`` False) an unfiltered one."""
         if self.hnsw_ef_search is not None:
             return int(self.hnsw_ef_search)
-        for size, ef in self.hnsw_ef_search_by_size:
+        rows = self.hnsw_ef_search_by_size if filtered else self.hnsw_ef_search_unfiltered_by_size
+        for size, ef in rows:
             if embedded <= size:
                 return int(ef)
-        return int(self.hnsw_ef_search_by_size[-1][1])
+        return int(rows[-1][1])
 
 class OpenAIEmbedderSettings(_Frozen):
     base_url: tuple[str, ...] = Field(

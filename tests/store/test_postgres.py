@@ -639,6 +639,44 @@ def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_one
         s.close()
 
 
+def test_unfiltered_scans_use_their_own_ef_search(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared scan and a dense call of every kind run at the unfiltered table's ef_search, a
+    kind-filtered scan at the filtered table's (each raised to its limit or k)."""
+    from footnote.store.batch import DenseCall
+
+    s = _open(pg_url, pg_exact_search_max=0, pg_shared_scan_min_share=0.25, pg_batch_connections=1,
+              hnsw_ef_search_by_size=((10**6, 90),), hnsw_ef_search_unfiltered_by_size=((10**6, 30),))
+    seen: list[tuple[str, int]] = []  # (the next dense statement's kind, ef_search set before it)
+    real = psycopg.Connection.execute
+
+    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        if isinstance(query, str) and "set_config('hnsw.ef_search'" in query:
+            seen.append(("ef", int(params[0])))
+        elif isinstance(query, str) and "ORDER BY embedding <=>" in query:
+            seen.append(("filtered" if "kind = ANY" in query else "unfiltered", 0))
+        return real(self, query, params, **kw)
+
+    try:
+        s.bind_embedder("hash", 64)
+        texts = distinct_texts(200, seed=9)
+        for kind, lo, hi in (("letter", 0, 120), ("verse", 120, 140), ("commentary", 140, 200)):
+            src, data = make_source(f"ef-{kind}", kind=kind)
+            put(s, src, data, make_fragments(src, texts[lo:hi]))
+        q = embed_query(texts[150])
+        monkeypatch.setattr(psycopg.Connection, "execute", spy)
+        s.search_many([DenseCall(q, 5, ("letter",)), DenseCall(q, 5, ("commentary",)),  # shared
+                       DenseCall(q, 4, ("verse",)),  # 10 % of the store: its own filtered scan
+                       DenseCall(q, 6)])  # type: ignore[attr-defined]
+        monkeypatch.undo()
+        from itertools import pairwise
+
+        efs = {kind: ef for (_, ef), (kind, _) in pairwise(seen) if kind != "ef" and ef}
+        assert efs == {"unfiltered": 30, "filtered": 90}, seen
+    finally:
+        monkeypatch.undo()
+        s.close()
+
+
 def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
     """Rows mode (``search_many_rows``): every lane statement — the shared HNSW scan, a kind-filtered
     one, an exact one, lexical, address, trigram — returns the same hits as ``search_many`` and, from

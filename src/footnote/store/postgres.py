@@ -1002,7 +1002,8 @@ class PostgresStore(PgConversations, PgMemory):
         if have is not None:
             text = [(i, _TEXT_ROWS_SQL.format(inner=sql), {**params, "have": have}) for i, sql, params in text]
         t0 = time.perf_counter()
-        ann: list[tuple[int, str, dict[str, Any]]] = []
+        ann: list[tuple[int, str, dict[str, Any]]] = []  # kind-filtered HNSW scans
+        ann_all: list[tuple[int, str, dict[str, Any]]] = []  # unfiltered ones (a call of every kind)
         exact: list[tuple[int, str, dict[str, Any]]] = []
         local: list[tuple[int, Group]] = []  # (call index, the in-process copy of its kind group)
         shared: dict[bytes, list[int]] = {}  # query vector → the calls one unfiltered HNSW scan serves
@@ -1034,15 +1035,18 @@ class PostgresStore(PgConversations, PgMemory):
                     else:
                         # HNSW; with a kind filter pgvector ≥ 0.8 keeps scanning the graph until k rows pass
                         # it (iterative scan); relaxed order re-sorted exactly over the k found
-                        ann.append((i, self._ann_sql(where, have), params if have is None else {**params, "have": have}))
+                        (ann if c.kinds is not None else ann_all).append(
+                            (i, self._ann_sql(where, have), params if have is None else {**params, "have": have}))
                 ef = self.settings.ef_search_for(total)
+                ef_all = self.settings.ef_search_for(total, filtered=False)  # the shared scan has no filter
                 scans = []
                 for members in shared.values():
                     first = dense_params(dense, members[0])
-                    limit = max(ef, sum(int(dense_params(dense, i)["k"]) for i in members))
+                    limit = max(ef_all, sum(int(dense_params(dense, i)["k"]) for i in members))
                     scans.append((members, *_shared_scan(calls, members, first["q"], limit, have)))
-                cursors, shared_cursors = (self._pipeline(conn, text, ann, exact, trigram, scans, ef, have is not None)
-                                           if text or ann or exact or scans else ([], []))
+                cursors, shared_cursors = (self._pipeline(conn, text, ann, exact, trigram, scans, ef, have is not None,
+                                                          ef_shared=ef_all, ann_all=ann_all)
+                                           if text or ann or ann_all or exact or scans else ([], []))
             finally:
                 if not conn.closed and not conn.broken:
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -1168,11 +1172,12 @@ class PostgresStore(PgConversations, PgMemory):
     def _pipeline(
         self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
         exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]], ef: int = 0,
-        binary: bool = False,
+        binary: bool = False, ef_shared: int = 0, ann_all: list[tuple[int, str, Any]] | None = None,
     ) -> tuple[list[tuple[int, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
         """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
-        shared and kind-filtered HNSW dense lanes (``hnsw.ef_search`` ``ef``, raised to k or the shared
-        scan's limit), the exact dense lanes (index scans off for them only, so last), COMMIT.
+        unfiltered HNSW scans — shared ones and ``ann_all`` — (``hnsw.ef_search`` ``ef_shared``, raised to
+        their limit or k) and the kind-filtered ones (``ef``, raised to k), the exact dense lanes (index
+        scans off for them only, so last), COMMIT.
         ``binary``: results in binary (the rows mode's vectors: no text parsing)."""
         s = self.settings
 
@@ -1189,8 +1194,12 @@ class PostgresStore(PgConversations, PgMemory):
             cursors += [(i, run(sql, params)) for i, sql, params in text]
             if scans:
                 lim = max(int(p["lim"]) for _, _, p in scans)
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, lim))])
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef_shared, lim))])
                 shared += [(members, run(sql, params)) for members, sql, params in scans]
+            if ann_all:
+                k_all = max(int(p["k"]) for _, _, p in ann_all)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef_shared or ef, k_all))])
+                cursors += [(i, run(sql, params)) for i, sql, params in ann_all]
             if ann:
                 k_max = max(int(p["k"]) for _, _, p in ann)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, k_max))])
