@@ -346,20 +346,28 @@ class SlowEmbedder(HashEmbedder):
         return out
 
 
-def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) -> None:
+def _record_lexical_calls(store: Any) -> list[tuple[float, str]]:
+    """(when, on which thread) of every lexical lane call the store serves from now on."""
     import threading
     import time
 
-    emb = SlowEmbedder(0.2)
-    store = build_store(tmp_path / "overlap.db", emb)
-    lexical_calls: list[tuple[float, str]] = []
+    calls: list[tuple[float, str]] = []
     real_lexical = store.search_lexical
 
     def timed_lexical(*a: Any, **kw: Any) -> Any:
-        lexical_calls.append((time.perf_counter(), threading.current_thread().name))
+        calls.append((time.perf_counter(), threading.current_thread().name))
         return real_lexical(*a, **kw)
 
-    store.search_lexical = timed_lexical  # type: ignore[method-assign]
+    store.search_lexical = timed_lexical
+    return calls
+
+
+def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) -> None:
+    import threading
+
+    emb = SlowEmbedder(0.2)
+    store = build_store(tmp_path / "overlap.db", emb)
+    lexical_calls = _record_lexical_calls(store)
     try:
         q = "What do the tides of the ocean do?"
         on = Retriever(base, store, emb, None, None)
@@ -392,18 +400,10 @@ def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings,
     text lanes would only compete with a query embedding that uses every core), and the search returns
     what the overlapped one does."""
     import threading
-    import time
 
     emb = SlowEmbedder(0.1)
     store = build_store(tmp_path / "first.db", emb)
-    lexical_calls: list[tuple[float, str]] = []
-    real_lexical = store.search_lexical
-
-    def timed_lexical(*a: Any, **kw: Any) -> Any:
-        lexical_calls.append((time.perf_counter(), threading.current_thread().name))
-        return real_lexical(*a, **kw)
-
-    store.search_lexical = timed_lexical  # type: ignore[method-assign]
+    lexical_calls = _record_lexical_calls(store)
     try:
         q = "What do the tides of the ocean do?"
         overlapped = Retriever(settings_with(base, **{"retrieve.embed_first": "off"}), store, emb, None, None)

@@ -617,9 +617,7 @@ def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_one
     try:
         s.bind_embedder("hash", 64)
         texts = distinct_texts(300, seed=4)
-        for kind, lo, hi in (("letter", 0, 150), ("verse", 150, 180), ("commentary", 180, 300)):
-            src, data = make_source(f"src-{kind}", kind=kind)
-            put(s, src, data, make_fragments(src, texts[lo:hi]))
+        _fill_kinds(s, texts, 150, 180, "src")
         rng = np.random.default_rng(3)
         exact = _open(pg_url, pg_exact_search_max=10**6)
         try:
@@ -637,6 +635,13 @@ def test_shared_hnsw_scan_serves_common_kind_groups_and_falls_back_for_short_one
             exact.close()
     finally:
         s.close()
+
+
+def _fill_kinds(s: Store, texts: list[str], letters: int, verses: int, prefix: str) -> None:
+    """``texts`` as three sources: letters, then verses up to ``verses``, the rest commentary."""
+    for kind, lo, hi in (("letter", 0, letters), ("verse", letters, verses), ("commentary", verses, len(texts))):
+        src, data = make_source(f"{prefix}-{kind}", kind=kind)
+        put(s, src, data, make_fragments(src, texts[lo:hi]))
 
 
 def test_unfiltered_scans_use_their_own_ef_search(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -659,9 +664,7 @@ def test_unfiltered_scans_use_their_own_ef_search(pg_url: str, monkeypatch: pyte
     try:
         s.bind_embedder("hash", 64)
         texts = distinct_texts(200, seed=9)
-        for kind, lo, hi in (("letter", 0, 120), ("verse", 120, 140), ("commentary", 140, 200)):
-            src, data = make_source(f"ef-{kind}", kind=kind)
-            put(s, src, data, make_fragments(src, texts[lo:hi]))
+        _fill_kinds(s, texts, 120, 140, "ef")
         q = embed_query(texts[150])
         monkeypatch.setattr(psycopg.Connection, "execute", spy)
         s.search_many([DenseCall(q, 5, ("letter",)), DenseCall(q, 5, ("commentary",)),  # shared

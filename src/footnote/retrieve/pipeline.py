@@ -95,8 +95,8 @@ class _Memory:
 def embed_first(setting: str, embedder: Embedder | None, store: Store) -> bool:
     """``retrieve.embed_first``: whether a round embeds its queries before any lane runs. auto: when the
     query embedding uses every core this process may run on and the store computes on this machine, so
-    text lanes run beside it would only slow it down (on the 2-core machine, PostgreSQL at 100k: p50 45 →
-    41 ms, docs/retrieval.md)."""
+    text lanes run beside it would only slow it down (on the 2-core machine, PostgreSQL at 100k: p50
+    37.5–45.7 → 32.2–33.8 ms with the two-thread embedding, docs/retrieval.md)."""
     if setting != "auto" or embedder is None:
         return setting == "on" and embedder is not None
     threads = int(getattr(embedder, "query_threads", 0) or 0)  # declared by an embedder that computes here
@@ -154,11 +154,13 @@ class Retriever:
     def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool) -> SearchResult:
         """One search; ``first``: embed the queries before any lane (``retrieve.embed_first``, and no other
         search running: beside other searches the overlap is worth more than the cores it would free —
-        a burst of 34 asks on the demo server gave first event p95 0.76–1.03 s with it, 0.46–0.48 s without)."""
+        a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
         s = self.settings
         traces: list[StageTrace] = []
         qlang = lang or detect_lang(question, s.corpus.default_lang)
         lexical = self.lexical_only
+        first = first and not lexical
+        beside = first and self._parallel_text()  # decided once for the search's rounds
 
         t0 = time.perf_counter()
         plan = first_round_plan(question, s, lang=qlang, books=self.books.get())
@@ -176,8 +178,7 @@ class Retriever:
             return vecs
 
         lane_traces, _ = run_lanes(self.store, s, queries, embed_round1, pool, lang=plan.lang, round_no=1,
-                                   executor=self._lane_executor(lexical), embed_first=first and not lexical,
-                                   parallel_text=self._parallel_text())
+                                   executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside)
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
@@ -212,8 +213,7 @@ class Retriever:
                 return self._embed(None, qs, traces, name, lexical)[1]
 
             lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
-                                       executor=self._lane_executor(lexical), embed_first=first and not lexical,
-                                       parallel_text=self._parallel_text())
+                                       executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside)
             traces.extend(lane_traces)
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
@@ -268,7 +268,8 @@ class Retriever:
 
     def _parallel_text(self) -> bool:
         """The query embedded first on a store without batched lanes: whether the text lanes run beside
-        the dense lanes (``retrieve.parallel_text_lanes_min_fragments``)."""
+        the dense lanes (``retrieve.parallel_text_lanes_min_fragments``; the count is the one the
+        background sample read last)."""
         self._background_vectors()  # keeps the count fresh (cached: no read on most searches)
         return self._embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
 
