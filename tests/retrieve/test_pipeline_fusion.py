@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from footnote.retrieve.fusion import Evidence, evidence_of, fused_score, lane_tops
 from footnote.retrieve.names import name_evidence, passage_skeletons, question_names, skeleton, translit
 from footnote.retrieve.types import Lane, LaneHit
@@ -31,6 +33,25 @@ def test_exact_address_outranks_cosine_and_the_verse_comes_first() -> None:
     commentary = fused_score(0.1, addr, same_lang=True, is_verse=False, rs=RS)
     plain = fused_score(0.99, Evidence(lexical=1.0), same_lang=True, is_verse=False, rs=RS)
     assert verse > commentary > plain
+
+
+def test_name_evidence_by_prefix_sets_matches_the_plain_scan() -> None:
+    """name_evidence looks names up in prefix sets; the rule it must keep is the plain scan: found when
+    equal to a skeleton, or either is a 3+ letter prefix of the other (both of 3+ letters)."""
+    rng = random.Random(3)
+
+    def scan(names: list[str], skeletons: frozenset[str]) -> float:
+        found = sum(1 for n in names if n in skeletons or (len(n) >= 3 and any(
+            len(s) >= 3 and (s.startswith(n) or n.startswith(s)) for s in skeletons)))
+        return found / len(names) if names else 0.0
+
+    def word() -> str:
+        return "".join(rng.choice("klmnrst") for _ in range(rng.randint(1, 7)))
+
+    for _ in range(3000):
+        skeletons = frozenset(word() for _ in range(rng.randint(0, 8)))
+        names = [word() for _ in range(rng.randint(0, 4))]
+        assert name_evidence(names, skeletons) == scan(names, skeletons), (names, skeletons)
 
 
 def test_cross_script_names() -> None:

@@ -72,6 +72,23 @@ def test_everything_deleted_and_empty() -> None:
     assert snap.search(np.ones(DIM, np.float32), 3, kinds=["unknown-kind"]) == []
 
 
+def test_filtered_searches_share_the_product_without_changing_it() -> None:
+    """The lanes search one query vector once per kind group: the product is memoised and shared, so a
+    kind-filtered search must not mask it for the unfiltered one after it (nor a filter's memoised rows
+    leak into another filter's)."""
+    rng = np.random.default_rng(5)
+    rows, truth = _rows(range(1, 31), rng)
+    snap = DenseSnapshot.build(1, DIM, 30, [rows])
+    q = normalise_rows(rng.standard_normal((1, DIM)))[0]
+    keys = sorted(truth)
+    cos = {f"f{k}": float(truth[k] @ q) for k in keys}
+    for kinds in (["verse"], None, ["letter"], ["verse"], None, ["verse", "letter", "track_transcript"]):
+        hits = snap.search(q, 30, kinds)
+        want = sorted((f for f in cos if kinds is None or KINDS[int(f[1:]) % 3] in kinds), key=lambda f: -cos[f])
+        assert [h.fragment_id for h in hits] == want
+        np.testing.assert_allclose([h.score for h in hits], [cos[f] for f in want], atol=1e-5)
+
+
 def test_snapshot_matrix_is_read_only() -> None:
     rows, _ = _rows(range(1, 4), np.random.default_rng(2))
     snap = DenseSnapshot.build(1, DIM, 3, [rows])

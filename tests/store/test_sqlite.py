@@ -444,6 +444,11 @@ def test_fragments_with_embeddings_in_one_read(tmp_path: Path) -> None:
         np.testing.assert_allclose(mat, s.get_embeddings(asked), atol=1e-7)
         none, empty = s.get_fragments_with_embeddings([])
         assert none == [] and empty.shape == (0, 64)
+        # asked again: every row is kept now (read without a transaction), the same answer
+        again, mat2 = s.get_fragments_with_embeddings(asked)
+        assert again == got and np.array_equal(mat2, mat)
+        mat2[0] = 0.0  # the caller's own copy: the kept rows are not changed through it
+        np.testing.assert_allclose(s.get_fragments_with_embeddings(asked)[1], mat, atol=0)
     finally:
         s.close()
 
@@ -456,10 +461,16 @@ def test_transaction_left_open_by_an_interrupt_does_not_break_the_next_block(db:
     assert isinstance(s, SqliteStore)
     s.bind_embedder(EMBEDDER, DIM)
     a, da = make_source("a")
-    put(s, a, da, make_fragments(a, distinct_texts(3)))
+    fa = make_fragments(a, distinct_texts(3))
+    put(s, a, da, fa)
+    assert len(s.get_fragments_with_embeddings([f.id for f in fa])[0]) == 3  # now kept: the next read is the fast one
     conn = s._conn()
     conn.execute("BEGIN")  # as if the interrupt came right after a block's BEGIN
     conn.execute("DELETE FROM fragments")  # and its uncommitted work must not be kept
+    assert len(s.get_fragments_with_embeddings([f.id for f in fa])[0]) == 3
+    assert not conn.in_transaction  # the kept rows' read (no transaction of its own) rolled it back too
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM fragments")
     assert s.stats().fragments == 3
     conn.execute("BEGIN IMMEDIATE")
     b, db_ = make_source("b")

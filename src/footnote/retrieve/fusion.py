@@ -53,7 +53,8 @@ def _norm(score: float, top: float) -> float:
     return max(0.0, min(1.0, score / top))
 
 
-def evidence_of(hits: Sequence[LaneHit], tops: dict[tuple[Lane, str], float]) -> Evidence:
+def evidence_of(hits: Sequence[LaneHit], tops: dict[tuple[Lane, str], float], names: float = 0.0) -> Evidence:
+    """The lanes' evidence for one candidate (``names``: its cross-script name evidence, given)."""
     lex = tri = addr = 0.0
     dense = 0
     for h in hits:
@@ -65,7 +66,7 @@ def evidence_of(hits: Sequence[LaneHit], tops: dict[tuple[Lane, str], float]) ->
             addr = 1.0
         else:
             dense += 1
-    return Evidence(lexical=lex, trigram=tri, address=addr, dense_lanes=dense)
+    return Evidence(lexical=lex, trigram=tri, address=addr, dense_lanes=dense, names=names)
 
 
 def fused_score(cosine: float, ev: Evidence, *, same_lang: bool, is_verse: bool, rs: RetrieveSettings) -> float:

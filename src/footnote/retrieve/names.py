@@ -12,7 +12,6 @@ the passage are in different languages.
 from __future__ import annotations
 
 import re
-from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -63,12 +62,21 @@ def passage_skeletons(text: str) -> frozenset[str]:
     return frozenset(skeleton(translit(w)) for w in _CAPWORD.findall(text))
 
 
-def name_evidence(names: list[str], skeletons: AbstractSet[str]) -> float:
-    """Share of ``names`` found in ``skeletons`` (exact, or a 3+ letter prefix either way)."""
+@lru_cache(maxsize=8192)
+def _prefixes(skeletons: frozenset[str]) -> frozenset[str]:
+    """Every prefix of 3+ letters of the skeletons of 3+ letters (the skeletons themselves included)."""
+    return frozenset(sk[:j] for sk in skeletons if len(sk) >= 3 for j in range(3, len(sk) + 1))
+
+
+def name_evidence(names: list[str], skeletons: frozenset[str]) -> float:
+    """Share of ``names`` found in ``skeletons`` (exact, or a 3+ letter prefix either way): a name is
+    found when it is a skeleton, a prefix of one (it is among their prefixes) or has one as its prefix
+    (one of its own prefixes is a skeleton) — set lookups, not a scan of the passage's skeletons."""
     if not names:
         return 0.0
+    prefixes = _prefixes(skeletons)
     found = 0
     for n in names:
-        if n in skeletons or (len(n) >= 3 and any(len(s) >= 3 and (s.startswith(n) or n.startswith(s)) for s in skeletons)):
+        if n in skeletons or (len(n) >= 3 and (n in prefixes or any(n[:j] in skeletons for j in range(3, len(n))))):
             found += 1
     return found / len(names)

@@ -40,6 +40,7 @@ from footnote.retrieve.types import (
     SearchResult,
     StageTrace,
     Verdict,
+    pooled,
 )
 from footnote.settings import GateThresholds, Settings
 from footnote.store.protocol import Store
@@ -344,12 +345,15 @@ class Retriever:
             read = len(unread)
             got, unread_mat = both(unread) if unread else ([], np.zeros((0, qvec.shape[0]), dtype=np.float32))
             frags = {f.id: f for f in got}
-            vec_of = {i: unread_mat[j] for j, i in enumerate(unread)}
-            for i, (f, v) in pool.rows.items():
-                frags[i], vec_of[i] = f, v
-            ids = [i for i in ids if i in frags]
-            mat = (np.vstack([vec_of[i] for i in ids]) if ids
-                   else np.zeros((0, qvec.shape[0]), dtype=np.float32))
+            if not pool.rows and len(frags) == len(ids):  # nothing read before, nothing missing: as read
+                mat = unread_mat
+            else:
+                vec_of = {i: unread_mat[j] for j, i in enumerate(unread)}
+                for i, (f, v) in pool.rows.items():
+                    frags[i], vec_of[i] = f, v
+                ids = [i for i in ids if i in frags]
+                mat = (np.vstack([vec_of[i] for i in ids]) if ids
+                       else np.zeros((0, qvec.shape[0]), dtype=np.float32))
             cos = mat @ qvec.astype(np.float32)
             has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
         else:
@@ -368,13 +372,14 @@ class Retriever:
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
         dropped = 0
+        prefloor = th0.prefloor
         for i, c, emb in zip(ids, cos.tolist(), has_vec.tolist(), strict=True):
             hits = tuple(pool.hits[i])
             forced = any(h.lane in FORCING_LANES for h in hits)
-            if not forced and not lexical and c < th0.prefloor:
+            if not forced and not lexical and c < prefloor:
                 dropped += 1
                 continue
-            cands.append(Candidate(frags[i], float(c), hits, forced=forced, embedded=bool(emb)))
+            cands.append(pooled(frags[i], c, hits, forced=forced, embedded=emb))
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
             "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
             "kept": len(cands), "read": read,
@@ -571,12 +576,11 @@ def _cap(cands: list[Candidate], cap: int, protect: int, *, by_cosine: bool) -> 
             return (-c.score, c.fragment.id)
         return (float(min((h.rank for h in c.lanes), default=10**6)), c.fragment.id)
 
-    prot = sorted((c for c in cands if is_protected(c)), key=key)[:cap]
-    ids = {c.fragment.id for c in prot}
-    rest = sorted((c for c in cands if c.fragment.id not in ids), key=key)
-    out = prot + rest[: max(0, cap - len(prot))]
-    out.sort(key=key)
-    return out, len(prot)
+    # one key and one protection test per candidate (keys are unique: they end with the fragment id)
+    keyed = sorted(((key(c), is_protected(c), c) for c in cands), key=lambda x: x[0])
+    prot = [x for x in keyed if x[1]][:cap]
+    rest = [x for x in keyed if not x[1]][: max(0, cap - len(prot))]
+    return [x[2] for x in sorted(prot + rest, key=lambda x: x[0])], len(prot)
 
 
 def _majority_lang(langs: Sequence[str], default: str) -> str:

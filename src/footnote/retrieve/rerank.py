@@ -33,9 +33,8 @@ def fused_order(question: str, cands: Sequence[Candidate], query_lang: str, sett
     verse_kind: dict[str, bool] = {}
     for c in cands:
         same = c.fragment.lang == query_lang
-        ev = evidence_of(c.lanes, tops)
-        if names and not same:
-            ev = replace(ev, names=name_evidence(names, passage_skeletons(c.fragment.text)))
+        named = name_evidence(names, passage_skeletons(c.fragment.text)) if names and not same else 0.0
+        ev = evidence_of(c.lanes, tops, named)
         kind = c.fragment.kind
         if kind not in verse_kind:
             verse_kind[kind] = settings.corpus.group_of(kind) is KindGroup.VERSES

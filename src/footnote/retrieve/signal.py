@@ -13,7 +13,7 @@ from footnote.corpus.records import Fragment
 from footnote.errors import StoreError
 from footnote.models.protocols import Embedder
 from footnote.store.protocol import SentenceVectorStore
-from footnote.text import Analyzer, content_terms, split_sentences, tokenize
+from footnote.text import Analyzer, content_terms, split_sentences, text_stems
 
 __all__ = ["address_only", "best_sentence_cosine", "content_terms", "lexical_overlap"]
 
@@ -27,7 +27,7 @@ def lexical_overlap(question: str, qlang: str, fragments: Sequence[Fragment], an
         return 0.0
     best = 0.0
     for f in fragments:
-        terms = set(analyzer.stem(tokenize(f.text), f.lang))
+        terms = text_stems(f.text, f.lang)
         best = max(best, len(q & terms) / len(q))
     return best
 

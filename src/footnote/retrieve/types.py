@@ -79,6 +79,15 @@ class Candidate:
         return tuple(sorted({h.lane.value for h in self.lanes}))
 
 
+def pooled(fragment: Fragment, score: float, lanes: tuple[LaneHit, ...], *, forced: bool, embedded: bool) -> Candidate:
+    """``Candidate(fragment, score, lanes, forced=…, embedded=…)`` without the frozen dataclass's
+    per-field ``object.__setattr__`` (the pool makes one for every fragment of every search)."""
+    new = object.__new__(Candidate)
+    new.__dict__.update(fragment=fragment, score=score, lanes=lanes, rerank=None, forced=forced, reserve=False,
+                        embedded=embedded)
+    return new
+
+
 def with_rerank(c: Candidate, value: float | None) -> Candidate:
     """``dataclasses.replace(c, rerank=value)`` without its per-field work (fusion does it for every
     candidate of every search): a shallow copy of the fields with ``rerank`` set."""

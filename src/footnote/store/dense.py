@@ -30,6 +30,7 @@ _SPARE = 0.2  # extra capacity allocated on a (re)build, as a share of the rows
 _MIN_SPARE = 1024
 _MAX_DEAD = 0.25  # compact when this share of rows is dead
 _SCORE_MEMO = 8  # query products remembered per snapshot (a turn's lanes share one query vector)
+_MASK_MEMO = 32  # row masks remembered per snapshot, one per kinds filter (the lanes ask for the same few)
 
 
 class _Buffers:
@@ -75,6 +76,10 @@ class DenseSnapshot:
     buffers: _Buffers
     # The lanes search one query vector once per kind group: the matrix–vector product is shared.
     _scores: dict[bytes, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    # kinds filter → (rows it leaves, None when that is every row; how many): np.isin over the kind codes
+    # on every call was a third of a small store's dense lane
+    _masks: dict[tuple[str, ...], tuple[np.ndarray | None, int]] = field(default_factory=dict, compare=False,
+                                                                         repr=False)
 
     @property
     def dim(self) -> int:
@@ -141,42 +146,55 @@ class DenseSnapshot:
         return self._view(generation, new, ids, kinds, None)
 
     def _product(self, query: np.ndarray) -> np.ndarray:
-        """``matrix @ query`` (a fresh copy the caller may modify), memoised for the last few queries."""
+        """``matrix @ query``, memoised for the last few queries (read-only: shared by the lanes)."""
         key = np.ascontiguousarray(query, dtype=np.float32).tobytes()
         cached = self._scores.get(key)
         if cached is None:
             cached = self.matrix @ query
+            cached.flags.writeable = False
             if len(self._scores) >= _SCORE_MEMO:
                 self._scores.clear()
             self._scores[key] = cached
-        return cached.copy()
+        return cached
+
+    def _mask(self, kinds: Sequence[str] | None) -> tuple[np.ndarray | None, int]:
+        """The rows a search over ``kinds`` (None: all) may return — None when that is every row — and
+        how many; memoised per snapshot, which never changes."""
+        key = tuple(kinds) if kinds is not None else None
+        if key is not None and key in self._masks:
+            return self._masks[key]
+        mask = self.alive
+        if key is not None:
+            wanted = [self.kind_names[kd] for kd in key if kd in self.kind_names]
+            kind_mask = np.isin(self.kind_codes, np.asarray(wanted, dtype=np.int32)) if wanted \
+                else np.zeros(len(self.ids), dtype=bool)
+            mask = kind_mask if mask is None else (mask & kind_mask)
+        got = (None, len(self.ids)) if mask is None else (None if bool(mask.all()) else mask, int(mask.sum()))
+        if key is not None:
+            if len(self._masks) >= _MASK_MEMO:
+                self._masks.clear()
+            self._masks[key] = got
+        return got
 
     def search(self, query: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
         """Top-k rows by cosine with ``query`` (already L2-normalised), optionally only ``kinds``."""
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
+        mask, available = self._mask(kinds)
+        if available == 0:
+            return []
         scores = self._product(query)
-        mask = self.alive
-        if kinds is not None:
-            wanted = [self.kind_names[kd] for kd in kinds if kd in self.kind_names]
-            if not wanted:
-                return []
-            kind_mask = np.isin(self.kind_codes, np.asarray(wanted, dtype=np.int32))
-            mask = kind_mask if mask is None else (mask & kind_mask)
         if mask is not None:
-            available = int(mask.sum())
-            if available == 0:
-                return []
-            scores[~mask] = -np.inf
-            k = min(k, available)
-        k = min(k, n)
+            scores = np.where(mask, scores, np.float32(-np.inf))
+        k = min(k, available, n)
         if k < n:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
         else:
             top = np.argsort(-scores, kind="stable")
-        return [Hit(self.ids[i], float(scores[i])) for i in top]
+        ids = self.ids
+        return [Hit(ids[i], s) for i, s in zip(top.tolist(), scores[top].tolist(), strict=True)]
 
 
 class DenseCache:

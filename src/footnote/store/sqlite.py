@@ -48,6 +48,9 @@ from footnote.store.validate import check_batch_ids, check_cues, check_embedding
 log = logging.getLogger(__name__)
 
 
+_DIM_KEY = ("", "embedder_dim")  # the per-generation counts also keep the bound dimension (0: none)
+
+
 class SqliteStore(SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
@@ -649,32 +652,45 @@ class SqliteStore(SqliteConversations, SqliteMemory):
     def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
         """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
         none), read together in one snapshot — the retrieval pool needs both (``store.batch``). Rows
-        read are kept until the next write (``settings.sqlite_fragment_cache`` of them)."""
+        read are kept until the next write (``settings.sqlite_fragment_cache`` of them); when every row
+        asked is kept, only the generation is read (one statement: the rows are those of that generation)."""
         wanted = list(dict.fromkeys(fragment_ids))
-        with self._read() as conn:
-            rows, _ = self._cache_at(self._generation(conn))
-            binding = self._binding(conn)
-            dim = binding[1] if binding else 0
-            found = {fid: rows[fid] for fid in wanted if fid in rows}
-            missing = [fid for fid in wanted if fid not in found]
-            for i in range(0, len(missing), IN_CHUNK):
-                chunk = missing[i : i + IN_CHUNK]
-                q = (f"SELECT {FRAGMENT_COLS}, e.vec FROM fragments LEFT JOIN embeddings e ON e.rid = fragments.rid "
-                     f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
-                for row in conn.execute(q, chunk):
-                    found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
+        conn = self._conn()
+        self._drop_orphan_transaction(conn)  # a left-open transaction would show an old generation
+        rows, counts = self._cache_at(self._generation(conn))
+        dim = counts.get(_DIM_KEY)
+        found = {fid: rows[fid] for fid in wanted if fid in rows}
+        missing: list[str] = []
+        if dim is None or len(found) < len(wanted):
+            with self._read() as conn:
+                rows, counts = self._cache_at(self._generation(conn))
+                binding = self._binding(conn)
+                dim = counts[_DIM_KEY] = binding[1] if binding else 0
+                found = {fid: rows[fid] for fid in wanted if fid in rows}
+                missing = [fid for fid in wanted if fid not in found]
+                for i in range(0, len(missing), IN_CHUNK):
+                    chunk = missing[i : i + IN_CHUNK]
+                    q = (f"SELECT {FRAGMENT_COLS}, e.vec FROM fragments LEFT JOIN embeddings e ON e.rid = fragments.rid "
+                         f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
+                    for row in conn.execute(q, chunk):
+                        found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
         room = self.settings.sqlite_fragment_cache - len(rows)
         if room > 0 and missing:
             rows.update((fid, found[fid]) for fid in missing[:room] if fid in found)
-        mat = np.zeros((len(fragment_ids), dim), dtype=np.float32)
         frags: list[Fragment] = []
-        for j, fid in enumerate(fragment_ids):
+        blobs: list[bytes] = []
+        none = bytes(4 * dim)  # the zero vector: unknown id, or no vector yet
+        for fid in fragment_ids:
             got = found.get(fid)
             if got is None:
+                blobs.append(none)
                 continue
             frags.append(got[0])
-            if got[1] is not None and dim:
-                mat[j] = np.frombuffer(got[1], dtype="<f4", count=dim)
+            blob = got[1]
+            blobs.append(none if blob is None or len(blob) < 4 * dim else blob[: 4 * dim])
+        if not dim:
+            return frags, np.zeros((len(fragment_ids), 0), dtype=np.float32)
+        mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(fragment_ids), dim).astype(np.float32)
         return frags, mat
 
     # --- lanes ----------------------------------------------------------------------------------
@@ -722,8 +738,8 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != snap.matrix.shape[1]:
             raise StoreError(f"query vector has dim {q.shape[0]}, the store's vectors {snap.matrix.shape[1]}")
-        norm = float(np.linalg.norm(q))
-        if not np.isfinite(norm) or norm == 0.0:
+        norm = math.sqrt(float(q @ q))  # np.linalg.norm costs more than the product itself on a small store
+        if not math.isfinite(norm) or norm == 0.0:
             return []
         return snap.search(q / norm, k, kinds)
 
