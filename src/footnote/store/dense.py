@@ -78,8 +78,8 @@ class DenseSnapshot:
     _scores: dict[bytes, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # kinds filter → (rows it leaves, None when that is every row; how many): np.isin over the kind codes
     # on every call was a third of a small store's dense lane
-    _masks: dict[tuple[str, ...], tuple[np.ndarray | None, int]] = field(default_factory=dict, compare=False,
-                                                                         repr=False)
+    _masks: dict[tuple[str, ...] | None, tuple[np.ndarray | None, int]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @property
     def dim(self) -> int:
@@ -161,7 +161,7 @@ class DenseSnapshot:
         """The rows a search over ``kinds`` (None: all) may return — None when that is every row — and
         how many; memoised per snapshot, which never changes."""
         key = tuple(kinds) if kinds is not None else None
-        if key is not None and key in self._masks:
+        if key in self._masks:
             return self._masks[key]
         mask = self.alive
         if key is not None:
@@ -170,10 +170,9 @@ class DenseSnapshot:
                 else np.zeros(len(self.ids), dtype=bool)
             mask = kind_mask if mask is None else (mask & kind_mask)
         got = (None, len(self.ids)) if mask is None else (None if bool(mask.all()) else mask, int(mask.sum()))
-        if key is not None:
-            if len(self._masks) >= _MASK_MEMO:
-                self._masks.clear()
-            self._masks[key] = got
+        if len(self._masks) >= _MASK_MEMO:
+            self._masks.clear()
+        self._masks[key] = got
         return got
 
     def search(self, query: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
@@ -187,7 +186,7 @@ class DenseSnapshot:
         scores = self._product(query)
         if mask is not None:
             scores = np.where(mask, scores, np.float32(-np.inf))
-        k = min(k, available, n)
+        k = min(k, available)
         if k < n:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]

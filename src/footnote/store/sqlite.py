@@ -690,6 +690,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             blobs.append(none if blob is None or len(blob) < 4 * dim else blob[: 4 * dim])
         if not dim:
             return frags, np.zeros((len(fragment_ids), 0), dtype=np.float32)
+        # one read of the joined blobs; astype: a writable copy of our own, not a view of them
         mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(fragment_ids), dim).astype(np.float32)
         return frags, mat
 
