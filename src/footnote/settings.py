@@ -231,6 +231,12 @@ class StoreSettings(_Frozen):
         "most this many pooled connections, each one pipelined round trip, run concurrently (1: one connection, "
         "one round trip for the whole batch).",
     )
+    pg_lexical_one_statement: bool = Field(
+        True,
+        description="PostgreSQL: the stemmed and unstemmed lexical lanes of one query in one batch run as ONE statement "
+        "on one connection (both rankings, each hit's row sent once): the two lanes mostly find the same fragments, "
+        "which two statements read, send and decode twice. Off: one statement per lane (for measuring the difference).",
+    )
     pg_pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     pg_connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
     pg_jit: bool = Field(

@@ -43,6 +43,7 @@ from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, 
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.memory_pg import PgMemory
 from footnote.store.pg_exact import ExactGroups, Group, GroupKey, group_from_rows
+from footnote.store.pg_lexical import FIRST, SECOND, pair_sql
 from footnote.store.pg_support import (
     BULK_LOCK,
     CLAIM_LOCK,
@@ -117,6 +118,8 @@ _TEXT_ROWS_SQL = ("SELECT h.id, h.s, " + _ROW_COLS + " FROM (SELECT q.*, row_num
                   " q(id, s)) h " + _ROW_JOIN.format(hit="h") + " ORDER BY h.o")
 #: Rows per fragment row in rows mode: hit columns first, then these.
 _ROW_WIDTH = 9
+#: What a text statement's results belong to: a call's index, or (stemmed, unstemmed) for paired lexical lanes.
+TextKey = int | tuple[int, int]
 
 
 def _source(row: Sequence[Any]) -> Source:
@@ -935,6 +938,9 @@ class PostgresStore(PgConversations, PgMemory):
         if any(isinstance(c, DenseCall) and c.kinds is not None for c in calls):
             with self._pool.connection(autocommit=True) as conn:
                 counts = self._embedded_by_kind(conn)
+        # and the lexical calls of one query (stemmed and unstemmed: one statement, see _search_batch)
+        by_query: dict[tuple[Any, ...], list[int]] = {}
+        pair = bool(self.settings.pg_lexical_one_statement)
         for i, c in enumerate(calls):
             if isinstance(c, DenseCall) and counts is not None and self._shares_scan(c, counts):
                 key = np.asarray(c.vector, dtype=np.float32).tobytes()
@@ -942,6 +948,12 @@ class PostgresStore(PgConversations, PgMemory):
                     by_vec[key] = []
                     units.append(by_vec[key])
                 by_vec[key].append(i)
+            elif pair and isinstance(c, LexicalCall):
+                qkey = (c.query, c.k, c.lang, c.kinds)
+                if qkey not in by_query:
+                    by_query[qkey] = []
+                    units.append(by_query[qkey])
+                by_query[qkey].append(i)
             else:
                 units.append([i])
         have = None if rows is None else list(rows)
@@ -973,7 +985,8 @@ class PostgresStore(PgConversations, PgMemory):
         statement also returns its hits' fragment rows and vectors (those not in ``have``)."""
         out: list[list[Hit]] = [[] for _ in calls]
         got: dict[str, tuple[Fragment, np.ndarray]] = {}
-        text: list[tuple[int, str, Any]] = []  # (call index, sql, params)
+        text: list[tuple[TextKey, str, Any]] = []  # (call index — a pair of them for paired lexical lanes —, sql, params)
+        lexical: dict[tuple[Any, ...], dict[bool, tuple[int, str, dict[str, Any]]]] = {}  # query → stemmed → statement
         dense: list[tuple[int, str, dict[str, Any]]] = []  # (call index, where, params)
         trigram = False
         for i, c in enumerate(calls):
@@ -984,7 +997,11 @@ class PostgresStore(PgConversations, PgMemory):
             elif isinstance(c, LexicalCall):
                 stmt = self._lexical_sql(c)
                 if stmt is not None:
-                    text.append((i, *stmt))
+                    lanes = lexical.setdefault((c.query, c.k, c.lang, c.kinds), {})
+                    if c.stemmed in lanes:  # the same call twice: its own statement
+                        text.append((i, *stmt))
+                    else:
+                        lanes[c.stemmed] = (i, *stmt)
             elif isinstance(c, AddressCall):
                 if c.k > 0:
                     text.append((i, "SELECT id, 1.0 FROM fragments WHERE book_key = %(b)s AND loc = %(l)s"
@@ -997,10 +1014,18 @@ class PostgresStore(PgConversations, PgMemory):
                     text.append((i, "SELECT id, word_similarity(%(q)s, addr_key || ' ' || source_id || ' ' || left(tokens, 256)) AS s"
                                     " FROM fragments WHERE %(q)s <%% (addr_key || ' ' || source_id || ' ' || left(tokens, 256))"
                                     " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
-        if not text and not dense:
+        paired: list[tuple[TextKey, str, Any]] = []
+        for lanes in lexical.values():
+            if len(lanes) == 2 and self.settings.pg_lexical_one_statement:
+                (i_s, sql_s, p_s), (i_p, sql_p, p_p) = lanes[True], lanes[False]
+                paired.append(((i_s, i_p), *pair_sql((sql_s, p_s), (sql_p, p_p), have, _ROW_COLS)))
+            else:
+                text += lanes.values()
+        if not text and not paired and not dense:
             return out, got
         if have is not None:
             text = [(i, _TEXT_ROWS_SQL.format(inner=sql), {**params, "have": have}) for i, sql, params in text]
+        text += paired
         t0 = time.perf_counter()
         ann: list[tuple[int, str, dict[str, Any]]] = []  # kind-filtered HNSW scans
         ann_all: list[tuple[int, str, dict[str, Any]]] = []  # unfiltered ones (a call of every kind)
@@ -1052,10 +1077,16 @@ class PostgresStore(PgConversations, PgMemory):
                     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                         conn.execute("ROLLBACK")
                     conn.autocommit = False
-            for i, cur in cursors:
-                positive = isinstance(calls[i], LexicalCall | TrigramCall)
+            for key, cur in cursors:
                 fetched = cur.fetchall()
-                out[i] = [Hit(r[0], float(r[1])) for r in fetched if not positive or float(r[1]) > 0]
+                if isinstance(key, tuple):  # paired lexical lanes: (tag, id, score, row…)
+                    for tag, j in ((FIRST, key[0]), (SECOND, key[1])):
+                        out[j] = [Hit(r[1], float(r[2])) for r in fetched if r[0] == tag and float(r[2]) > 0]
+                    if have is not None:
+                        _take_rows(fetched, 3, got, self._dim or 0)
+                    continue
+                positive = isinstance(calls[key], LexicalCall | TrigramCall)
+                out[key] = [Hit(r[0], float(r[1])) for r in fetched if not positive or float(r[1]) > 0]
                 if have is not None:
                     _take_rows(fetched, 2, got, self._dim or 0)
             short: list[int] = []
@@ -1170,10 +1201,10 @@ class PostgresStore(PgConversations, PgMemory):
             return self._executor
 
     def _pipeline(
-        self, conn: psycopg.Connection[Any], text: list[tuple[int, str, Any]], ann: list[tuple[int, str, Any]],
+        self, conn: psycopg.Connection[Any], text: Sequence[tuple[TextKey, str, Any]], ann: list[tuple[int, str, Any]],
         exact: list[tuple[int, str, Any]], trigram: bool, scans: list[tuple[list[int], str, Any]], ef: int = 0,
         binary: bool = False, ef_shared: int = 0, ann_all: list[tuple[int, str, Any]] | None = None,
-    ) -> tuple[list[tuple[int, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
+    ) -> tuple[list[tuple[TextKey, psycopg.Cursor[Any]]], list[tuple[list[int], psycopg.Cursor[Any]]]]:
         """Send every statement in one pipeline (one Sync): BEGIN, local settings, the text lanes, the
         unfiltered HNSW scans — shared ones and ``ann_all`` — (``hnsw.ef_search`` ``ef_shared``, raised to
         their limit or k) and the kind-filtered ones (``ef``, raised to k), the exact dense lanes (index
@@ -1184,7 +1215,7 @@ class PostgresStore(PgConversations, PgMemory):
         def run(sql: str, params: Any) -> psycopg.Cursor[Any]:
             return conn.cursor(binary=True).execute(sql, params) if binary else conn.execute(sql, params)
 
-        cursors: list[tuple[int, psycopg.Cursor[Any]]] = []
+        cursors: list[tuple[TextKey, psycopg.Cursor[Any]]] = []
         shared: list[tuple[list[int], psycopg.Cursor[Any]]] = []
         with conn.pipeline():
             conn.execute("BEGIN")
