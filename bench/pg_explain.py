@@ -24,7 +24,6 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,23 +35,7 @@ from search import queries
 
 from footnote.engine import Engine
 from footnote.settings import load_settings
-
-
-@contextlib.contextmanager
-def captured() -> Iterator[list[tuple[int, str, Any]]]:
-    """Every (backend pid, sql, params) the store's connections execute inside the block."""
-    log: list[tuple[int, str, Any]] = []
-    orig = psycopg.Cursor.execute  # Connection.execute goes through it too
-
-    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        log.append((self.connection.info.backend_pid, str(query), params))
-        return orig(self, query, params, **kw)
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield log
-    finally:
-        psycopg.Cursor.execute = orig  # type: ignore[method-assign]
+from footnote.testing.pgcapture import captured
 
 
 def backend_cpu_ns(pids: set[int]) -> int:

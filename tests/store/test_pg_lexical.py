@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,6 +14,7 @@ from footnote.store.batch import DenseCall, LaneCall, LexicalCall
 from footnote.store.pg_lexical import pair_sql
 from footnote.store.pg_support import register_vector
 from footnote.store.protocol import Store
+from footnote.testing.pgcapture import captured
 from footnote.testing.store_conformance import distinct_texts, embed_query, make_fragments, make_source, put
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
@@ -32,22 +31,9 @@ def _open(url: str, **kw: object) -> Store:
     return open_store(url, StoreSettings(url=url, **kw))  # type: ignore[arg-type]
 
 
-@contextlib.contextmanager
-def _lexical_statements() -> Iterator[list[str]]:
-    """The lexical statements (those reading ``fragment_terms``) any connection executes in the block."""
-    seen: list[str] = []
-    orig = psycopg.Cursor.execute
-
-    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        if "fragment_terms" in str(query):
-            seen.append(str(query))
-        return orig(self, query, params, **kw)
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        psycopg.Cursor.execute = orig  # type: ignore[method-assign]
+def _lexical(statements: list[tuple[int, str, Any]]) -> int:
+    """How many of the captured statements are lexical ones (they read ``fragment_terms``)."""
+    return sum("fragment_terms" in sql for _, sql, _ in statements)
 
 
 def _fill(s: Store) -> None:
@@ -72,12 +58,12 @@ def test_paired_lanes_give_each_lane_its_own_hits_in_fewer_statements(pg_url: st
     try:
         _fill(paired)
         calls = _calls()
-        with _lexical_statements() as seen:
+        with captured() as seen:
             want = single.search_many(calls)  # type: ignore[attr-defined]
-        assert len(seen) == 7
-        with _lexical_statements() as seen:
+        assert _lexical(seen) == 7
+        with captured() as seen:
             got = paired.search_many(calls)  # type: ignore[attr-defined]
-        assert len(seen) == 4  # three pairs (one matching nothing) and the lone lane
+        assert _lexical(seen) == 4  # three pairs (one matching nothing) and the lone lane
         assert [[h.fragment_id for h in hs] for hs in got] == [[h.fragment_id for h in hs] for hs in want]
         for g, w in zip(got, want, strict=True):
             assert [h.score for h in g] == [h.score for h in w]
