@@ -11,11 +11,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from footnote.store.batch import LexicalCall
+
 #: A named parameter of a statement (``%(name)s``).
 _PARAM = re.compile(r"%\((\w+)\)s")
 
 #: The lane tag of each hit of a paired statement (its first column): 0 the first statement, 1 the second.
 FIRST, SECOND = 0, 1
+
+
+def pair_key(c: LexicalCall) -> tuple[Any, ...]:
+    """What the two lanes of one query share: calls with the same key (one stemmed, one not) are paired."""
+    return (c.query, c.k, c.lang, c.kinds)
 
 
 def pair_sql(

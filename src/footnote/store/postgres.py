@@ -43,7 +43,7 @@ from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, 
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.memory_pg import PgMemory
 from footnote.store.pg_exact import ExactGroups, Group, GroupKey, group_from_rows
-from footnote.store.pg_lexical import FIRST, SECOND, pair_sql
+from footnote.store.pg_lexical import FIRST, SECOND, pair_key, pair_sql
 from footnote.store.pg_support import (
     BULK_LOCK,
     CLAIM_LOCK,
@@ -950,7 +950,7 @@ class PostgresStore(PgConversations, PgMemory):
                     units.append(by_vec[key])
                 by_vec[key].append(i)
             elif pair and isinstance(c, LexicalCall):
-                qkey = (c.query, c.k, c.lang, c.kinds)
+                qkey = pair_key(c)
                 if qkey not in by_query:
                     by_query[qkey] = []
                     units.append(by_query[qkey])
@@ -998,7 +998,7 @@ class PostgresStore(PgConversations, PgMemory):
             elif isinstance(c, LexicalCall):
                 stmt = self._lexical_sql(c)
                 if stmt is not None:
-                    lanes = lexical.setdefault((c.query, c.k, c.lang, c.kinds), {})
+                    lanes = lexical.setdefault(pair_key(c), {})
                     if c.stemmed in lanes:  # the same call twice: its own statement
                         text.append((i, *stmt))
                     else:
