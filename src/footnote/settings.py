@@ -682,6 +682,20 @@ class RetrieveSettings(_Frozen):
         "(PostgreSQL: joined in the same statement, so the pool reads nothing afterwards — one round trip fewer per "
         "batch). Off: the pool reads them (prefetch_text_hits, then the rest after the dense lanes).",
     )
+    dense_rows_floor: bool = Field(
+        True,
+        description="With lane_rows: a dense lane returns the rows only of the hits whose cosine could pass the "
+        "pool's pre-floor (the one expected for the query's language and the majority language the pool had at "
+        "the previous search in it, less dense_rows_floor_margin); the others come back as id, cosine and language, "
+        "which is all the pool uses of a hit it drops. If the pre-floor that applies turns out lower, the pool reads "
+        "the ones it may keep: the candidates are the same either way. PostgreSQL's shared HNSW scan at 100k "
+        "fragments: about three in four of its rows not read, sent or decoded (docs/postgres.md).",
+    )
+    dense_rows_floor_margin: float = Field(
+        0.01, ge=0.0,
+        description="How far below the smallest pre-floor dense_rows_floor leaves the rows out: the server's cosine "
+        "and the pool's (numpy, float32) differ in the last digits, so a hit within this of a pre-floor is read.",
+    )
     overlap_lanes: bool = Field(
         True,
         description="Run the text lanes (lexical, address, trigram) in a worker thread while the query is embedded, "

@@ -741,6 +741,39 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
         proxy.close()
 
 
+def test_shared_scan_leaves_out_the_rows_below_rows_min(pg_url: str) -> None:
+    """Rows mode with a dense call's ``rows_min`` (retrieve.dense_rows_floor): the shared HNSW scan sends the
+    rows of its hits at or above it, and for the others their language instead — the hits and scores are
+    those of ``search_many``."""
+    from dataclasses import replace
+
+    from footnote.store.batch import DenseCall
+
+    s = _open(pg_url, pg_exact_search_max=0, pg_shared_scan_min_share=0.25, pg_batch_connections=1)
+    try:
+        s.bind_embedder("hash", 64)
+        texts = distinct_texts(200, seed=12)
+        _fill_kinds(s, texts, 120, 140, "rmin")
+        q = embed_query(texts[150])
+        calls = [DenseCall(q, 20, ("letter",)), DenseCall(q, 20, ("commentary",))]
+        want = s.search_many(calls)  # type: ignore[attr-defined]
+        floor = float(np.median([h.score for hs in want for h in hs]))
+        rows: dict[str, tuple[Any, np.ndarray]] = {}
+        got = s.search_many_rows([replace(c, rows_min=floor) for c in calls], rows)  # type: ignore[attr-defined]
+        assert [[(h.fragment_id, h.score) for h in hs] for hs in got] == \
+            [[(h.fragment_id, h.score) for h in hs] for hs in want]
+        hits = [h for hs in got for h in hs]
+        above = [h for h in hits if h.score >= floor]
+        below = [h for h in hits if h.score < floor]
+        assert above and below
+        assert sorted(rows) == sorted(h.fragment_id for h in above)
+        assert all(h.lang is None for h in above)
+        langs = {f.id: f.lang for f in s.get_fragments([h.fragment_id for h in below])}
+        assert [h.lang for h in below] == [langs[h.fragment_id] for h in below]
+    finally:
+        s.close()
+
+
 def test_reads_of_one_statement_are_one_round_trip_and_jit_is_off(pg_url: str) -> None:
     """The search path's reads (the fragments, their vectors, the curated notes) go in autocommit: one
     round trip each, not three (psycopg's implicit BEGIN and closing ROLLBACK); and Footnote's sessions

@@ -151,3 +151,58 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
     finally:
         for e in (plain, prefetching, merging, rows, rows_merged, first):
             e.close()
+
+
+def test_dense_rows_left_out_below_the_prefloor_keep_the_results(engines: tuple[Engine, Engine],
+                                                                 questions: list[dict[str, Any]]) -> None:
+    """``retrieve.dense_rows_floor``: the shared HNSW scan leaves out the rows of hits below the pre-floor the
+    search expects, and the pool drops them unread — or reads them after all where the pre-floor that applies
+    is lower (a Russian question over the English corpus, the first time: ru-en's pre-floor, not the
+    expected ru-ru one).
+    The candidates, their scores and the verdicts are those of a full read, to the last bit."""
+    from footnote.models.embedders import HashEmbedder
+    from footnote.store import open_store
+
+    _, pg = engines
+    assert pg.embedder is not None
+    dim = pg.embedder.dim
+    t = {"bail_out": 0.3, "sufficient": 0.5, "good_enough": 0.6, "min_lectures": 2, "fallback_min_score": 0.3,
+         "reserve_floor": 0.25}
+    gate = {"hash": {"default": {**t, "prefloor": 0.2}, "by_lang_pair": {"ru-en": {**t, "prefloor": -0.5}},
+                     "fitted_on": "test"}}
+    # every dense call through the shared HNSW scan (the store is small enough for exact scans otherwise)
+    base = {"store.pg_exact_search_max": 0, "store.pg_shared_scan_min_share": 0.0, "gate.by_embedder": gate}
+
+    def engine(**over: Any) -> Engine:
+        s = pg.settings.with_overrides(**base, **over)
+        return Engine(s, open_store(s.store.url, s.store), HashEmbedder(dim))
+
+    on, off = engine(), engine(**{"retrieve.dense_rows_floor": False})
+    counts = {"en": [0, 0], "ru": [0, 0]}  # rows left out, rows the pool read
+    below: list[str] = []  # questions with dense hits left out below the default pre-floor
+    try:
+        # English first; then Russian, starting with a question that has hits between ru-en's pre-floor and
+        # the one the lanes expect the first time (ru-ru's: the default)
+        for lang in ("en", "ru", "ru"):
+            for text in below + [q["question"] for q in questions[:10] if q["question"] not in below] \
+                    if lang == "ru" else [q["question"] for q in questions[:10]]:
+                a, b = on.search(text, lang=lang), off.search(text, lang=lang)
+                assert [(c.fragment, c.score, c.rerank) for c in a.candidates] == \
+                    [(c.fragment, c.score, c.rerank) for c in b.candidates], (lang, text)
+                assert (a.verdict, a.signal.value) == (b.verdict, b.signal.value)
+                pool_a = next(t for t in a.trace if t.name == "pool")
+                pool_b = next(t for t in b.trace if t.name == "pool")
+                assert pool_a.counts["pooled"] == pool_b.counts["pooled"]
+                assert pool_a.counts["below_prefloor"] == pool_b.counts["below_prefloor"]
+                assert pool_b.counts["rows_left_out"] == pool_b.counts["read"] == 0
+                counts[lang][0] += pool_a.counts["rows_left_out"]
+                counts[lang][1] += pool_a.counts["read"]
+                if lang == "en" and pool_a.counts["rows_left_out"]:
+                    below.append(text)
+    finally:
+        on.close()
+        off.close()
+    assert below and counts["en"][0] > 0 and counts["en"][1] == 0  # dropped unread, nothing read back
+    # the first Russian question expected ru-ru's pre-floor and read back every row ru-en's keeps; after it,
+    # the lanes expect ru-en's (below every cosine here) and leave nothing out
+    assert counts["ru"][0] == 0 and counts["ru"][1] > 0

@@ -29,6 +29,7 @@ DENSE_LANE: dict[KindGroup, Lane] = {
     KindGroup.VERSES: Lane.DENSE_VERSES,
     KindGroup.LIBRARY: Lane.DENSE_LIBRARY,
 }
+DENSE_LANES: frozenset[Lane] = frozenset(DENSE_LANE.values())
 LEXICAL_LANES: frozenset[Lane] = frozenset({Lane.LEXICAL_STEMMED, Lane.LEXICAL_UNSTEMMED})
 FORCING_LANES: frozenset[Lane] = frozenset({Lane.LEXICAL_STEMMED, Lane.LEXICAL_UNSTEMMED, Lane.ADDRESS, Lane.TRIGRAM})
 
@@ -81,10 +82,14 @@ class LanePool:
     queries_run: set[tuple[str, str]] = field(default_factory=set)  # (lane, query)
     # fragments and vectors already read (prefetched while the query was embedded): id → (fragment, vector)
     rows: dict[str, tuple[Fragment, np.ndarray]] = field(default_factory=dict)
+    # the language of dense hits whose rows a lane left out (below its rows floor: the pool drops them)
+    langs: dict[str, str] = field(default_factory=dict)
 
     def add(self, lane: Lane, query: str, found: Sequence[Hit]) -> int:
         for rank, h in enumerate(found):
             self.hits.setdefault(h.fragment_id, []).append(LaneHit(lane, query, rank, float(h.score)))
+            if h.lang is not None:
+                self.langs[h.fragment_id] = h.lang
         self.queries_run.add((lane.value, query))
         return len(found)
 
@@ -123,8 +128,11 @@ def text_calls(settings: Settings, queries: Sequence[LaneQuery], pool: LanePool,
     return out
 
 
-def dense_calls(settings: Settings, queries: Sequence[LaneQuery], vectors: np.ndarray, pool: LanePool) -> list[PlannedCall]:
-    """One dense call per query and kind group not yet run (``vectors`` rows aligned with ``queries``)."""
+def dense_calls(
+    settings: Settings, queries: Sequence[LaneQuery], vectors: np.ndarray, pool: LanePool, rows_min: float | None = None
+) -> list[PlannedCall]:
+    """One dense call per query and kind group not yet run (``vectors`` rows aligned with ``queries``;
+    ``rows_min``: the cosine below which a hit's row may be left out, see ``DenseCall``)."""
     rs = settings.retrieve
     groups = kinds_by_group(settings)
     out: list[PlannedCall] = []
@@ -132,7 +140,7 @@ def dense_calls(settings: Settings, queries: Sequence[LaneQuery], vectors: np.nd
         for group, kinds in groups.items():
             lane = DENSE_LANE[group]
             if not pool.ran(lane, q.text):
-                out.append(PlannedCall(lane, q.text, DenseCall(vectors[i], rs.dense_k, tuple(kinds))))
+                out.append(PlannedCall(lane, q.text, DenseCall(vectors[i], rs.dense_k, tuple(kinds), rows_min)))
     return out
 
 
@@ -186,6 +194,7 @@ def run_lanes(
     executor: Executor | None = None,
     embed_first: bool = False,
     parallel_text: bool = False,
+    rows_min: float | None = None,
 ) -> tuple[list[StageTrace], np.ndarray | None]:
     """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
     the traces and the query vectors.
@@ -202,7 +211,8 @@ def run_lanes(
     for a query embedding that uses every core while the store computes on the same machine, where
     the text lanes would only slow it down (``retrieve.embed_first``). A store without ``search_many``
     (SQLite) then runs the text lanes on the ``executor`` while the dense lanes run here, if
-    ``parallel_text`` (a store large enough for that to pay)."""
+    ``parallel_text`` (a store large enough for that to pay). ``rows_min``: the dense calls' rows floor
+    (``DenseCall.rows_min``; the pool drops a hit below it, see ``Retriever.rows_floor``)."""
     suffix = "" if round_no == 1 else f"@round{round_no}"
     texts = text_calls(settings, queries, pool, lang=lang)
     rs = settings.retrieve
@@ -212,7 +222,7 @@ def run_lanes(
     beside = False  # the text lanes ran beside the dense lanes (embed_first, parallel_text)
     if embed_first:
         vectors = embed()
-        dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+        dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
         merged = callable(getattr(store, "search_many", None))
         if merged:
             text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
@@ -241,7 +251,7 @@ def run_lanes(
             merged = not wait([future], timeout=rs.ready_vector_wait_ms / 1000).not_done
         if merged:
             vectors = future.result()
-            dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+            dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
             text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
         else:
             try:
@@ -254,7 +264,7 @@ def run_lanes(
         text_res = _run_batch(store, texts, pool, rows)
         vectors = embed()
     if not merged and not embed_first:
-        dense = dense_calls(settings, queries, vectors, pool) if vectors is not None else []
+        dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
         dense_res = _run_batch(store, dense, pool, rows)
     traces: list[StageTrace] = []
     lane_ms: dict[Lane, float] = {}

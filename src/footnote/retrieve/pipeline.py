@@ -24,9 +24,17 @@ from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
-from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
+from footnote.retrieve.lanes import (
+    DENSE_LANE,
+    FORCING_LANES,
+    LanePool,
+    LaneQuery,
+    plan_queries,
+    run_lanes,
+)
 from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
+from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
 from footnote.retrieve.signal import address_only, best_sentence_cosine, lexical_overlap
@@ -131,6 +139,7 @@ class Retriever:
         self._in_flight = 0  # searches running now (embed_first applies to a search that runs alone)
         self._embedded = 0  # the store's embedded fragments, as of the background sample's last refresh
         self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
+        self._corpus_langs: dict[str, str] = {}  # query language → the pool's majority language last time
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -178,15 +187,17 @@ class Retriever:
             got[0], vecs = self._embed(question, queries, traces, "embed", lexical)
             return vecs
 
+        rows_min = None if lexical else self.rows_floor(plan.lang)
         lane_traces, _ = run_lanes(self.store, s, queries, embed_round1, pool, lang=plan.lang, round_no=1,
-                                   executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside)
+                                   executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside,
+                                   rows_min=rows_min)
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
         mem = self._memory(question, qvec, plan.lang, traces, not_pinned)
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
-        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem)
+        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
         rounds, calls = 1, 0
         plans = [plan]
         max_rounds = 1 if lean else s.gate.max_rounds  # lean policy: no second round, no regeneration call
@@ -214,9 +225,10 @@ class Retriever:
                 return self._embed(None, qs, traces, name, lexical)[1]
 
             lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
-                                       executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside)
+                                       executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside,
+                                       rows_min=rows_min)
             traces.extend(lane_traces)
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem)
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
@@ -273,6 +285,17 @@ class Retriever:
         background sample read last)."""
         self._background_vectors()  # keeps the count fresh (cached: no read on most searches)
         return self._embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
+
+    def rows_floor(self, qlang: str) -> float | None:
+        """The cosine below which a dense lane may leave a hit's row out (``retrieve.dense_rows_floor``): the
+        pre-floor this search expects — the one of the query's language and the pool's majority language
+        at the previous search in that language (at first, the query's own) — less the margin. Only
+        speed depends on the guess: the pool reads what a lower pre-floor than expected could keep."""
+        rs = self.settings.retrieve
+        if self.embedder is None or not (rs.lane_rows and rs.dense_rows_floor):
+            return None
+        corpus = self._corpus_langs.get(qlang, qlang)
+        return self._thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin
 
     def _dense_lane(self, kind: str) -> Lane:
         return DENSE_LANE[self.settings.corpus.group_of(kind)]
@@ -332,43 +355,20 @@ class Retriever:
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
         lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: _Memory | None = None,
+        rows_min: float | None = None,
     ) -> _Ranked:
+        """``rows_min``: the floor the dense lanes left rows out below (:meth:`rows_floor`)."""
         s, rs = self.settings, self.settings.retrieve
         # pool: fragments and their true cosine to the question
         t0 = time.perf_counter()
-        ids = list(pool.hits)
-        mat: np.ndarray | None = None
-        read = 0  # fragments the pool had to read (the lanes brought none of their rows)
-        both = getattr(self.store, "get_fragments_with_embeddings", None)  # (FragmentsWithEmbeddings)
-        if qvec is not None and ids and callable(both):
-            unread = [i for i in ids if i not in pool.rows]  # some were read while the query was embedded
-            read = len(unread)
-            got, unread_mat = both(unread) if unread else ([], np.zeros((0, qvec.shape[0]), dtype=np.float32))
-            frags = {f.id: f for f in got}
-            if not pool.rows and len(frags) == len(ids):  # nothing read before, nothing missing: as read
-                mat = unread_mat
-            else:
-                vec_of = {i: unread_mat[j] for j, i in enumerate(unread)}
-                for i, (f, v) in pool.rows.items():
-                    frags[i], vec_of[i] = f, v
-                ids = [i for i in ids if i in frags]
-                mat = (np.vstack([vec_of[i] for i in ids]) if ids
-                       else np.zeros((0, qvec.shape[0]), dtype=np.float32))
-            cos = mat @ qvec.astype(np.float32)
-            has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
-        else:
-            frags = {f.id: f for f in self.store.get_fragments(ids)}
-            read = len(ids)
-            ids = [i for i in ids if i in frags]
-            if qvec is not None and ids:
-                mat = self.store.get_embeddings(ids)
-                cos = mat @ qvec.astype(np.float32)
-                has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
-            else:
-                cos = np.zeros(len(ids), dtype=np.float32)
-                # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
-                has_vec = np.full(len(ids), self.embedder is None, dtype=bool)
-        corpus_lang = _majority_lang([frags[i].lang for i in ids], s.corpus.default_lang)
+        pr = read_pool(
+            self.store, pool, qvec, embedder=self.embedder is not None, rows_min=None if lexical else rows_min,
+            margin=rs.dense_rows_floor_margin,
+            prefloor_of=lambda langs: self._thresholds(qlang, majority_lang(langs, s.corpus.default_lang), lexical).prefloor,
+        )
+        ids, frags, mat, cos, has_vec, read = pr.ids, pr.frags, pr.mat, pr.cos, pr.has_vec, pr.read
+        corpus_lang = majority_lang(pr.langs, s.corpus.default_lang)
+        self._corpus_langs[qlang] = corpus_lang  # what the next search in this language expects (rows_floor)
         th0 = self._thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
         dropped = 0
@@ -381,8 +381,8 @@ class Retriever:
                 continue
             cands.append(pooled(frags[i], c, hits, forced=forced, embedded=emb))
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
-            "pooled": len(ids), "forced": sum(c.forced for c in cands), "below_prefloor": dropped,
-            "kept": len(cands), "read": read,
+            "pooled": len(ids) + pr.left_out, "forced": sum(c.forced for c in cands),
+            "below_prefloor": dropped + pr.left_out, "kept": len(cands), "read": read, "rows_left_out": pr.left_out,
         }, {"prefloor": th0.prefloor}))
 
         # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected
@@ -581,15 +581,6 @@ def _cap(cands: list[Candidate], cap: int, protect: int, *, by_cosine: bool) -> 
     prot = [x for x in keyed if x[1]][:cap]
     rest = [x for x in keyed if not x[1]][: max(0, cap - len(prot))]
     return [x[2] for x in sorted(prot + rest, key=lambda x: x[0])], len(prot)
-
-
-def _majority_lang(langs: Sequence[str], default: str) -> str:
-    if not langs:
-        return default
-    counts: dict[str, int] = {}
-    for lg in langs:
-        counts[lg] = counts.get(lg, 0) + 1
-    return max(counts, key=lambda k: (counts[k], k == default))
 
 
 def _merge_plans(plans: list[QueryPlan]) -> QueryPlan:

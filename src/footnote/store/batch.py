@@ -23,6 +23,9 @@ class DenseCall:
     vector: np.ndarray
     k: int
     kinds: tuple[str, ...] | None = None
+    # rows mode: a store may leave out the rows of hits whose cosine is below this, returning them as
+    # ``Hit(id, cosine, lang)`` instead (retrieve.dense_rows_floor); None: every hit's row
+    rows_min: float | None = None
 
 
 @dataclass(frozen=True)

@@ -161,31 +161,40 @@ def _shared_scan(
     calls: Sequence[LaneCall], members: list[int], q: Vec, limit: int, have: list[str] | None
 ) -> tuple[str, dict[str, Any]]:
     """The statement of one unfiltered HNSW scan shared by several kind groups (``members``): (id,
-    kind, 1 - d) of the ``limit`` nearest. In rows mode also the rows of the ones each group keeps —
-    its k nearest of its kinds, ranked as the caller ranks them (distance, then id)."""
+    kind, 1 - d) of the ``limit`` nearest. In rows mode (id, kind, 1 - d, lang), then the rows of the ones
+    each group keeps — its k nearest of its kinds, ranked as the caller ranks them (distance, then id) —
+    except those below the calls' ``rows_min`` (their lang is what the caller gets of them)."""
     if have is None:
         return ("SELECT id, kind, 1 - (embedding <=> %(q)b) FROM fragments WHERE embedding IS NOT NULL"
                 " ORDER BY embedding <=> %(q)b LIMIT %(lim)s", {"q": q, "lim": limit})
     gm: list[int] = []
     gkind: list[str] = []
     gk: list[int] = []
+    floors: list[float | None] = []
     for i in members:
         c = calls[i]
         assert isinstance(c, DenseCall) and c.kinds is not None
+        floors.append(c.rows_min)
         for kind in dict.fromkeys(c.kinds):
             gm.append(i)
             gkind.append(kind)
             gk.append(int(c.k))
-    sql = ("WITH c AS MATERIALIZED (SELECT id, kind, embedding <=> %(q)b AS d FROM fragments WHERE embedding IS NOT NULL"
-           " ORDER BY embedding <=> %(q)b LIMIT %(lim)s),"
-           " g AS (SELECT c.id, g.k, row_number() OVER (PARTITION BY g.m ORDER BY c.d, c.id) AS rn FROM c"
+    # one floor for the scan: the lowest of its calls' (none if any call wants every row)
+    rows_min = None if any(f is None for f in floors) else min(f for f in floors if f is not None)
+    sql = ("WITH c AS MATERIALIZED (SELECT id, kind, lang, embedding <=> %(q)b AS d FROM fragments"
+           " WHERE embedding IS NOT NULL ORDER BY embedding <=> %(q)b LIMIT %(lim)s),"
+           " g AS (SELECT c.id, c.d, g.k, row_number() OVER (PARTITION BY g.m ORDER BY c.d, c.id) AS rn FROM c"
            " JOIN unnest(%(gm)s::int[], %(gkind)s::text[], %(gk)s::int[]) AS g(m, kind, k) ON g.kind = c.kind),"
            # the kept rows joined first (materialised): a LEFT JOIN straight from c would probe the
            # primary key for every one of the `limit` rows and drop the others' rows afterwards
-           f" kf AS MATERIALIZED (SELECT {_ROW_COLS} FROM (SELECT DISTINCT id FROM g WHERE rn <= k) keep"
-           " JOIN fragments f ON f.id = keep.id WHERE NOT (f.id = ANY(%(have)s)))"
-           " SELECT c.id, c.kind, 1 - c.d, kf.* FROM c LEFT JOIN kf ON kf.id = c.id")
-    return sql, {"q": q, "lim": limit, "gm": gm, "gkind": gkind, "gk": gk, "have": have}
+           f" kf AS MATERIALIZED (SELECT {_ROW_COLS} FROM (SELECT DISTINCT id FROM g WHERE rn <= k"
+           + (" AND 1 - d >= %(rmin)s" if rows_min is not None else "") +
+           ") keep JOIN fragments f ON f.id = keep.id WHERE NOT (f.id = ANY(%(have)s)))"
+           " SELECT c.id, c.kind, 1 - c.d, c.lang, kf.* FROM c LEFT JOIN kf ON kf.id = c.id")
+    params: dict[str, Any] = {"q": q, "lim": limit, "gm": gm, "gkind": gkind, "gk": gk, "have": have}
+    if rows_min is not None:
+        params["rmin"] = float(rows_min)
+    return sql, params
 
 
 def _take_rows(
@@ -1091,16 +1100,21 @@ class PostgresStore(PgConversations, PgMemory):
                 if have is not None:
                     _take_rows(fetched, 2, got, self._dim or 0)
             short: list[int] = []
+            held_ids = set(have) if have is not None and shared_cursors else set()
             for members, cur in shared_cursors:
                 fetched = cur.fetchall()
                 if have is not None:
-                    _take_rows(fetched, 3, got, self._dim or 0)
+                    _take_rows(fetched, 4, got, self._dim or 0)
                 ranked = sorted(fetched, key=lambda r: (-float(r[2]), r[0]))
                 for i in members:
                     c = calls[i]
                     assert isinstance(c, DenseCall) and c.kinds is not None
                     kinds = set(c.kinds)
-                    hits = [Hit(r[0], float(r[2])) for r in ranked if r[1] in kinds][: c.k]
+                    if have is None:
+                        hits = [Hit(r[0], float(r[2])) for r in ranked if r[1] in kinds][: c.k]
+                    else:  # a hit sent without its row (below rows_min) comes with its language
+                        hits = [Hit(r[0], float(r[2]), r[3] if r[4] is None and r[0] not in held_ids else None)
+                                for r in ranked if r[1] in kinds][: c.k]
                     out[i] = hits
                     if len(hits) < c.k:
                         short.append(i)

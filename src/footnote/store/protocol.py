@@ -39,6 +39,9 @@ class Hit:
 
     fragment_id: str
     score: float
+    # the fragment's language when a rows-mode statement left its row out (a dense hit below the call's
+    # ``rows_min``): what the pool needs of a hit it will drop (store.batch.DenseCall)
+    lang: str | None = None
 
 
 @dataclass(frozen=True)
