@@ -479,10 +479,13 @@ def test_transaction_left_open_by_an_interrupt_does_not_break_the_next_block(db:
     s.close()
 
 
-def test_read_caches_are_emptied_by_every_write(tmp_path: Path) -> None:
-    """The pool's fragment+vector cache and the term-frequency cache live until the next write: a
-    replaced source, new vectors and new fragments are seen at once."""
-    s = SqliteStore(tmp_path / "c.db", StoreSettings(url=str(tmp_path / "c.db"), lexical_prune_min_fragments=1))
+@pytest.mark.parametrize("scan_max", [0, 20_000], ids=["terms looked up", "common terms scanned"])
+def test_read_caches_are_emptied_by_every_write(tmp_path: Path, scan_max: int) -> None:
+    """The pool's fragment+vector cache and the term-frequency cache (or the common terms of a small store,
+    ``sqlite_common_terms_scan_max``) live until the next write: a replaced source, new vectors and new
+    fragments are seen at once."""
+    s = SqliteStore(tmp_path / "c.db", StoreSettings(url=str(tmp_path / "c.db"), lexical_prune_min_fragments=1,
+                                                     sqlite_common_terms_scan_max=scan_max))
     try:
         s.bind_embedder(EMBEDDER, DIM)
         src, data = make_source("doc", version="1")
@@ -519,3 +522,33 @@ def test_a_read_cut_by_close_from_another_thread_is_a_store_error(tmp_path: Path
     with pytest.raises(StoreError, match="is closed"), s._read() as conn:
         s.close()  # as the shutdown does, from another thread
         conn.execute("SELECT 1")
+
+
+def test_common_terms_scanned_or_looked_up_rank_the_same(tmp_path: Path, shared_dir: Path) -> None:
+    """A small store's common terms found by one scan of the FTS vocabulary (``sqlite_common_terms_scan_max``)
+    leave out exactly what looking each query's terms up did: the same hits and scores on real questions."""
+    import json
+
+    from footnote.engine import Engine
+    from footnote.settings import load_settings
+
+    db = tmp_path / "xquad.db"
+    with Engine.from_settings(load_settings(None, **{"store.url": str(db), "embedder.name": "hash"})) as eng:
+        eng.ingest([shared_dir / "eval/xquad/corpus.en.jsonl"])
+    rows = [json.loads(line) for line in (shared_dir / "eval/xquad/questions.dev.jsonl").open(encoding="utf-8")]
+    scanned = SqliteStore(db, StoreSettings(url=str(db)))
+    looked_up = SqliteStore(db, StoreSettings(url=str(db), sqlite_common_terms_scan_max=0))
+    try:
+        assert scanned.stats().fragments >= scanned.settings.lexical_prune_min_fragments
+        dropped = 0
+        for row in rows[::10]:
+            for stemmed in (True, False):
+                a = scanned.search_lexical(row["question"], 40, stemmed=stemmed, lang=row["lang"])
+                b = looked_up.search_lexical(row["question"], 40, stemmed=stemmed, lang=row["lang"])
+                assert [(h.fragment_id, h.score) for h in a] == [(h.fragment_id, h.score) for h in b], row["id"]
+            terms = scanned._analyzer.query_terms(row["question"], stemmed=True, lang=row["lang"])
+            dropped += len(terms) - len(scanned._drop_common_terms(scanned._conn(), terms, "stemmed"))
+        assert dropped > 0  # the rule did leave common terms out
+    finally:
+        scanned.close()
+        looked_up.close()

@@ -77,6 +77,8 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         # per write generation: fragment rows + vectors the retrieval pool read, fragment count and
         # term document frequencies (a write bumps the generation and so empties them)
         self._gen_cache: tuple[int, dict[str, tuple[Fragment, bytes | None]], dict[tuple[str, str], int]] = (-1, {}, {})
+        # (generation, column → the terms lexical_max_df leaves out) of a small store (_drop_common_terms)
+        self._common_terms: tuple[int, dict[str, frozenset[str]]] = (-1, {})
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -774,12 +776,21 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         ratio = self.settings.lexical_max_df
         if ratio >= 1.0 or len(terms) < 2:
             return terms
-        _, counts = self._cache_at(self._generation(conn))  # counts and dfs stay valid until a write
+        gen = self._generation(conn)
+        _, counts = self._cache_at(gen)  # counts and dfs stay valid until a write
         total = counts.get(("", ""))
         if total is None:
             total = counts[("", "")] = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
         if total < self.settings.lexical_prune_min_fragments:
             return terms
+        if total <= self.settings.sqlite_common_terms_scan_max:
+            # a small store: its common terms, found once per generation (one scan of the vocabulary)
+            at, by_column = self._common_terms
+            common = by_column.get(column) if at == gen else None
+            if common is None:
+                common = self._scan_common_terms(column, ratio)
+            kept = [t for t in terms if t not in common]
+            return kept or terms
         unknown = [t for t in terms if (column, t) not in counts]
         if unknown:
             got = dict(conn.execute(
@@ -793,6 +804,18 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         df = {t: counts.get((column, t), got.get(t, 0)) for t in terms}
         kept = [t for t in terms if df.get(t, 0) <= ratio * total]
         return kept or terms
+
+    def _scan_common_terms(self, column: str, ratio: float) -> frozenset[str]:
+        """The terms of ``column`` found in more than ``ratio`` of the fragments, read in one snapshot with the
+        generation they belong to, and kept until the next write."""
+        with self._read() as conn:
+            gen = self._generation(conn)
+            total = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
+            common = frozenset(t for (t,) in conn.execute(
+                "SELECT term FROM fts_vocab WHERE col = ? AND doc > ?", [column, ratio * total]))
+        at, by_column = self._common_terms
+        self._common_terms = (gen, {**(by_column if at == gen else {}), column: common})
+        return common
 
     def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
         if k <= 0:
