@@ -161,8 +161,11 @@ def test_ctrl_c_mid_ingest_says_what_was_kept(tmp_path: Path) -> None:
         (d / f"{i:04d}.md").write_text(f"# Note {i}\n\n{para}\n\nClosing line {i}.\n", encoding="utf-8")
     db = tmp_path / "i.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    # the child takes Ctrl-C as a terminal would give it, even where this test runs with SIGINT ignored (a
+    # command started with `&` by a shell without job control: Python then installs no handler of its own)
     proc = subprocess.Popen([*FOOTNOTE, "ingest", str(d), "--store", str(db), "--embedder", "hash"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 90
     try:
         while time.monotonic() < deadline and proc.poll() is None:
