@@ -24,14 +24,7 @@ from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
-from footnote.retrieve.lanes import (
-    DENSE_LANE,
-    FORCING_LANES,
-    LanePool,
-    LaneQuery,
-    plan_queries,
-    run_lanes,
-)
+from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
 from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool

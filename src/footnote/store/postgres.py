@@ -1100,7 +1100,7 @@ class PostgresStore(PgConversations, PgMemory):
                 if have is not None:
                     _take_rows(fetched, 2, got, self._dim or 0)
             short: list[int] = []
-            held_ids = set(have) if have is not None and shared_cursors else set()
+            held = set(have) if have is not None and (shared_cursors or local) else set()
             for members, cur in shared_cursors:
                 fetched = cur.fetchall()
                 if have is not None:
@@ -1110,15 +1110,12 @@ class PostgresStore(PgConversations, PgMemory):
                     c = calls[i]
                     assert isinstance(c, DenseCall) and c.kinds is not None
                     kinds = set(c.kinds)
-                    if have is None:
-                        hits = [Hit(r[0], float(r[2])) for r in ranked if r[1] in kinds][: c.k]
-                    else:  # a hit sent without its row (below rows_min) comes with its language
-                        hits = [Hit(r[0], float(r[2]), r[3] if r[4] is None and r[0] not in held_ids else None)
-                                for r in ranked if r[1] in kinds][: c.k]
+                    # in rows mode a hit sent without its row (below rows_min) comes with its language
+                    hits = [Hit(r[0], float(r[2]), r[3] if have is not None and r[4] is None and r[0] not in held else None)
+                            for r in ranked if r[1] in kinds][: c.k]
                     out[i] = hits
                     if len(hits) < c.k:
                         short.append(i)
-        held = set(have) if have is not None and local else set()
         for i, group in local:
             c = calls[i]
             assert isinstance(c, DenseCall)
