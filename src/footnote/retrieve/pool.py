@@ -75,9 +75,7 @@ def read_pool(
         ids = [i for i in ids if i in frags]
         langs = [frags[i].lang for i in ids]
         if qvec is not None and ids:
-            mat = store.get_embeddings(ids)
-            cos = cosines(mat, qvec)
-            return PoolRead(ids, frags, mat, cos, np.abs(mat).sum(axis=1) > 0, read, 0, langs)
+            return _scored(ids, frags, store.get_embeddings(ids), qvec, read, 0, langs)
         # lexical only: with an embedder the store has no vector yet (all backlog); without one, n/a
         return PoolRead(ids, frags, None, np.zeros(len(ids), dtype=np.float32),
                         np.full(len(ids), not embedder, dtype=bool), read, 0, langs)
@@ -110,6 +108,13 @@ def read_pool(
                 skip -= set(lift)
         ids = [i for i in ids if i in frags]
         mat = np.vstack([vec_of[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
-    cos = cosines(mat, qvec)
-    has_vec = np.abs(mat).sum(axis=1) > 0  # stored vectors are unit length: zeros mean none yet
-    return PoolRead(ids, frags, mat, cos, has_vec, read, len(skip), langs)
+    return _scored(ids, frags, mat, qvec, read, len(skip), langs)
+
+
+def _scored(
+    ids: list[str], frags: dict[str, Fragment], mat: np.ndarray, qvec: np.ndarray, read: int, left: int,
+    langs: list[str],
+) -> PoolRead:
+    """The read with each row's cosine, and whether it has a vector yet (stored vectors are unit length:
+    a zero row means none yet)."""
+    return PoolRead(ids, frags, mat, cosines(mat, qvec), np.abs(mat).sum(axis=1) > 0, read, left, langs)
