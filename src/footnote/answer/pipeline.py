@@ -64,6 +64,7 @@ from footnote.answer.types import (
     Understood,
     VerdictEvent,
 )
+from footnote.corpus.lang import question_lang
 from footnote.corpus.memory import MemoryNote, NoteKind
 from footnote.corpus.records import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
@@ -76,7 +77,6 @@ from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdic
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
 from footnote.store.protocol import SentenceVectorStore
-from footnote.text import detect_lang
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,8 @@ class Answerer:
                 "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
             )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget,
+        return _Turn(q, question_lang(q, self.settings.corpus.default_lang,
+                                                  min_confidence=self.settings.corpus.question_lang_min_confidence), fallback_on, models, counters, budget,
                      self.secrets, asked=q)
 
     def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
