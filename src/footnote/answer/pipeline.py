@@ -723,7 +723,7 @@ def _outline_abstention(turn: _Turn) -> Abstention:
     extractive answer had no sentence floor to judge by and the gate's verdict (only weak matches) decided
     (``insufficient_coverage``); else the extractive answer read the passages and found no sentence that
     answers (``answer_not_in_passages``: a near miss)."""
-    info = next((st["info"] for st in reversed(turn.stages) if st["name"] == "outline"), {})
+    info: dict[str, Any] = next((st["info"] for st in reversed(turn.stages) if st["name"] == "outline"), {})
     if info.get("planner") == "model":
         return Abstention(AbstentionReason.PLANNER_FOUND_NOTHING, AbstentionStage.PLANNER)
     if info.get("declined_by") == "gate":
