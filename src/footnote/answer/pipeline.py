@@ -17,6 +17,7 @@ from dataclasses import replace as dc_replace
 from typing import Any, Protocol
 
 from footnote.answer import disclaimers
+from footnote.answer.abstain import near_miss_titles, outline_abstention
 from footnote.answer.citations import (
     CITE,
     Carried,
@@ -276,7 +277,7 @@ class Answerer:
             return
         outline, picks = yield from self._plan(turn, notes)
         if outline.empty:
-            why = _outline_abstention(turn)
+            why = outline_abstention(turn.stages)
             related = notes[: a.extractive_candidate_notes] if picks is not None else notes
             if can_fallback:
                 yield from self._fallback(turn, "empty_outline", why, related)
@@ -561,7 +562,9 @@ class Answerer:
         assert result is not None
         queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
         known: KnownNames = self.mentions.get()
-        titles = self._near_miss_titles(related) if abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES else []
+        cap = self.settings.answer.near_miss_titles
+        near = abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+        titles = near_miss_titles(self.store, related, cap) if near else []
         said = (disclaimers.near_miss_text(turn.lang, titles, queries, known.kinds) if titles
                 else disclaimers.not_found_text(turn.lang, queries, known.kinds))
         text = " ".join([*(f"{n}." for n in result.plan.address_notes), said])
@@ -573,23 +576,6 @@ class Answerer:
             removed=removed, removed_names=removed_names, reason=reason, removed_sentences=removed_sentences,
             abstention=abstention,
         )
-
-    def _near_miss_titles(self, notes: Sequence[Note]) -> list[str]:
-        """Titles of the first ``answer.near_miss_titles`` distinct sources among ``notes`` (best first)."""
-        cap = self.settings.answer.near_miss_titles
-        if cap <= 0 or not notes:
-            return []
-        ids = list(dict.fromkeys(n.fragment.source_id for n in notes))
-        sources = sources_by_id(self.store, ids)
-        out: list[str] = []
-        for sid in ids:
-            s = sources.get(sid)
-            title = (s.title or s.original_name) if s is not None else ""
-            if title.strip() and title.strip() not in out:
-                out.append(title.strip())
-            if len(out) >= cap:
-                break
-        return out
 
     def _fallback(
         self, turn: _Turn, reason: str, abstention: Abstention, related: Sequence[Note] = ()
@@ -716,19 +702,6 @@ def _final(events: Iterator[Event]) -> Answer:
         if isinstance(ev, Error):
             raise ev.exc
     raise AssertionError("a turn ended without an answer")  # pragma: no cover
-
-
-def _outline_abstention(turn: _Turn) -> Abstention:
-    """Why an empty outline abstains: the model planner cited no note (``planner_found_nothing``); the
-    extractive answer had no sentence floor to judge by and the gate's verdict (only weak matches) decided
-    (``insufficient_coverage``); else the extractive answer read the passages and found no sentence that
-    answers (``answer_not_in_passages``: a near miss)."""
-    info: dict[str, Any] = next((st["info"] for st in reversed(turn.stages) if st["name"] == "outline"), {})
-    if info.get("planner") == "model":
-        return Abstention(AbstentionReason.PLANNER_FOUND_NOTHING, AbstentionStage.PLANNER)
-    if info.get("declined_by") == "gate":
-        return Abstention(AbstentionReason.INSUFFICIENT_COVERAGE, AbstentionStage.GATE)
-    return Abstention(AbstentionReason.ANSWER_NOT_IN_PASSAGES, AbstentionStage.ANSWER)
 
 
 def _insufficient_stage(turn: _Turn, reason: str) -> str:
