@@ -40,7 +40,7 @@ from footnote.settings import EmbedderGate, GateThresholds, Settings
 log = logging.getLogger(__name__)
 
 FIT, CHECK = 0, 1
-BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0)
 LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
 #: Weights of the best question–sentence cosine in the top fragments (``gate.collect_sentence_signal`` on).
 SENTENCE_GRID: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -256,11 +256,13 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
     """The operating point for language pairs nobody calibrated (``EmbedderGate.derived``), from every
     calibrated pair at once. The signal is language-agnostic by construction: each cosine term (the max
     cosine and the best sentence cosine) less the question's background similarity — which carries the
-    pair's cross-lingual offset — divided by the question's background spread, with no lexical term (a
-    reader's language need not share words with the corpus). Its one weight (the sentence term's) is the one
-    with the best mean AUROC over the pairs; ``bail_out`` is the lowest of the pairs' answering thresholds (a
-    pair nobody fitted is most often cross-lingual, whose values sit lowest: the gate should answer it like
-    the calibrated cross-lingual pair rather than the strictest one); the cosine floors are the pairs' lowest.
+    pair's cross-lingual offset — optionally divided by the question's background spread, with no lexical term
+    (a reader's language need not share words with the corpus). The sentence weight and whether to divide are
+    the ones with the best mean AUROC over the pairs on their fit half; ``bail_out`` is the lowest of the pairs'
+    thresholds that answer ``weak_answer_target`` of their in-corpus questions (how well the signal separates for
+    a pair nobody labelled is unknown, so the gate favours answering and the answer stage stays the second gate;
+    on this signal the calibrated pairs' thresholds nearly coincide, so the lowest is no pair's outlier); the
+    cosine floors are the pairs' lowest.
     None when no pair has enough rows."""
     targets = targets or FitTargets()
     pairs = _pair_rows(rows, fit_half, targets.min_rows)
@@ -268,19 +270,20 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
         return None
     grid = SENTENCE_GRID if any(r.sentence for rs in pairs.values() for r in rs) else (0.0,)
 
-    def mean_auroc(ws: float) -> float:
-        got = [auroc([r.value(1.0 + ws, 0.0, ws, True) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
+    def mean_auroc(ws: float, norm: bool) -> float:
+        got = [auroc([r.value(1.0 + ws, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
         known = [a for a in got if a is not None]
         return float(np.mean(known)) if known else 0.0
 
-    ws = max(grid, key=lambda w: (round(mean_auroc(w), 9), -w))
+    ws, norm = max(((w, n) for w in grid for n in (False, True)),
+                   key=lambda wn: (round(mean_auroc(*wn), 9), -wn[0], not wn[1]))
     bails: list[float] = []
     negs: list[float] = []
     floors: list[GateThresholds] = []
     for rs in pairs.values():
-        pos = np.array([r.value(1.0 + ws, 0.0, ws, True) for r in rs if r.answerable])
-        negs.extend(r.value(1.0 + ws, 0.0, ws, True) for r in rs if not r.answerable)
-        bails.append(_answering_threshold(pos, targets.answer_target))
+        pos = np.array([r.value(1.0 + ws, 0.0, ws, norm) for r in rs if r.answerable])
+        negs.extend(r.value(1.0 + ws, 0.0, ws, norm) for r in rs if not r.answerable)
+        bails.append(_answering_threshold(pos, targets.weak_answer_target))
         floors.append(fit_pair(rs, targets)[0])
     bail = min(bails)
     good = max(float(np.quantile(negs, targets.confident_quantile)) if negs else bail, bail)
@@ -288,7 +291,7 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
         bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round((bail + good) / 2.0, 4), good_enough=round(good, 4),
         min_lectures=2, fallback_min_score=min(f.fallback_min_score for f in floors),
         reserve_floor=min(f.reserve_floor for f in floors), prefloor=min(f.prefloor for f in floors),
-        background_weight=1.0 + ws, lexical_weight=0.0, sentence_weight=ws, spread_normalised=True,
+        background_weight=1.0 + ws, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
     )
 
 
