@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from footnote.corpus.asr import AudioTranscriber, TranscriptCache, iter_samples
-from footnote.models.whisper import SAMPLE_RATE, Recognition, Segment, Word, WhisperRecognizer
+from footnote.models.whisper import SAMPLE_RATE, Recognition, Segment, WhisperRecognizer, Word
 from footnote.settings import Settings, load_settings
 from footnote.testing import under_ci
 
