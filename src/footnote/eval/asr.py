@@ -74,3 +74,39 @@ def chip_starts(lines: Sequence[tuple[int, str]], cues: Sequence[Cue]) -> list[L
             first.setdefault(line, hyp[block.b + n][1])
     return [LineTiming(text, ms, cues[first[i]].start_ms if i in first else None)
             for i, (ms, text) in enumerate(lines)]
+
+
+_NORM = re.compile(r"[^\w]+|_+")
+
+
+def _norm(text: str) -> str:
+    return _NORM.sub(" ", text.lower()).strip()
+
+
+def quoted_span(cues: Sequence[Cue], start_ms: int, end_ms: int, claim: str) -> tuple[int, int] | None:
+    """What the chat's chip plays for ``claim`` quoted from a window ``[start_ms, end_ms]`` — the cues
+    holding the quoted words (the same rule as ``quotedSpan`` in ``server/static/app.js``), or None
+    (the whole window) when the claim is not found verbatim or has fewer than 3 words."""
+    want = _norm(claim)
+    if len(want.split(" ")) < 3:
+        return None
+    text, at = "", []
+    for c in cues:
+        if not (c.end_ms > start_ms and c.start_ms < end_ms):
+            continue
+        t = _norm(c.text)
+        if not t:
+            continue
+        if text:
+            text += " "
+        at.append((len(text), c))
+        text += t
+    i = text.find(want)
+    if i < 0:
+        return None
+    j = i + len(want)
+    hit = [c for k, (o, c) in enumerate(at) if o < j and (at[k + 1][0] if k + 1 < len(at) else len(text) + 1) > i]
+    if not hit:
+        return None
+    span = (max(start_ms, hit[0].start_ms), min(end_ms, hit[-1].end_ms))
+    return span if span[1] > span[0] else None
