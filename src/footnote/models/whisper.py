@@ -104,6 +104,9 @@ class WhisperRecognizer:
     def recognize(self, samples: np.ndarray, *, language: str | None) -> Recognition:
         with self._lock:
             model = self._load()
+            if language and language not in model.supported_languages:
+                raise ModelError(f"{self.settings.model} does not know the language {language!r} (it knows "
+                                 f"{', '.join(sorted(model.supported_languages))})")
             segments, info = model.transcribe(
                 samples, language=language or None, beam_size=self.settings.beam_size, word_timestamps=True,
                 vad_filter=self.settings.vad, condition_on_previous_text=True,
