@@ -211,3 +211,38 @@ def test_ingest_cli_says_what_was_transcribed_and_forces_the_language(tmp_path: 
     assert t["source_id"] == "rec/line.wav" and t["language"] == "en" and t["language_probability"] is None
     assert data["summary"]["transcribed"] == 1
     shutil.rmtree(d)
+
+
+def test_an_interrupted_ingest_keeps_finished_recordings_and_continues_the_half_done_one(tmp_path: Path) -> None:
+    s = asr_settings(tmp_path, **{"asr.window_s": 60})
+    d = tmp_path / "archive"
+    d.mkdir()
+    write_wav(d / "a.wav", _noise(70, seed=1))
+    write_wav(d / "b.wav", _noise(150, seed=2))
+
+    def stop_in_b(call: int) -> None:
+        if call == 4:  # a: 2 windows; b: its first window done, Ctrl-C in its second
+            raise KeyboardInterrupt
+
+    eng = _engine(s)
+    try:
+        first = Ingestor(s, eng.store, eng.embedder, transcriber=_scripted(s, ScriptedRecognizer(stop_in_b))).run(
+            [d], transcribe=True)
+        assert first.interrupted
+        assert [x.id for x in eng.store.list_sources()] == ["archive/a.wav"]  # finished: kept, searchable
+        rec = ScriptedRecognizer()
+        second = Ingestor(s, eng.store, eng.embedder, transcriber=_scripted(s, rec)).run([d], transcribe=True)
+        statuses = {Path(e.path).name: e.status for e in second.entries}
+        assert statuses == {"a.wav": IngestStatus.UNCHANGED, "b.wav": IngestStatus.ADDED}
+        assert sum(rec.calls) < 150 * SAMPLE_RATE  # b went on from its first window; a was not heard again
+        shutil.rmtree(s.asr.cache_path)  # the cache gone (another machine): the store still knows
+        third_rec = ScriptedRecognizer()
+        third = Ingestor(s, eng.store, eng.embedder, transcriber=_scripted(s, third_rec)).run([d], transcribe=True)
+        assert [e.status for e in third.entries] == [IngestStatus.UNCHANGED, IngestStatus.UNCHANGED]
+        assert third_rec.calls == []
+        forced = Ingestor(s, eng.store, eng.embedder, transcriber=_scripted(s, ScriptedRecognizer())).run(
+            [d], transcribe=True, lang="ru")  # another language forced: recognised again
+        assert [e.status for e in forced.entries] == [IngestStatus.REPLACED, IngestStatus.REPLACED]
+        assert eng.store.get_source("archive/a.wav").meta["asr_language_forced"] == "true"  # type: ignore[union-attr]
+    finally:
+        eng.close()

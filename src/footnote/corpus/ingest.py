@@ -30,10 +30,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from footnote.corpus.asr import Transcriber
 from footnote.corpus.chunkers import chunk_document
@@ -48,11 +46,19 @@ from footnote.corpus.ingest_audio import (
     make_transcriber,
     take_over,
     takeover_id,
+    unchanged_recording,
 )
-from footnote.corpus.inventory import FileNote, take_inventory
+from footnote.corpus.ingest_report import (
+    IngestEntry,
+    IngestProgress,
+    IngestProgressSink,
+    IngestReport,
+    IngestStatus,
+)
+from footnote.corpus.inventory import take_inventory
 from footnote.corpus.lang import detect_lang
-from footnote.corpus.loaders import iter_files, load_entries
-from footnote.corpus.pairing import Pairing, plan_tracks
+from footnote.corpus.loaders import LoadContext, iter_files, load_entries
+from footnote.corpus.pairing import plan_tracks
 from footnote.corpus.records import Document, Fragment
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
@@ -61,137 +67,11 @@ from footnote.store.protocol import SourceWrite, Store
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class IngestProgress:
-    """A snapshot of a run, per stage: files loaded of the total, fragments chunked, fragments indexed
-    (written, searchable lexically), and the embedding backlog once it runs."""
-
-    stage: str  # "load" | "transcribe" | "chunk" | "index" | "embed"
-    files_done: int
-    files_total: int
-    chunked: int
-    indexed: int
-    label: str = ""
-    embed: EmbedProgress | None = None
-    audio: AudioProgress | None = None
-
-
-IngestProgressSink = Callable[[IngestProgress], None]
-
 _LANG = re.compile(r"[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*")
 
+Progress = Callable[[int, int, str], None]
 
-class IngestStatus(StrEnum):
-    ADDED = "added"
-    UNCHANGED = "unchanged"
-    REPLACED = "replaced"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class IngestEntry:
-    """What happened to one source (or to one file / JSONL line that failed before it had an id)."""
-
-    path: str
-    source_id: str | None
-    status: IngestStatus
-    fragments: int = 0
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "source_id": self.source_id, "status": self.status.value,
-                "fragments": self.fragments, "error": self.error}
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    entries: tuple[IngestEntry, ...]
-    seconds: float
-    embedder: str | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    pruned: tuple[str, ...] = ()
-    #: (path, why) of files not followed: symlinks resolving outside the ingested folder
-    refused: tuple[tuple[str, str], ...] = ()
-    #: transcripts paired with audio, and how (footnote.corpus.pairing)
-    pairings: tuple[Pairing, ...] = ()
-    #: (transcript not loaded, the one loaded for the same track)
-    superseded: tuple[tuple[str, str], ...] = ()
-    #: audio files in the ingested folders that no transcript took
-    unpaired_audio: tuple[str, ...] = ()
-    #: collection name per ingested path
-    collections: tuple[tuple[str, str], ...] = ()
-    notes: tuple[FileNote, ...] = ()  # files skipped (and why), transcripts without audio
-    hidden: int = 0
-    files_total: int = 0
-    files_done: int = 0
-    interrupted: bool = False
-    embed: EmbedReport | None = None
-    lexical_seconds: float = 0.0  # from the start until every fragment was indexed (searchable)
-    #: recordings whose speech this run recognised (or found recognised in the cache)
-    transcribed: tuple[Transcribed, ...] = ()
-
-    @property
-    def skipped(self) -> tuple[FileNote, ...]:
-        return tuple(n for n in self.notes if n.skipped)
-
-    @property
-    def nothing_ingestible(self) -> bool:
-        """No file under the given paths could be taken (all skipped, or none there)."""
-        return self.files_total == 0 and not self.interrupted
-
-    def count(self, status: IngestStatus) -> int:
-        return sum(1 for e in self.entries if e.status is status)
-
-    @property
-    def fragments(self) -> int:
-        """Fragments written in this run (added and replaced sources)."""
-        return sum(e.fragments for e in self.entries if e.status in (IngestStatus.ADDED, IngestStatus.REPLACED))
-
-    @property
-    def failed(self) -> int:
-        return self.count(IngestStatus.FAILED)
-
-    @property
-    def ok(self) -> bool:
-        return (self.failed == 0 and not self.interrupted and not self.nothing_ingestible
-                and (self.embed is None or self.embed.error is None))
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "added": self.count(IngestStatus.ADDED),
-            "unchanged": self.count(IngestStatus.UNCHANGED),
-            "replaced": self.count(IngestStatus.REPLACED),
-            "failed": self.failed,
-            "pruned": len(self.pruned),
-            "refused": len(self.refused),
-            "paired": len(self.pairings),
-            "skipped": len(self.skipped),
-            "fragments": self.fragments,
-            "seconds": round(self.seconds, 3),
-            "lexical_seconds": round(self.lexical_seconds, 3),
-            "files": self.files_total,
-            "files_done": self.files_done,
-            "interrupted": self.interrupted,
-            "embedding": self.embed.to_dict() if self.embed is not None else None,
-            "embedder": self.embedder,
-            "transcribed": len(self.transcribed),
-            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"sources": [e.to_dict() for e in self.entries], "summary": self.summary(),
-                "pruned": list(self.pruned),
-                "refused": [{"path": p, "reason": r} for p, r in self.refused],
-                "pairings": [p.to_dict() for p in self.pairings],
-                "superseded": [{"path": p, "by": b} for p, b in self.superseded],
-                "unpaired_audio": list(self.unpaired_audio),
-                "collections": [{"path": p, "collection": c} for p, c in self.collections],
-                "skipped": [n.to_dict() for n in self.notes if n.skipped],
-                "notes": [n.to_dict() for n in self.notes if not n.skipped], "hidden": self.hidden,
-                "transcribed": [t.to_dict() for t in self.transcribed]}
+__all__ = ["IngestEntry", "IngestProgress", "IngestProgressSink", "IngestReport", "IngestStatus", "Ingestor"]
 
 
 @dataclass
@@ -343,6 +223,7 @@ class Ingestor:
         transcribed: list[Transcribed] = []
         stored = self.store.list_sources()
         machine = machine_sources(stored)
+        by_id = {src.id: src for src in stored}
         ids = SourceIndex(stored)
         self._ids = ids
         self._hashes = {src.id: src.content_hash for src in stored}  # one read, not one per source
@@ -379,7 +260,12 @@ class Ingestor:
                     if file in plan.problems:
                         raise plan.problems[file]
                     is_asr = file in asr_files
-                    for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
+                    kept = None if transcriber is None or not is_asr else unchanged_recording(
+                        file, LoadContext(self.settings, kind, lang, root, name, ids.known_ids(name)), by_id, transcriber)
+                    if kept is not None:  # recognised before, nothing changed: not recognised again
+                        seen_ids[kept[0]] = label
+                        entries.append(IngestEntry(label, kept[0], IngestStatus.UNCHANGED, kept[1]))
+                    for item in () if kept is not None else load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
                                              collection=name, known_ids=ids.known_ids(name),
                                              audio=plan.audio.get(file),
                                              transcriber=transcriber if is_asr else None, asr_progress=heard):

@@ -18,13 +18,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from footnote.corpus.asr import AudioTranscriber, Transcriber, TranscriptCache
-from footnote.corpus.collections import SourceIndex
-from footnote.corpus.loaders.audio import MACHINE
+from footnote.corpus.collections import SourceIndex, same_origin
+from footnote.corpus.loaders.audio import MACHINE, audio_hash
+from footnote.corpus.loaders.base import LoadContext
 from footnote.corpus.records import Document, Source
 from footnote.errors import InputError
 from footnote.settings import Settings
@@ -104,6 +105,27 @@ class AudioMeter:
 
     def file_done(self, path: Path) -> None:
         self.finished_s += self.durations.get(str(path), 0.0)
+
+
+def unchanged_recording(file: Path, ctx: LoadContext, stored: Mapping[str, Source],
+                        transcriber: Transcriber) -> tuple[str, int] | None:
+    """(id, fragments) of the stored machine track of ``file`` when nothing that shapes it changed (the
+    audio's bytes, the recogniser and its settings, the forced language): it is not recognised again,
+    even when the transcript cache is gone (another machine, a cleaned cache)."""
+    sid = ctx.source_id(file)
+    src = stored.get(sid)
+    if src is None or src.meta.get("transcript_by") != MACHINE or not src.meta.get("asr_key"):
+        return None
+    if not same_origin(src.origin, ctx.origin(file)):
+        return None
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return None  # the loader reports it
+    if src.meta["asr_key"] != audio_hash(ctx, data, transcriber):
+        return None
+    n = src.meta.get("fragments", "")
+    return sid, int(n) if n.isdigit() else 0
 
 
 def machine_sources(stored: Iterable[Source]) -> dict[str, str]:

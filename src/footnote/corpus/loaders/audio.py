@@ -48,8 +48,9 @@ def load_audio(path: Path, ctx: LoadContext, transcriber: Transcriber,
     if not cues:
         raise InputError(path, f"no speech recognised in {mt.duration_s:.0f} s of audio (silence, music or noise?)")
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.transcript_kind, path)
+    content_hash = audio_hash(ctx, data, transcriber)
     meta = {
-        "audio": path.name, "transcript_by": MACHINE, "asr_model": mt.model.split("|", 1)[0],
+        "audio": path.name, "transcript_by": MACHINE, "asr_key": content_hash, "asr_model": mt.model.split("|", 1)[0],
         "asr_language": mt.language, "asr_duration_s": f"{mt.duration_s:.1f}",
     }
     if mt.language_forced:
@@ -58,7 +59,7 @@ def load_audio(path: Path, ctx: LoadContext, transcriber: Transcriber,
         meta["asr_language_probability"] = f"{mt.language_probability:.2f}"
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=audio_title(data) or path.stem, lang=mt.language,
-        content_hash=audio_hash(ctx, data, transcriber), original=data, original_name=path.name,
+        content_hash=content_hash, original=data, original_name=path.name,
         media=media_type(path), origin=ctx.origin(path), collection=ctx.collection, meta=meta,
     )
     yield Document(source=source, original=data, cues=tuple(cues), path=path)
