@@ -210,7 +210,9 @@ def test_ingest_cli_says_what_was_transcribed_and_forces_the_language(tmp_path: 
     (t,) = data["transcribed"]
     assert t["source_id"] == "rec/line.wav" and t["language"] == "en" and t["language_probability"] is None
     assert data["summary"]["transcribed"] == 1
-    shutil.rmtree(d)
+    text = CliRunner().invoke(main, [*args[:-1], "--config", str(cfg)], env=env)
+    assert text.exit_code == 0, text.output
+    assert f"unchanged {d / 'line.wav'}" in text.stdout and "1 unchanged" in text.stdout  # not recognised again
 
 
 def test_an_interrupted_ingest_keeps_finished_recordings_and_continues_the_half_done_one(tmp_path: Path) -> None:

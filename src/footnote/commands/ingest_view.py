@@ -139,6 +139,9 @@ def summary_line(report: IngestReport, prune: bool) -> str:
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
     if report.refused:
         skipped += f", {len(report.refused)} refused"
+    if report.transcribed:
+        heard = sum(t.duration_s for t in report.transcribed)
+        skipped += f", {len(report.transcribed)} transcribed ({fmt_clock(heard)} of audio)"
     emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
     return (f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, {s['failed']} failed"
             f"{skipped}{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb}); "
