@@ -137,3 +137,17 @@ def test_markdown_renders_an_answers_section() -> None:
     rep["answers"] = {"overall": {"n": 8, "crag": 0.25}, "by_category_lang": {"in_corpus/en": {"n": 4, "crag": 0.5}}}
     md = render_markdown(rep)
     assert "## Answers" in md and "| in_corpus/en | 4 | 0.500 |" in md
+
+
+def test_markdown_counts_the_abstention_reasons() -> None:
+    rep = build_report(_outcomes())
+    rep["answers"] = {"overall": {"n": 8, "crag": 0.25}, "by_category_lang": {"near_miss/en": {"n": 4, "crag": 0.5}},
+                      "abstentions": {"overall": {"no_relevant_content": 3, "answer_not_in_passages": 1},
+                                      "by_category_lang": {"near_miss/en": {"answer_not_in_passages": 1},
+                                                           "off_topic/en": {"no_relevant_content": 3}}}}
+    md = render_markdown(rep)
+    assert "### Abstention reasons" in md
+    assert "| cell | no_relevant_content | answer_not_in_passages |" in md
+    assert "| near_miss/en | 0 | 1 |" in md and "| off_topic/en | 3 | 0 |" in md
+    del rep["answers"]["abstentions"]
+    assert "Abstention reasons" not in render_markdown(rep)
