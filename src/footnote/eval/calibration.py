@@ -270,19 +270,21 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
         return None
     grid = SENTENCE_GRID if any(r.sentence for rs in pairs.values() for r in rs) else (0.0,)
 
-    def mean_auroc(ws: float, norm: bool) -> float:
-        got = [auroc([r.value(1.0 + ws, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
+    def mean_auroc(bw: float, ws: float, norm: bool) -> float:
+        got = [auroc([r.value(bw, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
         known = [a for a in got if a is not None]
         return float(np.mean(known)) if known else 0.0
 
-    ws, norm = max(((w, n) for w in grid for n in (False, True)),
-                   key=lambda wn: (round(mean_auroc(*wn), 9), -wn[0], not wn[1]))
+    # each cosine term less the background (bw = 1 + ws), or no background term at all (bw = 0): the background
+    # of a corpus on one subject is high for every question on it, so the fit half's corpus decides between them
+    shapes = [(bw, w, n) for w in grid for bw, n in ((0.0, False), (1.0 + w, False), (1.0 + w, True))]
+    bw, ws, norm = max(shapes, key=lambda s: (round(mean_auroc(*s), 9), -s[0], -s[1], not s[2]))
     bails: list[float] = []
     negs: list[float] = []
     floors: list[GateThresholds] = []
     for rs in pairs.values():
-        pos = np.array([r.value(1.0 + ws, 0.0, ws, norm) for r in rs if r.answerable])
-        negs.extend(r.value(1.0 + ws, 0.0, ws, norm) for r in rs if not r.answerable)
+        pos = np.array([r.value(bw, 0.0, ws, norm) for r in rs if r.answerable])
+        negs.extend(r.value(bw, 0.0, ws, norm) for r in rs if not r.answerable)
         bails.append(_answering_threshold(pos, targets.weak_answer_target))
         floors.append(fit_pair(rs, targets)[0])
     bail = min(bails)
@@ -291,7 +293,7 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
         bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round((bail + good) / 2.0, 4), good_enough=round(good, 4),
         min_lectures=2, fallback_min_score=min(f.fallback_min_score for f in floors),
         reserve_floor=min(f.reserve_floor for f in floors), prefloor=min(f.prefloor for f in floors),
-        background_weight=1.0 + ws, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
+        background_weight=bw, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
     )
 
 
