@@ -10,9 +10,13 @@ Two steps, so a formula is compared offline (numpy, seconds) on one pool per emb
         --questions ../shared/eval/xquad/questions.dev.jsonl --dump /tmp/fusion-runs/gemma-en-dev.json
 
     # 2. compare: recall@1/@5/@16 and MRR per question language and split half (crc32 of the gold id,
-    #    ``eval.calibration.split_half``: half 0 = fit, half 1 = check) for each ranking, and the AUROC of
-    #    the gate signal beside plain max cosine
-    bench/fusion_compare.py compare /tmp/fusion-runs/gemma-en-dev.json [--set retrieve.fusion_lexical_weight=2]
+    #    ``eval.calibration.split_half``: half 0 = fit, half 1 = check) for each ranking — dense cosine alone,
+    #    main's absolute weights, this fusion, DBSF — and the AUROC of the gate signal beside plain max cosine
+    bench/fusion_compare.py compare /tmp/fusion-runs/gemma-en-dev.json [--weights 0.75,0,3,1] [--markdown 1]
+
+    # 3. fit: the embedder's weights on the FIT half only (same-language lexical on en-en + ru-ru, names on
+    #    ru-en + en-ru), by questions ranked first, ties to the smaller weight
+    bench/fusion_compare.py fit /tmp/fusion-runs/gemma-en-dev.json /tmp/fusion-runs/gemma-ru-dev.json
 
 The fused ranking is computed by the library's own :func:`footnote.retrieve.fusion.fuse_scores` on the
 dumped evidence, with the settings in effect (``--set`` overrides them), so what is printed is what
@@ -210,6 +214,18 @@ def compare(args: argparse.Namespace) -> None:
             settings = settings.with_overrides(**{"retrieve.fusion_by_embedder": by})
         res = evaluate_dump(rows, settings, meta["embedder"])
         corpus_lang = Path(meta["corpus"]).stem.split(".")[-1]
+        if args.markdown:
+            aur = gate_auroc(rows)
+            for key in res["dense"]:
+                lang, half = key.split("/")
+                if half != args.markdown:
+                    continue
+                d, mn, fu, db = (res[m][key] for m in ("dense", "main", "fusion", "dbsf"))
+                sig, mx = aur[key]
+                print(f"| {meta['embedder']} | {lang}-{corpus_lang} | {d['r@1']:.3f} | {mn['r@1']:.3f} | "
+                      f"**{fu['r@1']:.3f}** | {db['r@1']:.3f} | {fu['r@5']:.3f} | {fu['r@16']:.3f} | "
+                      f"{d['mrr']:.3f} / {mn['mrr']:.3f} / {fu['mrr']:.3f} | {_f3(sig)} / {_f3(mx)} |")
+            continue
         print(f"\n## {meta['embedder']}: {Path(meta['questions']).name} over {Path(meta['corpus']).name}"
               " (half 0 = fit, 1 = check)")
         print(f"{'pair/half':<10} {'method':<7} {'r@1':>6} {'r@5':>6} {'r@16':>6} {'mrr':>6}")
@@ -294,6 +310,9 @@ def main() -> None:
     m = sub.add_parser("compare", help="dense / fusion / DBSF from dumps")
     m.add_argument("dumps", nargs="+")
     m.add_argument("--set", action="append", default=[], help="a settings override KEY=VALUE (repeatable)")
+    m.add_argument("--markdown", default=None, metavar="HALF",
+                   help="one markdown row per language pair for HALF (0, 1 or all): r@1 dense / main / fusion / "
+                   "DBSF, fusion r@5 and r@16, MRR dense / main / fusion, gate AUROC signal / max cosine")
     m.add_argument("--labelled-lang", action="store_true",
                    help="take each question's labelled language, not the one the pipeline detected, for the "
                    "language-pair rule (names evidence needs the question's names: as collected)")
