@@ -203,9 +203,15 @@ def compare(args: argparse.Namespace) -> None:
     for path in args.dumps:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         meta, rows = data["meta"], data["rows"]
-        if args.labelled_lang:
+        if args.redetect:
+            from footnote.corpus.lang import question_lang
+
+            cs = load_settings(None).corpus
+            text = {q.id: q.question for q in load_questions(Path(meta["questions"]))}
             for row in rows:
-                row["qlang"] = row["lang"]
+                row["qlang"] = question_lang(text[row["id"]], cs.default_lang,
+                                             min_confidence=cs.question_lang_min_confidence)
+                row.pop("_fusable", None)
         settings = load_settings(None, **{"embedder.name": meta["embedder"], **overrides})
         if args.weights:
             lex, cross, tri, names = (float(x) for x in args.weights.split(","))
@@ -313,9 +319,9 @@ def main() -> None:
     m.add_argument("--markdown", default=None, metavar="HALF",
                    help="one markdown row per language pair for HALF (0, 1 or all): r@1 dense / main / fusion / "
                    "DBSF, fusion r@5 and r@16, MRR dense / main / fusion, gate AUROC signal / max cosine")
-    m.add_argument("--labelled-lang", action="store_true",
-                   help="take each question's labelled language, not the one the pipeline detected, for the "
-                   "language-pair rule (names evidence needs the question's names: as collected)")
+    m.add_argument("--redetect", action="store_true",
+                   help="detect each question's language again with this code's detector (corpus.lang.question_lang) "
+                   "for the language-pair rule, instead of the one the pipeline had when the dump was collected")
     m.add_argument("--weights", default=None, help="the dumps' embedder's fusion weights: LEXICAL,CROSS,TRIGRAM,NAMES")
     f = sub.add_parser("fit", help="grid the fusion weights on the fit half of the dumps")
     f.add_argument("dumps", nargs="+")

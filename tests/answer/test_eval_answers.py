@@ -66,6 +66,13 @@ def test_runner_hook_scores_real_turns(build_engine: Any) -> None:
     assert rep["overall"]["n"] == 2 and rep["overall"]["crag"] == 0.5
     assert rep["by_category_lang"]["off_topic/en"]["abstain_rate"] == 1.0
     assert any(line.startswith("in_corpus/en") for line in summary_lines(rep))
+    # every abstention is counted by its reason, per category and language
+    assert [o.extra["answer"]["abstention"] for o in outcomes] == [None, "no_relevant_content"]
+    assert rep["abstentions"] == {"overall": {"no_relevant_content": 1},
+                                  "by_category_lang": {"in_corpus/en": {}, "off_topic/en": {"no_relevant_content": 1}}}
+    lines = summary_lines(rep)
+    assert any(line.startswith("off_topic/en") and line.endswith("no_relevant_content 1") for line in lines)
+    assert any(line.startswith("in_corpus/en") and line.endswith("–") for line in lines)
 
 
 def test_answering_an_unanswerable_question_is_wrong_even_with_a_plausible_string() -> None:

@@ -159,3 +159,17 @@ def test_by_pair_puts_the_ranking_and_the_gate_beside_dense_cosine_alone() -> No
     assert "Against dense cosine alone" in md and "| ru-en |" in md
     # not measured (outcomes made by hand, lexical-only search): null, not a miss
     assert build_report(_outcomes())["by_pair"]["en"]["recall@1_dense"] is None
+
+
+def test_markdown_counts_the_abstention_reasons() -> None:
+    rep = build_report(_outcomes())
+    rep["answers"] = {"overall": {"n": 8, "crag": 0.25}, "by_category_lang": {"near_miss/en": {"n": 4, "crag": 0.5}},
+                      "abstentions": {"overall": {"no_relevant_content": 3, "answer_not_in_passages": 1},
+                                      "by_category_lang": {"near_miss/en": {"answer_not_in_passages": 1},
+                                                           "off_topic/en": {"no_relevant_content": 3}}}}
+    md = render_markdown(rep)
+    assert "### Abstention reasons" in md
+    assert "| cell | no_relevant_content | answer_not_in_passages |" in md
+    assert "| near_miss/en | 0 | 1 |" in md and "| off_topic/en | 3 | 0 |" in md
+    del rep["answers"]["abstentions"]
+    assert "Abstention reasons" not in render_markdown(rep)

@@ -55,18 +55,22 @@ async def _exercise(client: Client, secret: Path) -> None:
     assert tools["get_source"].input_schema["required"] == ["source_id"]
 
     found = _json(await client.call_tool("search", {"query": "What does HB 3.2 say?", "k": 3}))
-    assert found["corpus_has_nothing"] is False and len(found["notes"]) == 3
+    assert found["corpus_has_nothing"] is False and len(found["notes"]) == 3 and found["abstention"] is None
     top = found["notes"][0]
     assert top["label"] == "HB 3.2" and top["locator"]["book"] == "HB" and top["source_id"]
 
     nothing = _json(await client.call_tool("search", {"query": RISOTTO}))
     assert nothing["verdict"] in ("bail_out", "insufficient")
+    want = {"bail_out": "no_relevant_content", "insufficient": "insufficient_coverage"}[nothing["verdict"]]
+    assert nothing["abstention"] == {"reason": want, "stage": "gate"}
 
     miss = _json(await client.call_tool("ask", {"question": RISOTTO}))
     assert miss["mode"] == "not_found" and miss["citations"] == [] and miss["corpus_insufficient"] is True
+    assert miss["abstention"]["reason"] in ("no_relevant_content", "insufficient_coverage", "answer_not_in_passages")
 
     hit = _json(await client.call_tool("ask", {"question": FOG}))
     assert hit["mode"] == "corpus" and hit["citations"], hit
+    assert "abstention" in hit and hit["abstention"] is None
     cite = hit["citations"][0]
     opened = _json(await client.call_tool("get_source", {"source_id": cite["source_id"], "locator": cite["locator"]}))
     cited = [f for f in opened["fragments"] if f["cited"]]

@@ -80,3 +80,23 @@ def test_ask_labels_a_commentary_with_its_commentator(tools: FootnoteTools) -> N
     assert comm, got["citations"]
     assert all(c["label"] == "HB 2.2 — commentary, Ada Penhallow" for c in comm)
     assert all(c["source_meta"] == {"commentator": "Ada Penhallow"} for c in comm)
+
+
+def test_ask_and_search_carry_the_abstention(tools: FootnoteTools, mcp_store: Settings) -> None:
+    nothing = "Who invented the Marrowick fog horn?"  # the gate bails out
+    got = tools.ask(nothing)
+    assert got["mode"] == "not_found" and got["abstention"] == {"reason": "no_relevant_content", "stage": "gate"}
+    assert "trace" not in got
+    found = tools.search(nothing)
+    assert found["verdict"] == "bail_out" and found["corpus_has_nothing"] is True
+    assert found["abstention"] == {"reason": "no_relevant_content", "stage": "gate"}
+    assert tools.search("What does HB 3.2 say?")["abstention"] is None
+    assert tools.ask("What does HB 3.2 say?")["abstention"] is None
+    # a near miss: the corpus has the horn, not its colour (with a sentence floor for the test embedder)
+    engine = Engine.from_settings(mcp_store.with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.9}}))
+    try:
+        near = FootnoteTools(engine).ask("What colour is the Marrowick fog horn painted?")
+    finally:
+        engine.close()
+    assert near["abstention"] == {"reason": "answer_not_in_passages", "stage": "answer"}
+    assert near["answer"].startswith("The closest passages in the corpus come from “")

@@ -205,14 +205,15 @@ def test_default_mode_has_no_lexical_banner(page: Any, live: LiveServer) -> None
     assert page.locator("#status-line").get_attribute("title") == f"Embedding model: {st['embedder']}"
 
 
-def _scripted_turn(mode: str, disclaimer: str | None, answer: str) -> str:
+def _scripted_turn(mode: str, disclaimer: str | None, answer: str, abstention: dict[str, str] | None = None,
+                   lang: str = "en") -> str:
     done = {"answer": answer, "citations": [], "verdict": "insufficient", "corpus_insufficient": True,
-            "mode": mode, "disclaimer": disclaimer, "dropped_citations": 0, "removed_mentions": 0,
-            "model_calls": 1, "lang": "en", "trace": {}}
+            "mode": mode, "abstention": abstention, "disclaimer": disclaimer, "dropped_citations": 0,
+            "removed_mentions": 0, "model_calls": 1, "lang": lang, "trace": {}}
     frames = [
         sse_frame("stage", {"name": "search.gate", "ms": 1.0, "counts": {}}),
         sse_frame("token", {"text": answer}),
-        sse_frame("verdict", {k: done[k] for k in ("verdict", "mode", "corpus_insufficient", "disclaimer")}),
+        sse_frame("verdict", {k: done[k] for k in ("verdict", "mode", "corpus_insufficient", "disclaimer", "abstention")}),
         sse_frame("done", done),
     ]
     return b"".join(frames).decode()
@@ -228,11 +229,18 @@ def test_fallback_and_declined_states_are_painted(page: Any, screenshots: Path, 
     stream such a server sends (same frames, same Answer shape) and must paint the state and the
     server's disclaimer."""
     disclaimer = "This answer is not from the corpus: it comes from the model's general knowledge." if mode == "fallback" else None
-    body = _scripted_turn(mode, disclaimer, "Lighthouses <b>often</b> use fog signals." if mode == "fallback" else "I can only answer about the corpus.")
+    why = {"reason": "planner_found_nothing", "stage": "planner"} if mode == "fallback" else \
+        {"reason": "out_of_scope", "stage": "fallback"}
+    body = _scripted_turn(mode, disclaimer, "Lighthouses <b>often</b> use fog signals." if mode == "fallback" else
+                          "I can only answer about the corpus.", why)
     page.route("**/api/ask", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body))
     turn = ask(page, "Tell me about lighthouses in general")
     assert turn.get_attribute("data-state") == state
     assert turn.locator(".turn__state").inner_text() == label
+    assert turn.get_attribute("data-abstention") == why["reason"]
+    assert turn.locator(".turn__reason").inner_text() == (
+        "Why: the passages found were judged not to answer it." if mode == "fallback" else
+        "Why: the question is outside what this library covers.")
     if disclaimer:
         assert turn.locator(".turn__disclaimer").is_visible()
         assert turn.locator(".turn__disclaimer").inner_text() == disclaimer
@@ -335,3 +343,81 @@ def test_status_line_while_embedding_starts_has_no_question_mark(browser: Any, t
         ctx.close()
         stop_server(server, thread)
         engine.close()
+
+
+# --- abstention reasons, said in the reader's language ------------------------------------------
+
+NOTHING = "Who invented the Marrowick fog horn?"  # the gate bails out
+NOTHING_RU = "Сколько стоил туманный горн маяка Марровик?"
+NEAR = "What colour is the Marrowick fog horn painted?"  # the horn is in the corpus, its colour is not
+
+
+def _fresh(pg: Any) -> None:
+    """Start a new conversation, so the next question is not read as a follow-up."""
+    if pg.locator("#new-chat").is_visible():
+        pg.click("#new-chat")
+
+
+def test_not_found_says_why_in_the_readers_language(page: Any, screenshots: Path) -> None:
+    turn = ask(page, NOTHING)
+    assert turn.get_attribute("data-state") == "not-found"
+    assert turn.get_attribute("data-abstention") == "no_relevant_content"
+    assert turn.get_attribute("data-abstention-stage") == "gate"
+    reason = turn.locator(".turn__reason")
+    assert reason.is_visible() and reason.inner_text() == "Why: nothing in the corpus is close to this question."
+    _fresh(page)
+    turn = ask(page, NOTHING_RU)
+    assert turn.get_attribute("data-abstention") == "no_relevant_content"
+    assert turn.locator(".turn__state").inner_text() == "В корпусе этого нет"
+    assert turn.locator(".turn__reason").inner_text() == "Почему: в корпусе нет ничего близкого к этому вопросу."
+    assert turn.locator(".turn__answer").inner_text().startswith("В корпусе об этом ничего не нашлось")
+    page.screenshot(path=str(screenshots / "chat-abstention-ru.png"), full_page=True)
+    _fresh(page)
+    turn = ask(page, FOG)  # a corpus answer says no reason
+    assert turn.get_attribute("data-state") == "answered" and turn.get_attribute("data-abstention") is None
+    assert turn.locator(".turn__reason").is_hidden()
+
+
+def test_an_unknown_reason_is_not_painted(page: Any) -> None:
+    body = _scripted_turn("not_found", None, "Nothing here.", {"reason": "a_future_reason", "stage": "gate"})
+    page.route("**/api/ask", lambda route: route.fulfill(status=200, content_type="text/event-stream", body=body))
+    turn = ask(page, "Anything at all?")
+    assert turn.get_attribute("data-state") == "not-found" and turn.get_attribute("data-abstention") == "a_future_reason"
+    assert turn.locator(".turn__reason").is_hidden()  # the state label says enough; no raw key is shown
+    assert "a_future_reason" not in turn.inner_text()
+
+
+def test_a_near_miss_names_the_closest_sources_and_keeps_its_reason_on_reload(
+    browser: Any, served_store: tuple[Path, Any], screenshots: Path
+) -> None:
+    _, base = served_store
+    settings = base.with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.9}})  # a sentence floor for the test embedder
+    engine = Engine.from_settings(settings)
+    url, server, thread = start_server(create_app(engine, settings))
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    try:
+        pg = ctx.new_page()
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(url + "/")
+        pg.wait_for_selector("#status-line:not(:empty)", timeout=TIMEOUT_MS)
+        turn = ask(pg, NEAR)
+        assert turn.get_attribute("data-state") == "not-found"
+        assert turn.get_attribute("data-abstention") == "answer_not_in_passages"
+        assert turn.get_attribute("data-abstention-stage") == "answer"
+        assert turn.locator(".turn__reason").inner_text() == (
+            "Why: the corpus has passages on the subject, but none of them answers this question.")
+        text = turn.locator(".turn__answer").inner_text()
+        assert text.startswith("The closest passages in the corpus come from “") and "Marrowick" in text, text
+        pg.screenshot(path=str(screenshots / "chat-near-miss.png"), full_page=True)
+        pg.reload()  # the permalink restores the stored turn, its reason with it
+        pg.wait_for_selector('.turn[data-restored="true"]', timeout=TIMEOUT_MS)
+        again = pg.locator(".turn").first
+        assert again.get_attribute("data-abstention") == "answer_not_in_passages"
+        assert again.locator(".turn__reason").is_visible()
+        assert again.locator(".turn__answer").inner_text() == text
+    finally:
+        ctx.close()
+        stop_server(server, thread)
+        engine.close()
+    assert not errors, errors

@@ -1,5 +1,6 @@
 """Texts the server paints in the user's language (never the model's): the fallback disclaimer, the
-polite decline, and the honest "not in the corpus" that says what was searched."""
+polite decline, the honest "not in the corpus" that says what was searched, and a near miss's "the corpus
+talks about X, but not this"."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ _DECLINE = {
 _NOT_FOUND = {
     "en": "I found nothing on this in the corpus, so I won't guess.",
     "ru": "В корпусе об этом ничего не нашлось, поэтому гадать не буду.",
+}
+
+_NEAR_MISS = {
+    "en": "The closest passages in the corpus come from {titles}, but none of them answers this question, so I "
+    "won't guess.",
+    "ru": "Ближе всего к вопросу отрывки из {titles}, но ни один из них на него не отвечает, поэтому гадать не буду.",
 }
 
 _SEARCHED = {
@@ -80,16 +87,33 @@ def _join(items: Sequence[str], lang: str) -> str:
     return ", ".join(items[:-1]) + _AND[_lang(lang)] + items[-1]
 
 
+def _quoted(items: Sequence[str], lg: str) -> str:
+    lq, rq = _QUOTES[lg]
+    return _join([f"{lq}{x}{rq}" for x in dict.fromkeys(x.strip() for x in items if x.strip())], lg)
+
+
+def _searched(lg: str, queries: Sequence[str], kinds: Sequence[str]) -> str:
+    return _SEARCHED[lg].format(queries=_quoted(queries, lg), kinds=_join([kind_name(k, lg) for k in kinds], lg))
+
+
 def not_found_text(lang: str, queries: Sequence[str], kinds: Sequence[str]) -> str:
     """“Not in the corpus”, with the queries searched and the kinds of material searched."""
     lg = _lang(lang)
     head = _NOT_FOUND[lg]
     if not kinds:
         return f"{head} {_NO_CORPUS[lg]}"
-    lq, rq = _QUOTES[lg]
-    qs = _join([f"{lq}{q}{rq}" for q in dict.fromkeys(q.strip() for q in queries if q.strip())], lg)
-    ks = _join([kind_name(k, lg) for k in kinds], lg)
-    return f"{head} {_SEARCHED[lg].format(queries=qs, kinds=ks)}"
+    return f"{head} {_searched(lg, queries, kinds)}"
+
+
+def near_miss_text(lang: str, titles: Sequence[str], queries: Sequence[str], kinds: Sequence[str]) -> str:
+    """A near miss: the corpus talks about ``titles`` (the top retrieved sources), but no passage found
+    answers the question — then what was searched, as :func:`not_found_text` says it. No titles (or an
+    empty corpus): :func:`not_found_text` itself."""
+    lg = _lang(lang)
+    names = _quoted(titles, lg)
+    if not names or not kinds:
+        return not_found_text(lang, queries, kinds)
+    return f"{_NEAR_MISS[lg].format(titles=names)} {_searched(lg, queries, kinds)}"
 
 
 _QUOTES_IN = {

@@ -384,12 +384,15 @@ class SentenceRanker:
             # without a fitted sentence-cosine floor for this embedder (and the candidates' language pair) its
             # cosines decide nothing: a question in another language than its notes then takes the gate-verdict
             # rule, as without an embedder
-            if (sims is None or all(f is None for f in floors)) and crosslingual:
+            no_floor = sims is None or all(f is None for f in floors)
+            if no_floor and crosslingual:
                 chosen = _crosslingual(question, qlang, notes, a, self.scorer, cues)
                 info["crosslingual"] = bool(chosen)
                 info["chosen"] = len(chosen)
                 return chosen, info
             info["declined"] = "no sentence is evidence enough"
+            if no_floor:  # no cosine floor to judge by: the gate's verdict (not one of extractive_crosslingual_verdicts) decided
+                info["declined_by"] = "gate"
             info["chosen"] = 0
             return [], info
         ranked = _with_antecedents(self._mmr(cands, sims), a.extractive_max_sentences)

@@ -17,6 +17,7 @@ from dataclasses import replace as dc_replace
 from typing import Any, Protocol
 
 from footnote.answer import disclaimers
+from footnote.answer.abstain import near_miss_titles, outline_abstention
 from footnote.answer.citations import (
     CITE,
     Carried,
@@ -51,6 +52,9 @@ from footnote.answer.prose import names_pattern, skel
 from footnote.answer.support import SupportScorer, trace_support
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.types import (
+    Abstention,
+    AbstentionReason,
+    AbstentionStage,
     Answer,
     AnswerMode,
     CitationEvent,
@@ -63,7 +67,9 @@ from footnote.answer.types import (
     Token,
     Understood,
     VerdictEvent,
+    abstention_dict,
 )
+from footnote.corpus.lang import question_lang
 from footnote.corpus.memory import MemoryNote, NoteKind
 from footnote.corpus.records import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
@@ -76,7 +82,6 @@ from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdic
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
 from footnote.store.protocol import SentenceVectorStore
-from footnote.text import detect_lang
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +118,7 @@ class _Turn:
     background_shown: bool = False  # a model was given them
     memory_dropped: int = 0  # citations of a background note dropped
     memory_removed: int = 0  # mentions of a background note's title removed
+    near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
 
     def degrade(self, why: str) -> None:
         """Say in the trace what failed and what was used instead (secrets masked)."""
@@ -204,7 +210,8 @@ class Answerer:
                 "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
             )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, detect_lang(q, self.settings.corpus.default_lang), fallback_on, models, counters, budget,
+        return _Turn(q, question_lang(q, self.settings.corpus.default_lang,
+                                                  min_confidence=self.settings.corpus.question_lang_min_confidence), fallback_on, models, counters, budget,
                      self.secrets, asked=q)
 
     def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
@@ -263,17 +270,20 @@ class Answerer:
         )
         if result.verdict is Verdict.BAIL_OUT:
             # (an exact address hit never bails out: the gate counts it as good enough)
+            gate = Abstention(AbstentionReason.NO_RELEVANT_CONTENT, AbstentionStage.GATE)
             if can_fallback and a.fallback_on_bail_out:
-                yield from self._fallback(turn, "bail_out")
+                yield from self._fallback(turn, "bail_out", gate)
             else:
-                yield from self._not_found(turn, "bail_out")
+                yield from self._not_found(turn, "bail_out", gate)
             return
         outline, picks = yield from self._plan(turn, notes)
         if outline.empty:
+            why = outline_abstention(turn.stages)
+            related = notes[: a.extractive_candidate_notes] if picks is not None else notes
             if can_fallback:
-                yield from self._fallback(turn, "empty_outline")
+                yield from self._fallback(turn, "empty_outline", why, related)
             else:
-                yield from self._not_found(turn, "empty_outline")
+                yield from self._not_found(turn, "empty_outline", why, related=related)
             return
         t0 = time.perf_counter()
         ctx = compact(notes, outline)
@@ -365,7 +375,8 @@ class Answerer:
         if not text.strip() or not CITE.search(text):
             # nothing grounded survived the checks: say so rather than show an uncited answer
             turn.degrade("synthesizer: no cited sentence survived; not found")
-            yield from self._not_found(turn, "no_grounded_text", dropped=cleaner.dropped, removed=cleaner.removed,
+            weak = Abstention(AbstentionReason.WEAKLY_GROUNDED, AbstentionStage.SUPPORT)
+            yield from self._not_found(turn, "no_grounded_text", weak, dropped=cleaner.dropped, removed=cleaner.removed,
                                        removed_names=cleaner.removed_mentions, removed_sentences=cleaner.removed_sentences)
             return
         quoted = [ctx.by_n[int(x)].fragment.lang for x in CITE.findall(text) if x.isdigit() and int(x) in ctx.by_n]
@@ -500,7 +511,11 @@ class Answerer:
         self, turn: _Turn, text: str, by_n: dict[int, Note], mode: AnswerMode, *, corpus_insufficient: bool,
         disclaimer: str | None, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
         notes: Sequence[Note] = (), reason: str | None = None, removed_sentences: int = 0,
+        abstention: Abstention | None = None,
     ) -> Iterator[Event]:
+        """The turn's end: citations resolved, verdict and mode agreed, the answer contract. ``abstention``:
+        why this is not a corpus answer (None exactly for ``mode`` corpus)."""
+        assert (abstention is None) == (mode is AnswerMode.CORPUS), (mode, abstention)
         t0 = time.perf_counter()
         used = [int(x) for x in CITE.findall(text) if x.isdigit()]
         cited = sources_by_id(self.store, (by_n[n].fragment.source_id for n in used if n in by_n))
@@ -525,33 +540,49 @@ class Answerer:
             verdict = Verdict.GOOD_ENOUGH  # the editors' pinned answer is evidence (trace.search.verdict keeps the gate's)
         trace = self._trace(turn, notes, removed_names, reason)
         trace["removed_sentences"] = removed_sentences
+        trace["abstention"] = abstention_dict(abstention)
         answer = Answer(
             answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
             disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed, removed_sentences=removed_sentences,
-            model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace,
+            model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace, abstention=abstention,
         )
+        if abstention is not None:
+            log.debug("turn abstained: %s (%s)", abstention.reason.value, abstention.stage.value)
         if self.settings.support.in_trace and (support := trace_support(self.support, answer)) is not None:
             trace["support"] = support
-        yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer)
+        yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer, abstention)
         yield Done(answer)
 
     def _not_found(
-        self, turn: _Turn, reason: str, *, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
-        removed_sentences: int = 0,
+        self, turn: _Turn, reason: str, abstention: Abstention, *, dropped: int = 0, removed: int = 0,
+        removed_names: Sequence[str] = (), removed_sentences: int = 0, related: Sequence[Note] = (),
     ) -> Iterator[Event]:
+        """The not-found answer, saying what was searched — or, on a near miss (``answer_not_in_passages``),
+        what the corpus does talk about: the titles of the top ``related`` notes' sources."""
         result = turn.result
         assert result is not None
         queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
         known: KnownNames = self.mentions.get()
-        text = " ".join([*(f"{n}." for n in result.plan.address_notes),
-                         disclaimers.not_found_text(turn.lang, queries, known.kinds)])
+        cap = self.settings.answer.near_miss_titles
+        near = abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+        titles = near_miss_titles(self.store, related, cap) if near else []
+        said = (disclaimers.near_miss_text(turn.lang, titles, queries, known.kinds) if titles
+                else disclaimers.not_found_text(turn.lang, queries, known.kinds))
+        text = " ".join([*(f"{n}." for n in result.plan.address_notes), said])
+        if titles:
+            turn.near_miss = titles
         yield Token(text)
         yield from self._finish(
             turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
             removed=removed, removed_names=removed_names, reason=reason, removed_sentences=removed_sentences,
+            abstention=abstention,
         )
 
-    def _fallback(self, turn: _Turn, reason: str) -> Iterator[Event]:
+    def _fallback(
+        self, turn: _Turn, reason: str, abstention: Abstention, related: Sequence[Note] = ()
+    ) -> Iterator[Event]:
+        """``abstention``: why the corpus gave no answer (the fallback answer carries it; a decline is
+        ``out_of_scope``; a failed fallback model ends as "not found" for that reason)."""
         a = self.settings.answer
         model = turn.models["fallback"]
         t0 = time.perf_counter()
@@ -566,14 +597,15 @@ class Answerer:
                 raise
             turn.degrade(f"fallback: {e.message}; not found")
             yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
-            yield from self._not_found(turn, reason)
+            yield from self._not_found(turn, reason, abstention, related=related)
             return
         if not reply.in_scope:
             yield turn.stage("fallback", t0, {"in_scope": 0, "probes": 0}, model_disclaimer=bool(reply.disclaimer))
             text = disclaimers.decline_text(turn.lang)
             yield Token(text)
             yield from self._finish(turn, text, {}, AnswerMode.DECLINED, corpus_insufficient=True, disclaimer=None,
-                                    reason=reason)
+                                    reason=reason,
+                                    abstention=Abstention(AbstentionReason.OUT_OF_SCOPE, AbstentionStage.FALLBACK))
             return
         qs = probes(turn.question, reply, a.fallback_probes_min, a.fallback_probes_max)
         min_score = self._fallback_min_score(turn)
@@ -596,7 +628,7 @@ class Answerer:
         yield from self._finish(
             turn, text, {n.n: n for n in notes}, AnswerMode.FALLBACK, corpus_insufficient=True,
             disclaimer=disclaimers.fallback_disclaimer(turn.lang), dropped=forged, removed=removed,
-            removed_names=names, notes=notes, reason=reason,
+            removed_names=names, notes=notes, reason=reason, abstention=abstention,
         )
 
     def _fallback_min_score(self, turn: _Turn) -> float:
@@ -648,6 +680,8 @@ class Answerer:
         if reason:
             out["insufficient_reason"] = reason
             out["insufficient_stage"] = _insufficient_stage(turn, reason)
+        if turn.near_miss:
+            out["near_miss_titles"] = list(turn.near_miss)
         return out
 
 

@@ -19,6 +19,63 @@ class AnswerMode(StrEnum):
     NOT_FOUND = "not_found"
 
 
+class AbstentionReason(StrEnum):
+    """Why a turn gave no corpus answer (``docs/answering.md``, "Abstention reasons")."""
+
+    NO_RELEVANT_CONTENT = "no_relevant_content"  # the gate bailed out: nothing close in the corpus
+    INSUFFICIENT_COVERAGE = "insufficient_coverage"  # the gate found only weak matches, and no answer came of them
+    PLANNER_FOUND_NOTHING = "planner_found_nothing"  # the model planner's outline cited no note
+    ANSWER_NOT_IN_PASSAGES = "answer_not_in_passages"  # related passages, but no sentence of them answers
+    WEAKLY_GROUNDED = "weakly_grounded"  # the server's checks removed every sentence of the answer
+    OUT_OF_SCOPE = "out_of_scope"  # the fallback model declined: outside what the library covers
+
+
+class AbstentionStage(StrEnum):
+    """The stage of the turn that decided the abstention."""
+
+    GATE = "gate"
+    PLANNER = "planner"
+    ANSWER = "answer"
+    SUPPORT = "support"
+    FALLBACK = "fallback"
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """Why a turn's answer is not a corpus answer, and which stage said so (``None`` on a corpus answer)."""
+
+    reason: AbstentionReason
+    stage: AbstentionStage
+
+    def to_dict(self) -> dict[str, str]:
+        return {"reason": self.reason.value, "stage": self.stage.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Abstention | None:
+        """The inverse of :meth:`to_dict` (a stored turn's ``abstention``); None for null or an unknown value."""
+        if not data:
+            return None
+        try:
+            return cls(AbstentionReason(data["reason"]), AbstentionStage(data["stage"]))
+        except (KeyError, ValueError):
+            return None
+
+
+def gate_abstention(verdict: Verdict) -> Abstention | None:
+    """What the gate's verdict alone says (the MCP ``search`` tool, which runs no answer stage): a
+    bail-out is ``no_relevant_content``, weak matches ``insufficient_coverage``, else nothing."""
+    if verdict is Verdict.BAIL_OUT:
+        return Abstention(AbstentionReason.NO_RELEVANT_CONTENT, AbstentionStage.GATE)
+    if verdict is Verdict.INSUFFICIENT:
+        return Abstention(AbstentionReason.INSUFFICIENT_COVERAGE, AbstentionStage.GATE)
+    return None
+
+
+def abstention_dict(abstention: Abstention | None) -> dict[str, str] | None:
+    """The one serialisation of an abstention for every surface (CLI, HTTP, MCP, trace, stored turn)."""
+    return None if abstention is None else abstention.to_dict()
+
+
 @dataclass(frozen=True)
 class Note:
     """A fragment admitted into a turn, numbered ``n`` (1-based) as the model sees it."""
@@ -86,6 +143,8 @@ class Answer:
     trace: dict[str, Any] = field(default_factory=dict)
     conversation_id: str | None = None
     turn: int | None = None
+    #: Why this is not a corpus answer (None exactly when ``mode`` is ``corpus``).
+    abstention: Abstention | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +155,7 @@ class Answer:
             "verdict": self.verdict.value,
             "corpus_insufficient": self.corpus_insufficient,
             "mode": self.mode.value,
+            "abstention": abstention_dict(self.abstention),
             "disclaimer": self.disclaimer,
             "dropped_citations": self.dropped_citations,
             "removed_mentions": self.removed_mentions,
@@ -147,6 +207,7 @@ class VerdictEvent:
     mode: AnswerMode
     corpus_insufficient: bool
     disclaimer: str | None = None
+    abstention: Abstention | None = None
 
 
 @dataclass(frozen=True)

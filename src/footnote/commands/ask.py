@@ -57,6 +57,7 @@ def render_done(answer: Answer) -> list[str]:
     lines.append(
         f"verdict: {answer.verdict.value}   mode: {answer.mode.value}   model calls: {answer.model_calls}"
         + ("   corpus insufficient" if answer.corpus_insufficient else "")
+        + (f"   abstention: {answer.abstention.reason.value} ({answer.abstention.stage.value})" if answer.abstention else "")
         + (f"   ({', '.join(extra)})" if extra else "")
     )
     lines += support_lines(answer.trace.get("support"))

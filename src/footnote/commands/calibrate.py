@@ -20,6 +20,7 @@ from footnote.eval.calibration import (
     buy_table,
     collect,
     collecting_settings,
+    derived_check,
     fit_gate,
     format_table,
     in_effect_table,
@@ -96,6 +97,7 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     except ValueError as e:
         raise UsageError(f"{questions}: {e}") from None
     table = buy_table(rows, fit)
+    derived = derived_check(rows, FitTargets(answer_target=answer_target))
     # What the thresholds in effect before this run (shipped or configured) buy on the same searches.
     before = settings.gate
     in_effect = (in_effect_table(rows, lambda q, c: before.thresholds(emb, q, c))
@@ -116,6 +118,8 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
                 "weights": {"background": f.weights[0], "lexical": f.weights[1], "sentence": f.weights[2]}}
             for p, f in fit.by_pair.items()
         },
+        "derived": fit.derived.model_dump() if fit.derived is not None else None,
+        "derived_check": derived,
         "table": table,
         "in_effect_table": in_effect,
         "written_to": str(target) if write else None,
@@ -132,6 +136,13 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
                    f"AUROC fit {_f(f.auroc_fit)} check {_f(f.auroc_check)}")
     for line in format_table(table):
         click.echo(line)
+    if (d := fit.derived) is not None:
+        click.echo(f"derived (any other pair): bail_out {d.bail_out} sufficient {d.sufficient} good_enough "
+                   f"{d.good_enough} (signal = (max − {d.background_weight}×background + {d.sentence_weight}×best "
+                   f"sentence) ÷ background spread); prefloor {d.prefloor}; what a pair nobody calibrated gets, each "
+                   "pair left out of the fit in turn:")
+        for line in format_table(derived):
+            click.echo(line)
     if in_effect:
         click.echo(f"in effect before this run (gate.by_embedder.{emb}; `footnote settings` says where they come "
                    "from), on the same searches:")

@@ -146,6 +146,9 @@ def status(ctx: Ctx) -> None:
         click.echo(f"embedder:  {emb if st['embedder'] else 'none (lexical only)'}")
     if st.get("gate_calibrated") is False:
         click.echo(f"gate:      uncalibrated: using {st['gate_thresholds']}'s thresholds (run `footnote calibrate`)")
+    elif gp := st.get("gate_pairs"):
+        click.echo(f"gate:      calibrated pairs {', '.join(gp['calibrated']) or '-'}; any other question language: "
+                   f"{gp['other_pairs']} (docs/retrieval.md, 'Any language pair')")
     if st.get("embedder_model"):
         missing = "" if st.get("embedder_model_installed") else (
             f"  (not installed: run `footnote models install {st['embedder']}`)")

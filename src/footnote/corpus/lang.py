@@ -79,3 +79,52 @@ def lang_guess(text: str, candidates: Sequence[str] = ()) -> tuple[str, float]:
     """(language, confidence) as the detector sees it — for diagnostics and tests."""
     lang, conf = _identifier(candidates).classify(" ".join(text.split()))
     return str(lang), float(conf)
+
+
+# Scripts that name their language outright (a question in Greek letters is Greek); Arabic, Devanagari,
+# Han and Cyrillic scripts serve several languages, so the detector chooses among the script's own languages.
+_SCRIPTS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("ru", _CYR, ("ru", "uk", "bg", "sr", "mk", "be", "kk")),
+    ("el", re.compile(r"[\u0370-\u03FF\u1F00-\u1FFF]"), ()),
+    ("ar", re.compile(r"[\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF]"), ("ar", "fa", "ur", "ps")),
+    ("he", re.compile(r"[\u0590-\u05FF]"), ()),
+    ("hi", re.compile(r"[\u0900-\u097F]"), ("hi", "mr", "ne")),
+    ("bn", re.compile(r"[\u0980-\u09FF]"), ()),
+    ("ta", re.compile(r"[\u0B80-\u0BFF]"), ()),
+    ("te", re.compile(r"[\u0C00-\u0C7F]"), ()),
+    ("th", re.compile(r"[\u0E00-\u0E7F]"), ()),
+    ("ka", re.compile(r"[\u10A0-\u10FF]"), ()),
+    ("hy", re.compile(r"[\u0530-\u058F]"), ()),
+    ("ko", re.compile(r"[\uAC00-\uD7AF\u1100-\u11FF]"), ()),
+    ("ja", re.compile(r"[\u3040-\u30FF]"), ()),
+    ("zh", re.compile(r"[\u4E00-\u9FFF\u3400-\u4DBF]"), ()),
+)
+#: Languages written in Latin letters that the detector may name for a question.
+LATIN_LANGS: tuple[str, ...] = (
+    "en", "de", "fr", "es", "it", "pt", "nl", "ro", "vi", "tr", "pl", "cs", "sv", "da", "no", "fi", "hu", "id",
+    "ms", "hr", "sk", "sl", "lt", "lv", "et", "ca", "sq", "tl", "sw", "az", "uz",
+)
+
+
+def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9) -> str:
+    """The language of a *question* (short text): the dominant script first — a script used by one language
+    names it (Greek, Thai, Hangul, kana …), a shared one (Cyrillic, Arabic, Devanagari, Latin) is narrowed by the
+    detector among that script's languages — and the script's first language (``ru`` for Cyrillic, ``default``
+    for Latin) unless the detector is at least ``min_confidence`` sure of another. Short questions are hard to
+    tell apart, so the bar for leaving the script's first language is high: a wrong guess only moves the question
+    to a pair whose thresholds are derived, not fitted (docs/retrieval.md, "Any language pair")."""
+    counts = [(len(rx.findall(text)), first, cands) for first, rx, cands in _SCRIPTS]
+    latin = len(_LAT.findall(text))
+    best = max(counts, key=lambda c: c[0])
+    if best[0] == 0 and latin == 0:
+        return default
+    if best[0] > latin:
+        _, first, cands = best
+        if first == "ja" or (first == "zh" and counts[-2][0]):  # kana anywhere: Japanese
+            return "ja"
+        if not cands:
+            return first
+        lang, conf = _identifier(cands).classify(" ".join(text.split()))
+        return str(lang) if conf >= min_confidence else first
+    lang, conf = _identifier(LATIN_LANGS).classify(" ".join(text.split()))
+    return str(lang) if conf >= min_confidence and lang != default else default

@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from footnote.answer.types import Answer, AnswerMode
+from footnote.answer.types import AbstentionReason, Answer, AnswerMode
 from footnote.eval.judge import judge_inputs
 from footnote.eval.metrics import mean, percentile
 from footnote.eval.support import SupportScorer, support_cell, support_fields
@@ -122,6 +123,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
         score = score_answer(answer, q.answers, q.gold, answerable=q.answerable)
         return {"answer": {
             **score.to_dict(), "mode": answer.mode.value, "ms": round(ms, 3), "model_calls": answer.model_calls,
+            "abstention": answer.abstention.reason.value if answer.abstention is not None else None,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
             "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
             **support_fields(support, answer), **judge_inputs(q.question, answer),
@@ -155,8 +157,16 @@ def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
+def abstention_counts(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """How many answers abstained for each reason (``AbstentionReason`` values; the order of the enum)."""
+    got = Counter(o.extra["answer"].get("abstention") for o in outcomes if "answer" in o.extra)
+    return {r.value: got[r.value] for r in AbstentionReason if got[r.value]}
+
+
 def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """Answer-level figures overall, per category and language, per language."""
+    """Answer-level figures overall, per category and language, per language; and the count of each
+    abstention reason (every answer that is not a corpus answer has one) overall and per category and
+    language."""
     cells: dict[str, list[Outcome]] = {}
     langs: dict[str, list[Outcome]] = {}
     for o in outcomes:
@@ -166,6 +176,8 @@ def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "overall": _cell(outcomes),
         "by_lang": {k: _cell(v) for k, v in sorted(langs.items())},
         "by_category_lang": {k: _cell(v) for k, v in sorted(cells.items())},
+        "abstentions": {"overall": abstention_counts(outcomes),
+                        "by_category_lang": {k: abstention_counts(v) for k, v in sorted(cells.items())}},
     }
 
 
@@ -186,6 +198,11 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     rows = [("overall", report["overall"]), *report["by_lang"].items(), *report["by_category_lang"].items()]
     for name, cell in rows:
         lines.append(f"{name:<30}" + "".join(f"{f(cell.get(c)):>16}" for c in COLUMNS))
+    ab = report.get("abstentions")
+    if isinstance(ab, Mapping):
+        lines.append("abstention reasons (answers that are not corpus answers, by reason)")
+        for name, counts in [("overall", ab.get("overall", {})), *ab.get("by_category_lang", {}).items()]:
+            lines.append(f"{name:<30}" + (" · ".join(f"{r} {n}" for r, n in counts.items()) or "–"))
     return lines
 
 

@@ -40,7 +40,7 @@ from footnote.settings import EmbedderGate, GateThresholds, Settings
 log = logging.getLogger(__name__)
 
 FIT, CHECK = 0, 1
-BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+BACKGROUND_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0)
 LEXICAL_GRID: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
 #: Weights of the best question–sentence cosine in the top fragments (``gate.collect_sentence_signal`` on).
 SENTENCE_GRID: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -67,13 +67,17 @@ class LabelledSignal:
     lexical_overlap: float
     gold_cosine: float | None  # best cosine of a gold fragment among the candidates
     sentence: float = 0.0  # best question–sentence cosine inside the top fragments
+    spread: float = 1.0  # standard deviation of the question's cosines to the background sample
 
-    def value(self, background_weight: float, lexical_weight: float, sentence_weight: float = 0.0) -> float:
-        return (self.max_score - background_weight * self.background + lexical_weight * self.lexical_overlap
-                + sentence_weight * self.sentence)
+    def value(self, background_weight: float, lexical_weight: float, sentence_weight: float = 0.0,
+              normalised: bool = False) -> float:
+        dense = self.max_score - background_weight * self.background + sentence_weight * self.sentence
+        if normalised:
+            dense /= max(self.spread, 1e-6)
+        return dense + lexical_weight * self.lexical_overlap
 
     def value_at(self, t: GateThresholds) -> float:
-        return self.value(t.background_weight, t.lexical_weight, t.sentence_weight)
+        return self.value(t.background_weight, t.lexical_weight, t.sentence_weight, t.spread_normalised)
 
 
 def labelled_from(q: Question, result: SearchResult) -> LabelledSignal:
@@ -85,6 +89,7 @@ def labelled_from(q: Question, result: SearchResult) -> LabelledSignal:
         answerable=q.answerable, half=split_half(q), max_score=float(result.signal.max_score),
         background=float(ex.get("background", 0.0)), lexical_overlap=float(ex.get("lexical_overlap", 0.0)),
         gold_cosine=max(gold) if gold else None, sentence=float(ex.get("sentence", 0.0)),
+        spread=float(ex.get("background_spread", 1.0)),
     )
 
 
@@ -144,13 +149,15 @@ class GateFit:
     default: GateThresholds
     by_pair: dict[str, PairFit] = field(default_factory=dict)
     default_pair: str = ""
+    derived: GateThresholds | None = None  # for every pair not in by_pair (fit_derived)
 
     def to_embedder_gate(self, fitted_on: str) -> EmbedderGate:
-        """The settings section; an unlisted cross-lingual pair uses the largest fitted cross-lingual pair."""
+        """The settings section; an unlisted pair uses the derived thresholds (else the largest fitted
+        cross-lingual pair)."""
         cross = [p for p in self.by_pair if p.split("-")[0] != p.split("-")[-1]]
         return EmbedderGate(
             default=self.default, by_lang_pair={k: v.thresholds for k, v in self.by_pair.items()}, fitted_on=fitted_on,
-            cross_lingual=max(cross, key=lambda p: self.by_pair[p].n_fit) if cross else "",
+            cross_lingual=max(cross, key=lambda p: self.by_pair[p].n_fit) if cross else "", derived=self.derived,
         )
 
     def settings_update(self, embedder: str, fitted_on: str) -> dict[str, Any]:
@@ -233,7 +240,73 @@ def fit_gate(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, 
         raise ValueError("no language pair has enough labelled questions to calibrate on")
     same = [p for p in fits if p.split("-")[0] == p.split("-")[-1]]
     default_pair = max(same or list(fits), key=lambda p: fits[p].n_fit)
-    return GateFit(fits[default_pair].thresholds, fits, default_pair)
+    return GateFit(fits[default_pair].thresholds, fits, default_pair, fit_derived(rows, targets, fit_half=fit_half))
+
+
+def _pair_rows(rows: Sequence[LabelledSignal], half: int | None, min_rows: int) -> dict[str, list[LabelledSignal]]:
+    pairs: dict[str, list[LabelledSignal]] = {}
+    for r in rows:
+        if half is None or r.half == half:
+            pairs.setdefault(r.pair, []).append(r)
+    return {p: rs for p, rs in sorted(pairs.items()) if len(rs) >= min_rows and any(r.answerable for r in rs)}
+
+
+def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, *,
+                fit_half: int | None = FIT) -> GateThresholds | None:
+    """The operating point for language pairs nobody calibrated (``EmbedderGate.derived``), from every
+    calibrated pair at once. The signal is language-agnostic by construction: each cosine term (the max
+    cosine and the best sentence cosine) less the question's background similarity — which carries the
+    pair's cross-lingual offset — optionally divided by the question's background spread, with no lexical term
+    (a reader's language need not share words with the corpus). The sentence weight and whether to divide are
+    the ones with the best mean AUROC over the pairs on their fit half; ``bail_out`` is the lowest of the pairs'
+    thresholds that answer ``weak_answer_target`` of their in-corpus questions (how well the signal separates for
+    a pair nobody labelled is unknown, so the gate favours answering and the answer stage stays the second gate;
+    on this signal the calibrated pairs' thresholds nearly coincide, so the lowest is no pair's outlier); the
+    cosine floors are the pairs' lowest.
+    None when no pair has enough rows."""
+    targets = targets or FitTargets()
+    pairs = _pair_rows(rows, fit_half, targets.min_rows)
+    if not pairs:
+        return None
+    grid = SENTENCE_GRID if any(r.sentence for rs in pairs.values() for r in rs) else (0.0,)
+
+    def mean_auroc(ws: float, norm: bool) -> float:
+        got = [auroc([r.value(1.0 + ws, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
+        known = [a for a in got if a is not None]
+        return float(np.mean(known)) if known else 0.0
+
+    ws, norm = max(((w, n) for w in grid for n in (False, True)),
+                   key=lambda wn: (round(mean_auroc(*wn), 9), -wn[0], not wn[1]))
+    bails: list[float] = []
+    negs: list[float] = []
+    floors: list[GateThresholds] = []
+    for rs in pairs.values():
+        pos = np.array([r.value(1.0 + ws, 0.0, ws, norm) for r in rs if r.answerable])
+        negs.extend(r.value(1.0 + ws, 0.0, ws, norm) for r in rs if not r.answerable)
+        bails.append(_answering_threshold(pos, targets.weak_answer_target))
+        floors.append(fit_pair(rs, targets)[0])
+    bail = min(bails)
+    good = max(float(np.quantile(negs, targets.confident_quantile)) if negs else bail, bail)
+    return GateThresholds(
+        bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round((bail + good) / 2.0, 4), good_enough=round(good, 4),
+        min_lectures=2, fallback_min_score=min(f.fallback_min_score for f in floors),
+        reserve_floor=min(f.reserve_floor for f in floors), prefloor=min(f.prefloor for f in floors),
+        background_weight=1.0 + ws, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
+    )
+
+
+def derived_check(rows: Sequence[LabelledSignal], targets: FitTargets | None = None) -> list[dict[str, Any]]:
+    """What a pair nobody calibrated gets: for each pair, the derived thresholds fitted on the *other* pairs'
+    fit half, applied to this pair's rows (both halves) — a leave-one-pair-out check."""
+    targets = targets or FitTargets()
+    table: list[dict[str, Any]] = []
+    for pair in _pair_rows(rows, FIT, targets.min_rows):
+        t = fit_derived([r for r in rows if r.pair != pair], targets)
+        if t is None:
+            continue
+        prs = [r for r in rows if r.pair == pair]
+        table.append({**_bought(pair, "left out", prs, t, t.bail_out, False), "derived_from": "the other pairs"})
+    return table
 
 
 def _rates(rows: Iterable[LabelledSignal], t: GateThresholds) -> dict[str, Any]:

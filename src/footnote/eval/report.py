@@ -182,6 +182,19 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _abstention_lines(ab: Any) -> list[str]:
+    """The answers' abstention reasons: how many answers of each cell abstained for each reason."""
+    if not isinstance(ab, Mapping):
+        return []
+    rows: list[tuple[str, Mapping[str, int]]] = [("**overall**", ab.get("overall", {})), *ab.get("by_category_lang", {}).items()]
+    reasons = list(dict.fromkeys(r for _, counts in rows for r in counts))
+    if not reasons:
+        return []
+    out = ["", "### Abstention reasons", "", "| cell | " + " | ".join(reasons) + " |", "| --- |" + " ---: |" * len(reasons)]
+    out += [f"| {name} | " + " | ".join(str(counts.get(r, 0)) for r in reasons) + " |" for name, counts in rows]
+    return out
+
+
 def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str:
     """A readable report: the cells table, AUROC, latency, and the plots."""
     meta = report.get("meta", {})
@@ -232,6 +245,7 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
         arows = [("**overall**", answers["overall"]), *answers.get("by_category_lang", {}).items()]
         for name, cell in arows:
             lines.append(f"| {name} | {_fmt(cell.get('n'))} | " + " | ".join(_fmt(cell.get(c)) for c in acols) + " |")
+        lines += _abstention_lines(answers.get("abstentions"))
     if plots:
         lines += ["", "## Plots", ""]
         lines += [f"![{Path(p).stem}]({Path(p).name})" for p in plots]

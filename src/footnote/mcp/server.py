@@ -111,7 +111,9 @@ def build_server(engine: Engine) -> FootnoteMCP:
         """Search the corpus without writing an answer. Returns ranked notes (source_id, kind, locator, label,
         text, cosine score) and the coverage gate's verdict: `corpus_has_nothing` is true when nothing in the
         corpus is close (verdict `bail_out`) — then say the corpus does not cover it; `insufficient` means
-        only weak matches. Use the notes' source_id and locator with get_source to read around a passage."""
+        only weak matches; `abstention` ({reason, stage}: `no_relevant_content` or `insufficient_coverage`, stage
+        `gate`; null when covered) says the same as a typed reason. Use the notes' source_id and locator with
+        get_source to read around a passage."""
         return await _run(lambda: tools.search(query, k))
 
     @server.tool(annotations=readonly, structured_output=False)
@@ -123,8 +125,11 @@ def build_server(engine: Engine) -> FootnoteMCP:
         """Answer a question only from the corpus, with citations. Returns `answer` (text citing [n]),
         `citations` (n → source_id, kind, locator, label, the cited text), `verdict`, `corpus_insufficient`
         and `mode`: `corpus` (answered from the corpus), `not_found` (the corpus has nothing: say so),
-        `fallback` (general knowledge: repeat the `disclaimer`), `declined` (out of scope). Every citation
-        resolves to a stored passage; do not add claims or sources the answer does not carry."""
+        `fallback` (general knowledge: repeat the `disclaimer`), `declined` (out of scope), and `abstention`:
+        null for a corpus answer, else {reason, stage} saying why the corpus gave no answer (`no_relevant_content`,
+        `insufficient_coverage`, `planner_found_nothing`, `answer_not_in_passages` — related passages, none
+        answers —, `weakly_grounded`, `out_of_scope`). Every citation resolves to a stored passage; do not add
+        claims or sources the answer does not carry."""
         return await _run(lambda: tools.ask(question, fallback))
 
     @server.tool(annotations=readonly, structured_output=False)

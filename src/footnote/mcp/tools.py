@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footnote.answer.citations import citation_label
+from footnote.answer.types import abstention_dict, gate_abstention
 from footnote.corpus.records import (
     AddressLocator,
     FileLocator,
@@ -90,7 +91,8 @@ class FootnoteTools:
                           **_fragment_dict(f, titles.get(f.source_id)),
                           "score": round(float(c.score), 4)})
         return {"verdict": verdict, "corpus_has_nothing": result.verdict.abstains,
-                "coverage": COVERAGE.get(verdict, verdict), "lexical_only": result.lexical_only,
+                "coverage": COVERAGE.get(verdict, verdict),
+                "abstention": abstention_dict(gate_abstention(result.verdict)), "lexical_only": result.lexical_only,
                 "notes": notes, "total_candidates": len(result.candidates)}
 
     def ask(self, question: str, fallback: bool | None = None) -> dict[str, Any]:

@@ -63,12 +63,17 @@ def decide(c: Coverage, t: GateThresholds) -> Verdict:
     return Verdict.INSUFFICIENT
 
 
-def signal_value(max_score: float, background: float, lexical: float, t: GateThresholds, sentence: float = 0.0) -> float:
+def signal_value(max_score: float, background: float, lexical: float, t: GateThresholds, sentence: float = 0.0,
+                 spread: float = 1.0) -> float:
     """The combined "do we know this?" signal: the max cosine, minus ``background_weight`` × the
     question's mean cosine to a fixed sample of the corpus (how close *anything* looks to it), plus
-    ``lexical_weight`` × the rare-term overlap of the best same-language candidate, plus
-    ``sentence_weight`` × the best question–sentence cosine inside the top fragments."""
-    return max_score - t.background_weight * background + t.lexical_weight * lexical + t.sentence_weight * sentence
+    ``sentence_weight`` × the best question–sentence cosine inside the top fragments — divided by the
+    question's background ``spread`` (the standard deviation of those cosines) when the thresholds are
+    ``spread_normalised`` — plus ``lexical_weight`` × the rare-term overlap of the best same-language candidate."""
+    dense = max_score - t.background_weight * background + t.sentence_weight * sentence
+    if t.spread_normalised:
+        dense /= max(spread, 1e-6)
+    return dense + t.lexical_weight * lexical
 
 
 def thresholds_dict(t: GateThresholds) -> dict[str, float]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from footnote.corpus.lang import question_lang
 from footnote.corpus.memory import NoteKind
 from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.cpu import available_cores
@@ -43,9 +44,9 @@ from footnote.retrieve.types import (
     Verdict,
     pooled,
 )
-from footnote.settings import GateThresholds, Settings
+from footnote.settings import GateThresholds, Settings, ThresholdChoice, ThresholdSource
 from footnote.store.protocol import Store
-from footnote.text import Analyzer, detect_lang
+from footnote.text import Analyzer
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +161,7 @@ class Retriever:
         a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
         s = self.settings
         traces: list[StageTrace] = []
-        qlang = lang or detect_lang(question, s.corpus.default_lang)
+        qlang = lang or question_lang(question, s.corpus.default_lang, min_confidence=s.corpus.question_lang_min_confidence)
         lexical = self.lexical_only
         first = first and not lexical
         beside = first and self._parallel_text()  # decided once for the search's rounds
@@ -396,7 +397,8 @@ class Retriever:
         t0 = time.perf_counter()
         top = rs.keep_top if keep_top is None else keep_top
         kept, rest = deduped[:top], deduped[top:]
-        thresholds = self._thresholds(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
+        choice = self._choice(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
+        thresholds = choice.thresholds
         final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
         traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
                                  {"reserve_floor": thresholds.reserve_floor}))
@@ -407,7 +409,8 @@ class Retriever:
         if lead is not None:
             final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
-                                 {"verdict": verdict.value, "value": signal.value, **signal.extra}))
+                                 {"verdict": verdict.value, "value": signal.value, "pair": choice.pair,
+                                  "thresholds": choice.source.value, "thresholds_via": choice.via, **signal.extra}))
         given: dict[str, dict[str, float]] = {}
         if mem is not None and mem.boosts:
             t0 = time.perf_counter()
@@ -425,10 +428,13 @@ class Retriever:
         return _Ranked(final, signal, verdict, thresholds, given)
 
     def _thresholds(self, qlang: str, corpus_lang: str, lexical: bool) -> GateThresholds:
+        return self._choice(qlang, corpus_lang, lexical).thresholds
+
+    def _choice(self, qlang: str, corpus_lang: str, lexical: bool) -> ThresholdChoice:
         g = self.settings.gate
         if lexical:
-            return g.lexical_only
-        return g.thresholds(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
+            return ThresholdChoice(g.lexical_only, ThresholdSource.CALIBRATED, f"{qlang}-{corpus_lang}", "lexical_only")
+        return g.choose(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
 
     def _gate(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
@@ -450,16 +456,17 @@ class Retriever:
         else:
             max_score = max((c.score for c in final), default=0.0)
             background = self._background_mean(qvec)
+            spread = self._background_spread(qvec) if (t.spread_normalised or s.gate.collect_sentence_signal) else 1.0
             same = [c.fragment for c in final[:3] if c.fragment.lang == qlang]
             overlap = lexical_overlap(question, qlang, same, self._analyzer)
             sentence = 0.0
             if self.embedder is not None and (t.sentence_weight or s.gate.collect_sentence_signal):
                 embedded = [c.fragment for c in final if c.embedded][: s.gate.sentence_fragments]
                 sentence = best_sentence_cosine(qvec, embedded, self.embedder, self.store, s.gate.sentence_max)
-            value = gate_mod.signal_value(max_score, background, overlap, t, sentence)
+            value = gate_mod.signal_value(max_score, background, overlap, t, sentence, spread)
             cov = gate_mod.Coverage(value, max_score, lectures, {
                 "max_score": max_score, "background": background, "lexical_overlap": overlap,
-                "margin": max_score - background, "sentence": sentence,
+                "margin": max_score - background, "sentence": sentence, "background_spread": spread,
             })
         cov = replace(cov, exact_address=exact, missing_address=missing)
         cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})
@@ -496,6 +503,14 @@ class Retriever:
         if centroid is None or centroid.shape[0] != bg.shape[1]:
             centroid = self._background_centroid = bg.mean(axis=0, dtype=np.float64).astype(np.float32)
         return float(np.dot(centroid, qvec.astype(np.float32)))
+
+    def _background_spread(self, qvec: np.ndarray) -> float:
+        """The standard deviation of the question's cosines to the background sample (one matrix-vector
+        product; computed only for spread-normalised thresholds and while calibrating)."""
+        bg = self._background_vectors()
+        if bg is None or len(bg) < 2 or bg.shape[1] != qvec.shape[0]:
+            return 1.0
+        return float(np.std(bg @ qvec.astype(np.float32)))
 
     def _background_vectors(self) -> np.ndarray | None:
         """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded

@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from footnote.corpus.lang import question_lang
 from footnote.corpus.records import AddressLocator
 from footnote.errors import ModelError
 from footnote.models.protocols import ChatMessage, ChatModel
@@ -32,7 +33,7 @@ from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand
 from footnote.retrieve.phrased import parse_phrased_addresses
 from footnote.retrieve.types import QueryPlan, SearchResult, SubQuestion
 from footnote.settings import Settings
-from footnote.text import detect_lang, is_stop, keywords
+from footnote.text import is_stop, keywords
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,8 @@ def split_parts(question: str) -> list[str]:
 
 
 def _lang(question: str, settings: Settings, lang: str | None) -> str:
-    return lang or detect_lang(question, settings.corpus.default_lang)
+    c = settings.corpus
+    return lang or question_lang(question, c.default_lang, min_confidence=c.question_lang_min_confidence)
 
 
 def question_addresses(

@@ -19,7 +19,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from footnote.answer.types import CitationEvent, Done, Error, Event, Stage, Token, Understood, VerdictEvent
+from footnote.answer.types import (
+    CitationEvent,
+    Done,
+    Error,
+    Event,
+    Stage,
+    Token,
+    Understood,
+    VerdictEvent,
+    abstention_dict,
+)
 from footnote.errors import FootnoteError
 from footnote.redact import redact
 
@@ -131,7 +141,7 @@ def event_frame(ev: Event, secrets: Sequence[str] = ()) -> bytes:
     if isinstance(ev, VerdictEvent):
         return sse_frame("verdict", {
             "verdict": ev.verdict.value, "mode": ev.mode.value, "corpus_insufficient": ev.corpus_insufficient,
-            "disclaimer": ev.disclaimer,
+            "disclaimer": ev.disclaimer, "abstention": abstention_dict(ev.abstention),
         })
     if isinstance(ev, Done):
         return sse_frame("done", ev.answer.to_dict())

@@ -151,6 +151,7 @@
       this.pending = false;
       this.stateLabel = el("p", { class: "turn__state", hidden: "" });
       this.disclaimer = el("p", { class: "turn__disclaimer", role: "note", hidden: "" });
+      this.reason = el("p", { class: "turn__reason", role: "note", hidden: "" });
       this.progress = el("p", { class: "turn__progress", role: "status", text: I.t(lang, "searching") });
       this.understood = el("p", { class: "turn__understood", dir: "auto", hidden: "" });
       this.failure = el("p", { class: "turn__failure", role: "alert", hidden: "" });
@@ -160,7 +161,7 @@
       this.sourcesHead = el("h3", { class: "turn__sources-head", text: I.t(lang, "sources"), hidden: "" });
       this.node = el("article", { class: "turn", "data-state": "pending", lang },
         el("p", { class: "turn__question", dir: "auto", text: question }), this.understood,
-        this.progress, this.stateLabel, this.disclaimer, this.answer, this.failure, this.sourcesHead, this.sources,
+        this.progress, this.stateLabel, this.disclaimer, this.reason, this.answer, this.failure, this.sourcesHead, this.sources,
         this.tools);
       this.question = question;
       hideWelcome();
@@ -199,6 +200,7 @@
 
     onVerdict(v) {
       this.setMode(v.mode, v.disclaimer, v.verdict);
+      this.setAbstention(v.abstention);
     }
 
     onDone(a) {
@@ -206,6 +208,7 @@
       this.text = a.answer || "";
       this.citations = new Map((a.citations || []).map((c) => [Number(c.n), c]));
       this.setMode(a.mode, a.disclaimer, a.verdict);
+      this.setAbstention(a.abstention);
       this.progress.hidden = true;
       this.node.setAttribute("data-done", "true");
       if (a.conversation_id) setConversation(a.conversation_id);
@@ -292,6 +295,20 @@
         this.disclaimer.hidden = false;
         this.disclaimer.textContent = disclaimer;  // the server's disclaimer, painted as given
       }
+    }
+
+    /* Why the corpus gave no answer (the server's typed reason), said in the reader's language. */
+    setAbstention(ab) {
+      if (!ab || !ab.reason) {
+        this.node.removeAttribute("data-abstention");
+        this.reason.hidden = true;
+        return;
+      }
+      this.node.setAttribute("data-abstention", ab.reason);
+      this.node.setAttribute("data-abstention-stage", ab.stage || "");
+      this.reason.hidden = false;
+      this.reason.textContent = I.t(this.lang, "reason_" + ab.reason, {}, "");
+      if (!this.reason.textContent) this.reason.hidden = true;  // a reason this page does not know: the state says enough
     }
 
     schedule() {

@@ -1,0 +1,40 @@
+"""Why a turn abstains, decided where the pipeline's stages leave it: the reason of an empty outline and
+the titles a near miss names (``docs/answering.md``, "Abstention reasons")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from footnote.answer.types import Abstention, AbstentionReason, AbstentionStage, Note
+from footnote.store import Store, sources_by_id
+
+
+def outline_abstention(stages: Sequence[Mapping[str, Any]]) -> Abstention:
+    """Why an empty outline abstains, from the turn's recorded stages: the model planner cited no note
+    (``planner_found_nothing``); the extractive answer had no sentence floor to judge by and the gate's
+    verdict (only weak matches) decided (``insufficient_coverage``); else the extractive answer read the
+    passages and found no sentence that answers (``answer_not_in_passages``: a near miss)."""
+    info: Mapping[str, Any] = next((st["info"] for st in reversed(stages) if st["name"] == "outline"), {})
+    if info.get("planner") == "model":
+        return Abstention(AbstentionReason.PLANNER_FOUND_NOTHING, AbstentionStage.PLANNER)
+    if info.get("declined_by") == "gate":
+        return Abstention(AbstentionReason.INSUFFICIENT_COVERAGE, AbstentionStage.GATE)
+    return Abstention(AbstentionReason.ANSWER_NOT_IN_PASSAGES, AbstentionStage.ANSWER)
+
+
+def near_miss_titles(store: Store, notes: Sequence[Note], cap: int) -> list[str]:
+    """Titles (else file names) of the first ``cap`` distinct sources among ``notes``, best first."""
+    if cap <= 0 or not notes:
+        return []
+    ids = list(dict.fromkeys(n.fragment.source_id for n in notes))
+    sources = sources_by_id(store, ids)
+    out: list[str] = []
+    for sid in ids:
+        s = sources.get(sid)
+        title = ((s.title or s.original_name) if s is not None else "").strip()
+        if title and title not in out:
+            out.append(title)
+        if len(out) >= cap:
+            break
+    return out
