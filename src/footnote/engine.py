@@ -160,13 +160,15 @@ class Engine:
         events: IngestProgressSink | None = None,
         wait: bool = True,
         workers: int | None = None,
+        transcribe: bool | None = None,
     ) -> IngestReport:
-        """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning."""
+        """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning.
+        ``transcribe`` (None: ``settings.asr.enabled``) recognises the speech of audio without a transcript."""
         from footnote.corpus.ingest import Ingestor
 
         return Ingestor(self.settings, self.store, self.embedder).run(
             paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio,
-            events=events, wait=wait, workers=workers
+            events=events, wait=wait, workers=workers, transcribe=transcribe
         )
 
     def embed_backlog(

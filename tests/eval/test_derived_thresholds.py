@@ -42,9 +42,9 @@ def test_derived_thresholds_answer_a_left_out_pair_like_a_calibrated_one() -> No
     rows = _rows()
     seen = [r for r in rows if r.pair != "ar-en"]
     fresh = [r for r in rows if r.pair == "ar-en"]
-    derived = fit_derived(seen, FitTargets(answer_target=0.96))
-    assert derived is not None and derived.spread_normalised and derived.lexical_weight == 0.0
-    assert derived.background_weight == 1.0 + derived.sentence_weight
+    derived = fit_derived(seen, FitTargets(answer_target=0.96), background=True)
+    assert derived is not None and derived.lexical_weight == 0.0
+    assert derived.background_weight == 1.0 + derived.sentence_weight  # the offset is in the background here
     assert _answered(fresh, derived) >= 0.93
     neg = [r for r in fresh if not r.answerable]
     assert sum(r.value_at(derived) < derived.bail_out for r in neg) / len(neg) >= 0.85
@@ -53,8 +53,14 @@ def test_derived_thresholds_answer_a_left_out_pair_like_a_calibrated_one() -> No
     assert _answered(fresh, en) < 0.2
 
 
+def test_the_background_term_is_weighed_only_where_the_background_is_high() -> None:
+    low = fit_derived(_rows())  # backgrounds ≈ 0.08–0.30 here
+    assert low is not None and low.background_weight == 0.0 and not low.spread_normalised
+    assert fit_derived(_rows(), FitTargets(derived_background_min=0.05)) == fit_derived(_rows(), background=True)
+
+
 def test_derived_check_leaves_each_pair_out_in_turn() -> None:
-    table = derived_check(_rows())
+    table = derived_check(_rows(), background=True)
     assert {r["pair"] for r in table} == {"en-en", "ru-en", "ar-en"}
     for row in table:
         assert row["half"] == "left out" and row["answer:in_corpus"] >= 0.9, row

@@ -75,7 +75,7 @@ def _downloader(wheels: dict[str, bytes], calls: list[str]) -> Callable[[str, st
 
 
 def _settings(tmp_path: Path, spec: InstallableModel) -> ModelsSettings:
-    return ModelsSettings(dir=str(tmp_path / "models"), installable={"embeddinggemma": spec})
+    return ModelsSettings(dir=str(tmp_path / "models"), installable={"embeddinggemma": spec}, split_installable={})
 
 
 def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:

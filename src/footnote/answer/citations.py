@@ -237,6 +237,8 @@ def citation_label(c: Citation) -> str:
     if c.fragment.kind == "commentary":
         who = c.source_meta.get("commentator") or c.source_meta.get("author")
         where += " — commentary" + (f", {who}" if who else "")
+    if c.transcript == "machine":
+        where += " (machine transcript)"
     return where
 
 

@@ -79,7 +79,7 @@ from footnote.redact import redact, settings_secrets
 from footnote.retrieve.books import address_aliases
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
-from footnote.settings import Settings
+from footnote.settings import Settings, ThresholdSource
 from footnote.store import Store, sources_by_id
 from footnote.store.protocol import SentenceVectorStore
 
@@ -319,6 +319,7 @@ class Answerer:
                 return res.outline, None
         assert turn.result is not None
         xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
+        derived = turn.result.signal.source is ThresholdSource.DERIVED
         addressed = _addressed(turn.result, notes)
         picks: list[Pick] = []
         info: dict[str, Any] = {}
@@ -327,12 +328,12 @@ class Answerer:
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped,
+                stopped=turn.budget.stopped, derived=derived,
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped,
+                stopped=turn.budget.stopped, derived=derived,
             )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
@@ -524,7 +525,7 @@ class Answerer:
             loc = n.fragment.locator
             if isinstance(loc, NoteLocator):  # a pinned note: titled by itself
                 titles[n.fragment.source_id] = loc.title
-        keys = self.settings.answer.citation_meta_keys
+        keys = (*self.settings.answer.citation_meta_keys, "transcript_by")  # a machine transcript always says so
         citations = resolve(used, by_n, titles,
                             {k: {m: str(s.meta[m]) for m in keys if s.meta.get(m)} for k, s in cited.items()})
         for c in citations:

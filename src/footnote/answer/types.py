@@ -122,7 +122,13 @@ class Citation:
             "text": f.text,
             "title": self.title,
             "source_meta": dict(self.source_meta),
+            "transcript": self.transcript,
         }
+
+    @property
+    def transcript(self) -> str | None:
+        """``"machine"`` when the cited text is a speech recognition (the recording is the ground truth)."""
+        return self.source_meta.get("transcript_by") or None
 
 
 @dataclass(frozen=True)

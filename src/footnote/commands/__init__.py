@@ -9,6 +9,7 @@
 - ``conversations``: conversations
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
 - ``judge``: judge                             - ``memory``: memory import | list | remove
+- ``transcript``: transcript export
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed", "mcp", "settings", "judge", "memory")
+           "reembed", "mcp", "settings", "judge", "memory", "transcript")
 
 
 def register_all(group: click.Group) -> None:

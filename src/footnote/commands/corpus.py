@@ -26,9 +26,13 @@ from footnote.errors import InputError, UsageError
               "leave the vectors to `footnote serve` or `footnote reembed`.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Embedding workers (default settings.backlog.ingest_workers: one per core).")
+@click.option("--transcribe/--no-transcribe", default=None,
+              help="Recognise the speech of audio files that have no transcript (Whisper, offline; default "
+              "settings.asr.enabled). --lang forces their language, else it is detected.")
 @common_options
 def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool,
-           collection: str | None, audio: Path | None, wait: bool, workers: int | None) -> None:
+           collection: str | None, audio: Path | None, wait: bool, workers: int | None,
+           transcribe: bool | None) -> None:
     """Load, chunk and index the files under PATH… (searchable at once), then embed them (idempotent)."""
     from footnote.commands.ingest_view import (
         StageDisplay,
@@ -37,6 +41,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         multilingual_hint,
         resume_hint,
         summary_line,
+        transcribed_lines,
         unpaired_lines,
     )
 
@@ -52,7 +57,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     with ctx.engine(create=True) as engine:
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,
-                                   collection=collection, audio=audio, wait=wait, workers=workers)
+                                   collection=collection, audio=audio, wait=wait, workers=workers,
+                                   transcribe=transcribe)
         except KeyboardInterrupt:  # outside the loops that commit what is complete (e.g. a second Ctrl-C)
             display.close()
             stats = engine.store.stats()
@@ -69,7 +75,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         embedding = engine.backlog_status()
         stats = engine.store.stats()
     resume = "footnote ingest " + " ".join(shlex.quote(str(p)) for p in paths) + (
-        f" --collection {shlex.quote(collection)}" if collection else "") + ctx.store_option()
+        f" --collection {shlex.quote(collection)}" if collection else "") + (
+        " --transcribe" if transcribe else "") + ctx.store_option()
     if ctx.as_json:
         data = report.to_dict()
         data["sources"] = [{k: e[k] for k in ("path", "source_id", "status", "fragments", "error")}
@@ -87,6 +94,8 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             click.echo(f"superseded: {path} (same track as {by})")
         for line in unpaired_lines(report):
             click.echo(line, err=True)
+        for line in transcribed_lines(report):
+            click.echo(line)
         for to_err, line in file_lines(report):
             click.echo(line, err=to_err)
         click.echo(summary_line(report, prune))

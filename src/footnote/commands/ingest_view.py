@@ -11,6 +11,7 @@ from typing import IO
 from footnote.answer.disclaimers import language_names
 from footnote.corpus.embedding import EmbedProgress, EmbedReport
 from footnote.corpus.ingest import IngestProgress, IngestReport, IngestStatus
+from footnote.corpus.ingest_audio import AudioProgress
 
 
 def fmt_eta(seconds: float | None) -> str:
@@ -28,6 +29,19 @@ def embed_line(ep: EmbedProgress) -> str:
     eta = "done" if ep.done >= ep.total else fmt_eta(ep.eta_s)
     return (f"embed {ep.done:,}/{ep.total:,} fragments ({pct:.0f}%) · {ep.rate:.1f}/s · {eta}"
             f" · {ep.workers} {ep.mode} worker{'s' if ep.workers != 1 else ''}")
+
+
+def fmt_clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def audio_line(a: AudioProgress) -> str:
+    """``transcribe talk.mp3 12:00/58:10 · all 1:02:00/3:10:00 audio (33%)``."""
+    pct = 100.0 * a.done_s / a.total_s if a.total_s else 100.0
+    return (f"transcribe {os.path.basename(a.file)} {fmt_clock(a.file_done_s)}/{fmt_clock(a.file_total_s)}"
+            f" · all {fmt_clock(a.done_s)}/{fmt_clock(a.total_s)} audio ({pct:.0f}%)")
 
 
 class StageDisplay:
@@ -63,6 +77,8 @@ class StageDisplay:
 
     def ingest(self, p: IngestProgress) -> None:
         parts = [f"load {p.files_done:,}/{p.files_total:,} files", f"chunk {p.chunked:,}", f"index {p.indexed:,} fragments"]
+        if p.audio is not None:
+            parts.append(audio_line(p.audio))
         if p.embed is not None:
             parts.append(embed_line(p.embed))
         lexical_done = p.stage == "index" and p.files_done >= p.files_total and not self._searchable
@@ -87,7 +103,16 @@ def unpaired_lines(report: IngestReport) -> Iterator[str]:
     noted = {os.path.realpath(n.path) for n in report.notes}
     for path in report.unpaired_audio:
         if os.path.realpath(path) not in noted:
-            yield f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar)"
+            yield (f"unpaired audio: {path} (no transcript names it; pair with --audio or a .audio sidecar, "
+                   "or recognise its speech with --transcribe)")
+
+
+def transcribed_lines(report: IngestReport) -> Iterator[str]:
+    """``transcribed: talk.mp3 (58:10 of audio, en 0.98, 7.9 min)`` per recording recognised."""
+    for t in report.transcribed:
+        lang = t.language + (f" {t.language_probability:.2f}" if t.language_probability is not None else " (forced)")
+        took = "from the cache" if t.seconds < 1 else f"{t.seconds:.0f} s"
+        yield f"transcribed: {t.path} ({fmt_clock(t.duration_s)} of audio, {lang}, {took}) → {t.source_id}"
 
 
 def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
@@ -114,6 +139,9 @@ def summary_line(report: IngestReport, prune: bool) -> str:
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
     if report.refused:
         skipped += f", {len(report.refused)} refused"
+    if report.transcribed:
+        heard = sum(t.duration_s for t in report.transcribed)
+        skipped += f", {len(report.transcribed)} transcribed ({fmt_clock(heard)} of audio)"
     emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
     return (f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, {s['failed']} failed"
             f"{skipped}{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb}); "

