@@ -139,6 +139,28 @@ def test_markdown_renders_an_answers_section() -> None:
     assert "## Answers" in md and "| in_corpus/en | 4 | 0.500 |" in md
 
 
+def test_by_pair_puts_the_ranking_and_the_gate_beside_dense_cosine_alone() -> None:
+    """Every report shows whether fusion and the gate signal add evidence over plain dense cosine on the same
+    questions: recall@1 against the slate ordered by cosine alone, AUROC against plain max cosine."""
+    from dataclasses import replace
+
+    outs = [replace(o, dense_rank=d, pair=f"{o.question.lang}-en", max_score=m) for o, d, m in zip(
+        _outcomes(), [2, 1, None, 1, 0, 0, 1, 0], [0.9, 0.5, 0.4, 0.6, 0.2, 0.7, 0.7, 0.1], strict=True)]
+    rep = build_report(outs)
+    en, ru = rep["by_pair"]["en-en"], rep["by_pair"]["ru-en"]
+    assert en["n"] == 6 and en["n_gold"] == 4
+    assert en["recall@1"] == 0.5 and en["recall@1_dense"] == 0.5  # fused: 1,3,-,1; dense: 2,1,-,1
+    assert en["mrr_dense"] == pytest.approx(round((0.5 + 1 + 0 + 1) / 4, 4))
+    assert en["auroc"] == rep["auroc"]["en"]
+    # max cosine: positives 0.9 0.5 0.4 0.6 vs negatives 0.2 0.7: 5 of 8 pairs ordered right
+    assert en["auroc_max_score"] == pytest.approx(round(5 / 8, 4))
+    assert ru["recall@1"] == 0.0 and ru["recall@1_dense"] == 1.0
+    md = render_markdown(rep)
+    assert "Against dense cosine alone" in md and "| ru-en |" in md
+    # not measured (outcomes made by hand, lexical-only search): null, not a miss
+    assert build_report(_outcomes())["by_pair"]["en"]["recall@1_dense"] is None
+
+
 def test_markdown_counts_the_abstention_reasons() -> None:
     rep = build_report(_outcomes())
     rep["answers"] = {"overall": {"n": 8, "crag": 0.25}, "by_category_lang": {"near_miss/en": {"n": 4, "crag": 0.5}},

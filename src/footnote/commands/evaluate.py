@@ -43,6 +43,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     for name, cell in rows:
         lines.append(f"{name:<28}" + "".join(f"{f(cell.get(c)):>13}" for c in cols))
     lines.append("auroc: " + ", ".join(f"{k} {f(v).strip()}" for k, v in report["auroc"].items()))
+    for pair, p in report.get("by_pair", {}).items():
+        lines.append(f"{pair}: recall@1 {f(p['recall@1']).strip()} (dense cosine alone {f(p['recall@1_dense']).strip()}), "
+                     f"gate AUROC {f(p['auroc']).strip()} (max cosine {f(p['auroc_max_score']).strip()})")
     r2 = report.get("rounds", {}).get("overall")
     if r2:
         lines.append(f"second round: ran {r2['second_round']}/{r2['n']} (round p50 {f(r2['round_ms_p50']).strip()} ms), "

@@ -4,6 +4,7 @@
 
     {"overall": CELL, "by_category_lang": {"in_corpus/ru": CELL, ...}, "by_lang": {"en": CELL, ...},
      "auroc": {"en": float|null, ...}, "auroc_max_score": {...}, "auroc_by_negative": {...},
+     "by_pair": {"ru-en": PAIR, ...},
      "latency_ms": {"stage": {"p50", "p95", "mean"}, ..., "total": {...}},
      "rounds": {"overall": ROUNDS, "by_category_lang": {...}, "auroc_round1": {"en": float|null, ...}},
      "meta": {...}}
@@ -14,6 +15,14 @@
 
     CELL = {"n", "n_gold", "recall@1", "recall@5", "recall@16", "mrr", "answer_rate", "abstain_rate",
             "abstention_precision", "abstention_recall", "crag", "signal_p50", "max_score_p50", "errors"}
+
+    PAIR = {"n", "n_gold", "recall@1", "recall@1_dense", "mrr", "mrr_dense", "auroc", "auroc_max_score"}
+
+``by_pair`` puts Footnote's ranking and gate beside plain dense cosine on the same questions, per language
+pair (question language - the slate's majority language): ``recall@1_dense`` / ``mrr_dense`` rank the same
+slate by cosine alone (``Candidate.score``), ``auroc_max_score`` is the plain max cosine's AUROC; so whether
+fusion and the gate signal add evidence over dense alone is visible in every report (null when not measured:
+lexical-only search).
 
 Recall and MRR are over the cell's questions that have gold ids (null when it has none); CRAG is over
 all of them: abstained 0, answered with a gold source among the notes +1, answered otherwise −1.
@@ -83,6 +92,29 @@ def _auroc_of(outcomes: Sequence[Outcome], attr: str) -> float | None:
     return _r(auroc([p[0] for p in pairs], [p[1] for p in pairs]))
 
 
+def pair_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Fused against plain dense cosine on the same questions (see the module docstring, PAIR)."""
+    gold = [o for o in outcomes if o.question.gold]
+    measured = [o for o in gold if o.dense_rank != 0]
+    dense = [o.dense_rank for o in measured]
+    return {
+        "n": len(outcomes), "n_gold": len(gold),
+        "recall@1": _r(recall_at_k([o.rank for o in gold], 1)),
+        "recall@1_dense": _r(recall_at_k(dense, 1)) if measured else None,
+        "mrr": _r(mrr([o.rank for o in gold])),
+        "mrr_dense": _r(mrr(dense)) if measured else None,
+        "auroc": _auroc_of(outcomes, "signal"),
+        "auroc_max_score": _auroc_of(outcomes, "max_score"),
+    }
+
+
+def _by_pair(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:
+    out: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        out.setdefault(o.pair or o.question.lang, []).append(o)
+    return dict(sorted(out.items()))
+
+
 def latency(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float | None]]:
     """p50/p95/mean milliseconds per trace stage, plus ``total`` (the whole search call)."""
     stages: dict[str, list[float]] = {}
@@ -116,6 +148,7 @@ def build_report(outcomes: Sequence[Outcome], meta: Mapping[str, Any] | None = N
         "auroc": {lang: _auroc_of(items, "signal") for lang, items in by_lang.items()},
         "auroc_max_score": {lang: _auroc_of(items, "max_score") for lang, items in by_lang.items()},
         "auroc_by_negative": auroc_by_negative,
+        "by_pair": {k: pair_metrics(v) for k, v in _by_pair(outcomes).items()},
         "latency_ms": latency(outcomes),
         "rounds": rounds_report(outcomes),
         "meta": dict(meta or {}),
@@ -183,6 +216,15 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
     for lang, v in report["auroc"].items():
         neg = ", ".join(f"{c}: {_fmt(x)}" for c, x in report.get("auroc_by_negative", {}).get(lang, {}).items())
         lines.append(f"| {lang} | {_fmt(v)} | {_fmt(report.get('auroc_max_score', {}).get(lang))} | {neg} |")
+    pairs = report.get("by_pair", {})
+    if pairs:
+        pcols = ["n_gold", "recall@1", "recall@1_dense", "mrr", "mrr_dense", "auroc", "auroc_max_score"]
+        lines += ["", "## Against dense cosine alone (same questions, per language pair)", "",
+                  "recall@1 / MRR of the ranking against the same slate ordered by cosine alone; AUROC of the gate "
+                  "signal against plain max cosine.", "", "| pair | " + " | ".join(pcols) + " |",
+                  "| --- |" + " ---: |" * len(pcols)]
+        for pair, cell in pairs.items():
+            lines.append(f"| {pair} | " + " | ".join(_fmt(cell.get(c)) for c in pcols) + " |")
     lines += ["", "## Latency (ms)", "", "| stage | p50 | p95 | mean |", "| --- | ---: | ---: | ---: |"]
     for stage, v in report["latency_ms"].items():
         lines.append(f"| {stage} | {_fmt(v.get('p50'))} | {_fmt(v.get('p95'))} | {_fmt(v.get('mean'))} |")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,10 @@ class Outcome:
     extra: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     round_effect: dict[str, Any] = field(default_factory=dict)  # eval.rounds.round_effect
+    # the same slate ordered by plain dense cosine alone (``Candidate.score``): 1-based rank of the first gold
+    # note, None when none; 0 when not measured (lexical-only search, or an outcome made by hand)
+    dense_rank: int | None = 0
+    pair: str = ""  # "questionlang-corpuslang": the question's language and the slate's majority language
 
     @property
     def supported(self) -> bool:
@@ -69,7 +74,7 @@ class Outcome:
             "model_calls": self.model_calls, "total_ms": round(self.total_ms, 3),
             "stage_ms": {k: round(v, 3) for k, v in self.stage_ms.items()},
             "top_sources": list(self.source_ids[:5]), "extra": self.extra, "error": self.error,
-            "round_effect": self.round_effect,
+            "round_effect": self.round_effect, "dense_rank": self.dense_rank, "pair": self.pair,
         }
 
 
@@ -81,6 +86,8 @@ def outcome_of(q: Question, result: SearchResult, total_ms: float, extra: Mappin
     """Reduce a search result for question ``q``. Stage times with the same name (a second round)
     are summed."""
     sids = tuple(c.fragment.source_id for c in result.candidates)
+    dense = sorted(result.candidates, key=lambda c: -c.score)  # stable: cosine ties keep the fused order
+    langs = Counter(c.fragment.lang for c in result.candidates)
     stage: dict[str, float] = {}
     for t in result.trace:
         stage[t.name] = stage.get(t.name, 0.0) + float(t.ms)
@@ -99,6 +106,8 @@ def outcome_of(q: Question, result: SearchResult, total_ms: float, extra: Mappin
         lexical_only=result.lexical_only,
         extra=dict(extra or {}),
         round_effect=round_effect(result, q.gold),
+        dense_rank=0 if result.lexical_only else first_hit_rank([c.fragment.source_id for c in dense], q.gold),
+        pair=f"{q.lang}-{langs.most_common(1)[0][0]}" if langs else q.lang,
     )
 
 

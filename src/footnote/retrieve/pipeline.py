@@ -386,7 +386,8 @@ class Retriever:
 
         # rerank (configured cross-encoder, else fused lane evidence)
         t0 = time.perf_counter()
-        ranked, method = rerank(question, capped, reranker=self.reranker, query_lang=qlang, settings=s)
+        ranked, method = rerank(question, capped, reranker=self.reranker, query_lang=qlang, settings=s,
+                                embedder=self.embedder.name if self.embedder is not None else "none")
         traces.append(StageTrace(f"rerank{sfx}", _ms(t0), {"in": len(capped)}, {"method": method}))
 
         # dedup overlapping windows, then cut to keep_top by rank, then reserves
