@@ -120,11 +120,14 @@ def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
     t0 = time.monotonic()
     ok, detail = installer.verify(name)
     if ok:
-        result = installer.install(name, accept_license=False)  # only builds a derived graph an older install lacks
+        have = (installer.manifest(name) or {}).get("variants", [])
+        derived: tuple[str, ...] = ()
+        if not all(v in have for v in DEFAULT_VARIANTS):  # an older install: its derived graphs, no download
+            derived = installer.install(name, accept_license=False).derived
         seconds = time.monotonic() - t0
         if ctx.as_json:
             ctx.emit({"embedder": name, "why": why, "installable": True, "installed": True, "verified": detail,
-                      "reused": True, "derived": list(result.derived), "seconds": round(seconds, 1)})
+                      "reused": True, "derived": list(derived), "seconds": round(seconds, 1)})
         else:
             click.echo(f"{name} ({reason}): installed in {installer.path(name)}, verified in {seconds:.1f} s "
                        f"({detail})", err=True)
