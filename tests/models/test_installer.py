@@ -169,7 +169,7 @@ def test_verify_checks_every_file_against_the_manifest_and_force_installs_again(
         tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
     """What `make run` (``footnote models ensure``) reuses: an install whose files still have the sizes and sha256
     its manifest recorded; a damaged one is installed again with ``force`` (the plain install would keep it)."""
-    inst, calls, home, graph, data, _ = _install(tmp_path, chunked, "model.int8tok.onnx")
+    inst, calls, home, _graph, data, _ = _install(tmp_path, chunked, "model.int8tok.onnx")
     ok, detail = inst.verify("embeddinggemma")
     manifest = json.loads((home / MANIFEST).read_text())
     assert ok and "sizes and sha256" in detail and set(manifest["sha256"]) == set(manifest["files"])
