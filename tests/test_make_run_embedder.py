@@ -110,11 +110,17 @@ def test_a_fresh_machine_is_told_the_terms_and_the_opt_out_before_the_download(t
 
 
 def test_the_real_install_is_verified_and_reused(gemma_settings: Settings, tmp_path: Path) -> None:
-    """With the model `make models` installed (CI; skipped elsewhere when it is missing): seconds, no download."""
+    """With the model `make models` installed (CI; skipped elsewhere when it is missing): no download, and every
+    file hashed against its manifest (an install from before file hashes gets them recorded on its first run)."""
     models = gemma_settings.models.dir_path
-    manifest = (models / "embeddinggemma" / MANIFEST).stat().st_mtime_ns
+    manifest = models / "embeddinggemma" / MANIFEST
+    had_hashes = "sha256" in json.loads(manifest.read_text(encoding="utf-8"))
     run = _make(models, tmp_path / "s.db")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "embeddinggemma (the default embedder): installed in" in run.stderr and "as pinned" in run.stderr
     assert NOTICE not in run.stderr
-    assert (models / "embeddinggemma" / MANIFEST).stat().st_mtime_ns == manifest
+    assert ("recorded for the next checks" in run.stderr) is not had_hashes
+    stamp = manifest.stat().st_mtime_ns
+    again = _make(models, tmp_path / "s.db")
+    assert again.returncode == 0 and "sizes and sha256 as in its manifest" in again.stderr, again.stderr
+    assert manifest.stat().st_mtime_ns == stamp  # reused as it is

@@ -174,6 +174,11 @@ def test_verify_checks_every_file_against_the_manifest_and_force_installs_again(
     manifest = json.loads((home / MANIFEST).read_text())
     assert ok and "sizes and sha256" in detail and set(manifest["sha256"]) == set(manifest["files"])
     assert manifest["sha256"]["tokenizer.json"] == hashlib.sha256((home / "tokenizer.json").read_bytes()).hexdigest()
+    old_style = {k: v for k, v in manifest.items() if k != "sha256"}  # an install from before file hashes
+    (home / MANIFEST).write_text(json.dumps(old_style), encoding="utf-8")
+    assert inst.verify("embeddinggemma")[1].startswith(f"{len(manifest['files'])} files, sizes as in")
+    inst.record_hashes("embeddinggemma")
+    assert json.loads((home / MANIFEST).read_text())["sha256"] == manifest["sha256"]
     raw = bytearray(data.read_bytes())
     raw[len(raw) // 2] ^= 1  # one bit, same size
     data.write_bytes(bytes(raw))

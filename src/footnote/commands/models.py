@@ -120,10 +120,13 @@ def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
     t0 = time.monotonic()
     ok, detail = installer.verify(name)
     if ok:
-        have = (installer.manifest(name) or {}).get("variants", [])
+        manifest = installer.manifest(name) or {}
         derived: tuple[str, ...] = ()
-        if not all(v in have for v in DEFAULT_VARIANTS):  # an older install: its derived graphs, no download
+        if not all(v in manifest.get("variants", []) for v in DEFAULT_VARIANTS):  # an older install: no download
             derived = installer.install(name, accept_license=False).derived
+        elif "sha256" not in manifest:  # an install from before file hashes: record them now, checked from then on
+            installer.record_hashes(name)
+            detail += "; the sha256 of its files recorded for the next checks"
         seconds = time.monotonic() - t0
         if ctx.as_json:
             ctx.emit({"embedder": name, "why": why, "installable": True, "installed": True, "verified": detail,

@@ -202,6 +202,13 @@ class ModelInstaller:
         return True, (f"{len(files)} files, {checked} as in its manifest; weights sha256 {spec.weights_sha256[:12]}… "
                       "as pinned")
 
+    def record_hashes(self, name: str) -> None:
+        """Write the sha256 of every file of a verified install made before manifests carried them (what
+        :meth:`verify` then checks); the files were checked against the pinned hashes when they were installed."""
+        m = self.manifest(name)
+        if m is not None:
+            self._rewrite_manifest(self.path(name), m)
+
     def catalogue(self) -> list[ModelInfo]:
         out = []
         specs: dict[str, InstallableModel | SplitModel] = {**self.settings.installable, **self.settings.split_installable}
