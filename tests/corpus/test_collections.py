@@ -108,10 +108,11 @@ def test_cli_collection_option(tmp_path: Path) -> None:
 
     _note(tmp_path / "x", "n.md", "Text.")
     db = str(tmp_path / "s.db")
-    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "x"), "--store", db, "--collection", "mine", "--json"])
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "x"), "--store", db, "--collection", "mine", "--json",
+                                    "--embedder", "hash"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["sources"][0]["source_id"] == "mine/n.md"
-    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "x"), "--store", db, "--collection", "a/b"])
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "x"), "--store", db, "--collection", "a/b", "--embedder", "hash"])
     assert res.exit_code == 2 and "--collection" in res.output
 
 

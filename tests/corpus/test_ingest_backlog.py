@@ -311,10 +311,15 @@ def test_cli_reembed_with_a_missing_model_drops_no_vector(tmp_path: Path, monkey
 
 
 def test_cli_status_after_a_failed_embedding_run_says_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from footnote.store import open_store
+
     d = _corpus(tmp_path / "c", 3)
     db = str(tmp_path / "s.db")
+    store = open_store(db)  # a store built with embeddinggemma, on a machine where its model is gone
+    store.bind_embedder("embeddinggemma", 768)
+    store.close()
     monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path / "no-models"))
-    code, _, err = _run(["ingest", str(d), "--store", db, "--embedder", "embeddinggemma"])
+    code, _, err = _run(["ingest", str(d), "--store", db])
     assert code == 1 and "footnote models install embeddinggemma" in err
     st = json.loads(_run(["status", "--store", db, "--json"])[1])
     assert st["embedding"]["state"] == "paused" and "footnote reembed" in st["embedding"]["message"]

