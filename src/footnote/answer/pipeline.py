@@ -79,7 +79,7 @@ from footnote.redact import redact, settings_secrets
 from footnote.retrieve.books import address_aliases
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
-from footnote.settings import Settings, ThresholdSource
+from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
 from footnote.store.protocol import SentenceVectorStore
 
@@ -319,7 +319,6 @@ class Answerer:
                 return res.outline, None
         assert turn.result is not None
         xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
-        derived = turn.result.signal.source is ThresholdSource.DERIVED
         addressed = _addressed(turn.result, notes)
         picks: list[Pick] = []
         info: dict[str, Any] = {}
@@ -328,12 +327,12 @@ class Answerer:
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, derived=derived,
+                stopped=turn.budget.stopped,
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, derived=derived,
+                stopped=turn.budget.stopped,
             )
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
