@@ -13,10 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serverkit import LiveServer, build_store, start_server, stop_server
+from serverkit import LiveServer, build_store, serving
 
-from footnote.engine import Engine
-from footnote.server.app import create_app
 from footnote.settings import Settings
 from footnote.testing import under_ci
 
@@ -32,14 +30,8 @@ def served_store(tmp_path_factory: pytest.TempPathFactory, demo_dir: Path) -> tu
 @pytest.fixture(scope="session")
 def live(served_store: tuple[Path, Settings]) -> Iterator[LiveServer]:
     root, settings = served_store
-    engine = Engine.from_settings(settings)
-    app = create_app(engine, settings)
-    url, server, thread = start_server(app)
-    try:
-        yield LiveServer(url, app, engine, settings, root)
-    finally:
-        stop_server(server, thread)
-        engine.close()
+    with serving(settings, root) as server:
+        yield server
 
 
 # --- browser -----------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from footnote.engine import Engine
+from footnote.server.app import create_app
 from footnote.settings import Settings, load_settings
 
 XSS_DOC = """# The lighthouse cat
@@ -71,3 +74,16 @@ def build_store(root: Path, demo_dir: Path) -> Settings:
         for sid in DEMO_NOT_CORPUS:  # the loader skips README files when it walks a folder
             assert engine.store.get_source(sid) is None
     return settings
+
+
+@contextmanager
+def serving(settings: Settings, root: Path) -> Iterator[LiveServer]:
+    """A real server on a free loopback port over an engine of ``settings``, stopped and closed after."""
+    engine = Engine.from_settings(settings)
+    app = create_app(engine, settings)
+    url, server, thread = start_server(app)
+    try:
+        yield LiveServer(url, app, engine, settings, root)
+    finally:
+        stop_server(server, thread)
+        engine.close()

