@@ -511,17 +511,54 @@ def test_read_caches_are_emptied_by_every_write(tmp_path: Path, scan_max: int) -
         s.close()
 
 
-def test_a_read_cut_by_close_from_another_thread_is_a_store_error(tmp_path: Path) -> None:
-    """The server's shutdown closes the store while a background thread (warming sentence vectors)
-    reads: that reader gets StoreError, which it handles, not sqlite3's ProgrammingError."""
-    from footnote.errors import StoreError
-    from footnote.settings import StoreSettings
-    from footnote.store.sqlite import SqliteStore
-
+def test_a_read_cut_by_close_in_the_same_thread_is_a_store_error(tmp_path: Path) -> None:
+    """A thread that closes the store inside its own read gets StoreError, not sqlite3's ProgrammingError."""
     s = SqliteStore(tmp_path / "s.db", StoreSettings())
     with pytest.raises(StoreError, match="is closed"), s._read() as conn:
-        s.close()  # as the shutdown does, from another thread
+        s.close()
         conn.execute("SELECT 1")
+
+
+def test_close_from_another_thread_never_pulls_a_connection_from_under_a_reader(tmp_path: Path) -> None:
+    """The server's shutdown (or a test taking the store down) closes the store while a background
+    thread (warming sentence vectors) is reading. The reader's statements in flight finish on its own
+    connection, its next touch of the store is a StoreError, and that thread closes its connection
+    itself: closing a connection another thread is stepping on crashed the interpreter (CI, segfault)."""
+    s = SqliteStore(tmp_path / "s.db", StoreSettings())
+    s.bind_embedder(EMBEDDER, DIM)
+    src, digest = make_source("a")
+    put(s, src, digest, make_fragments(src, distinct_texts(40)))
+    started = threading.Event()
+    outcome: list[BaseException | int] = []
+
+    def reader() -> None:
+        reads = 0
+        try:
+            while True:
+                with s._read() as conn:
+                    started.set()
+                    for _ in range(20):  # a read block of several statements, as get_sentence_vectors makes
+                        conn.execute("SELECT f.text FROM fragments f ORDER BY f.text").fetchall()
+                reads += 1
+                s.list_sources()
+        except BaseException as e:  # the outcome is the assertion
+            outcome.append(e)
+        outcome.append(reads)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    assert started.wait(10)
+    for _ in range(3):
+        s.close()  # again and again, while the reader is inside a block
+    t.join(20)
+    assert not t.is_alive()
+    assert isinstance(outcome[0], StoreError) and "is closed" in str(outcome[0])
+    assert isinstance(outcome[1], int)
+    again = SqliteStore(tmp_path / "s.db", StoreSettings())  # nothing was left half-written
+    try:
+        assert [x.id for x in again.list_sources()] == ["a"]
+    finally:
+        again.close()
 
 
 def test_common_terms_scanned_or_looked_up_rank_the_same(tmp_path: Path, shared_dir: Path) -> None:

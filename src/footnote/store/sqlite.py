@@ -3,7 +3,9 @@
 Schema and rules: ``docs/store.md`` and ``store/migrations/sqlite/*.sql``. Every write is one
 ``BEGIN IMMEDIATE`` transaction (a process-wide lock serialises this process's writers; SQLite's busy
 timeout the other processes'); readers never block and see a committed snapshot. Each thread gets its
-own connection.
+own connection, and only that thread closes it: :meth:`SqliteStore.close` closes its own and those of
+threads that have ended, and a live thread's is closed by that thread the next time it touches the closed
+store (closing a connection another thread is stepping on crashes the interpreter).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         self.settings = settings
         self._busy_s = settings.sqlite_busy_timeout_ms / 1000.0
         self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
+        self._conns: list[tuple[sqlite3.Connection, threading.Thread]] = []  # (connection, its thread)
         self._conns_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
@@ -99,9 +101,12 @@ class SqliteStore(SqliteConversations, SqliteMemory):
     # --- connections and transactions ---------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StoreError(f"store {self.url} is closed")
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if self._closed:
+            if conn is not None:  # this thread's connection, left open by a close() on another thread
+                self._local.conn = None
+                self._close_own(conn)
+            raise StoreError(f"store {self.url} is closed")
         if conn is None:
             try:
                 conn = sqlite3.connect(
@@ -115,8 +120,14 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 raise StoreError(f"{self.path}: cannot open the store: {e}") from e
             self._local.conn = conn
             with self._conns_lock:
-                self._conns.append(conn)
+                self._conns.append((conn, threading.current_thread()))
         return conn
+
+    def _close_own(self, conn: sqlite3.Connection) -> None:
+        try:
+            conn.close()
+        except sqlite3.Error:  # pragma: no cover - closing never matters more than the caller
+            log.debug("error closing a connection", exc_info=True)
 
     @contextmanager
     def _immediate(self, conn: sqlite3.Connection, locked: str, failed: str) -> Iterator[None]:
@@ -173,18 +184,27 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             raise
         finally:
             self._local.active = False
-            if not self._closed and conn.in_transaction:
-                conn.execute("COMMIT")
+            try:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+            except sqlite3.ProgrammingError:  # this very thread closed the store inside the block
+                pass
+            if self._closed:  # closed by another thread meanwhile: this thread closes its own connection
+                self._local.conn = None
+                self._close_own(conn)
 
     def close(self) -> None:
+        """Close the store: this thread's connection and those of ended threads now; a live thread's
+        when that thread next touches the store (it gets a :class:`StoreError` then)."""
+        me = threading.current_thread()
         with self._conns_lock:
             self._closed = True
-            for c in self._conns:
-                try:
-                    c.close()
-                except sqlite3.Error:  # pragma: no cover - closing never matters more than the caller
-                    log.debug("error closing a connection", exc_info=True)
+            for c, owner in self._conns:
+                if owner is me or not owner.is_alive():
+                    self._close_own(c)
             self._conns.clear()
+        if getattr(self._local, "conn", None) is not None:
+            self._local.conn = None
         self._dense.clear()
 
     def __enter__(self) -> SqliteStore:
