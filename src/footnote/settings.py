@@ -1503,6 +1503,11 @@ class AsrSettings(_Frozen):
         6 * 3600, ge=1,
         description="Longest recording transcribed (seconds); a longer one fails alone with its length.",
     )
+    truncated_tolerance_s: float = Field(
+        2.0, ge=0,
+        description="A recording whose decoded audio ends more than this many seconds before the length its "
+                    "header announces is logged as truncated; its recorded duration is the decoded one.",
+    )
     cue_max_ms: int = Field(
         8_000, description="A machine cue ends at a punctuation mark, a pause, or after this long (milliseconds)."
     )

@@ -147,6 +147,9 @@ def test_bad_audio_fails_alone_and_the_rest_ingests(tmp_path: Path, shared_dir: 
         by = {Path(e.path).name: e for e in report.entries}
         assert by["good.wav"].status is IngestStatus.ADDED and by["notes.md"].status is IngestStatus.ADDED
         assert by["cut.mp3"].status is IngestStatus.ADDED
+        heard = {Path(t.path).name: t.duration_s for t in report.transcribed}
+        assert heard["cut.mp3"] < 53 / 5 + 2  # what the truncated file holds, not the 53 s its header announces
+        assert heard["good.wav"] == pytest.approx(20, abs=0.01)
         assert by["fake.mp3"].status is IngestStatus.FAILED and "fake.mp3" in (by["fake.mp3"].error or "")
         assert "audio" in (by["fake.mp3"].error or "")
         assert by["empty.ogg"].status is IngestStatus.FAILED and "empty audio file" in (by["empty.ogg"].error or "")

@@ -313,7 +313,9 @@ class AudioTranscriber:
 
         if progress:
             progress(path, resumed, duration)
+        decoded = 0  # samples decoded in this run (after ``resumed``)
         for block in iter_samples(path, skip_s=resumed):
+            decoded += len(block)
             buf = np.concatenate([buf, block])
             while len(buf) >= win:
                 nxt = run(buf[:win], final=False)
@@ -321,6 +323,12 @@ class AudioTranscriber:
                 buf_ms = nxt
         if len(buf) or not segments:
             run(buf if len(buf) else np.zeros(SAMPLE_RATE // 10, dtype=np.float32), final=True)
+        heard = resumed + decoded / SAMPLE_RATE  # what the file really holds (a header only estimates it)
+        if heard < duration - self.settings.truncated_tolerance_s:
+            log.warning("%s: the audio ends at %.1f s though its header announces %.1f s (a truncated file?); "
+                        "the transcript covers what is there", path, heard, duration)
+        if heard > 0:
+            duration = heard
         out = MachineTranscript(tuple(segments), lang, prob, bool(language), round(duration, 3), self.name,
                                 time.perf_counter() - t0, resumed)
         self.cache.finish(key, out)
