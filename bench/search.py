@@ -14,7 +14,7 @@ of the measured time; every query is new, so the embedder's LRU cache never answ
 cached per size under ``--store`` (default ``/tmp/footnote-cache/bench-search``) and reused.
 
 Prints p50/p95 per stage (from the search trace) and of the whole ``Retriever.search`` call.
-The target (DESIGN.md "Bars"): p50 ≤ 100 ms at 100k fragments, query embedding included.
+The target (the project's design bars): p50 ≤ 100 ms at 100k fragments, query embedding included.
 
 Structure for other backends: ``store_url_for(base, n)`` names the store of one size and
 ``build_store(url, n, ...)`` fills it through the ``Store`` protocol, so a ``postgresql://`` base

@@ -24,10 +24,4 @@ MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conver
 
 def register_all(group: click.Group) -> None:
     for name in MODULES:
-        try:
-            module = importlib.import_module(f"footnote.commands.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"footnote.commands.{name}":
-                continue  # a command family not built yet
-            raise
-        module.register(group)
+        importlib.import_module(f"footnote.commands.{name}").register(group)

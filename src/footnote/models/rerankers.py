@@ -1,4 +1,4 @@
-"""Rerankers behind the ``Reranker`` protocol (DESIGN.md "Models").
+"""Rerankers behind the ``Reranker`` protocol (docs/architecture.md; docs/retrieval.md).
 
 - ``fusion`` (default): no reranker object — the retrieval pipeline ranks by fused lane evidence.
 - ``http``: :class:`HttpReranker`, a Cohere-style ``/rerank`` endpoint (Cohere, Jina, Voyage, TEI,

@@ -1,4 +1,4 @@
-"""Lanes (DESIGN.md "The flow: Ask", step 2): run every lane for every sub-question and paraphrase
+"""Lanes (docs/architecture.md "The flow", step 2): run every lane for every sub-question and paraphrase
 and pool the hits with their provenance.
 
 - dense, one lane per kind group (lectures, verses, library; kinds from ``settings.corpus.kind_groups``);

@@ -1,4 +1,4 @@
-"""The retrieval pipeline up to the coverage gate (DESIGN.md "The flow: Ask", steps 1–7).
+"""The retrieval pipeline up to the coverage gate (docs/architecture.md "The flow", steps 1–7).
 
 Round 1 runs the deterministic plan (the question + detected addresses); the gate decides.
 BAIL_OUT → stop with no model call; SUFFICIENT / GOOD_ENOUGH → stop; between the bounds → round 2

@@ -1,4 +1,4 @@
-"""Plan: turn a question into a typed :class:`QueryPlan` (DESIGN.md "The flow: Ask", step 1).
+"""Plan: turn a question into a typed :class:`QueryPlan` (docs/architecture.md "The flow", step 1).
 
 - :func:`parse_addresses` finds structural addresses in the forms people type ("BG 2.13", "Bg. 2.13",
   "Bhagavad-gita 2.13", "БГ 2.13", "SB 1.2.6") using ``settings.corpus.book_aliases``. It never

@@ -1,4 +1,4 @@
-"""The pool stage's read (DESIGN.md "The flow: Ask", step 3): every pooled fragment, its vector and its
+"""The pool stage's read (docs/architecture.md "The flow", step 3): every pooled fragment, its vector and its
 true cosine to the question, and the languages the gate's thresholds are chosen by.
 
 Most rows are already in ``LanePool.rows`` (the lane statements returned them, or they were read while

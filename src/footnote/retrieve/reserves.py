@@ -1,4 +1,4 @@
-"""Per-kind reserves (DESIGN.md step 5): after the cut, guarantee at least ``reserve_verses`` verses
+"""Per-kind reserves (docs/architecture.md "The flow", step 5): after the cut, guarantee at least ``reserve_verses`` verses
 and ``reserve_library`` library passages, each above the reserve cosine floor, taken in rank order
 from the rest of the capped pool. A reserve never overlaps a kept transcript window."""
 
