@@ -204,3 +204,31 @@ def test_the_cosine_weight_follows_the_embedder() -> None:
     assert base.sentence == heavy.sentence == light.sentence and base.similarity is not None and base.similarity > 0.1
     assert heavy.score - light.score == pytest.approx(10.0 * base.similarity, abs=1e-5)
     assert base.score - light.score == pytest.approx(S.answer.extractive_similarity_weight * base.similarity, abs=1e-5)
+
+
+def test_a_name_most_notes_carry_is_no_evidence_for_one_sentence() -> None:
+    """The collection's own subject ("Marrowick" in a corpus about its lighthouse) is in nearly every note: a
+    question in another language that names it must not have its answer chosen by whichever sentence spells
+    the name out (a Greek fog-horn question was answered with the sand-bar rule). A name only some notes carry
+    still counts (``answer.extractive_common_name_share``)."""
+    from footnote.models.embedders import HashEmbedder
+
+    emb = HashEmbedder(S.embedder.hash_dim)
+    loose = S.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    notes = [
+        note(1, "The sand bar at the mouth of Marrowick harbour can be crossed only near high water."),
+        note(2, "The keepers of Marrowick Light trim the wick at dusk."),
+        note(3, "Marrowick has two piers and a slipway."),
+        note(4, "Ilya Karpov wrote from Marrowick about the long fog."),
+        note(5, "The horn gives two blasts every minute in fog."),
+    ]
+    picks, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, loose, SCORER, embedder=emb)
+    assert info["best"]["names"] == 0.0  # type: ignore[index]
+    never = loose.with_overrides(**{"answer.extractive_common_name_share": 2.0})
+    _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, never, SCORER, embedder=emb)
+    assert info["best"]["names"] == 1.0  # type: ignore[index]
+    picks, info = select_sentences("Что писал Карпов из Марровика?", "ru", notes, loose, SCORER, embedder=emb)
+    assert info["best"]["names"] == 1.0 and picks[0].note == 4  # type: ignore[index]
+    few = notes[:3]  # among fewer notes than extractive_common_name_min_notes a shared name still counts
+    _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", few, loose, SCORER, embedder=emb)
+    assert info["best"]["names"] == 1.0  # type: ignore[index]

@@ -467,7 +467,7 @@ class SentenceRanker:
     def _score(self, question: str, qlang: str, cands: list[_Cand]) -> None:
         a = self.settings
         qnums = numbers(question)
-        qnames = cross_script_names(question)
+        qnames = self._telling_names(cross_script_names(question), cands)
         focus = focus_word(question)
         kind = answer_type(question) if a.extractive_type_weight else None
         df: dict[str, int] = {}
@@ -502,6 +502,21 @@ class SentenceRanker:
                 + (a.extractive_focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
                 + (a.extractive_type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
+
+    def _telling_names(self, qnames: set[str], cands: list[_Cand]) -> set[str]:
+        """The question's names less those most of the turn's notes carry: the collection's own subject
+        ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
+        it chose whichever sentence spelled it out (``answer.extractive_common_name_share``)."""
+        a = self.settings
+        if not qnames:
+            return qnames
+        by_note: dict[int, set[str]] = {}
+        for c in cands:
+            by_note.setdefault(c.note.n, set()).update(cross_script_names(c.text))
+        if len(by_note) < a.extractive_common_name_min_notes:
+            return qnames
+        need = a.extractive_common_name_share * len(by_note)
+        return {q for q in qnames if sum(names_shared({q}, names) > 0 for names in by_note.values()) < need}
 
     def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
         a = self.settings
