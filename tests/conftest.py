@@ -72,7 +72,7 @@ def gemma_settings() -> Settings:
 
     settings = load_settings(None, **{"embedder.name": "embeddinggemma"})
     installer = ModelInstaller(settings.models)
-    if not installer.installed("embeddinggemma", settings.embedder.gemma_precision):
+    if not installer.installed("embeddinggemma", settings.embedder.gemma.precision):
         msg = f"embeddinggemma is not installed in {installer.path('embeddinggemma')} (run: make models)"
         if under_ci():
             raise RuntimeError(msg)

@@ -101,21 +101,45 @@ def test_hnsw_ef_search_is_chosen_by_store_size(tmp_path: Path) -> None:
     """ef_search grows with the store along the measured table (the row of the first size at least the
     store's, the last row beyond it); a fixed hnsw_ef_search overrides it; rows come from TOML."""
     st = load_settings(None).store
-    rows = st.hnsw_ef_search_by_size
-    assert st.hnsw_ef_search is None and rows == tuple(sorted(rows))
-    assert st.ef_search_for(0) == st.ef_search_for(rows[0][0]) == rows[0][1]
-    assert st.ef_search_for(rows[0][0] + 1) == rows[1][1] > rows[0][1]
-    assert st.ef_search_for(10 * rows[-1][0]) == rows[-1][1]
-    assert load_settings(None, **{"store.hnsw_ef_search": 64}).store.ef_search_for(10**9) == 64
+    rows = st.postgres.hnsw_ef_search_by_size
+    assert st.postgres.hnsw_ef_search is None and rows == tuple(sorted(rows))
+    assert st.postgres.ef_search_for(0) == st.postgres.ef_search_for(rows[0][0]) == rows[0][1]
+    assert st.postgres.ef_search_for(rows[0][0] + 1) == rows[1][1] > rows[0][1]
+    assert st.postgres.ef_search_for(10 * rows[-1][0]) == rows[-1][1]
+    assert load_settings(None, **{"store.postgres.hnsw_ef_search": 64}).store.postgres.ef_search_for(10**9) == 64
     f = tmp_path / "s.toml"
     f.write_text("[store]\nhnsw_ef_search_by_size = [[50000, 120], [20000, 80]]\n")
     mine = load_settings(f).store
-    assert mine.hnsw_ef_search_by_size == ((20000, 80), (50000, 120))
-    assert [mine.ef_search_for(n) for n in (10, 20001, 50001)] == [80, 120, 120]
+    assert mine.postgres.hnsw_ef_search_by_size == ((20000, 80), (50000, 120))
+    assert [mine.postgres.ef_search_for(n) for n in (10, 20001, 50001)] == [80, 120, 120]
     f.write_text("[store]\nhnsw_ef_search_by_size = []\n")
     with pytest.raises(ConfigError):
         load_settings(f)
     # an unfiltered scan has its own, shorter table (measured: docs/postgres.md); the override is for both
-    assert st.ef_search_for(100_000, filtered=False) < st.ef_search_for(100_000)
-    assert st.ef_search_for(10**9, filtered=False) == st.hnsw_ef_search_unfiltered_by_size[-1][1]
-    assert load_settings(None, **{"store.hnsw_ef_search": 64}).store.ef_search_for(5, filtered=False) == 64
+    assert st.postgres.ef_search_for(100_000, filtered=False) < st.postgres.ef_search_for(100_000)
+    assert st.postgres.ef_search_for(10**9, filtered=False) == st.postgres.hnsw_ef_search_unfiltered_by_size[-1][1]
+    assert load_settings(None, **{"store.postgres.hnsw_ef_search": 64}).store.postgres.ef_search_for(5, filtered=False) == 64
+
+
+def test_a_key_moved_into_a_nested_section_still_works_and_names_its_new_place(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``answer.extractive_*`` moved to ``[answer.extractive]``: an old key in a user's footnote.toml, an
+    override or ``--set`` keeps working, with a warning naming the new key; the new key wins over the old."""
+    from footnote.settings_view import parse_assignment
+
+    old = tmp_path / "old.toml"
+    old.write_text("[answer]\nextractive_max_sentences = 2\nmax_question_chars = 900\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
+        s = load_settings(old)
+    assert s.answer.extractive.max_sentences == 2 and s.answer.max_question_chars == 900
+    assert "answer.extractive_max_sentences" in caplog.text and "answer.extractive.max_sentences" in caplog.text
+    assert str(old) in caplog.text
+    both = tmp_path / "both.toml"
+    both.write_text("[answer]\nextractive_max_sentences = 2\n[answer.extractive]\nmax_sentences = 3\n", encoding="utf-8")
+    assert load_settings(both).answer.extractive.max_sentences == 3
+    assert load_settings(None, **{"answer.extractive_min_overlap": 0.5}).answer.extractive.min_overlap == 0.5
+    assert Settings().with_overrides(**{"answer.extractive_margin": 0.125}).answer.extractive.margin == 0.125
+    assert parse_assignment("answer.extractive_max_sentences=3") == ("answer.extractive.max_sentences", 3)
+    with pytest.raises(ConfigError):  # a misspelt old key is still an error, not silently dropped
+        load_settings(None, **{"answer.extractive_no_such_thing": 1})

@@ -24,8 +24,8 @@ for q, v in zip(allq, qv, strict=True):
     e.embedder._cache.put(" ".join(q.question.split()), v)  # research shortcut: vectors embedded once
 for spec in sys.argv[2:]:
     lex, cross, name = ([float(x) for x in spec.split(",")] + [0.0])[:3]
-    s = s0.with_overrides(**{"retrieve.fusion_lexical_weight": lex, "retrieve.fusion_cross_lexical_weight": cross,
-                             "retrieve.fusion_name_weight": name})
+    s = s0.with_overrides(**{"retrieve.fusion.lexical_weight": lex, "retrieve.fusion.cross_lexical_weight": cross,
+                             "retrieve.fusion.name_weight": name})
     r = Retriever(s, e.store, e.embedder, None, None)
     out: dict[tuple[str, int], list[int]] = {}
     for q in qs:

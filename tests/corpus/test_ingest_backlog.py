@@ -203,15 +203,15 @@ def test_worker_processes_keep_the_embedders_memory_arena_and_the_query_side_doe
     per batch: 239 PDF pages 92–110 → 71–75 s, 0.77 GB peak instead of 2.2–3.2), and off on the query side."""
     from footnote.corpus.embedding import BacklogEmbedder
 
-    assert hash_settings.embedder.gemma_mem_arena is False
+    assert hash_settings.embedder.gemma.mem_arena is False
     store = open_store(str(tmp_path / "s.db"))
     try:
         emb = HashEmbedder(hash_settings.embedder.hash_dim)
         be = BacklogEmbedder(hash_settings.with_overrides(**{"backlog.worker_threads": 3}), store, emb)
         ws = be.worker_settings()
-        assert ws.gemma_mem_arena is True and ws.threads == 3 and ws.name == hash_settings.embedder.name
+        assert ws.gemma.mem_arena is True and ws.threads == 3 and ws.name == hash_settings.embedder.name
         off = BacklogEmbedder(hash_settings.with_overrides(**{"backlog.worker_mem_arena": False}), store, emb)
-        assert off.worker_settings().gemma_mem_arena is False
+        assert off.worker_settings().gemma.mem_arena is False
     finally:
         store.close()
 

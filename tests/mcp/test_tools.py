@@ -94,8 +94,8 @@ def test_ask_and_search_carry_the_abstention(tools: FootnoteTools, mcp_store: Se
     assert tools.ask("What does HB 3.2 say?")["abstention"] is None
     # a near miss: the corpus has the horn, not its colour (with a sentence floor for the test embedder, and a
     # term share no sentence about the horn reaches: "Marrowick fog horn" alone is 3 of the question's 5 terms)
-    engine = Engine.from_settings(mcp_store.with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.9},
-                                                               "answer.extractive_min_overlap": 0.8}))
+    engine = Engine.from_settings(mcp_store.with_overrides(**{"answer.extractive.min_similarity": {"hash": 0.9},
+                                                               "answer.extractive.min_overlap": 0.8}))
     try:
         near = FootnoteTools(engine).ask("What colour is the Marrowick fog horn painted?")
     finally:

@@ -71,7 +71,7 @@ def test_int8tok_the_default_reproduces_the_reference_vectors_and_ranking(
 def test_int8_reproduces_the_reference_vectors_and_ranking(gemma_settings: Settings, shared_dir: Path) -> None:
     refs = _reference(shared_dir)
     e = EmbeddingGemmaEmbedder(ModelInstaller(gemma_settings.models).path("embeddinggemma"),
-                               gemma_settings.embedder.model_copy(update={"gemma_precision": "int8"}))
+                               gemma_settings.embedder.model_copy(update={"gemma": gemma_settings.embedder.gemma.model_copy(update={"precision": "int8"})}))
     ours, ref, qi, pi = _embed_reference(e, refs)
     _check(ours, ref, qi, pi, 0.98)
     # the figure measured on this build: 8-bit weights stay far above the 0.98 bar
@@ -84,7 +84,7 @@ def test_fp32_reproduces_the_reference_vectors(gemma_settings: Settings, shared_
         pytest.skip("the fp32 graph is not built (footnote models install embeddinggemma --fp32)")
     refs = _reference(shared_dir)
     e = EmbeddingGemmaEmbedder(installer.path("embeddinggemma"),
-                               gemma_settings.embedder.model_copy(update={"gemma_precision": "fp32"}))
+                               gemma_settings.embedder.model_copy(update={"gemma": gemma_settings.embedder.gemma.model_copy(update={"precision": "fp32"})}))
     ours, ref, qi, pi = _embed_reference(e, refs)
     _check(ours, ref, qi, pi, 0.999)
 
@@ -100,7 +100,7 @@ def test_int8dq_reproduces_the_reference_vectors_and_ranking(gemma_settings: Set
         pytest.skip(msg)
     refs = _reference(shared_dir)
     e = EmbeddingGemmaEmbedder(installer.path("embeddinggemma"),
-                               gemma_settings.embedder.model_copy(update={"gemma_precision": "int8dq"}))
+                               gemma_settings.embedder.model_copy(update={"gemma": gemma_settings.embedder.gemma.model_copy(update={"precision": "int8dq"})}))
     ours, ref, qi, pi = _embed_reference(e, refs)
     _check(ours, ref, qi, pi, 0.98)
     assert float((ours * ref).sum(axis=1).min()) >= 0.995  # measured on this build: 0.9956 (int8: 0.9997)
@@ -121,8 +121,8 @@ def test_batches_sorted_by_length_give_the_same_vectors_as_one_by_one(gemma_embe
 
 
 def test_the_memory_arena_reaches_the_session_and_changes_no_vector(gemma_embedder: EmbeddingGemmaEmbedder) -> None:
-    """``embedder.gemma_mem_arena`` (on in worker processes) is onnxruntime's arena: the same arithmetic."""
-    on = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings.model_copy(update={"gemma_mem_arena": True}))
+    """``embedder.gemma.mem_arena`` (on in worker processes) is onnxruntime's arena: the same arithmetic."""
+    on = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings.model_copy(update={"gemma": gemma_embedder.settings.gemma.model_copy(update={"mem_arena": True})}))
     assert gemma_embedder._load()[0].get_session_options().enable_cpu_mem_arena is False
     assert on._load()[0].get_session_options().enable_cpu_mem_arena is True
     texts = ["The keeper lights the lamp at dusk and trims the wick at midnight.", "Туман стоял тридцать один час.",
@@ -148,7 +148,7 @@ def test_an_install_without_the_int8tok_graph_runs_int8_and_says_so(tmp_path: Pa
     (home / "model.int8.onnx").write_bytes(b"not a graph")  # an install from before int8tok: int8 only
     (home / MANIFEST).write_text("{}", encoding="utf-8")
     e = EmbeddingGemmaEmbedder(home, EmbedderSettings(name="embeddinggemma"))
-    assert e.settings.gemma_precision == "int8tok" and e.precision == "int8"
+    assert e.settings.gemma.precision == "int8tok" and e.precision == "int8"
     assert e.model_path == home / "model.int8.onnx"  # what `footnote status` shows
     with caplog.at_level("WARNING", logger="footnote.models.embeddinggemma"), pytest.raises(ModelError, match=r"model\.int8\.onnx"):
         e.embed_queries(["hello"])

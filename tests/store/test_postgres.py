@@ -777,7 +777,7 @@ def test_shared_scan_leaves_out_the_rows_below_rows_min(pg_url: str) -> None:
 def test_reads_of_one_statement_are_one_round_trip_and_jit_is_off(pg_url: str) -> None:
     """The search path's reads (the fragments, their vectors, the curated notes) go in autocommit: one
     round trip each, not three (psycopg's implicit BEGIN and closing ROLLBACK); and Footnote's sessions
-    run with JIT off unless ``store.pg_jit`` says otherwise."""
+    run with JIT off unless ``store.postgres.jit`` says otherwise."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(pg_url)
@@ -870,7 +870,7 @@ def test_kind_counts_match_a_full_count_and_are_refreshed_off_the_search_path(pg
         before = s.search_dense(q, 5, kinds=["commentary"])  # counts an hour fresh: not recounted
         assert s._kind_counts[1] == {"letter": 40, "verse": 20}  # type: ignore[attr-defined]
         assert len(before) == 5  # the exact scan (a group under pg_exact_search_max) is right all the same
-        s.settings = s.settings.model_copy(update={"pg_size_cache_s": 0.0})  # type: ignore[attr-defined]
+        s.settings = s.settings.model_copy(update={"postgres": s.settings.postgres.model_copy(update={"size_cache_s": 0.0})})  # type: ignore[attr-defined]
         s.search_dense(q, 5, kinds=["commentary"])
         deadline = time.monotonic() + 10
         while s._kind_counts[1] != {"letter": 40, "verse": 20, "commentary": 12} and time.monotonic() < deadline:  # type: ignore[attr-defined]

@@ -77,7 +77,7 @@ def test_same_corpus_same_top_results(engines: tuple[Engine, Engine], questions:
 def test_hnsw_recall_against_exact(engines: tuple[Engine, Engine], questions: list[dict[str, Any]]) -> None:
     _, pg = engines
     assert isinstance(pg.store, PostgresStore) and pg.embedder is not None
-    ann = PostgresStore(pg.store._dsn, pg.store.settings.model_copy(update={"pg_exact_search_max": 0}))
+    ann = PostgresStore(pg.store._dsn, pg.store.settings.model_copy(update={"postgres": pg.store.settings.postgres.model_copy(update={"exact_search_max": 0})}))
     try:
         recalls = []
         for q in questions:
@@ -171,7 +171,7 @@ def test_dense_rows_left_out_below_the_prefloor_keep_the_results(engines: tuple[
     gate = {"hash": {"default": {**t, "prefloor": 0.2}, "by_lang_pair": {"ru-en": {**t, "prefloor": -0.5}},
                      "fitted_on": "test"}}
     # every dense call through the shared HNSW scan (the store is small enough for exact scans otherwise)
-    base = {"store.pg_exact_search_max": 0, "store.pg_shared_scan_min_share": 0.0, "gate.by_embedder": gate}
+    base = {"store.postgres.exact_search_max": 0, "store.postgres.shared_scan_min_share": 0.0, "gate.by_embedder": gate}
 
     def engine(**over: Any) -> Engine:
         s = pg.settings.with_overrides(**base, **over)

@@ -144,7 +144,7 @@ def test_large_postgres_backlog_defers_the_hnsw_index_and_survives_stops_and_kil
     from footnote.store.pg_support import BULK_LOCK
 
     settings = hash_settings.with_overrides(**{
-        "store.url": pg_url, "store.pg_bulk_min_fragments": 20, "store.pg_exact_search_max": 0,
+        "store.url": pg_url, "store.postgres.bulk_min_fragments": 20, "store.postgres.exact_search_max": 0,
         "backlog.batch_fragments": 5, "backlog.mode": "thread",
     })
     dim = settings.embedder.hash_dim
@@ -197,7 +197,7 @@ def test_large_postgres_backlog_defers_the_hnsw_index_and_survives_stops_and_kil
         assert store.search_dense(plain.embed_queries([q.text])[0], 1)[0].fragment_id == q.id
         # a small backlog keeps the index in place (inserts into it)
         store.rebind_embedder("hash", dim)  # no-op: same embedder
-        small = settings.with_overrides(**{"store.pg_bulk_min_fragments": 1000})
+        small = settings.with_overrides(**{"store.postgres.bulk_min_fragments": 1000})
         s2 = open_store(pg_url, small.store)
         try:
             extra = tmp_path / "d"

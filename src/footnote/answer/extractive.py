@@ -2,31 +2,31 @@
 best ones, each followed by its ``[n]`` (candidate filters and text evidence: ``answer/sentences.py``).
 
 **Candidates.** The sentences (:func:`footnote.text.split_sentences`) of the top
-``extractive_candidate_notes`` notes. A transcript window whose text has no sentence ends (sonnet
+``extractive.candidate_notes`` notes. A transcript window whose text has no sentence ends (sonnet
 readings, raw captions) is split at its cue boundaries instead (:func:`transcript_units`), so a
 quote is a whole number of cues and its chip plays just that span. Dropped as never an answer
 (:func:`is_noise`): questions, page headers/footers ("The Keeper's Handbook — Marrowick Light
 Page 3"), headings and other fragments of fewer than three words, text that is mostly not letters,
 and exact repeats.
 
-**Score** of a candidate = ``extractive_similarity_weight`` (by embedder:
-``extractive_similarity_weight_by_embedder``) × the embedder's question–sentence cosine
+**Score** of a candidate = ``extractive.similarity_weight`` (by embedder:
+``extractive.similarity_weight_by_embedder``) × the embedder's question–sentence cosine
 (E5 query vs passage; multilingual, so a Russian question scores English sentences) + the weighted
 share of the question's content terms it carries (:func:`footnote.text.content_terms` — the gate's
-definition — each weighted by its rarity among this turn's notes) + ``extractive_number_weight`` ×
-the share of the question's numbers it carries + ``extractive_score_weight`` × its note's cosine −
-``extractive_rank_decay`` × its note's rank. Candidate sentences are embedded in one batch per turn
+definition — each weighted by its rarity among this turn's notes) + ``extractive.number_weight`` ×
+the share of the question's numbers it carries + ``extractive.score_weight`` × its note's cosine −
+``extractive.rank_decay`` × its note's rank. Candidate sentences are embedded in one batch per turn
 through a bounded cache.
 
 **Choice.** The best candidate is taken when the candidates hold evidence enough: one's term share
-reaches ``extractive_min_overlap`` (with ``extractive_min_terms`` shared terms), or one's cosine reaches
-the embedder's ``extractive_min_similarity`` (a sentence in another language than the question:
-``extractive_crosslingual_min_similarity``), or (notes in another language) one carries
-``extractive_min_name_share`` of the question's names at ``extractive_name_min_similarity``. Otherwise nothing is chosen and the answer is
+reaches ``extractive.min_overlap`` (with ``extractive.min_terms`` shared terms), or one's cosine reaches
+the embedder's ``extractive.min_similarity`` (a sentence in another language than the question:
+``extractive.crosslingual_min_similarity``), or (notes in another language) one carries
+``extractive.min_name_share`` of the question's names at ``extractive.name_min_similarity``. Otherwise nothing is chosen and the answer is
 ``corpus_insufficient`` (said in the trace as decided by the extractive planner). Further sentences
-follow by maximal marginal relevance: within ``extractive_margin`` of the best score, never a near
-duplicate of one already chosen (cosine ≥ ``extractive_duplicate_similarity``, or the same terms),
-at most ``extractive_max_per_note`` per note and ``extractive_max_sentences`` in all.
+follow by maximal marginal relevance: within ``extractive.margin`` of the best score, never a near
+duplicate of one already chosen (cosine ≥ ``extractive.duplicate_similarity``, or the same terms),
+at most ``extractive.max_per_note`` per note and ``extractive.max_sentences`` in all.
 
 **Addresses.** When the question names an address ("What does BG 2.47 say?") the addressed notes
 answer first: a verse before its commentary, and in a note the sentences that read as prose in the
@@ -276,9 +276,9 @@ class SentenceRanker:
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = _VectorCache(self.settings.extractive_embed_cache, kept, self.settings.extractive_stop_check_sentences)
+        self._cache = _VectorCache(self.settings.extractive.embed_cache, kept, self.settings.extractive.stop_check_sentences)
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = LruCache(
-            self.settings.extractive_note_cache)
+            self.settings.extractive.note_cache)
 
     @property
     def embedded_sentences(self) -> int:
@@ -311,24 +311,24 @@ class SentenceRanker:
 
     def similarity_weight(self) -> float:
         """The weight of the question–sentence cosine in a sentence's score: the embedder's own
-        (``extractive_similarity_weight_by_embedder``), else ``extractive_similarity_weight``."""
+        (``extractive.similarity_weight_by_embedder``), else ``extractive.similarity_weight``."""
         a = self.settings
         if self.embedder is None:
-            return a.extractive_similarity_weight
-        return a.extractive_similarity_weight_by_embedder.get(self.embedder.name, a.extractive_similarity_weight)
+            return a.extractive.similarity_weight
+        return a.extractive.similarity_weight_by_embedder.get(self.embedder.name, a.extractive.similarity_weight)
 
     def min_similarity(self) -> float | None:
         if self.embedder is None:
             return None
-        return self.settings.extractive_min_similarity.get(self.embedder.name)
+        return self.settings.extractive.min_similarity.get(self.embedder.name)
 
     def crosslingual_min_similarity(self) -> float | None:
         """The cosine floor for a sentence in another language than the question: the embedder's
-        ``extractive_crosslingual_min_similarity``, else its ``extractive_min_similarity`` (None: neither
+        ``extractive.crosslingual_min_similarity``, else its ``extractive.min_similarity`` (None: neither
         is fitted, and the cosine decides nothing for such a sentence)."""
         if self.embedder is None:
             return None
-        return self.settings.extractive_crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
+        return self.settings.extractive.crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
 
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
@@ -365,16 +365,16 @@ class SentenceRanker:
         # evidence enough somewhere among the candidates (not only in the best-scored one)
         n_qterms = {lang: len([t for t in self._qterms(question, lang) if not t.isdigit()]) for lang in {c.lang for c in cands}}
         lex_ok = any(
-            c.overlap >= a.extractive_min_overlap and c.shared >= min(a.extractive_min_terms, n_qterms[c.lang]) for c in cands
+            c.overlap >= a.extractive.min_overlap and c.shared >= min(a.extractive.min_terms, n_qterms[c.lang]) for c in cands
         )
         xl_sim = self.crosslingual_min_similarity()
         floors = [min_sim if c.lang == qlang else xl_sim for c in cands]  # None: no fitted floor for that pair
-        min_ov = a.extractive_similarity_min_overlap.get(self.embedder.name, 0.0) if self.embedder is not None else 0.0
+        min_ov = a.extractive.similarity_min_overlap.get(self.embedder.name, 0.0) if self.embedder is not None else 0.0
         sim_ok = any(c.sim is not None and f is not None and c.sim >= f and (c.lang != qlang or c.overlap >= min_ov)
                      for c, f in zip(cands, floors, strict=True))
-        name_sim = a.extractive_name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
+        name_sim = a.extractive.name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
-            c.names >= a.extractive_min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
+            c.names >= a.extractive.min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
         )
         info["best"] = {"score": round(best.score, 4), "overlap": round(best.overlap, 4),
                         "similarity": None if best.sim is None else round(best.sim, 4),
@@ -391,14 +391,14 @@ class SentenceRanker:
                 info["chosen"] = len(chosen)
                 return chosen, info
             info["declined"] = "no sentence is evidence enough"
-            if no_floor:  # no cosine floor to judge by: the gate's verdict (not one of extractive_crosslingual_verdicts) decided
+            if no_floor:  # no cosine floor to judge by: the gate's verdict (not one of extractive.crosslingual_verdicts) decided
                 info["declined_by"] = "gate"
             info["chosen"] = 0
             return [], info
-        ranked = _with_antecedents(self._mmr(cands, sims), a.extractive_max_sentences)
-        if a.extractive_continuation:
+        ranked = _with_antecedents(self._mmr(cands, sims), a.extractive.max_sentences)
+        if a.extractive.continuation:
             ranked, why = _with_continuation(ranked, best, question, self._qterms(question, best.lang),
-                                             a.extractive_max_sentences)
+                                             a.extractive.max_sentences)
             if why:
                 info["continuation"] = why
         info["chosen"] = len(ranked)
@@ -415,7 +415,7 @@ class SentenceRanker:
         a = self.settings
         out: list[_Cand] = []
         seen: set[str] = set()
-        for rank, note in enumerate(notes[: a.extractive_candidate_notes]):
+        for rank, note in enumerate(notes[: a.extractive.candidate_notes]):
             lang = note.fragment.lang or qlang
             prev: frozenset[str] = frozenset()
             prev_heading = False
@@ -448,7 +448,7 @@ class SentenceRanker:
         out = tuple(
             (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)), is_noise(sent),
              " ".join(tokenize(sent)))
-            for sent in note_sentences(note, cues, self.settings.extractive_max_sentence_words)
+            for sent in note_sentences(note, cues, self.settings.extractive.max_sentence_words)
         )
         self._prep.put(key, out)
         return out
@@ -469,7 +469,7 @@ class SentenceRanker:
         qnums = numbers(question)
         qnames = self._telling_names(cross_script_names(question), cands)
         focus = focus_word(question)
-        kind = answer_type(question) if a.extractive_type_weight else None
+        kind = answer_type(question) if a.extractive.type_weight else None
         df: dict[str, int] = {}
         by_note: dict[int, set[str]] = {}
         for c in cands:
@@ -489,33 +489,33 @@ class SentenceRanker:
             shared = [t for t in qterms if t in c.terms]
             by_context = [t for t in qterms if t in c.context]  # "It must be wound…" after "The clockwork"
             c.shared = len(shared) + len(by_context)
-            got = sum(weights[t] for t in shared) + a.extractive_context_weight * sum(weights[t] for t in by_context)
+            got = sum(weights[t] for t in shared) + a.extractive.context_weight * sum(weights[t] for t in by_context)
             c.overlap = got / total if total > 0 else 0.0
             num = len(qnums & c.nums) / len(qnums) if qnums else 0.0
             if qnames and c.lang != qlang:
                 c.names = names_shared(qnames, cross_script_names(c.text)) / len(qnames)
             c.score = (
-                c.overlap + a.extractive_number_weight * num + a.extractive_score_weight * c.note.score
-                - a.extractive_rank_decay * c.rank
+                c.overlap + a.extractive.number_weight * num + a.extractive.score_weight * c.note.score
+                - a.extractive.rank_decay * c.rank
                 + (sim_weight * c.sim if c.sim is not None else 0.0)
-                + a.extractive_name_weight * c.names
-                + (a.extractive_focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
-                + (a.extractive_type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
+                + a.extractive.name_weight * c.names
+                + (a.extractive.focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
+                + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
 
     def _telling_names(self, qnames: set[str], cands: list[_Cand]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject
         ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
-        it chose whichever sentence spelled it out (``answer.extractive_common_name_share``)."""
+        it chose whichever sentence spelled it out (``answer.extractive.common_name_share``)."""
         a = self.settings
         if not qnames:
             return qnames
         by_note: dict[int, set[str]] = {}
         for c in cands:
             by_note.setdefault(c.note.n, set()).update(cross_script_names(c.text))
-        if len(by_note) < a.extractive_common_name_min_notes:
+        if len(by_note) < a.extractive.common_name_min_notes:
             return qnames
-        need = a.extractive_common_name_share * len(by_note)
+        need = a.extractive.common_name_share * len(by_note)
         return {q for q in qnames if sum(names_shared({q}, names) > 0 for names in by_note.values()) < need}
 
     def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
@@ -523,19 +523,19 @@ class SentenceRanker:
         best = cands[0]  # cands are sorted best first
         chosen: list[_Cand] = [best]
         per_note = {best.note.n: 1}
-        margin = a.extractive_margin if vecs is not None else a.extractive_lexical_margin
+        margin = a.extractive.margin if vecs is not None else a.extractive.lexical_margin
         pool = [c for c in cands[1:] if c.score >= best.score - margin]
-        while pool and len(chosen) < a.extractive_max_sentences:
+        while pool and len(chosen) < a.extractive.max_sentences:
             scored: list[tuple[float, int, _Cand]] = []
             for c in pool:
-                if per_note.get(c.note.n, 0) >= a.extractive_max_per_note:
+                if per_note.get(c.note.n, 0) >= a.extractive.max_per_note:
                     continue
                 reds = [_redundancy(c, s, vecs) for s in chosen]
-                if any((cos is not None and cos >= a.extractive_duplicate_similarity) or jac >= a.extractive_duplicate_terms
+                if any((cos is not None and cos >= a.extractive.duplicate_similarity) or jac >= a.extractive.duplicate_terms
                        for cos, jac in reds):
                     continue  # a near duplicate of a chosen sentence
                 red = max(cos if cos is not None else jac for cos, jac in reds)
-                scored.append((a.extractive_mmr_lambda * c.score - (1 - a.extractive_mmr_lambda) * red, -c.rank, c))
+                scored.append((a.extractive.mmr_lambda * c.score - (1 - a.extractive.mmr_lambda) * red, -c.rank, c))
             if not scored:
                 break
             scored.sort(key=lambda x: (-x[0], -x[1], x[2].position))
@@ -557,24 +557,24 @@ class SentenceRanker:
                 continue
             lang = note.fragment.lang or "en"
             verse = 1.0 if self.corpus.group_of(note.fragment.kind) is KindGroup.VERSES else 0.0
-            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive_max_sentence_words)
+            sents = note_sentences(note, cues.get(note.fragment.id), a.extractive.max_sentence_words)
             for pos, sent in enumerate(sents):
                 text = LEADING_LOC.sub("", sent)
                 if len(text.split()) < 3:
                     continue
                 prose = prose_likeness(text, lang)
-                if prose < a.extractive_address_min_prose:
+                if prose < a.extractive.address_min_prose:
                     continue
                 scored.append((verse + prose - 0.02 * pos, note.n, pos, text))
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
         out: list[Pick] = []
         per_note: dict[int, int] = {}
         for score, n, pos, text in scored:
-            if per_note.get(n, 0) >= a.extractive_max_per_note:
+            if per_note.get(n, 0) >= a.extractive.max_per_note:
                 continue
             per_note[n] = per_note.get(n, 0) + 1
             out.append(Pick(n, text, round(score, 6), 1.0, pos))
-            if len(out) >= a.extractive_address_sentences:
+            if len(out) >= a.extractive.address_sentences:
                 break
         return out
 
@@ -660,15 +660,15 @@ def _crosslingual(
         return []  # the top note speaks the question's language and shares nothing with it
     qneutral = scorer.neutral(question)
     out: list[Pick] = []
-    for note in others[: settings.extractive_crosslingual_notes]:
-        sents = [s for s in note_sentences(note, cues.get(note.fragment.id), settings.extractive_max_sentence_words)
+    for note in others[: settings.extractive.crosslingual_notes]:
+        sents = [s for s in note_sentences(note, cues.get(note.fragment.id), settings.extractive.max_sentence_words)
                  if not is_noise(s)]
         ranked = sorted(
             enumerate(sents), key=lambda ps: (-len(qneutral & scorer.neutral(ps[1])), ps[0])
-        )[: settings.extractive_crosslingual_sentences]
+        )[: settings.extractive.crosslingual_sentences]
         for pos, sent in sorted(ranked):
             out.append(Pick(note.n, sent, note.score, 0.0, pos))
-    return out[: settings.extractive_max_sentences]
+    return out[: settings.extractive.max_sentences]
 
 
 def outline_from_picks(picks: Sequence[Pick]) -> Outline:

@@ -279,7 +279,7 @@ class Answerer:
         outline, picks = yield from self._plan(turn, notes)
         if outline.empty:
             why = outline_abstention(turn.stages)
-            related = notes[: a.extractive_candidate_notes] if picks is not None else notes
+            related = notes[: a.extractive.candidate_notes] if picks is not None else notes
             if can_fallback:
                 yield from self._fallback(turn, "empty_outline", why, related)
             else:
@@ -318,7 +318,7 @@ class Answerer:
                 )
                 return res.outline, None
         assert turn.result is not None
-        xl = turn.result.verdict.value in a.extractive_crosslingual_verdicts
+        xl = turn.result.verdict.value in a.extractive.crosslingual_verdicts
         addressed = _addressed(turn.result, notes)
         picks: list[Pick] = []
         info: dict[str, Any] = {}
@@ -475,9 +475,9 @@ class Answerer:
         )
 
     def _cues(self, notes: Sequence[Note]) -> dict[str, list[str]]:
-        """Cue texts of the transcript notes among the first ``extractive_candidate_notes`` of ``notes``
+        """Cue texts of the transcript notes among the first ``extractive.candidate_notes`` of ``notes``
         (the ones the extractive answer reads; it cuts them at cues)."""
-        return self._cue_texts(notes[: self.settings.answer.extractive_candidate_notes])
+        return self._cue_texts(notes[: self.settings.answer.extractive.candidate_notes])
 
     def _cue_texts(self, notes: Sequence[Note]) -> dict[str, list[str]]:
         """Cue texts of the transcript notes among ``notes``, by fragment id."""

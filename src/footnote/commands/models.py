@@ -38,7 +38,7 @@ def list_models(ctx: Ctx) -> None:
 @models.command("install")
 @click.argument("name")
 @click.option("--accept-license", is_flag=True, help="Accept the model's licence without asking (for scripts).")
-@click.option("--fp32", is_flag=True, help="Also build the float32 graph (1.2 GB; embedder.gemma_precision = fp32).")
+@click.option("--fp32", is_flag=True, help="Also build the float32 graph (1.2 GB; embedder.gemma.precision = fp32).")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when it is a terminal).")
 @common_options
 def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: bool | None) -> None:

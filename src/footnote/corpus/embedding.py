@@ -228,8 +228,9 @@ class BacklogEmbedder:
         """The embedder settings a worker process starts with: ``backlog.worker_threads`` threads and, for
         embeddinggemma, its memory arena as ``backlog.worker_mem_arena`` says (a worker only embeds passages)."""
         cfg = self.settings.backlog
-        return self.embedder_settings.model_copy(update={"threads": max(0, cfg.worker_threads),
-                                                         "gemma_mem_arena": cfg.worker_mem_arena})
+        es = self.embedder_settings
+        return es.model_copy(update={"threads": max(0, cfg.worker_threads),
+                                     "gemma": es.gemma.model_copy(update={"mem_arena": cfg.worker_mem_arena})})
 
     def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
         cfg = self.settings.backlog

@@ -1,7 +1,7 @@
 """``embeddinggemma``: EmbeddingGemma-300M as an ONNX graph run by onnxruntime, tokenised by ``tokenizers``.
 
 Installed by ``footnote models install embeddinggemma`` (``footnote.models.installer``); loaded on first
-use. Queries and passages get the model's own prompts (``embedder.gemma_query_prompt`` /
+use. Queries and passages get the model's own prompts (``embedder.gemma.query_prompt`` /
 ``gemma_passage_prompt``); passages are embedded in batches of similar length (sorted by token count,
 so little padding is computed); queries go through an LRU cache.
 """
@@ -37,7 +37,7 @@ class EmbeddingGemmaEmbedder:
     def __init__(self, model_dir: Path, settings: EmbedderSettings) -> None:
         self.model_dir = model_dir
         self.settings = settings
-        self.precision: str = settings.gemma_precision
+        self.precision: str = settings.gemma.precision
         if self.precision in FALLBACK and not (model_dir / MODEL_FILES[self.precision]).is_file() \
                 and (model_dir / MODEL_FILES[FALLBACK[self.precision]]).is_file():
             self.precision = FALLBACK[self.precision]  # an install from before int8tok existed (said at load)
@@ -65,16 +65,16 @@ class EmbeddingGemmaEmbedder:
             from tokenizers import Tokenizer
         except ImportError as e:  # pragma: no cover - both are dependencies
             raise ModelError(f"embeddinggemma needs onnxruntime and tokenizers: {e}") from e
-        if self.precision != self.settings.gemma_precision:
+        if self.precision != self.settings.gemma.precision:
             log.warning("embeddinggemma: the %s graph is not built in %s; running %s (about twice the CPU per text). "
                         "`footnote models install embeddinggemma` builds it from the installed model, no download",
-                        self.settings.gemma_precision, self.model_dir, self.precision)
+                        self.settings.gemma.precision, self.model_dir, self.precision)
         log.info("loading embeddinggemma from %s", self.model_path)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(0, self.settings.threads)
         opts.inter_op_num_threads = 1
         # shapes vary per batch: an arena keeps the largest ever seen (worth it in a worker that only embeds)
-        opts.enable_cpu_mem_arena = self.settings.gemma_mem_arena
+        opts.enable_cpu_mem_arena = self.settings.gemma.mem_arena
         opts.log_severity_level = 3
         try:
             session = ort.InferenceSession(str(self.model_path), opts, providers=["CPUExecutionProvider"])
@@ -82,7 +82,7 @@ class EmbeddingGemmaEmbedder:
         except Exception as e:  # onnxruntime raises its own untyped errors
             raise ModelError(f"{self.model_path}: cannot load the embeddinggemma model: {e}") from e
         tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=self.settings.gemma_max_tokens)
+        tokenizer.enable_truncation(max_length=self.settings.gemma.max_tokens)
         return session, tokenizer
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -112,7 +112,7 @@ class EmbeddingGemmaEmbedder:
         current: list[int] = []
         for i in order:
             width = len(ids[i])  # the longest so far: sorted ascending
-            if current and (len(current) >= most or width * (len(current) + 1) > self.settings.gemma_batch_tokens):
+            if current and (len(current) >= most or width * (len(current) + 1) > self.settings.gemma.batch_tokens):
                 batches.append(current)
                 current = []
             current.append(i)
@@ -126,9 +126,9 @@ class EmbeddingGemmaEmbedder:
     def _query(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._embed([self.settings.gemma_query_prompt + t for t in texts])
+        return self._embed([self.settings.gemma.query_prompt + t for t in texts])
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._embed([self.settings.gemma_passage_prompt + t for t in texts])
+        return self._embed([self.settings.gemma.passage_prompt + t for t in texts])

@@ -42,9 +42,9 @@ class HttpReranker:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not url:
-            raise ConfigError("reranker 'http' needs retrieve.rerank_url (a Cohere-style /rerank endpoint)")
+            raise ConfigError("reranker 'http' needs retrieve.rerank.url (a Cohere-style /rerank endpoint)")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"retrieve.rerank_url {url!r}: expected an http:// or https:// URL")
+            raise ConfigError(f"retrieve.rerank.url {url!r}: expected an http:// or https:// URL")
         self.url = url
         self.model = model
         self.name = f"http:{model or url}"
@@ -121,10 +121,10 @@ class LocalCrossEncoderReranker:
 
     def __init__(self, model_dir: str, *, batch_size: int = 32) -> None:
         if not model_dir:
-            raise ConfigError("reranker 'local' needs retrieve.rerank_model (a local sentence-transformers model directory)")
+            raise ConfigError("reranker 'local' needs retrieve.rerank.model (a local sentence-transformers model directory)")
         path = Path(model_dir).expanduser()
         if not path.is_dir():
-            raise ConfigError(f"retrieve.rerank_model {model_dir!r}: no such model directory")
+            raise ConfigError(f"retrieve.rerank.model {model_dir!r}: no such model directory")
         self.path = path
         self.name = f"local:{path.name}"
         self.batch_size = batch_size
@@ -167,13 +167,13 @@ def make_reranker(settings: RetrieveSettings) -> Reranker | None:
         return None
     if settings.reranker == "http":
         return HttpReranker(
-            settings.rerank_url,
-            settings.rerank_model,
-            api_key=settings.rerank_api_key,
-            timeout_s=settings.rerank_timeout_s,
-            retries=settings.rerank_retries,
-            backoff_s=settings.rerank_retry_backoff_s,
+            settings.rerank.url,
+            settings.rerank.model,
+            api_key=settings.rerank.api_key,
+            timeout_s=settings.rerank.timeout_s,
+            retries=settings.rerank.retries,
+            backoff_s=settings.rerank.retry_backoff_s,
         )
     if settings.reranker == "local":
-        return LocalCrossEncoderReranker(settings.rerank_model)
+        return LocalCrossEncoderReranker(settings.rerank.model)
     raise ConfigError(f"unknown reranker {settings.reranker!r}")  # pragma: no cover - Literal guards it

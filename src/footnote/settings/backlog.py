@@ -29,7 +29,7 @@ class BacklogSettings(_Frozen):
     )
     worker_mem_arena: bool = Field(
         True, description="Embedding worker processes run embeddinggemma with its memory arena on "
-        "(embedder.gemma_mem_arena): they only embed passages in batches bounded by gemma_batch_tokens, so holding "
+        "(embedder.gemma.mem_arena): they only embed passages in batches bounded by gemma_batch_tokens, so holding "
         "the largest batch's memory (≈ 330 MB) costs little and saves the page faults of every batch."
     )
     batch_fragments: int = Field(

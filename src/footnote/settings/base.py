@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from footnote.settings.renamed import upgrade_section
 
 DEFAULT_STORE = "./footnote-data/footnote.db"
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    #: this section's dotted path in the tree ("store"): keys renamed inside it still work (settings/renamed.py)
+    section: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        if cls.section and isinstance(data, dict):
+            return upgrade_section(cls.section, data)
+        return data

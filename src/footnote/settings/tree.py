@@ -18,6 +18,7 @@ from footnote.settings.memory import MemorySettings
 from footnote.settings.models import (
     ModelsSettings,
 )
+from footnote.settings.renamed import current_key
 from footnote.settings.retrieve import (
     RetrieveSettings,
 )
@@ -54,6 +55,7 @@ class Settings(_Frozen):
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""
         data = self.model_dump()
+        dotted = {current_key(k): v for k, v in dotted.items()}
         for key, value in dotted.items():
             node = data
             parts = key.split(".")

@@ -1,10 +1,10 @@
 """In-process exact dense search over a PostgreSQL store's small kind groups.
 
-A kind group of at most ``store.pg_exact_search_max`` embedded fragments (at 100k fragments: the
+A kind group of at most ``store.postgres.exact_search_max`` embedded fragments (at 100k fragments: the
 verses) is searched exactly, not through HNSW. On the server that scan reads every row of the group —
 at 10k verses 2,500 heap pages and ≈ 14–16 ms of backend CPU per search, the largest single cost of a
 search there (``bench/pg_explain.py``). Here the group's vectors and rows are copied once into this
-process (``store.pg_exact_cache``) and searched with one matrix product (≈ 1 ms at 10k × 384).
+process (``store.postgres.exact_cache``) and searched with one matrix product (≈ 1 ms at 10k × 384).
 
 Freshness: this process's own writes drop every copy at once (:meth:`ExactGroups.invalidate`, called
 by the store's write methods); another process's writes arrive as a ``NOTIFY footnote_fragments`` sent

