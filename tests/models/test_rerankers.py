@@ -157,15 +157,17 @@ def test_top_n_subset_ranks_missing_passages_last(server: tuple[str, Script]) ->
 
 def test_make_reranker_by_settings(tmp_path: Path) -> None:
     assert make_reranker(RetrieveSettings()) is None
-    rr = make_reranker(RetrieveSettings(reranker="http", rerank_url="http://127.0.0.1:1/rerank", rerank_model="m"))
+    rr = make_reranker(RetrieveSettings(reranker="http", rerank={"url": "http://127.0.0.1:1/rerank", "model": "m"}))
     assert isinstance(rr, HttpReranker)
-    with pytest.raises(ConfigError, match="rerank_url"):
+    # the section's old flat keys still construct it (a deprecation warning names the new ones)
+    assert isinstance(make_reranker(RetrieveSettings(reranker="http", rerank_url="http://127.0.0.1:1/rerank")), HttpReranker)
+    with pytest.raises(ConfigError, match=r"rerank\.url"):
         make_reranker(RetrieveSettings(reranker="http"))
     with pytest.raises(ConfigError, match="http"):
         make_reranker(RetrieveSettings(reranker="http", rerank_url="ftp://x"))
     with pytest.raises(ConfigError, match="no such model directory"):
         make_reranker(RetrieveSettings(reranker="local", rerank_model=str(tmp_path / "missing")))
-    with pytest.raises(ConfigError, match="rerank_model"):
+    with pytest.raises(ConfigError, match=r"rerank\.model"):
         make_reranker(RetrieveSettings(reranker="local"))
     local = make_reranker(RetrieveSettings(reranker="local", rerank_model=str(tmp_path)))
     assert isinstance(local, LocalCrossEncoderReranker)
