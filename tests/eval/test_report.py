@@ -173,3 +173,26 @@ def test_markdown_counts_the_abstention_reasons() -> None:
     assert "| near_miss/en | 0 | 1 |" in md and "| off_topic/en | 3 | 0 |" in md
     del rep["answers"]["abstentions"]
     assert "Abstention reasons" not in render_markdown(rep)
+
+
+def test_reports_are_written_without_plots_when_matplotlib_is_missing(tmp_path: Path) -> None:
+    """matplotlib is the ``plots`` extra: a runtime install without it writes every report, no plots, and
+    says how to get them (run in a child process whose import of matplotlib fails)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, logging; sys.modules['matplotlib'] = None\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        "from pathlib import Path\n"
+        "from footnote.eval.plots import plots_available, write_plots, write_judge_plot\n"
+        "out = Path(sys.argv[1])\n"
+        "assert not plots_available()\n"
+        "assert write_plots(out, []) == []\n"
+        "assert write_judge_plot(out / 'judge.svg', {'per_question': []}) is None\n"
+        "print(sorted(p.name for p in out.iterdir()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert "footnote[plots]" in done.stderr

@@ -9,7 +9,7 @@ import click
 from footnote.commands.base import Ctx, common_options
 from footnote.errors import ConfigError, UsageError
 from footnote.eval.judge import add_to_report, compare_runs, judge_run, summary_lines
-from footnote.eval.plots import write_judge_plot
+from footnote.eval.plots import PLOTS_HINT, write_judge_plot
 from footnote.models.chat import make_chat_model
 
 
@@ -45,7 +45,8 @@ def judge(ctx: Ctx, run_dir: Path | None, compare: tuple[Path, Path] | None) -> 
         return
     for line in summary_lines(section):
         click.echo(line)
-    click.echo(f"report: {where / 'report.json'} ({key}), {where / (key + '.md')}, plot {plot}")
+    click.echo(f"report: {where / 'report.json'} ({key}), {where / (key + '.md')}, "
+               + (f"plot {plot}" if plot else f"no plot ({PLOTS_HINT})"))
 
 
 def register(group: click.Group) -> None:

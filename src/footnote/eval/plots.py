@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +17,19 @@ from typing import Any
 
 from footnote.eval.metrics import auroc, roc_curve
 from footnote.eval.runner import Outcome
+
+log = logging.getLogger(__name__)
+
+#: how to get the plots when matplotlib is missing (it is the ``plots`` extra, in ``make test``'s dev tools)
+PLOTS_HINT = "pip install 'footnote[plots]' (matplotlib) for the plots"
+
+
+def plots_available() -> bool:
+    """Whether matplotlib can be imported (the ``plots`` extra); without it reports are written without plots."""
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # a blocked or half-installed package
+        return False
 
 
 def _plt():  # type: ignore[no-untyped-def]
@@ -90,7 +105,10 @@ def plot_roc(path: Path, outcomes: Sequence[Outcome]) -> Path:
 
 
 def write_plots(out_dir: Path, outcomes: Sequence[Outcome]) -> list[str]:
-    """All plots into ``out_dir``; returns their paths."""
+    """All plots into ``out_dir``; returns their paths (none, with a warning, without matplotlib)."""
+    if not plots_available():
+        log.warning("report written without plots: %s", PLOTS_HINT)
+        return []
     written: list[str] = []
     for lang in sorted({o.question.lang for o in outcomes}):
         items = [o for o in outcomes if o.question.lang == lang]
@@ -130,10 +148,13 @@ def plot_support_distributions(path: Path, rows: Sequence[dict[str, Any]], thres
     return path
 
 
-def write_judge_plot(path: Path, section: dict[str, Any]) -> Path:
+def write_judge_plot(path: Path, section: dict[str, Any]) -> Path | None:
     """``judge.svg``: how often each 1–5 score was given per criterion, and the judge's faithfulness
     against the answer's citation-support share (one dot per answer, jittered). ``judge_compare.svg``:
-    A wins / ties / B wins."""
+    A wins / ties / B wins. None without matplotlib."""
+    if not plots_available():
+        log.warning("judge report written without its plot: %s", PLOTS_HINT)
+        return None
     plt = _plt()
     rows = [r for r in section.get("per_question", []) if r.get("scores")]
     if "mean" not in section:  # pairwise

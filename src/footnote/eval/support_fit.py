@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.eval.metrics import auroc
-from footnote.eval.plots import plot_support_distributions
+from footnote.eval.plots import PLOTS_HINT, plot_support_distributions, plots_available
 from footnote.eval.support import SupportScorer
 from footnote.models.embedders import make_embedder
 from footnote.settings import load_settings
@@ -181,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns.out.mkdir(parents=True, exist_ok=True)
         (ns.out / "fit.json").write_text(json.dumps({**summary, "pairs": rows}, ensure_ascii=False, indent=1),
                                          encoding="utf-8")
+        if not plots_available():
+            print(f"wrote {ns.out / 'fit.json'} (no plot: {PLOTS_HINT})")
+            return 0
         svg = plot_support_distributions(ns.out / "support.svg", rows, {
             g: e["default"]["threshold"] for g, e in summary["groups"].items() if "default" in e},
             title=f"citation support on xquad pairs ({ns.embedder})")
