@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from footnote.corpus.chunkers import pack_text
-from footnote.corpus.records import Cue, Fragment, Source, TranscriptLocator, sha256_bytes, sha256_text
+from footnote.records.fragments import Cue, Fragment, Source, TranscriptLocator, sha256_bytes, sha256_text
 from footnote.settings import Settings, StoreSettings
 from footnote.store.sqlite import SqliteStore
 

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.records import KindGroup
 from footnote.eval.calibration import split_half
 from footnote.eval.metrics import auroc, first_hit_rank
 from footnote.eval.questions import load_questions
+from footnote.records.fragments import KindGroup
 from footnote.retrieve import rerank as rerank_mod
 from footnote.retrieve.fusion import Fusable, evidence_of, fuse, lane_tops
 from footnote.retrieve.names import name_evidence, passage_skeletons, question_names
@@ -204,7 +204,7 @@ def compare(args: argparse.Namespace) -> None:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         meta, rows = data["meta"], data["rows"]
         if args.redetect:
-            from footnote.corpus.lang import question_lang
+            from footnote.records.lang import question_lang
 
             cs = load_settings(None).corpus
             text = {q.id: q.question for q in load_questions(Path(meta["questions"]))}

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from footnote.corpus.lang import detect_lang
 from footnote.eval.calibration import collecting_settings, split_half
 from footnote.eval.questions import load_questions
 from footnote.eval.runner import prepare_engine
+from footnote.records.lang import detect_lang
 from footnote.settings import load_settings
 
 

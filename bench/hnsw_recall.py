@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pg_bench
 import real_vectors
 
-from footnote.corpus.records import Fragment, Source, TranscriptLocator, sha256_text
+from footnote.records.fragments import Fragment, Source, TranscriptLocator, sha256_text
 from footnote.settings import load_settings
 from footnote.store import open_store
 

@@ -37,7 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.records import (
+from footnote.engine import Engine
+from footnote.models.embedders import make_embedder
+from footnote.records.fragments import (
     AddressLocator,
     FileLocator,
     Fragment,
@@ -45,8 +47,6 @@ from footnote.corpus.records import (
     TranscriptLocator,
     sha256_text,
 )
-from footnote.engine import Engine
-from footnote.models.embedders import make_embedder
 from footnote.redact import mask_url
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import open_store

@@ -23,7 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Source, sha256_bytes, sha256_text
+from footnote.records.fragments import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Source,
+    sha256_bytes,
+    sha256_text,
+)
 from footnote.settings import StoreSettings
 from footnote.store.sqlite import SqliteStore
 

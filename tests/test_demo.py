@@ -17,7 +17,7 @@ import pytest
 from mutagen.mp3 import MP3
 from pypdf import PdfReader
 
-from footnote.corpus.records import DEFAULT_KINDS, AddressLocator
+from footnote.records.fragments import DEFAULT_KINDS, AddressLocator
 from footnote.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

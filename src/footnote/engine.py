@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from footnote.answer.types import Answer, Event
     from footnote.corpus.embedding import EmbedProgressSink, EmbedReport
     from footnote.corpus.ingest import IngestProgressSink, IngestReport
-    from footnote.corpus.memory import MemoryNote
     from footnote.corpus.memory_import import MemoryImporter, MemoryImportReport
+    from footnote.records.memory import MemoryNote
     from footnote.retrieve.types import SearchResult
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from footnote.corpus.lang import detect_lang
+from footnote.records.lang import detect_lang
 
 __all__ = [
     "ABBREVIATIONS", "DEFAULT_QUERY_LANGS", "SNOWBALL", "STOP_WORDS", "Analyzer", "clean_text", "content_terms",

@@ -10,7 +10,7 @@ from footnote.answer.citations import Carried, KnownNames, ProseChecker, StreamC
 from footnote.answer.prose import names_pattern
 from footnote.answer.types import Note
 from footnote.answer.units import is_introducer, split_units
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment
+from footnote.records.fragments import AddressLocator, FileLocator, Fragment
 
 
 def _note(n: int, sid: str, text: str, loc: object) -> Note:

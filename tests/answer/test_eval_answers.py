@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from footnote.answer.types import Answer, AnswerMode, Citation
-from footnote.corpus.records import FileLocator, Fragment
 from footnote.eval.answers import answer_report, make_scorer, normalise, score_answer, summary_lines
 from footnote.eval.questions import Question
 from footnote.eval.runner import run_questions
+from footnote.records.fragments import FileLocator, Fragment
 from footnote.retrieve.types import Verdict
 
 from .conftest import FOG_Q, OFF_Q

@@ -17,7 +17,7 @@ from footnote.answer.extractive import (
     split_sentences,
 )
 from footnote.answer.types import Note
-from footnote.corpus.records import FileLocator, Fragment
+from footnote.records.fragments import FileLocator, Fragment
 from footnote.settings import Settings
 
 

@@ -21,8 +21,8 @@ from footnote.answer.sentences import (
 )
 from footnote.answer.types import AnswerMode, Note
 from footnote.corpus.loaders.transcripts import parse_srt
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment
 from footnote.engine import Engine
+from footnote.records.fragments import AddressLocator, FileLocator, Fragment
 from footnote.retrieve.types import Verdict
 from footnote.settings import Settings, load_settings
 

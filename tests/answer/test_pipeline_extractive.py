@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from footnote.answer.types import Done, Stage, Token
 from footnote.cli import main
-from footnote.corpus.records import AddressLocator
 from footnote.errors import InvalidQuestion, UsageError
+from footnote.records.fragments import AddressLocator
 
 from .conftest import FOG_Q, OFF_Q, RU_Q
 

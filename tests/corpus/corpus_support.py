@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pypdf import PdfReader, PdfWriter
 
-from footnote.corpus.records import Cue, Fragment, Source
+from footnote.records.fragments import Cue, Fragment, Source
 
 
 class CountingStore:

@@ -19,10 +19,10 @@ from footnote.cli import main
 from footnote.corpus.asr import AudioTranscriber, TranscriptCache, machine_cues
 from footnote.corpus.ingest import Ingestor, IngestStatus
 from footnote.corpus.loaders.transcripts import parse_vtt
-from footnote.corpus.records import TranscriptLocator
 from footnote.engine import Engine
 from footnote.models.embedders import make_embedder
 from footnote.models.whisper import SAMPLE_RATE, Segment, Word
+from footnote.records.fragments import TranscriptLocator
 from footnote.settings import Settings
 from footnote.store import open_store
 

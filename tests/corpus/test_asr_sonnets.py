@@ -13,9 +13,9 @@ import pytest
 from asr_support import asr_settings, real_transcriber
 
 from footnote.corpus.asr import machine_cues
-from footnote.corpus.records import TranscriptLocator
 from footnote.engine import Engine
 from footnote.eval.asr import chip_starts, quoted_span, sync_lines, wer, words, xhtml_lines
+from footnote.records.fragments import TranscriptLocator
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from footnote.corpus.chunkers import chunk_document, chunk_transcript, pack_text
 from footnote.corpus.chunkers import split_sentences as chunker_sentences
-from footnote.corpus.records import (
+from footnote.engine import Engine
+from footnote.records.fragments import (
     AddressLocator,
     Block,
     Cue,
@@ -16,7 +17,6 @@ from footnote.corpus.records import (
     Source,
     TranscriptLocator,
 )
-from footnote.engine import Engine
 from footnote.settings import Settings, load_settings
 
 S = Settings()

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from footnote.corpus.collections import check_collection, legacy_collection
+from footnote.corpus.collections import check_collection
 from footnote.corpus.ingest import IngestStatus
 from footnote.engine import Engine
 from footnote.errors import UsageError
 from footnote.settings import Settings
 from footnote.store import open_store
+from footnote.store.sqlite_schema import legacy_collection
 
 
 def _note(d: Path, name: str, text: str) -> Path:

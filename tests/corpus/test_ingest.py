@@ -13,9 +13,9 @@ import pytest
 from corpus_support import CountingStore, bad_inputs, generation
 
 from footnote.corpus.ingest import Ingestor, IngestReport, IngestStatus
-from footnote.corpus.records import FileLocator, TranscriptLocator, sha256_bytes
 from footnote.engine import Engine
 from footnote.errors import ModelError
+from footnote.records.fragments import FileLocator, TranscriptLocator, sha256_bytes
 from footnote.settings import Settings
 
 

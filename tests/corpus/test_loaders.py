@@ -12,13 +12,13 @@ import pytest
 
 from footnote.corpus.chunkers import chunk_document
 from footnote.corpus.loaders import iter_files, load_entries, load_path
-from footnote.corpus.records import (
+from footnote.errors import InputError
+from footnote.records.fragments import (
     AddressLocator,
     FileLocator,
     TranscriptLocator,
     sha256_bytes,
 )
-from footnote.errors import InputError
 from footnote.settings import Settings
 
 S = Settings()

@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from footnote.cli import main
-from footnote.corpus.memory import NoteKind, load_note, note_texts
+from footnote.corpus.memory import load_note, note_texts
 from footnote.corpus.memory_import import MemoryImporter
 from footnote.errors import InputError
 from footnote.models.embedders import make_embedder
+from footnote.records.memory import NoteKind
 from footnote.settings import load_settings
 from footnote.store import open_store
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.corpus.lang import question_lang
+from footnote.records.lang import question_lang
 
 XQUAD = Path(__file__).resolve().parents[3] / "shared" / "eval" / "xquad"
 

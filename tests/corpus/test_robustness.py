@@ -14,10 +14,10 @@ import pytest
 
 from footnote.corpus.chunkers import _split_long, pack_text, split_sentences
 from footnote.corpus.ingest import IngestStatus
-from footnote.corpus.lang import detect_text_lang, lang_guess
 from footnote.corpus.loaders import iter_files, load_path
 from footnote.engine import Engine
 from footnote.errors import InputError
+from footnote.records.lang import detect_text_lang, lang_guess
 from footnote.settings import Settings
 from footnote.store.text import SNOWBALL, Analyzer
 

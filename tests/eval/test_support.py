@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.types import Answer, AnswerMode, Citation
-from footnote.corpus.records import FileLocator, Fragment
 from footnote.eval.support import SupportScorer, cited_sentences, support_cell, support_fields
 from footnote.eval.support_fit import build_pairs
 from footnote.models.embedders import HashEmbedder
+from footnote.records.fragments import FileLocator, Fragment
 from footnote.retrieve.types import Verdict
 from footnote.settings import Settings
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from footnote.corpus.records import AddressLocator
 from footnote.engine import Engine
+from footnote.records.fragments import AddressLocator
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.phrased import ordinal_value
 from footnote.retrieve.plan import first_round_plan
@@ -177,7 +177,7 @@ def test_missing_address_of_a_book_named_only_by_the_corpus_abstains(demo_dir: P
 
 
 def test_address_order_moves_only_address_hits_within_their_slots() -> None:
-    from footnote.corpus.records import Fragment, TranscriptLocator
+    from footnote.records.fragments import Fragment, TranscriptLocator
     from footnote.retrieve.books import in_address_order
     from footnote.retrieve.types import Candidate, LaneHit
 

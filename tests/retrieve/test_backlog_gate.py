@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from footnote.corpus.records import FileLocator, Fragment, Source, sha256_text
 from footnote.models.embedders import HashEmbedder
+from footnote.records.fragments import FileLocator, Fragment, Source, sha256_text
 from footnote.retrieve.pipeline import Retriever
 from footnote.retrieve.types import Verdict
 from footnote.settings import Settings

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from footnote.corpus.records import (
+from footnote.models.embedders import HashEmbedder
+from footnote.models.protocols import ChatMessage
+from footnote.records.fragments import (
     AddressLocator,
     FileLocator,
     Fragment,
@@ -23,8 +25,6 @@ from footnote.corpus.records import (
     TranscriptLocator,
     sha256_text,
 )
-from footnote.models.embedders import HashEmbedder
-from footnote.models.protocols import ChatMessage
 from footnote.retrieve.pipeline import Retriever
 from footnote.retrieve.types import Lane, Verdict
 from footnote.settings import Settings

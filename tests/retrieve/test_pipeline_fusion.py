@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from footnote.corpus.records import FileLocator, Fragment
+from footnote.records.fragments import FileLocator, Fragment
 from footnote.retrieve.fusion import (
     Evidence,
     Fusable,

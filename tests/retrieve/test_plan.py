@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from footnote.corpus.records import AddressLocator
 from footnote.errors import ModelError
 from footnote.models.protocols import ChatMessage
+from footnote.records.fragments import AddressLocator
 from footnote.retrieve.plan import (
     deterministic_second_round,
     first_round_plan,

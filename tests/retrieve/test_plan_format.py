@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, TranscriptLocator
+from footnote.records.fragments import AddressLocator, FileLocator, Fragment, TranscriptLocator
 from footnote.retrieve.format import format_locator, format_ms, lane_scores, note_dict, snippet
 from footnote.retrieve.types import Candidate, Lane, LaneHit
 

@@ -24,8 +24,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from footnote.corpus.records import AddressLocator, Fragment, Source
 from footnote.errors import FootnoteError
+from footnote.records.fragments import AddressLocator, Fragment, Source
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.store.protocol import Store
 from footnote.text import fold, is_stop, split_sentences

@@ -68,10 +68,10 @@ from footnote.answer.sentences import (
     transcript_units,
 )
 from footnote.answer.types import Note, Outline, Thesis
-from footnote.corpus.records import KindGroup
 from footnote.errors import Cancelled, StoreError
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
+from footnote.records.fragments import KindGroup
 from footnote.settings import AnswerSettings, Settings
 from footnote.store.protocol import SentenceVectorStore
 from footnote.text import (

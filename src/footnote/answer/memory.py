@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 
 from footnote.answer.extractive import cite_sentence, split_sentences
 from footnote.answer.types import Note
-from footnote.corpus.memory import MemoryNote
-from footnote.corpus.records import Fragment, NoteLocator
+from footnote.records.fragments import Fragment, NoteLocator
+from footnote.records.memory import MemoryNote
 from footnote.retrieve.memory import resolve_refs
 from footnote.retrieve.types import SearchResult
 from footnote.store.protocol import Store

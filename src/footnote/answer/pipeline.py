@@ -69,12 +69,12 @@ from footnote.answer.types import (
     VerdictEvent,
     abstention_dict,
 )
-from footnote.corpus.lang import question_lang
-from footnote.corpus.memory import MemoryNote, NoteKind
-from footnote.corpus.records import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel, search_budget
 from footnote.models.protocols import Budget, ChatModel
+from footnote.records.fragments import AddressLocator, NoteLocator, TranscriptLocator
+from footnote.records.lang import question_lang
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import redact, settings_secrets
 from footnote.retrieve.books import address_aliases
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict

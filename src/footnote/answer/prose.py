@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from footnote.answer.types import Note
 from footnote.answer.units import unit_bounds
-from footnote.corpus.records import AddressLocator, FileLocator
+from footnote.records.fragments import AddressLocator, FileLocator
 from footnote.store.protocol import Store
 
 ADDRESS = re.compile(r"(?<![\w.])([A-ZА-ЯЁ]{1,5})\.?\s?(\d{1,4}(?:[.:]\d{1,4})+)(?![\w]|\.\d)")

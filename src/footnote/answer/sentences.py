@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from footnote.answer.types import Note
-from footnote.corpus.records import Cue, TranscriptLocator
+from footnote.records.fragments import Cue, TranscriptLocator
 from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
 
 __all__ = [

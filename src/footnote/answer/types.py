@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from footnote.corpus.records import Fragment, locator_to_dict
 from footnote.errors import FootnoteError
+from footnote.records.fragments import Fragment, locator_to_dict
 from footnote.retrieve.types import Verdict
 
 

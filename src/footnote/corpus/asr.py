@@ -32,9 +32,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from footnote.corpus.records import Cue
 from footnote.errors import InputError
 from footnote.models.whisper import SAMPLE_RATE, Recognizer, Segment, Word
+from footnote.records.fragments import Cue
 from footnote.settings import AsrSettings
 
 log = logging.getLogger(__name__)

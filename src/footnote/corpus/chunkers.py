@@ -18,7 +18,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from footnote.corpus.records import (
+from footnote.records.fragments import (
     Block,
     Cue,
     Document,

@@ -22,8 +22,8 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from footnote.corpus.records import Source
 from footnote.errors import UsageError
+from footnote.records.fragments import Source
 
 MAX_COLLECTION_CHARS = 100
 
@@ -112,18 +112,3 @@ def same_origin(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
-
-
-
-def legacy_collection(origin: str, source_id: str) -> str:
-    """The collection of a source stored before collections existed (the stores' migrations use it):
-    the folder its id is relative to when ``origin`` ends in ``/<id>``, else the origin's folder."""
-    if not origin:
-        return ""
-    if origin.endswith("/" + source_id):
-        folder = origin[: -len(source_id) - 1]
-    else:
-        folder = origin.rsplit("/", 1)[0] if "/" in origin else ""
-    name = folder.rsplit("/", 1)[-1]
-    cleaned = "".join("_" if (c in "\\#" or unicodedata.category(c)[0] == "C") else c for c in name)
-    return cleaned.lstrip(".") or "root"

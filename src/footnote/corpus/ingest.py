@@ -56,12 +56,12 @@ from footnote.corpus.ingest_report import (
     IngestStatus,
 )
 from footnote.corpus.inventory import take_inventory
-from footnote.corpus.lang import detect_lang
 from footnote.corpus.loaders import LoadContext, iter_files, load_entries
 from footnote.corpus.pairing import plan_tracks
-from footnote.corpus.records import Document, Fragment
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
+from footnote.records.fragments import Document, Fragment
+from footnote.records.lang import detect_lang
 from footnote.settings import Settings
 from footnote.store.protocol import SourceWrite, Store
 

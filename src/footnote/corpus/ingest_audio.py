@@ -26,8 +26,8 @@ from footnote.corpus.asr import AudioTranscriber, Transcriber, TranscriptCache
 from footnote.corpus.collections import SourceIndex, same_origin
 from footnote.corpus.loaders.audio import MACHINE, audio_hash
 from footnote.corpus.loaders.base import LoadContext
-from footnote.corpus.records import Document, Source
 from footnote.errors import InputError
+from footnote.records.fragments import Document, Source
 from footnote.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.memory import MemoryNote, load_note, note_files, note_texts
+from footnote.corpus.memory import load_note, note_files, note_texts
 from footnote.errors import InputError, StoreError
 from footnote.models.protocols import Embedder
+from footnote.records.memory import MemoryNote
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.memory import resolve_refs
 from footnote.settings import Settings

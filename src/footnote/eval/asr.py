@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from footnote.corpus.records import Cue
+from footnote.records.fragments import Cue
 
 _SPAN = re.compile(r"<span[^>]*>(.*?)</span>", re.S)
 _TAG = re.compile(r"<[^>]+>")

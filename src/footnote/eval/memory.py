@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.memory import NoteKind
 from footnote.engine import Engine
 from footnote.errors import InputError, UsageError
 from footnote.eval.metrics import auroc, percentile
+from footnote.records.memory import NoteKind
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from typing import Any
 
 from footnote.answer.citations import citation_label
 from footnote.answer.types import abstention_dict, gate_abstention
-from footnote.corpus.records import (
+from footnote.engine import Engine
+from footnote.errors import NotFound, UsageError
+from footnote.records.fragments import (
     AddressLocator,
     FileLocator,
     Fragment,
@@ -22,8 +24,6 @@ from footnote.corpus.records import (
     locator_from_dict,
     locator_to_dict,
 )
-from footnote.engine import Engine
-from footnote.errors import NotFound, UsageError
 from footnote.retrieve.format import format_locator, format_ms
 from footnote.store import source_titles
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from footnote.corpus.records import AddressLocator
+from footnote.records.fragments import AddressLocator
 from footnote.retrieve.types import Candidate, Lane
 from footnote.settings import Settings
 from footnote.store.protocol import Store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from footnote.corpus.records import TranscriptLocator
+from footnote.records.fragments import TranscriptLocator
 from footnote.retrieve.types import Candidate
 
 

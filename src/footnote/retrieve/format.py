@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from footnote.corpus.records import (
+from footnote.records.fragments import (
     AddressLocator,
     FileLocator,
     Fragment,

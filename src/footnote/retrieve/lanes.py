@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from footnote.corpus.records import AddressLocator, Fragment, KindGroup
+from footnote.records.fragments import AddressLocator, Fragment, KindGroup
 from footnote.retrieve.types import Lane, LaneHit, QueryPlan, StageTrace
 from footnote.settings import Settings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall, run_calls

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from footnote.corpus.memory import NoteKind
+from footnote.records.memory import NoteKind
 from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
 from footnote.store.protocol import Store

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from footnote.corpus.lang import question_lang
-from footnote.corpus.memory import NoteKind
-from footnote.corpus.records import AddressLocator, KindGroup
 from footnote.cpu import available_cores
 from footnote.models.protocols import ChatModel, Embedder, Reranker
+from footnote.records.fragments import AddressLocator, KindGroup
+from footnote.records.lang import question_lang
+from footnote.records.memory import NoteKind
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows

@@ -25,10 +25,10 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from footnote.corpus.lang import question_lang
-from footnote.corpus.records import AddressLocator
 from footnote.errors import ModelError
 from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.records.fragments import AddressLocator
+from footnote.records.lang import question_lang
 from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand_addresses
 from footnote.retrieve.phrased import parse_phrased_addresses
 from footnote.retrieve.types import QueryPlan, SearchResult, SubQuestion

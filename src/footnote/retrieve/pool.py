@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from footnote.corpus.records import Fragment
+from footnote.records.fragments import Fragment
 from footnote.retrieve.lanes import DENSE_LANES, LanePool
 from footnote.store.protocol import Store
 

@@ -9,9 +9,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from footnote.corpus.records import KindGroup
 from footnote.errors import ModelError
 from footnote.models.protocols import Reranker
+from footnote.records.fragments import KindGroup
 from footnote.retrieve.fusion import Fusable, evidence_of, fuse, lane_tops
 from footnote.retrieve.names import name_evidence, passage_skeletons, question_names
 from footnote.retrieve.types import Candidate, with_rerank

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from footnote.corpus.records import KindGroup
+from footnote.records.fragments import KindGroup
 from footnote.retrieve.dedup import overlaps
 from footnote.retrieve.types import Candidate
 from footnote.settings import Settings

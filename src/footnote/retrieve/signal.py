@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from footnote.corpus.records import Fragment
 from footnote.errors import StoreError
 from footnote.models.protocols import Embedder
+from footnote.records.fragments import Fragment
 from footnote.store.protocol import SentenceVectorStore
 from footnote.text import Analyzer, content_terms, split_sentences, text_stems
 

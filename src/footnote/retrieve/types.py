@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from footnote.corpus.memory import MemoryNote
-from footnote.corpus.records import AddressLocator, Fragment
+from footnote.records.fragments import AddressLocator, Fragment
+from footnote.records.memory import MemoryNote
 from footnote.settings import GateThresholds
 
 

@@ -27,12 +27,12 @@ from starlette.exceptions import HTTPException
 from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError, UsageError
-from footnote.mcp.http import mount_mcp
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.readers import Reader, hand_out, new_reader_token, reader_of
+from footnote.server.routes_mcp import mount_mcp
 from footnote.server.sse import EventPump
 from footnote.server.state import JSON, ServerState, error_body
 from footnote.settings import Settings

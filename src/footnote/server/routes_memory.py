@@ -13,8 +13,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from footnote.corpus.memory import NOTE_ID_RE, MemoryNote, make_note
+from footnote.corpus.memory import make_note
 from footnote.errors import InputError, NotFound
+from footnote.records.memory import NOTE_ID_RE, MemoryNote
 from footnote.server.guard import require_key_in_header
 from footnote.server.state import JSON, ServerState
 

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from footnote.corpus.records import Source
 from footnote.errors import NotFound, UsageError
+from footnote.records.fragments import Source
 from footnote.server.guard import require_key_in_header
 from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range

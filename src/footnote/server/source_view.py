@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Source, TranscriptLocator
+from footnote.records.fragments import AddressLocator, FileLocator, Fragment, Source, TranscriptLocator
 from footnote.retrieve.format import format_ms
 
 #: Front-matter fields shown under the title (when the source has them).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from footnote.corpus.records import DEFAULT_KINDS, KindGroup
+from footnote.records.fragments import DEFAULT_KINDS, KindGroup
 from footnote.settings.base import _Frozen
 
 

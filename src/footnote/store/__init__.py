@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from footnote.corpus.records import Source
 from footnote.errors import StoreError, StoreMissing
+from footnote.records.fragments import Source
 from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, Store, StoreStats

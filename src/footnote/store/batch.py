@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from footnote.corpus.records import Fragment
+from footnote.records.fragments import Fragment
 from footnote.store.protocol import Hit, Store
 
 

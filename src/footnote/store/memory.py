@@ -15,8 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from footnote.corpus.memory import MemoryNote, NoteKind
 from footnote.errors import StoreError
+from footnote.records.memory import MemoryNote, NoteKind
 
 __all__ = ["MemoryStore", "NoteKind", "NoteVectors", "check_note_vectors"]
 

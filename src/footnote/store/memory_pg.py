@@ -11,8 +11,8 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
-from footnote.corpus.memory import MemoryNote, NoteKind
 from footnote.errors import StoreError
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.store.memory import NoteVectors, check_note_vectors
 from footnote.store.memory_sqlite import note_from_row, vectors_of
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from footnote.corpus.memory import MemoryNote, NoteKind
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.store.memory import NoteVectors, check_note_vectors
 
 _COLS = "id, kind, title, body, triggers, sources, author, lang, content_hash, origin, updated"

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from footnote.corpus.records import Fragment
+from footnote.records.fragments import Fragment
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from footnote.corpus.records import (
+from footnote.errors import StoreError
+from footnote.records.fragments import (
     AddressLocator,
     Cue,
     Fragment,
@@ -37,7 +38,6 @@ from footnote.corpus.records import (
     locator_from_dict,
     locator_to_dict,
 )
-from footnote.errors import StoreError
 from footnote.settings import StoreSettings
 from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall
 from footnote.store.conversations_pg import PgConversations

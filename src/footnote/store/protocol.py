@@ -27,7 +27,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from footnote.corpus.records import Cue, Fragment, Source
+from footnote.records.fragments import Cue, Fragment, Source
 from footnote.store.conversations import ConversationStore
 from footnote.store.memory import MemoryStore
 

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from footnote.corpus.collections import legacy_collection
-from footnote.corpus.records import Cue, Fragment, Source
 from footnote.errors import StoreError
+from footnote.records.fragments import Cue, Fragment, Source
 from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
 from footnote.store.dense import DenseCache, DenseSnapshot
@@ -39,6 +38,7 @@ from footnote.store.sqlite_schema import (
     SOURCE_COLS,
     book_key,
     fragment_from_row,
+    legacy_collection,
     load_migrations,
     locator_row,
     source_from_row,

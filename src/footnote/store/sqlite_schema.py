@@ -8,11 +8,19 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import unicodedata
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.records import AddressLocator, FileLocator, Fragment, Locator, Source, TranscriptLocator
 from footnote.errors import StoreError
+from footnote.records.fragments import (
+    AddressLocator,
+    FileLocator,
+    Fragment,
+    Locator,
+    Source,
+    TranscriptLocator,
+)
 from footnote.store.text import fold
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations" / "sqlite"
@@ -88,3 +96,17 @@ def fragment_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
 def source_from_row(row: tuple[Any, ...]) -> Source:
     sid, kind, title, lang, ch, blob, name, media, origin, meta, collection = row
     return Source(sid, kind, title, lang, ch, blob, name, media, origin, json.loads(meta), collection)
+
+
+def legacy_collection(origin: str, source_id: str) -> str:
+    """The collection of a source stored before collections existed (the stores' migrations use it):
+    the folder its id is relative to when ``origin`` ends in ``/<id>``, else the origin's folder."""
+    if not origin:
+        return ""
+    if origin.endswith("/" + source_id):
+        folder = origin[: -len(source_id) - 1]
+    else:
+        folder = origin.rsplit("/", 1)[0] if "/" in origin else ""
+    name = folder.rsplit("/", 1)[-1]
+    cleaned = "".join("_" if (c in "\\#" or unicodedata.category(c)[0] == "C") else c for c in name)
+    return cleaned.lstrip(".") or "root"

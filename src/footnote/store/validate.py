@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from footnote.corpus.records import (
+from footnote.errors import StoreError
+from footnote.records.fragments import (
     AddressLocator,
     Cue,
     FileLocator,
@@ -19,7 +20,6 @@ from footnote.corpus.records import (
     TranscriptLocator,
     sha256_bytes,
 )
-from footnote.errors import StoreError
 from footnote.store.dense import normalise_rows
 from footnote.store.protocol import SourceWrite
 

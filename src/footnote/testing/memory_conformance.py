@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from footnote.corpus.memory import MemoryNote, NoteKind, make_note, note_texts
+from footnote.corpus.memory import make_note, note_texts
 from footnote.errors import StoreError
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.store.protocol import Store
 from footnote.testing.store_conformance import DIM, EMBEDDER, _embedder
 

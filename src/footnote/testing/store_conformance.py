@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from footnote.corpus.records import (
+from footnote.errors import StoreError
+from footnote.models.embedders import HashEmbedder
+from footnote.records.fragments import (
     AddressLocator,
     Cue,
     FileLocator,
@@ -37,8 +39,6 @@ from footnote.corpus.records import (
     sha256_bytes,
     sha256_text,
 )
-from footnote.errors import StoreError
-from footnote.models.embedders import HashEmbedder
 from footnote.store.protocol import SourceWrite, Store
 
 #: Dimension of the vectors the suite writes (any dimension must work).

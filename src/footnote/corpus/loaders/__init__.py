@@ -27,8 +27,8 @@ from footnote.corpus.loaders.jsonl import JSONL_SUFFIXES, load_jsonl_entries
 from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf
 from footnote.corpus.loaders.text import TEXT_SUFFIXES, load_text
 from footnote.corpus.loaders.transcripts import TRANSCRIPT_SUFFIXES, find_audio, load_transcript
-from footnote.corpus.records import Document
 from footnote.errors import InputError
+from footnote.records.fragments import Document
 from footnote.settings import Settings
 
 __all__ = [

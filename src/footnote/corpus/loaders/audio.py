@@ -18,8 +18,8 @@ from pathlib import Path
 from footnote.corpus.asr import AsrProgress, Transcriber, machine_cues
 from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
 from footnote.corpus.loaders.transcripts import audio_title
-from footnote.corpus.records import Document
 from footnote.errors import InputError
+from footnote.records.fragments import Document
 
 MACHINE = "machine"
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.lang import detect_text_lang
-from footnote.corpus.records import Source, sha256_bytes
 from footnote.errors import InputError
+from footnote.records.fragments import Source, sha256_bytes
+from footnote.records.lang import detect_text_lang
 from footnote.settings import Settings
 
 # Bumped when a loader or chunker changes the fragments it makes from the same bytes: every stored

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from footnote.corpus.loaders.base import LoadContext, decode_text, make_source, read_bytes
-from footnote.corpus.records import AddressLocator, Block, Document
 from footnote.errors import InputError
+from footnote.records.fragments import AddressLocator, Block, Document
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 

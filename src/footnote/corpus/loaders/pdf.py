@@ -20,8 +20,8 @@ from typing import Any
 import pypdfium2 as pdfium
 
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
-from footnote.corpus.records import Block, Document
 from footnote.errors import InputError
+from footnote.records.fragments import Block, Document
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from footnote.corpus.loaders.base import LoadContext, decode_text, make_source, media_type, read_bytes
 from footnote.corpus.loaders.frontmatter import split_front_matter
-from footnote.corpus.records import AddressLocator, Block, Document
 from footnote.errors import InputError
+from footnote.records.fragments import AddressLocator, Block, Document
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 MARKDOWN_SUFFIXES = (".md", ".markdown")

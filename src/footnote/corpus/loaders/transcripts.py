@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from footnote.corpus.loaders.base import LoadContext, decode_text, make_source, media_type, read_bytes
-from footnote.corpus.records import Cue, Document
 from footnote.errors import InputError
+from footnote.records.fragments import Cue, Document
 
 TRANSCRIPT_SUFFIXES = (".srt", ".vtt", ".json")
 
