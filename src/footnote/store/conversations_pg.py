@@ -16,6 +16,7 @@ from footnote.store.conversations import (
     new_conversation_id,
     title_of,
 )
+from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS, pg
 
 if TYPE_CHECKING:
     from footnote.store.pg_support import Pool
@@ -71,15 +72,10 @@ class PgConversations:
 
     def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._pool.connection() as conn, conn.transaction():
-            row = conn.execute(
-                "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = %s", (conversation_id,)
-            ).fetchone()
+            row = conn.execute(pg(CONVERSATION_ROW), (conversation_id,)).fetchone()
             if row is None or (owner is not None and row[4] != owner):
                 return None
-            turns = conn.execute(
-                "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
-                " WHERE conversation_id = %s ORDER BY n", (conversation_id,)
-            ).fetchall()
+            turns = conn.execute(pg(CONVERSATION_TURNS), (conversation_id,)).fetchall()
         return Conversation(row[0], row[1], float(row[2]), float(row[3]), tuple(
             TurnRecord(question=t[1], answer=dict(t[3]), rewritten_question=t[2], n=int(t[0]), created_at=float(t[4]))
             for t in turns

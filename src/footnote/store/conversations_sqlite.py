@@ -20,6 +20,7 @@ from footnote.store.conversations import (
     new_conversation_id,
     title_of,
 )
+from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS
 
 _SUMMARY = (
     "SELECT c.id, c.title, c.created_at, c.updated_at,"
@@ -68,15 +69,10 @@ class SqliteConversations:
 
     def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
+            row = conn.execute(CONVERSATION_ROW, (conversation_id,)).fetchone()
             if row is None or (owner is not None and row[4] != owner):
                 return None
-            turns = conn.execute(
-                "SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
-                " WHERE conversation_id = ? ORDER BY n", (conversation_id,)
-            ).fetchall()
+            turns = conn.execute(CONVERSATION_TURNS, (conversation_id,)).fetchall()
         return Conversation(row[0], row[1], row[2], row[3], tuple(_turn(t) for t in turns))
 
     def list_conversations(self, limit: int = 50, offset: int = 0, owner: str | None = None) -> list[ConversationSummary]:

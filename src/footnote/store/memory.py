@@ -9,8 +9,9 @@ them with numpy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -83,3 +84,11 @@ def check_note_vectors(
         raise StoreError("note vectors hold a value that is not finite")
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     return np.where(norms > 0, v / np.where(norms > 0, norms, 1.0), v).astype(np.float32)
+
+
+def note_to_write(note: MemoryNote, texts: Sequence[str], vectors: np.ndarray | None, embedder: str | None,
+                  bound: Callable[[], tuple[str, int] | None]) -> tuple[MemoryNote, np.ndarray | None]:
+    """What a backend writes for ``put_memory_note``: the note stamped with the time it is written, and its
+    vectors checked against the store's bound embedder (``bound`` is asked only when there are vectors)."""
+    vecs = check_note_vectors(texts, vectors, embedder, bound() if vectors is not None else None)
+    return replace(note, updated=time.time()), vecs

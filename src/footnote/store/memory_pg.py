@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +11,7 @@ from psycopg.types.json import Jsonb
 
 from footnote.errors import StoreError
 from footnote.records.memory import MemoryNote, NoteKind
-from footnote.store.memory import NoteVectors, check_note_vectors
+from footnote.store.memory import NoteVectors, note_to_write
 from footnote.store.memory_sqlite import note_from_row, vectors_of
 
 if TYPE_CHECKING:
@@ -39,8 +37,7 @@ class PgMemory:
     def put_memory_note(
         self, note: MemoryNote, texts: Sequence[str], vectors: np.ndarray | None, embedder: str | None
     ) -> MemoryNote:
-        vecs = check_note_vectors(texts, vectors, embedder, self.embedder_info() if vectors is not None else None)
-        stored = replace(note, updated=time.time())
+        stored, vecs = note_to_write(note, texts, vectors, embedder, self.embedder_info)
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("DELETE FROM memory_vectors WHERE note_id = %s", (note.id,))

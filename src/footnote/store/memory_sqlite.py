@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from footnote.records.memory import MemoryNote, NoteKind
-from footnote.store.memory import NoteVectors, check_note_vectors
+from footnote.store.memory import NoteVectors, note_to_write
 
 _COLS = "id, kind, title, body, triggers, sources, author, lang, content_hash, origin, updated"
 
@@ -43,8 +41,7 @@ class SqliteMemory:
     def put_memory_note(
         self, note: MemoryNote, texts: Sequence[str], vectors: np.ndarray | None, embedder: str | None
     ) -> MemoryNote:
-        vecs = check_note_vectors(texts, vectors, embedder, self.embedder_info() if vectors is not None else None)
-        stored = replace(note, updated=time.time())
+        stored, vecs = note_to_write(note, texts, vectors, embedder, self.embedder_info)
         conn = self._conn()
         with self._immediate(conn, "the store is locked by another writer", f"saving memory note {note.id!r} failed"):
             conn.execute("DELETE FROM memory_vectors WHERE note_id = ?", (note.id,))

@@ -60,6 +60,7 @@ from footnote.store.pg_support import (
     register_vector,
 )
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
+from footnote.store.sql import page_clause, pg, source_filter
 from footnote.store.text import DEFAULT_QUERY_LANGS, fold, plain_text, tokenize
 from footnote.store.validate import check_batch_ids, check_cues, check_embeddings, check_put
 
@@ -753,12 +754,8 @@ class PostgresStore(PgConversations, PgMemory):
 
     @staticmethod
     def _source_filter(kind: str | None, lang: str | None, collection: str | None) -> tuple[str, list[Any]]:
-        conds, args = [], []
-        for col, val in (("kind", kind), ("lang", lang), ("collection", collection)):
-            if val is not None:
-                conds.append(f"{col} = %s")
-                args.append(_clean(val))
-        return (" WHERE " + " AND ".join(conds)) if conds else "", args
+        where, args = source_filter(kind, lang, collection, _clean)
+        return pg(where), args
 
     def list_sources(
         self,
@@ -770,9 +767,8 @@ class PostgresStore(PgConversations, PgMemory):
         offset: int = 0,
     ) -> list[Source]:
         where, args = self._source_filter(kind, lang, collection)
-        page = " LIMIT %s OFFSET %s" if limit is not None or offset else ""
-        if page:
-            args += [None if limit is None else max(0, int(limit)), max(0, int(offset))]
+        page, more = page_clause(limit, offset, None)
+        page, args = pg(page), args + more
         with self._pool.connection() as conn:
             rows = conn.execute(f"SELECT {_SRC_COLS} FROM sources{where} ORDER BY id{page}", args).fetchall()
         return [_source(r) for r in rows]

@@ -31,6 +31,7 @@ from footnote.store.conversations_sqlite import SqliteConversations
 from footnote.store.dense import DenseCache, DenseSnapshot
 from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
+from footnote.store.sql import page_clause, source_filter
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
     IN_CHUNK,
@@ -539,12 +540,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
 
     @staticmethod
     def _source_filter(kind: str | None, lang: str | None, collection: str | None) -> tuple[str, list[Any]]:
-        conds, args = [], []
-        for col, val in (("kind", kind), ("lang", lang), ("collection", collection)):
-            if val is not None:
-                conds.append(f"{col} = ?")
-                args.append(val)
-        return (" WHERE " + " AND ".join(conds)) if conds else "", args
+        return source_filter(kind, lang, collection)
 
     def list_sources(
         self,
@@ -556,9 +552,8 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         offset: int = 0,
     ) -> list[Source]:
         where, args = self._source_filter(kind, lang, collection)
-        page = " LIMIT ? OFFSET ?" if limit is not None or offset else ""
-        if page:
-            args += [-1 if limit is None else max(0, int(limit)), max(0, int(offset))]
+        page, more = page_clause(limit, offset, -1)
+        args += more
         rows = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources{where} ORDER BY id{page}", args)
         return [source_from_row(r) for r in rows]
 
