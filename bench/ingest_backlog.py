@@ -170,7 +170,7 @@ def start_pg() -> str:
 
     import psycopg
 
-    from footnote.testing import pgserver
+    from footnote.testing.internal import pgserver
 
     server = pgserver.start(watch_pid=os.getpid())
     atexit.register(server.stop)

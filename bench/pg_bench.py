@@ -20,7 +20,7 @@ import psycopg
 from footnote.models.embedders import make_embedder
 from footnote.settings import EmbedderSettings, ModelsSettings, StoreSettings
 from footnote.store import open_store
-from footnote.testing.pgserver import EmbeddedPostgres
+from footnote.testing.internal.pgserver import EmbeddedPostgres
 
 EMBEDDED = "embedded-postgres"
 
@@ -31,7 +31,7 @@ def is_pg(url: str) -> bool:
 
 def start_embedded() -> tuple[EmbeddedPostgres, str]:
     """A throw-away embedded server; the base URL names database ``footnote_bench``."""
-    from footnote.testing import pgserver
+    from footnote.testing.internal import pgserver
 
     server = pgserver.start(conf={"shared_buffers": "'1GB'", "maintenance_work_mem": "'1GB'"}, watch_pid=os.getpid())
     atexit.register(server.stop)  # also on an exception; stop() twice is harmless

@@ -35,7 +35,7 @@ from search import queries
 
 from footnote.engine import Engine
 from footnote.settings import load_settings
-from footnote.testing.pgcapture import captured
+from footnote.testing.internal.pgcapture import captured
 
 
 def backend_cpu_ns(pids: set[int]) -> int:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from footnote.errors import StoreError
-from footnote.testing import pgserver
+from footnote.testing.internal import pgserver
 
 STATE = Path(os.environ.get("FOOTNOTE_PG_STATE", "/tmp/footnote-pg.json"))
 DBNAME = "footnote"

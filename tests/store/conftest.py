@@ -22,7 +22,7 @@ from footnote.testing import under_ci
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[object]:
-    from footnote.testing import pgserver
+    from footnote.testing.internal import pgserver
 
     try:
         server = pgserver.start(watch_pid=os.getpid())  # a killed run does not leave a server behind
@@ -42,7 +42,7 @@ def pg_database(pg_server: object) -> str:
     """A database on the session's server with pgvector and pg_trgm installed in ``public``."""
     import psycopg
 
-    from footnote.testing.pgserver import EmbeddedPostgres
+    from footnote.testing.internal.pgserver import EmbeddedPostgres
 
     assert isinstance(pg_server, EmbeddedPostgres)
     url = pg_server.create_database("footnote_tests")

@@ -14,7 +14,7 @@ from footnote.store.batch import DenseCall, LaneCall, LexicalCall
 from footnote.store.pg_lexical import pair_sql
 from footnote.store.pg_support import register_vector
 from footnote.store.protocol import Store
-from footnote.testing.pgcapture import captured
+from footnote.testing.internal.pgcapture import captured
 from footnote.testing.store_conformance import distinct_texts, embed_query, make_fragments, make_source, put
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]

@@ -45,8 +45,8 @@ from footnote.engine import Engine  # noqa: E402
 from footnote.errors import StoreError  # noqa: E402
 from footnote.settings import load_settings  # noqa: E402
 from footnote.store.pg_support import migration_files  # noqa: E402
+from footnote.testing.internal.pgserver import EmbeddedPostgres, pg_bin_dir, wait_session_gone  # noqa: E402
 from footnote.testing.loopback import free_port  # noqa: E402
-from footnote.testing.pgserver import EmbeddedPostgres, pg_bin_dir, wait_session_gone  # noqa: E402
 from footnote.testing.store_conformance import (  # noqa: E402
     distinct_texts,
     embed,
@@ -376,7 +376,7 @@ def test_killed_owner_leaves_no_server_behind(pg_server: EmbeddedPostgres) -> No
     import subprocess
     import sys
 
-    code = ("import os, time; from footnote.testing import pgserver; s = pgserver.start(watch_pid=os.getpid()); "
+    code = ("import os, time; from footnote.testing.internal import pgserver; s = pgserver.start(watch_pid=os.getpid()); "
             "print(s.to_json(), flush=True); time.sleep(120)")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -16,7 +16,7 @@ from footnote.models.embedders import HashEmbedder
 from footnote.settings import Settings, StoreSettings
 from footnote.store import open_store
 from footnote.store.protocol import Store
-from footnote.testing.pgserver import wait_session_gone
+from footnote.testing.internal.pgserver import wait_session_gone
 from footnote.testing.store_conformance_backlog import BacklogTests
 
 

@@ -1,4 +1,7 @@
-"""Test support shipped with the package (real protocols on loopback, for this project's tests and yours)."""
+"""Test support shipped with the package for this project's tests and yours: the backend-agnostic conformance
+suites (``store_conformance``, ``memory_conformance``, ``conversation_conformance``), a scripted OpenAI-compatible
+server (``openai_server``) and loopback helpers (``loopback``). ``footnote.testing.internal`` is this repository's
+own infrastructure (embedded PostgreSQL, statement capture), not a public API."""
 
 from __future__ import annotations
 

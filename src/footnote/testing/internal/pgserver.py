@@ -252,7 +252,7 @@ def running(**kwargs: object) -> Iterator[EmbeddedPostgres]:
 
 
 def _spawn_watchdog(server: EmbeddedPostgres, pid: int) -> None:
-    code = "import sys; from footnote.testing.pgserver import watchdog; watchdog(int(sys.argv[1]), sys.stdin.read())"
+    code = "import sys; from footnote.testing.internal.pgserver import watchdog; watchdog(int(sys.argv[1]), sys.stdin.read())"
     proc = subprocess.Popen(  # detached: survives the watched process on purpose
         [sys.executable, "-c", code, str(pid)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
