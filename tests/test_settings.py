@@ -143,3 +143,20 @@ def test_a_key_moved_into_a_nested_section_still_works_and_names_its_new_place(
     assert parse_assignment("answer.extractive_max_sentences=3") == ("answer.extractive.max_sentences", 3)
     with pytest.raises(ConfigError):  # a misspelt old key is still an error, not silently dropped
         load_settings(None, **{"answer.extractive_no_such_thing": 1})
+
+
+def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A comparison switch retired with its losing path (``store.pg_lexical_one_statement``) in an old
+    footnote.toml is ignored with a warning saying why; ``--set`` refuses it with the reason."""
+    from footnote.errors import UsageError
+    from footnote.settings_view import parse_assignment
+
+    old = tmp_path / "old.toml"
+    old.write_text("[store]\npg_lexical_one_statement = false\npg_pool_size = 3\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
+        s = load_settings(old)
+    assert s.store.postgres.pool_size == 3
+    assert "retired" in caplog.text and "one statement" in caplog.text
+    assert "lexical_one_statement" not in s.store.postgres.model_dump()
+    with pytest.raises(UsageError, match="retired"):
+        parse_assignment("store.postgres.lexical_one_statement=false")

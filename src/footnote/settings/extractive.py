@@ -9,6 +9,7 @@ from footnote.settings.base import _Frozen
 
 
 class ExtractiveSettings(_Frozen):
+    section = "answer.extractive"
     max_sentences: int = Field(4, description="Sentences in an extractive answer, at most.")
     min_overlap: float = Field(
         0.3,

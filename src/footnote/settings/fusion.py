@@ -27,6 +27,7 @@ EMBEDDINGGEMMA_FUSION = FusionWeights(lexical=0.75, cross_lexical=0.0, trigram=3
 
 
 class FusionSettings(_Frozen):
+    section = "retrieve.fusion"
     lexical_weight: float = Field(
         1.0, ge=0.0,
         description="Offline fusion: weight of normalised lexical evidence when query and fragment share a language, "

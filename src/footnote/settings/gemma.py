@@ -11,6 +11,7 @@ from footnote.settings.base import _Frozen
 
 
 class GemmaSettings(_Frozen):
+    section = "embedder.gemma"
     precision: Literal["int8tok", "int8", "int8dq", "fp32"] = Field(
         "int8tok",
         description="embeddinggemma: which built graph to run — int8tok (8-bit weights per output channel times "

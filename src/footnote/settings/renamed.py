@@ -22,6 +22,12 @@ RENAMED_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Keys retired with the comparison they switched (the measured winner is always used now): read, ignored, warned.
+RETIRED_KEYS: dict[str, str] = {
+    "store.postgres.lexical_one_statement": "both lexical lanes of a query always run as one statement",
+}
+
+
 def renamed_key(dotted: str) -> str | None:
     """The current key for an old one, else None."""
     for old, new in RENAMED_PREFIXES:
@@ -30,12 +36,13 @@ def renamed_key(dotted: str) -> str | None:
     return None
 
 
-def current_key(dotted: str, where: str = "") -> str:
+def current_key(dotted: str, where: str = "", *, warn: bool = True) -> str:
     """``dotted`` as it is named now, warning once per use when it was renamed."""
     new = renamed_key(dotted)
     if new is None:
         return dotted
-    log.warning("setting %s%s is deprecated: it is now %s", dotted, f" ({where})" if where else "", new)
+    if warn:
+        log.warning("setting %s%s is deprecated: it is now %s", dotted, f" ({where})" if where else "", new)
     return new
 
 
@@ -66,6 +73,11 @@ def upgrade_section(section: str, data: dict[str, Any]) -> dict[str, Any]:
     inside it moved to where they live now (``pg_pool_size`` → ``postgres.pool_size``)."""
     head = section + "."
     out = data
+    for key in [k for k in data if isinstance(k, str) and current_key(head + k, warn=False) in RETIRED_KEYS]:
+        if out is data:
+            out = dict(data)
+        out.pop(key)
+        log.warning("setting %s is retired and ignored: %s", head + key, RETIRED_KEYS[current_key(head + key, warn=False)])
     for old, _ in RENAMED_PREFIXES:
         if not old.startswith(head):
             continue

@@ -9,6 +9,7 @@ from footnote.settings.base import _Frozen
 
 
 class RerankSettings(_Frozen):
+    section = "retrieve.rerank"
     url: str = Field("", description="Cohere-style /rerank endpoint for reranker='http'.")
     model: str = Field("", description="Model name sent to the /rerank endpoint, or the local model directory.")
     api_key: str = Field("", description="API key for the /rerank endpoint.")

@@ -11,6 +11,7 @@ from footnote.settings.base import _Frozen
 
 
 class PostgresSettings(_Frozen):
+    section = "store.postgres"
     hnsw_m: int = Field(
         24, description="PostgreSQL HNSW index: m (links per node). 24 with ef_construction 200 instead of 16 / 128: "
         "at 100k real-embedding vectors recall@10 0.976 -> 0.995 at ef_search 300 (10 % kind filter 0.937 -> 0.975), "
@@ -94,12 +95,6 @@ class PostgresSettings(_Frozen):
         description="PostgreSQL: a batch of lane calls (one round's dense lanes, or its text lanes) is dealt over at "
         "most this many pooled connections, each one pipelined round trip, run concurrently (1: one connection, "
         "one round trip for the whole batch).",
-    )
-    lexical_one_statement: bool = Field(
-        True,
-        description="PostgreSQL: the stemmed and unstemmed lexical lanes of one query in one batch run as ONE statement "
-        "on one connection (both rankings, each hit's row sent once): the two lanes mostly find the same fragments, "
-        "which two statements read, send and decode twice. Off: one statement per lane (for measuring the difference).",
     )
     pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")

@@ -9,6 +9,7 @@ from footnote.settings.base import _Frozen
 
 
 class SqliteSettings(_Frozen):
+    section = "store.sqlite"
     busy_timeout_ms: int = Field(30_000, description="How long a SQLite writer waits for the lock.")
     fragment_cache: int = Field(
         20_000, description="SQLite: fragments (with their vectors) and term frequencies the search keeps in memory "

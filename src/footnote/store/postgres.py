@@ -946,7 +946,6 @@ class PostgresStore(PgConversations, PgMemory):
                 counts = self._embedded_by_kind(conn)
         # and the lexical calls of one query (stemmed and unstemmed: one statement, see _search_batch)
         by_query: dict[tuple[Any, ...], list[int]] = {}
-        pair = bool(self.settings.postgres.lexical_one_statement)
         for i, c in enumerate(calls):
             if isinstance(c, DenseCall) and counts is not None and self._shares_scan(c, counts):
                 key = np.asarray(c.vector, dtype=np.float32).tobytes()
@@ -954,7 +953,7 @@ class PostgresStore(PgConversations, PgMemory):
                     by_vec[key] = []
                     units.append(by_vec[key])
                 by_vec[key].append(i)
-            elif pair and isinstance(c, LexicalCall):
+            elif isinstance(c, LexicalCall):
                 qkey = pair_key(c)
                 if qkey not in by_query:
                     by_query[qkey] = []
@@ -1022,7 +1021,7 @@ class PostgresStore(PgConversations, PgMemory):
                                     " ORDER BY s DESC, id LIMIT %(k)s", {"q": q, "k": int(c.k)}))
         paired: list[tuple[TextKey, str, Any]] = []
         for lanes in lexical.values():
-            if len(lanes) == 2 and self.settings.postgres.lexical_one_statement:
+            if len(lanes) == 2:
                 (i_s, sql_s, p_s), (i_p, sql_p, p_p) = lanes[True], lanes[False]
                 paired.append(((i_s, i_p), *pair_sql((sql_s, p_s), (sql_p, p_p), have, _ROW_COLS)))
             else:
