@@ -5,7 +5,8 @@
 
 Each line: the question's id, language (labelled and detected), category, half, the signal's inputs (max cosine,
 background mean, lexical overlap, sentence cosine), the question's cosine distribution over the background sample
-(mean, std, 99th percentile, max) and the top five candidate cosines. Used to fit and check how thresholds are
+(mean, std, 99th percentile, max), the top five candidate cosines and, with ``--dense-top K``, the top-K dense
+cosines over the whole store (``bench/gate_margin.py`` reads them). Used to fit and check how thresholds are
 derived for language pairs nobody calibrated (docs/retrieval.md, "Any language pair").
 """
 
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "footnote-gate-features")
     ap.add_argument("--detected", action="store_true", help="search with the detected language, not the labelled one")
+    ap.add_argument("--dense-top", type=int, default=0,
+                    help="also dump the question's top-K dense cosines over the whole store (bench/gate_margin.py)")
     args = ap.parse_args(argv)
 
     overrides = {"embedder.name": args.embedder} if args.embedder else {}
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                 "bg_max": float(cos.max()), "top": scores, "gold_cosine": max(gold) if gold else None,
                 "gold_rank": next((i for i, c in enumerate(res.candidates) if c.fragment.source_id in q.gold), None),
             }
+            if args.dense_top > 0:
+                row["dense"] = [round(h.score, 5) for h in engine.store.search_dense(qvec, args.dense_top)]
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             n += 1
             if n % 200 == 0:
