@@ -251,7 +251,9 @@ class Answerer:
             with search_budget(turn.budget):  # the router's calls end by the turn's deadline too
                 # a follow-up carries its subject's words: the note that answered that turn does not answer it again
                 rewritten = turn.rewrite is not None and turn.rewrite.how != "unchanged"
-                result = self.retriever.search(turn.question, not_pinned=history[-1].pinned_notes if rewritten else ())
+                # the question's language was found once for the turn; a rewritten follow-up is detected anew
+                result = self.retriever.search(turn.question, lang=turn.lang if turn.question == turn.asked else None,
+                                               not_pinned=history[-1].pinned_notes if rewritten else ())
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
