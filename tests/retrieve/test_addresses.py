@@ -192,3 +192,22 @@ def test_address_order_moves_only_address_hits_within_their_slots() -> None:
     got = [c.fragment.id for c in in_address_order(cands, asked)]
     assert got == ["v1", "v2", "t", "c1", "v3", "c2"]
     assert in_address_order(cands, asked[:1]) == cands
+
+
+def test_the_alias_map_is_built_once_per_book_index_and_read_only() -> None:
+    """A turn asks for the book-alias map at several stages: it is built once per book index (a new index
+    after every write) and per alias settings, and nobody can change it in passing."""
+    from footnote.settings import Settings
+
+    s = Settings()
+    idx = BookIndex.from_rows([("HB", "1.1", "The Harbour Book"), ("HB", "1.2", "The Harbour Book")])
+    first = address_aliases(s, idx)
+    assert first["harbour book"] == "HB" and first["the harbour book"] == "HB"
+    assert address_aliases(s, idx) is first
+    mine = s.with_overrides(**{"corpus.book_aliases": {**s.corpus.book_aliases, "hbk": "HB"}})
+    theirs = address_aliases(mine, idx)
+    assert theirs is not first and theirs["hbk"] == "HB" and "hbk" not in first
+    again = BookIndex.from_rows([("HB", "1.1", "The Harbour Book")])
+    assert address_aliases(s, again) is not first and address_aliases(s, again) == first
+    with pytest.raises(TypeError):
+        first["x"] = "y"  # type: ignore[index]

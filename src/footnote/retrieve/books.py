@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from footnote.records.fragments import AddressLocator
 from footnote.retrieve.types import Candidate, Lane
@@ -76,6 +77,9 @@ class BookIndex:
     """The books of one corpus, by canonical code (compared case-insensitively)."""
 
     books: Mapping[str, Book] = field(default_factory=dict)
+    #: address_aliases() of this index, by the settings' book aliases (built once per index, not per call)
+    _aliases: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = field(
+        default_factory=dict, compare=False, repr=False, hash=False)
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, str]]) -> BookIndex:
@@ -122,11 +126,22 @@ class BookIndex:
         return out
 
 
-def address_aliases(settings: Settings, books: BookIndex | None = None) -> dict[str, str]:
+def address_aliases(settings: Settings, books: BookIndex | None = None) -> Mapping[str, str]:
     """How a book may be typed (lower-cased) → its canonical code: the settings' ``corpus.book_aliases``
     plus each of the corpus's books by its code and source titles (with and without "the"/"a"; titles
     with digits, and the titles of a book split into more than three sources, name verses rather than the
-    book and are left out). Settings win over titles where they disagree."""
+    book and are left out). Settings win over titles where they disagree. Read-only, and built once per
+    book index (a turn asks for it at several stages; the index is new after every write)."""
+    key = tuple(sorted(settings.corpus.book_aliases.items()))
+    if books is not None and (done := books._aliases.get(key)) is not None:
+        return done
+    made = MappingProxyType(_aliases(settings, books))
+    if books is not None:
+        books._aliases[key] = made
+    return made
+
+
+def _aliases(settings: Settings, books: BookIndex | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for book in (books.books.values() if books is not None else ()):
         out.setdefault(book.code.lower(), book.code)
