@@ -277,11 +277,8 @@ class Engine:
         return check_question(question, self.settings.answer.max_question_chars)
 
     def _router(self) -> ChatModel | None:
-        """The router, taking the running turn's budget (deadline, stop flag) for its calls."""
-        from footnote.models.chat import SearchScoped
-
-        router = self.chat_models.get("router")
-        return SearchScoped(router) if router is not None else None
+        """The router (a turn passes its budget, deadline and stop flag, to the search that calls it)."""
+        return self.chat_models.get("router")
 
     def search(self, question: str, *, lang: str | None = None) -> SearchResult:
         result: SearchResult = self.retriever.search(self.question(question), lang=lang)

@@ -70,7 +70,7 @@ from footnote.answer.types import (
     abstention_dict,
 )
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
-from footnote.models.chat import CountingChatModel, search_budget
+from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, ChatModel
 from footnote.records.fragments import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.records.lang import question_lang
@@ -87,7 +87,8 @@ log = logging.getLogger(__name__)
 
 
 class RetrieverLike(Protocol):
-    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = ()) -> SearchResult: ...
+    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
+               budget: Budget | None = None) -> SearchResult: ...
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
 
@@ -248,12 +249,12 @@ class Answerer:
         if history and result is None:
             yield from self._understand(turn, history)
         if result is None:
-            with search_budget(turn.budget):  # the router's calls end by the turn's deadline too
-                # a follow-up carries its subject's words: the note that answered that turn does not answer it again
-                rewritten = turn.rewrite is not None and turn.rewrite.how != "unchanged"
-                # the question's language was found once for the turn; a rewritten follow-up is detected anew
-                result = self.retriever.search(turn.question, lang=turn.lang if turn.question == turn.asked else None,
-                                               not_pinned=history[-1].pinned_notes if rewritten else ())
+            # a follow-up carries its subject's words: the note that answered that turn does not answer it again
+            rewritten = turn.rewrite is not None and turn.rewrite.how != "unchanged"
+            # the question's language was found once for the turn; a rewritten follow-up is detected anew;
+            # the router's calls (a second round) end by the turn's deadline too
+            result = self.retriever.search(turn.question, lang=turn.lang if turn.question == turn.asked else None,
+                                           not_pinned=history[-1].pinned_notes if rewritten else (), budget=turn.budget)
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result

@@ -21,8 +21,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import httpx
@@ -465,41 +463,6 @@ class CountingChatModel:
         b = budget or self.budget
         check_budget(b, f"models ({self.name})")
         return self.inner.stream(messages, budget=b)
-
-
-SEARCH_BUDGET: ContextVar[Budget | None] = ContextVar("footnote_search_budget", default=None)
-
-
-class SearchScoped:
-    """The router, as the retriever holds it: each call takes the budget of the turn whose search is
-    running (``with search_budget(budget): retriever.search(...)``), so the router's calls end by the
-    turn's deadline too. Outside a turn (``footnote search``) calls are bounded by their own timeout."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def complete(
-        self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
-    ) -> str:
-        b = budget or SEARCH_BUDGET.get()
-        if b is None:  # outside a turn: as it was (a model written before budgets existed still works)
-            return self.inner.complete(messages, json_schema=json_schema)
-        return self.inner.complete(messages, json_schema=json_schema, budget=b)
-
-    def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
-        b = budget or SEARCH_BUDGET.get()
-        return self.inner.stream(messages) if b is None else self.inner.stream(messages, budget=b)
-
-
-@contextmanager
-def search_budget(budget: Budget) -> Iterator[None]:
-    """Run a search (a plain call, never across a yield) under ``budget``: see :class:`SearchScoped`."""
-    token = SEARCH_BUDGET.set(budget)
-    try:
-        yield
-    finally:
-        SEARCH_BUDGET.reset(token)
 
 
 def make_chat_model(role: str, settings: ChatModelSettings) -> ChatModel:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from footnote.cpu import available_cores
-from footnote.models.protocols import ChatModel, Embedder, Reranker
+from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker
 from footnote.records.fragments import AddressLocator, KindGroup
 from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
@@ -144,18 +144,21 @@ class Retriever:
         sample = self._background_vectors()
         return sample is None or len(sample) == 0
 
-    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = ()) -> SearchResult:
-        """``not_pinned``: notes that may not pin this search (a follow-up to the turn they answered)."""
+    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
+               budget: Budget | None = None) -> SearchResult:
+        """``not_pinned``: notes that may not pin this search (a follow-up to the turn they answered).
+        ``budget``: the turn's deadline and stop flag, passed to the router's call in a second round."""
         with self._bg_lock:
             self._in_flight += 1
             alone = self._in_flight == 1
         try:
-            return self._search(question, lang, not_pinned, first=self.embed_first and alone)
+            return self._search(question, lang, not_pinned, first=self.embed_first and alone, budget=budget)
         finally:
             with self._bg_lock:
                 self._in_flight -= 1
 
-    def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool) -> SearchResult:
+    def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool,
+                budget: Budget | None = None) -> SearchResult:
         """One search; ``first``: embed the queries before any lane (``retrieve.embed_first``, and no other
         search running: beside other searches the overlap is worth more than the cores it would free —
         a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
@@ -207,7 +210,7 @@ class Retriever:
             t0 = time.perf_counter()
             before = ranked
             partial = self._result(plans[-1], ranked, rounds - 1, traces, calls, lexical)
-            plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial)
+            plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial, budget=budget)
             calls += n
             new_q = [q for q in plan_queries(plan2) if not any(q.text == p.text for p in queries)]
             traces.append(StageTrace(f"plan{sfx}", _ms(t0), {

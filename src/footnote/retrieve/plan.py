@@ -26,7 +26,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from footnote.errors import ModelError
-from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.models.protocols import Budget, ChatMessage, ChatModel
 from footnote.records.fragments import AddressLocator
 from footnote.records.lang import question_lang
 from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand_addresses
@@ -312,8 +312,11 @@ def second_round_plan(
     *,
     lang: str | None = None,
     previous: SearchResult | None = None,
+    budget: Budget | None = None,
 ) -> tuple[QueryPlan, int]:
-    """Round two's plan and the number of model calls it made (0 without a router, else 1)."""
+    """Round two's plan and the number of model calls it made (0 without a router, else 1). ``budget``: the
+    turn's deadline and stop flag, which the router's call ends by (None outside a turn, e.g. ``footnote
+    search``: the call is bounded by its own timeout)."""
     if router is None:
         return deterministic_second_round(question, settings, lang=lang), 0
     rs = settings.retrieve
@@ -322,7 +325,8 @@ def second_round_plan(
         ChatMessage("user", f"Question: {question.strip()}{_previous_hint(previous)}"),
     )
     try:
-        raw = router.complete(messages, json_schema=PLAN_SCHEMA)
+        raw = (router.complete(messages, json_schema=PLAN_SCHEMA) if budget is None
+               else router.complete(messages, json_schema=PLAN_SCHEMA, budget=budget))
     except ModelError as e:
         log.warning("router %s failed (%s); using the deterministic second-round plan", router.name, e.message)
         return deterministic_second_round(question, settings, lang=lang), 1
