@@ -71,12 +71,12 @@ from footnote.answer.types import (
 )
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import Budget, ChatModel
+from footnote.models.protocols import Budget, ChatModel, Embedder
 from footnote.records.fragments import AddressLocator, NoteLocator, TranscriptLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import redact, settings_secrets
-from footnote.retrieve.books import address_aliases
+from footnote.retrieve.books import BookCache, address_aliases
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
 from footnote.settings import Settings
@@ -87,6 +87,12 @@ log = logging.getLogger(__name__)
 
 
 class RetrieverLike(Protocol):
+    """What the answer stage uses of the retriever: its searches, the corpus's books (follow-ups and
+    addresses name them) and its embedder (whose thresholds apply)."""
+
+    books: BookCache
+    embedder: Embedder | None
+
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
                budget: Budget | None = None) -> SearchResult: ...
 
@@ -218,8 +224,8 @@ class Answerer:
     def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
         """Rewrite a follow-up into the standalone question the rest of the turn uses."""
         t0 = time.perf_counter()
-        books = getattr(self.retriever, "books", None)  # the corpus's own book names (the real Retriever has them)
-        aliases = address_aliases(self.settings, books.get() if books is not None else None)
+        books = self.retriever.books  # the corpus's own book names
+        aliases = address_aliases(self.settings, books.get())
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
                     aliases, self.settings.answer.max_question_chars, self._term_share())
         turn.rewrite = r
@@ -462,8 +468,8 @@ class Answerer:
         t0 = time.perf_counter()
         result = turn.result
         assert result is not None
-        books = getattr(self.retriever, "books", None)
-        aliases = address_aliases(self.settings, books.get() if books is not None else None)
+        books = self.retriever.books
+        aliases = address_aliases(self.settings, books.get())
         frags = source_fragments(self.store, result, note, aliases, self.settings.memory.pinned_source_notes)
         scores = {c.fragment.id: c.score for c in result.candidates}
         notes = (Note(1, pinned_fragment(note), score),
@@ -638,7 +644,7 @@ class Answerer:
         result = turn.result
         if result is not None and result.signal.applied is not None:
             return result.signal.applied.fallback_min_score
-        embedder = getattr(self.retriever, "embedder", None)
+        embedder = self.retriever.embedder
         name = embedder.name if embedder is not None else self.settings.embedder.name
         langs = self.mentions.get()
         return self.settings.gate.thresholds(name, turn.lang, langs.corpus_lang).fallback_min_score
