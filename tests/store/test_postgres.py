@@ -13,6 +13,7 @@ from footnote.store.protocol import Store
 from footnote.testing.conversation_conformance import ConversationConformance
 from footnote.testing.memory_conformance import MemoryConformance
 from footnote.testing.store_conformance import StoreConformance
+from footnote.testing.store_conformance_batch import BatchTests
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -21,7 +22,7 @@ def _open(url: str, **kw: object) -> Store:
     return open_store(url, StoreSettings(url=url, **kw))  # type: ignore[arg-type]
 
 
-class TestPostgresConformance(StoreConformance, ConversationConformance, MemoryConformance):
+class TestPostgresConformance(StoreConformance, ConversationConformance, MemoryConformance, BatchTests):
     @pytest.fixture
     def store(self, pg_url: str) -> Iterator[Store]:
         s = _open(pg_url)

@@ -36,13 +36,14 @@ from footnote.testing.store_conformance import (
     make_source,
     put,
 )
+from footnote.testing.store_conformance_batch import BatchTests
 
 
 def _open(path: Path) -> Store:
     return open_store(str(path), StoreSettings.model_validate({"url": str(path)}))
 
 
-class TestSqliteConformance(StoreConformance, ConversationConformance, MemoryConformance):
+class TestSqliteConformance(StoreConformance, ConversationConformance, MemoryConformance, BatchTests):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Store]:
         s = _open(tmp_path / "store.db")
