@@ -21,7 +21,15 @@ import numpy as np
 from footnote.records.fragments import AddressLocator, Fragment, KindGroup
 from footnote.retrieve.types import Lane, LaneHit, QueryPlan, StageTrace
 from footnote.settings import Settings
-from footnote.store.batch import AddressCall, DenseCall, LaneCall, LexicalCall, TrigramCall, run_calls
+from footnote.store.batch import (
+    AddressCall,
+    DenseCall,
+    LaneCall,
+    LexicalCall,
+    TrigramCall,
+    capabilities,
+    run_calls,
+)
 from footnote.store.protocol import Hit, Store
 
 DENSE_LANE: dict[KindGroup, Lane] = {
@@ -171,11 +179,11 @@ def _run_merged(
 def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> int:
     """Read the fragments + vectors of ``ids`` not read yet into ``pool.rows`` (while the query embeds);
     returns how many were read."""
-    both = getattr(store, "get_fragments_with_embeddings", None)
+    both = capabilities(store).with_vectors
     want = [i for i in dict.fromkeys(ids) if i not in pool.rows]
-    if not callable(both) or not want:
+    if both is None or not want:
         return 0
-    frags, mat = both(want)
+    frags, mat = both.get_fragments_with_embeddings(want)
     row = {fid: j for j, fid in enumerate(want)}
     for f in frags:
         pool.rows[f.id] = (f, mat[row[f.id]])
@@ -223,7 +231,7 @@ def run_lanes(
     if embed_first:
         vectors = embed()
         dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
-        merged = callable(getattr(store, "search_many", None))
+        merged = capabilities(store).batch is not None
         if merged:
             text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
         elif parallel_text and executor is not None and texts and dense:
@@ -246,7 +254,7 @@ def run_lanes(
             dense_res = _run_batch(store, dense, pool, rows)
     elif executor is not None:
         future = executor.submit(embed)
-        if callable(getattr(store, "search_many", None)) and rs.ready_vector_wait_ms > 0:
+        if capabilities(store).batch is not None and rs.ready_vector_wait_ms > 0:
             # a vector the query cache had is ready at once: text and dense lanes as one batch
             merged = not wait([future], timeout=rs.ready_vector_wait_ms / 1000).not_done
         if merged:

@@ -18,6 +18,7 @@ import numpy as np
 
 from footnote.records.fragments import Fragment
 from footnote.retrieve.lanes import DENSE_LANES, LanePool
+from footnote.store.batch import capabilities
 from footnote.store.protocol import Store
 
 
@@ -68,8 +69,8 @@ def read_pool(
     rows out below (None: they sent every row); ``prefloor_of``: the pre-floor that the pooled languages
     select; a left-out hit within ``margin`` of it, or above, is read."""
     ids = list(pool.hits)
-    both = getattr(store, "get_fragments_with_embeddings", None)  # (FragmentsWithEmbeddings)
-    if qvec is None or not ids or not callable(both):
+    both = capabilities(store).with_vectors
+    if qvec is None or not ids or both is None:
         frags = {f.id: f for f in store.get_fragments(ids)}
         read = len(ids)
         ids = [i for i in ids if i in frags]
@@ -83,7 +84,7 @@ def read_pool(
     skip = set(light)
     unread = [i for i in ids if i not in pool.rows and i not in skip]  # some were read while the query was embedded
     dim = qvec.shape[0]
-    got, unread_mat = both(unread) if unread else ([], np.zeros((0, dim), dtype=np.float32))
+    got, unread_mat = both.get_fragments_with_embeddings(unread) if unread else ([], np.zeros((0, dim), dtype=np.float32))
     frags = {f.id: f for f in got}
     read = len(unread)
     if not pool.rows and not light and len(frags) == len(ids):  # nothing read before, nothing missing: as read
@@ -100,7 +101,7 @@ def read_pool(
             floor = prefloor_of(langs) - margin
             lift = [i for i in light if max(h.score for h in pool.hits[i]) >= floor]
             if lift:
-                more, more_mat = both(lift)
+                more, more_mat = both.get_fragments_with_embeddings(lift)
                 read += len(lift)
                 row = {fid: j for j, fid in enumerate(lift)}
                 for f in more:

@@ -7,10 +7,12 @@ pipelined round trip) runs them together; any other store runs them one by one, 
 
 from __future__ import annotations
 
+import contextlib
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -81,6 +83,36 @@ class FragmentsWithEmbeddings(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a store can do beyond the ``Store`` protocol, found once per store (:func:`capabilities`):
+    each optional capability as its typed protocol, or None."""
+
+    batch: BatchSearch | None = None
+    batch_rows: BatchSearchRows | None = None
+    with_vectors: FragmentsWithEmbeddings | None = None
+
+
+_CAPABILITIES: weakref.WeakKeyDictionary[Any, Capabilities] = weakref.WeakKeyDictionary()
+
+
+def capabilities(store: object) -> Capabilities:
+    """The store's optional capabilities (``isinstance`` on the protocols, once per store object: a search asks
+    on every lane batch, and walking a protocol's attributes each time was a measurable share of it)."""
+    try:
+        return _CAPABILITIES[store]
+    except (KeyError, TypeError):
+        pass
+    caps = Capabilities(
+        batch=store if isinstance(store, BatchSearch) else None,
+        batch_rows=store if isinstance(store, BatchSearchRows) else None,
+        with_vectors=store if isinstance(store, FragmentsWithEmbeddings) else None,
+    )
+    with contextlib.suppress(TypeError):  # an object that takes no weak reference: asked again next time
+        _CAPABILITIES[store] = caps
+    return caps
+
+
 def call_one(store: Store, call: LaneCall) -> list[Hit]:
     """One lane call through the plain ``Store`` protocol."""
     if isinstance(call, DenseCall):
@@ -100,12 +132,11 @@ def run_calls(
     ``rows``: where a store that can (:class:`BatchSearchRows`) adds the hits' fragments and vectors."""
     if not calls:
         return [], []
-    with_rows = getattr(store, "search_many_rows", None) if rows is not None else None
-    if callable(with_rows):
-        return with_rows(calls, rows), None
-    many = getattr(store, "search_many", None)  # not isinstance(store, BatchSearch): that walks the
-    if callable(many):  # protocol's attributes on every call (a measurable share of a SQLite search)
-        return many(calls), None
+    caps = capabilities(store)
+    if rows is not None and caps.batch_rows is not None:
+        return caps.batch_rows.search_many_rows(calls, rows), None
+    if caps.batch is not None:
+        return caps.batch.search_many(calls), None
     out: list[list[Hit]] = []
     ms: list[float] = []
     for c in calls:
