@@ -47,55 +47,48 @@ def current_key(dotted: str, where: str = "", *, warn: bool = True) -> str:
 
 
 def upgrade_tree(data: dict[str, Any], where: str = "") -> dict[str, Any]:
-    """A nested settings table (a parsed TOML file) with every renamed key moved to where it lives now."""
+    """A nested settings table (a parsed TOML file) with every renamed key moved to where it lives now and
+    every retired one dropped: :func:`upgrade_section` on each section that has such keys."""
     out = _copy(data)
-    for old, _ in RENAMED_PREFIXES:
-        old_parts = old.rstrip("_").split(".")
-        section, stem = old_parts[:-1], old_parts[-1] + "_"
-        node = _walk(out, section)
-        if node is None:
-            continue
-        for key in [k for k in node if isinstance(k, str) and k.startswith(stem) and len(k) > len(stem)]:
-            target = current_key(".".join([*section, key]), where).split(".")
-            dest = out
-            for p in target[:-1]:
-                nxt = dest.setdefault(p, {})
-                if not isinstance(nxt, dict):
-                    break
-                dest = nxt
-            else:
-                dest.setdefault(target[-1], node.pop(key))
+    sections = {old.rsplit(".", 1)[0] for old, _ in RENAMED_PREFIXES} | {k.rsplit(".", 1)[0] for k in RETIRED_KEYS}
+    for section in sorted(sections, key=lambda x: x.count(".")):  # outer sections first: they move keys inward
+        parent = _walk(out, section.split(".")[:-1])
+        name = section.rsplit(".", 1)[-1]
+        if parent is not None and isinstance(parent.get(name), dict):
+            parent[name] = upgrade_section(section, parent[name], where)
     return out
 
 
-def upgrade_section(section: str, data: dict[str, Any]) -> dict[str, Any]:
+def upgrade_section(section: str, data: dict[str, Any], where: str = "") -> dict[str, Any]:
     """The fields given to one section (``store``: a constructor's keywords, a table) with the keys renamed
-    inside it moved to where they live now (``pg_pool_size`` → ``postgres.pool_size``)."""
+    inside it moved to where they live now (``pg_pool_size`` → ``postgres.pool_size``) and the retired ones
+    dropped, each with a warning."""
     head = section + "."
+    depth = section.count(".") + 1
     out = data
-    for key in [k for k in data if isinstance(k, str) and current_key(head + k, warn=False) in RETIRED_KEYS]:
+    for key in [k for k in data if isinstance(k, str)]:
+        now = current_key(head + key, where, warn=False)
+        if now == head + key and now not in RETIRED_KEYS:
+            continue
         if out is data:
             out = dict(data)
-        out.pop(key)
-        log.warning("setting %s is retired and ignored: %s", head + key, RETIRED_KEYS[current_key(head + key, warn=False)])
-    for old, _ in RENAMED_PREFIXES:
-        if not old.startswith(head):
+        if now in RETIRED_KEYS:
+            out.pop(key)
+            log.warning("setting %s%s is retired and ignored: %s", head + key, f" ({where})" if where else "",
+                        RETIRED_KEYS[now])
             continue
-        stem = old[len(head):]
-        for key in [k for k in out if isinstance(k, str) and k.startswith(stem) and len(k) > len(stem)]:
-            if out is data:
-                out = dict(data)
-            parts = current_key(head + key).split(".")[len(section.split(".")):]
-            node = out
-            for part in parts[:-1]:
-                child = node.get(part)
-                child = dict(child) if isinstance(child, dict) else {} if child is None else child
-                if not isinstance(child, dict):  # already a model instance: leave the old key to fail loudly
-                    break
-                node[part] = child
-                node = child
-            else:
-                node.setdefault(parts[-1], out.pop(key))
+        current_key(head + key, where)  # the deprecation warning
+        parts = now.split(".")[depth:]
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            child = dict(child) if isinstance(child, dict) else {} if child is None else child
+            if not isinstance(child, dict):  # already a model instance: leave the old key to fail loudly
+                break
+            node[part] = child
+            node = child
+        else:
+            node.setdefault(parts[-1], out.pop(key))
     return out
 
 
