@@ -10,7 +10,7 @@ import pytest
 
 from footnote.settings import StoreSettings
 from footnote.store import open_store
-from footnote.store.batch import DenseCall, LaneCall, LexicalCall
+from footnote.store.batch import DenseCall, LaneCall, LexicalCall, call_one
 from footnote.store.pg_lexical import pair_sql
 from footnote.store.pg_support import register_vector
 from footnote.store.protocol import Store
@@ -50,14 +50,6 @@ def _calls() -> list[LaneCall]:
             LexicalCall("zzzz qqqq", 5, True), LexicalCall("zzzz qqqq", 5, False)]  # matching nothing
 
 
-def _alone(s: Store, c: LaneCall) -> list[Any]:
-    """The call made on its own, through the protocol's single-lane method (its own statement)."""
-    if isinstance(c, LexicalCall):
-        return s.search_lexical(c.query, c.k, stemmed=c.stemmed, lang=c.lang)
-    assert isinstance(c, DenseCall)
-    return s.search_dense(c.vector, c.k)
-
-
 @pytest.mark.parametrize("connections", [1, 3])
 def test_paired_lanes_give_each_lane_its_own_hits_in_fewer_statements(pg_url: str, connections: int) -> None:
     """The stemmed and unstemmed lanes of a query run as one statement (the two-statement switch was retired
@@ -67,7 +59,7 @@ def test_paired_lanes_give_each_lane_its_own_hits_in_fewer_statements(pg_url: st
     try:
         _fill(s)
         calls = _calls()
-        want = [_alone(s, c) for c in calls]
+        want = [call_one(s, c) for c in calls]
         with captured() as seen:
             got = s.search_many(calls)  # type: ignore[attr-defined]
         assert _lexical(seen) == 4  # three pairs (one matching nothing) and the lone lane, not 7 statements

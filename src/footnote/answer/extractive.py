@@ -467,7 +467,9 @@ class SentenceRanker:
     def _score(self, question: str, qlang: str, cands: list[_Cand]) -> None:
         a = self.settings
         qnums = numbers(question)
-        qnames = self._telling_names(cross_script_names(question), cands)
+        qnames = cross_script_names(question)
+        cand_names = [cross_script_names(c.text) for c in cands] if qnames else []  # each sentence's, once
+        qnames = self._telling_names(qnames, cands, cand_names)
         focus = focus_word(question)
         kind = answer_type(question) if a.extractive.type_weight else None
         df: dict[str, int] = {}
@@ -480,7 +482,7 @@ class SentenceRanker:
         n_notes = len(by_note)
         qterms_by_lang: dict[str, list[str]] = {}
         sim_weight = self.similarity_weight()
-        for c in cands:
+        for i, c in enumerate(cands):
             qterms = qterms_by_lang.get(c.lang)
             if qterms is None:
                 qterms = qterms_by_lang[c.lang] = [t for t in self._qterms(question, c.lang) if not t.isdigit()]
@@ -493,7 +495,7 @@ class SentenceRanker:
             c.overlap = got / total if total > 0 else 0.0
             num = len(qnums & c.nums) / len(qnums) if qnums else 0.0
             if qnames and c.lang != qlang:
-                c.names = names_shared(qnames, cross_script_names(c.text)) / len(qnames)
+                c.names = names_shared(qnames, cand_names[i]) / len(qnames)
             c.score = (
                 c.overlap + a.extractive.number_weight * num + a.extractive.score_weight * c.note.score
                 - a.extractive.rank_decay * c.rank
@@ -503,7 +505,7 @@ class SentenceRanker:
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
 
-    def _telling_names(self, qnames: set[str], cands: list[_Cand]) -> set[str]:
+    def _telling_names(self, qnames: set[str], cands: list[_Cand], cand_names: list[set[str]]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject
         ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
         it chose whichever sentence spelled it out (``answer.extractive.common_name_share``)."""
@@ -511,8 +513,8 @@ class SentenceRanker:
         if not qnames:
             return qnames
         by_note: dict[int, set[str]] = {}
-        for c in cands:
-            by_note.setdefault(c.note.n, set()).update(cross_script_names(c.text))
+        for c, names in zip(cands, cand_names, strict=True):
+            by_note.setdefault(c.note.n, set()).update(names)
         if len(by_note) < a.extractive.common_name_min_notes:
             return qnames
         need = a.extractive.common_name_share * len(by_note)

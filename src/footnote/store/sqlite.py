@@ -538,10 +538,6 @@ class SqliteStore(SqliteConversations, SqliteMemory):
 
     # --- reading --------------------------------------------------------------------------------
 
-    @staticmethod
-    def _source_filter(kind: str | None, lang: str | None, collection: str | None) -> tuple[str, list[Any]]:
-        return source_filter(kind, lang, collection)
-
     def list_sources(
         self,
         *,
@@ -551,7 +547,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         limit: int | None = None,
         offset: int = 0,
     ) -> list[Source]:
-        where, args = self._source_filter(kind, lang, collection)
+        where, args = source_filter(kind, lang, collection)
         page, more = page_clause(limit, offset, -1)
         args += more
         rows = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources{where} ORDER BY id{page}", args)
@@ -560,7 +556,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
     def count_sources(
         self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None
     ) -> int:
-        where, args = self._source_filter(kind, lang, collection)
+        where, args = source_filter(kind, lang, collection)
         return int(self._conn().execute(f"SELECT COUNT(*) FROM sources{where}", args).fetchone()[0])
 
     def collections(self) -> dict[str, int]:
