@@ -105,8 +105,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if self._closed:
             if conn is not None:  # this thread's connection, left open by a close() on another thread
-                self._local.conn = None
-                self._close_own(conn)
+                self._release_own()
             raise StoreError(f"store {self.url} is closed")
         if conn is None:
             try:
@@ -123,6 +122,12 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             with self._conns_lock:
                 self._conns.append((conn, threading.current_thread()))
         return conn
+
+    def _release_own(self) -> None:
+        """Close this thread's connection and forget it (the store was closed)."""
+        conn, self._local.conn = getattr(self._local, "conn", None), None
+        if conn is not None:
+            self._close_own(conn)
 
     def _close_own(self, conn: sqlite3.Connection) -> None:
         try:
@@ -191,8 +196,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
             except sqlite3.ProgrammingError:  # this very thread closed the store inside the block
                 pass
             if self._closed:  # closed by another thread meanwhile: this thread closes its own connection
-                self._local.conn = None
-                self._close_own(conn)
+                self._release_own()
 
     def close(self) -> None:
         """Close the store: this thread's connection and those of ended threads now; a live thread's
@@ -204,8 +208,7 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 if owner is me or not owner.is_alive():
                     self._close_own(c)
             self._conns.clear()
-        if getattr(self._local, "conn", None) is not None:
-            self._local.conn = None
+        self._local.conn = None  # closed above with the others of this thread's
         self._dense.clear()
 
     def __enter__(self) -> SqliteStore:
