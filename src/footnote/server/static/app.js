@@ -850,11 +850,17 @@
     $("#sources-more").addEventListener("click", () => loadSources(true));
     player().addEventListener("timeupdate", onTimeUpdate);
     $("#new-chat").addEventListener("click", newConversation);
+    let lastY = window.scrollY;
     window.addEventListener("scroll", () => {
-      // follow the stream only while the reader stays at the bottom
+      // follow the stream until the reader scrolls up away from it, again once they are back at its end;
+      // a turn growing under a scroll (a stream, the sources, the support line) is not the reader leaving
+      const y = window.scrollY;
+      const up = y < lastY - 1;
+      lastY = y;
       const box = $("#ask-form").getBoundingClientRect();
       const last = $("#log").lastElementChild;
-      state.follow = !last || last.getBoundingClientRect().bottom <= box.top + 40;
+      if (!last || last.getBoundingClientRect().bottom <= box.top + 40) state.follow = true;
+      else if (up) state.follow = false;
     }, { passive: true });
     window.addEventListener("resize", syncFormHeight);
     syncFormHeight();
