@@ -91,7 +91,7 @@ def test_pair_statement_sends_each_row_once_and_none_the_caller_holds(pg_url: st
         _fill(s)
         stem = s._lexical_sql(LexicalCall("running lanterns", 8, True, "en"))  # type: ignore[attr-defined]
         plain = s._lexical_sql(LexicalCall("running lanterns", 8, False, "en"))  # type: ignore[attr-defined]
-        from footnote.store.postgres import _ROW_COLS
+        from footnote.store.pg_rows import ROW_COLS as _ROW_COLS
 
         with psycopg.connect(pg_url) as conn:
             register_vector(conn)

@@ -418,7 +418,7 @@ def test_dense_cache_refreshes_incrementally_and_row_ids_are_not_reused(
     b2, db2 = make_source("b", version="2")
     fb2 = make_fragments(b2, distinct_texts(20, seed=3))
     put(s, b2, db2, fb2)
-    with caplog.at_level(logging.DEBUG, logger="footnote.store.sqlite"):
+    with caplog.at_level(logging.DEBUG, logger="footnote.store.sqlite_search"):
         for f in fa[:3] + fb2[:3]:
             hits = s.search_dense(embed_query(f.text), 1)
             assert hits[0].fragment_id == f.id and hits[0].score == pytest.approx(1.0, abs=1e-5)

@@ -13,16 +13,12 @@ from footnote.errors import StoreError
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.store.memory import NoteVectors, note_to_write
 from footnote.store.memory_sqlite import note_from_row, vectors_of
+from footnote.store.pg_rows import clean
 
 if TYPE_CHECKING:
     from footnote.store.pg_support import Pool
 
 _COLS = "id, kind, title, body, triggers, sources, author, lang, content_hash, origin, updated"
-
-
-def _clean(s: str) -> str:
-    """PostgreSQL text cannot hold NUL."""
-    return s.replace("\x00", " ")
 
 
 class PgMemory:
@@ -47,15 +43,15 @@ class PgMemory:
                     " triggers = EXCLUDED.triggers, sources = EXCLUDED.sources, author = EXCLUDED.author,"
                     " lang = EXCLUDED.lang, content_hash = EXCLUDED.content_hash, origin = EXCLUDED.origin,"
                     " updated = EXCLUDED.updated, embedder = EXCLUDED.embedder",
-                    (stored.id, stored.kind.value, _clean(stored.title), _clean(stored.body),
-                     Jsonb([_clean(t) for t in stored.triggers]), Jsonb([_clean(s) for s in stored.sources]),
-                     _clean(stored.author), stored.lang, stored.content_hash, _clean(stored.origin), stored.updated,
+                    (stored.id, stored.kind.value, clean(stored.title), clean(stored.body),
+                     Jsonb([clean(t) for t in stored.triggers]), Jsonb([clean(s) for s in stored.sources]),
+                     clean(stored.author), stored.lang, stored.content_hash, clean(stored.origin), stored.updated,
                      embedder if vecs is not None else None),
                 )
                 if vecs is not None:
                     conn.cursor().executemany(
                         "INSERT INTO memory_vectors (note_id, ordinal, text, vector) VALUES (%s, %s, %s, %s)",
-                        [(note.id, i, _clean(t), vecs[i].tobytes()) for i, t in enumerate(texts)],
+                        [(note.id, i, clean(t), vecs[i].tobytes()) for i, t in enumerate(texts)],
                     )
         except psycopg.Error as e:
             raise StoreError(f"saving memory note {note.id!r} in {self.url} failed: {e}") from e

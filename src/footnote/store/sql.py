@@ -1,11 +1,13 @@
 """SQL both backends share, written once: statements with SQLite's ``?`` placeholders, which :func:`pg`
 turns into psycopg's ``%s`` (none of them holds a literal ``?`` or ``%``), and the source listing's filter
-and page clauses."""
+and page clauses, and :class:`SourceListing` (listing, counting and grouping sources), the same on both."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from footnote.records.fragments import Source
 
 
 def pg(statement: str) -> str:
@@ -35,3 +37,49 @@ def page_clause(limit: int | None, offset: int, unlimited: Any) -> tuple[str, li
 CONVERSATION_ROW = "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = ?"
 CONVERSATION_TURNS = ("SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
                       " WHERE conversation_id = ? ORDER BY n")
+
+#: the columns of a source row, in the order both backends' row readers take them
+SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
+
+
+class SourceListing:
+    """``list_sources``, ``count_sources`` and ``collections`` of the ``Store`` protocol, written once. A
+    backend gives the statement runner (``?`` placeholders), its row reader, its "no limit" and how it
+    cleans filter values."""
+
+    #: the backend's LIMIT for "no limit" with an OFFSET (SQLite: -1, PostgreSQL: NULL)
+    no_limit: ClassVar[Any] = None
+
+    def _select(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _source_from_row(row: Sequence[Any]) -> Source:
+        raise NotImplementedError
+
+    @staticmethod
+    def _filter_value(value: str) -> str:
+        return value
+
+    def list_sources(
+        self,
+        *,
+        kind: str | None = None,
+        lang: str | None = None,
+        collection: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Source]:
+        where, args = source_filter(kind, lang, collection, self._filter_value)
+        page, more = page_clause(limit, offset, self.no_limit)
+        rows = self._select(f"SELECT {SOURCE_COLS} FROM sources{where} ORDER BY id{page}", args + more)
+        return [self._source_from_row(r) for r in rows]
+
+    def count_sources(self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None) -> int:
+        where, args = source_filter(kind, lang, collection, self._filter_value)
+        rows = self._select(f"SELECT count(*) FROM sources{where}", args)
+        return int(rows[0][0]) if rows else 0
+
+    def collections(self) -> dict[str, int]:
+        rows = self._select("SELECT collection, count(*) FROM sources GROUP BY collection ORDER BY collection", [])
+        return {str(c): int(n) for c, n in rows}

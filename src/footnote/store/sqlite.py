@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sqlite3
 import threading
 import time
@@ -28,15 +27,14 @@ from footnote.errors import StoreError
 from footnote.records.fragments import Cue, Fragment, Source
 from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
-from footnote.store.dense import DenseCache, DenseSnapshot
+from footnote.store.dense import DenseCache
 from footnote.store.memory_sqlite import SqliteMemory
-from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, SourceWrite, StoreStats
-from footnote.store.sql import page_clause, source_filter
+from footnote.store.protocol import Original, SourceWrite, StoreStats
+from footnote.store.sql import SOURCE_COLS, SourceListing
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
     IN_CHUNK,
     MIN_SQLITE,
-    SOURCE_COLS,
     book_key,
     fragment_from_row,
     legacy_collection,
@@ -45,16 +43,15 @@ from footnote.store.sqlite_schema import (
     source_from_row,
     split_sql,
 )
-from footnote.store.text import Analyzer, fold, fts_or, fts_phrase, tokenize, trigrams
-from footnote.store.validate import check_batch_ids, check_cues, check_embeddings, check_put
+from footnote.store.sqlite_search import SqliteSearch
+from footnote.store.sqlite_vectors import SqliteVectors
+from footnote.store.text import Analyzer, fold, tokenize
+from footnote.store.validate import check_batch_ids, check_cues, check_put
 
 log = logging.getLogger(__name__)
 
 
-_DIM_KEY = ("", "embedder_dim")  # the per-generation counts also keep the bound dimension (0: none)
-
-
-class SqliteStore(SqliteConversations, SqliteMemory):
+class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
     #: its searches compute in this process, on this machine's cores (``retrieve.embed_first``)
@@ -241,178 +238,6 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                     conn.execute(stmt)
                 conn.execute(f"PRAGMA user_version={num}")
 
-    # --- embedder binding -----------------------------------------------------------------------
-
-    def _binding(self, conn: sqlite3.Connection) -> tuple[str, int] | None:
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedder_name', 'embedder_dim')"))
-        if "embedder_name" not in rows:
-            return None
-        return rows["embedder_name"], int(rows["embedder_dim"])
-
-    def embedder_info(self) -> tuple[str, int] | None:
-        return self._binding(self._conn())
-
-    def bind_embedder(self, name: str, dim: int) -> None:
-        if not name or int(dim) <= 0:
-            raise StoreError(f"bind_embedder: bad embedder ({name!r}, dim {dim})")
-        if self._binding(self._conn()) == (name, int(dim)):
-            return
-        with self._write() as conn:
-            old = self._binding(conn)
-            if old == (name, int(dim)):
-                return
-            if old is not None:
-                held = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-                if held:
-                    raise StoreError(
-                        f"store {self.url} holds {held} vectors from embedder {old[0]!r} (dim {old[1]}); it cannot "
-                        f"be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store PATH) "
-                        f"or leave --embedder (and embedder.name) unset to use the store's own, {old[0]!r}."
-                    )
-                log.info("store %s: rebinding empty embedder slot %s → %s", self.url, old, (name, dim))
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embedder_name", name), ("embedder_dim", str(int(dim)))],
-            )
-
-    def rebind_embedder(self, name: str, dim: int) -> int:
-        if not name or int(dim) <= 0:
-            raise StoreError(f"rebind_embedder: bad embedder ({name!r}, dim {dim})")
-        with self._write() as conn:
-            if self._binding(conn) == (name, int(dim)):
-                return 0
-            dropped = int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-            conn.execute("DELETE FROM embeddings")
-            conn.execute("DELETE FROM memory_vectors")  # curated notes too: `reembed` embeds them again
-            conn.execute("UPDATE memory_notes SET embedder = NULL")
-            conn.execute("DELETE FROM sentence_vectors WHERE embedder <> ?", [name])
-            conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')")
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embedder_name", name), ("embedder_dim", str(int(dim)))],
-            )
-        log.info("store %s: rebound to embedder %s (dim %d); %d vectors dropped", self.url, name, dim, dropped)
-        return dropped
-
-    # --- sentence vectors (the extractive answer's candidates) ----------------------------------
-
-    def get_sentence_vectors(self, embedder: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        wanted = list(dict.fromkeys(keys))
-        out: dict[str, np.ndarray] = {}
-        with self._read() as conn:
-            for i in range(0, len(wanted), IN_CHUNK):
-                chunk = wanted[i : i + IN_CHUNK]
-                for key, vec in conn.execute(
-                    f"SELECT key, vec FROM sentence_vectors WHERE embedder = ? AND key IN ({','.join('?' * len(chunk))})",
-                    [embedder, *chunk],
-                ):
-                    out[key] = np.frombuffer(vec, dtype="<f4")
-        return out
-
-    def put_sentence_vectors(self, embedder: str, vectors: dict[str, np.ndarray]) -> None:
-        if not vectors:
-            return
-        rows = [(embedder, k, np.asarray(v, dtype="<f4").tobytes()) for k, v in vectors.items()]
-        conn = self._conn()
-        with self._immediate(conn, "the store is locked by another writer", "keeping sentence vectors failed"):
-            conn.executemany("INSERT OR REPLACE INTO sentence_vectors (embedder, key, vec) VALUES (?, ?, ?)", rows)
-
-    # --- embedding backlog ----------------------------------------------------------------------
-
-    def pending_fragments(self, limit: int, after: str | None = None) -> list[PendingFragment]:
-        if limit <= 0:
-            return []
-        rows = self._conn().execute(
-            "SELECT f.id, f.content_hash, f.text FROM fragments f WHERE f.id > ? "
-            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid) ORDER BY f.id LIMIT ?",
-            (after or "", int(limit)),
-        )
-        return [PendingFragment(*r) for r in rows]
-
-    def claim_pending(self, limit: int, holder: str, lease_s: float) -> list[PendingFragment]:
-        if limit <= 0:
-            return []
-        conn = self._conn()
-        now = time.time()
-        with self._immediate(conn, "the store is locked by another writer", "claiming backlog fragments failed"):
-            conn.execute("DELETE FROM embed_leases WHERE until <= ?", (now,))
-            rows = [PendingFragment(*r) for r in conn.execute(
-                "SELECT f.id, f.content_hash, f.text FROM fragments f"
-                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid)"
-                " AND NOT EXISTS (SELECT 1 FROM embed_leases l WHERE l.fragment_id = f.id) ORDER BY f.id LIMIT ?",
-                (int(limit),),
-            )]
-            conn.executemany("INSERT OR REPLACE INTO embed_leases (fragment_id, holder, until) VALUES (?, ?, ?)",
-                             [(r.id, holder, now + float(lease_s)) for r in rows])
-        return rows
-
-    def renew_claims(self, holder: str, lease_s: float) -> None:
-        conn = self._conn()
-        with self._immediate(conn, "the store is locked by another writer", "renewing backlog claims failed"):
-            conn.execute("UPDATE embed_leases SET until = ? WHERE holder = ?", (time.time() + float(lease_s), holder))
-
-    def release_claims(self, holder: str) -> None:
-        conn = self._conn()
-        with self._immediate(conn, "the store is locked by another writer", "releasing backlog claims failed"):
-            conn.execute("DELETE FROM embed_leases WHERE holder = ?", (holder,))
-
-    def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
-        if not fragments:
-            return 0
-        vecs = check_embeddings("", vectors, len(fragments), (self.embedder_info() or (None, None))[1],
-                                where="put_embeddings")
-        written = 0
-        with self._write() as conn:
-            now = self._binding(conn)
-            if now is None or now[1] != vecs.shape[1]:  # rebound meanwhile
-                raise StoreError(f"{self.path}: put_embeddings: the store was rebound to another embedder")
-            for i in range(0, len(fragments), IN_CHUNK):
-                chunk = fragments[i : i + IN_CHUNK]
-                ids = [f.id for f in chunk]
-                rid_of = {
-                    fid: (rid, ch)
-                    for rid, fid, ch in conn.execute(
-                        f"SELECT rid, id, content_hash FROM fragments WHERE id IN ({','.join('?' * len(ids))})", ids
-                    )
-                }
-                rows = []
-                for j, f in enumerate(chunk, start=i):
-                    got = rid_of.get(f.id)
-                    if got is not None and got[1] == f.content_hash:
-                        rows.append((got[0], vecs[j].tobytes()))
-                conn.executemany("INSERT OR REPLACE INTO embeddings (rid, vec) VALUES (?, ?)", rows)
-                conn.execute(f"DELETE FROM embed_leases WHERE fragment_id IN ({','.join('?' * len(ids))})", ids)
-                written += len(rows)
-        return written
-
-    def missing_embeddings(self, fragment_ids: Sequence[str]) -> set[str]:
-        wanted = list(dict.fromkeys(fragment_ids))
-        out: set[str] = set()
-        with self._read() as conn:
-            for i in range(0, len(wanted), IN_CHUNK):
-                chunk = wanted[i : i + IN_CHUNK]
-                out.update(r[0] for r in conn.execute(
-                    f"SELECT f.id FROM fragments f WHERE f.id IN ({','.join('?' * len(chunk))}) "
-                    "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.rid = f.rid)", chunk,
-                ))
-        return out
-
-    def backlog(self) -> BacklogStats:
-        with self._read() as conn:
-            total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
-            embedded = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')"))
-        return BacklogStats(int(total), int(embedded), float(meta.get("embed_rate", 0.0)),
-                            float(meta.get("embed_rate_at", 0.0)))
-
-    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
-        conn = self._conn()
-        with self._immediate(conn, "the store is locked by another writer", "noting the embedding rate failed"):
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0))],
-            )
-
     # --- writing --------------------------------------------------------------------------------
 
     def source_hash(self, source_id: str) -> str | None:
@@ -541,30 +366,14 @@ class SqliteStore(SqliteConversations, SqliteMemory):
 
     # --- reading --------------------------------------------------------------------------------
 
-    def list_sources(
-        self,
-        *,
-        kind: str | None = None,
-        lang: str | None = None,
-        collection: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[Source]:
-        where, args = source_filter(kind, lang, collection)
-        page, more = page_clause(limit, offset, -1)
-        args += more
-        rows = self._conn().execute(f"SELECT {SOURCE_COLS} FROM sources{where} ORDER BY id{page}", args)
-        return [source_from_row(r) for r in rows]
+    no_limit = -1
 
-    def count_sources(
-        self, *, kind: str | None = None, lang: str | None = None, collection: str | None = None
-    ) -> int:
-        where, args = source_filter(kind, lang, collection)
-        return int(self._conn().execute(f"SELECT COUNT(*) FROM sources{where}", args).fetchone()[0])
+    def _select(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
+        return list(self._conn().execute(statement, list(args)))
 
-    def collections(self) -> dict[str, int]:
-        rows = self._conn().execute("SELECT collection, COUNT(*) FROM sources GROUP BY collection ORDER BY collection")
-        return {str(c): int(n) for c, n in rows}
+    @staticmethod
+    def _source_from_row(row: Sequence[Any]) -> Source:
+        return source_from_row(tuple(row))
 
     def get_cues(self, source_id: str, start_ms: int = 0, end_ms: int | None = None) -> list[Cue]:
         hi = end_ms if end_ms is not None else 2**62
@@ -656,241 +465,6 @@ class SqliteStore(SqliteConversations, SqliteMemory):
                 for fid, blob in conn.execute(q, chunk):
                     out[pos[fid]] = np.frombuffer(blob, dtype="<f4", count=dim)
         return out
-
-    def _cache_at(self, gen: int) -> tuple[dict[str, tuple[Fragment, bytes | None]], dict[tuple[str, str], int]]:
-        """The per-generation caches (fresh ones when the store was written since)."""
-        cached = self._gen_cache
-        if cached[0] != gen:
-            cached = (gen, {}, {})
-            self._gen_cache = cached
-        return cached[1], cached[2]
-
-    def get_fragments_with_embeddings(self, fragment_ids: Sequence[str]) -> tuple[list[Fragment], np.ndarray]:
-        """Fragments (in the order asked, unknown ids skipped) and a vector per asked id (zeros where
-        none), read together in one snapshot — the retrieval pool needs both (``store.batch``). Rows
-        read are kept until the next write (``settings.sqlite.fragment_cache`` of them); when every row
-        asked is kept, only the generation is read (one statement: the rows are those of that generation)."""
-        wanted = list(dict.fromkeys(fragment_ids))
-        conn = self._conn()
-        self._drop_orphan_transaction(conn)  # a left-open transaction would show an old generation
-        rows, counts = self._cache_at(self._generation(conn))
-        dim = counts.get(_DIM_KEY)
-        found = {fid: rows[fid] for fid in wanted if fid in rows}
-        missing: list[str] = []
-        if dim is None or len(found) < len(wanted):
-            with self._read() as conn:
-                rows, counts = self._cache_at(self._generation(conn))
-                binding = self._binding(conn)
-                dim = counts[_DIM_KEY] = binding[1] if binding else 0
-                found = {fid: rows[fid] for fid in wanted if fid in rows}
-                missing = [fid for fid in wanted if fid not in found]
-                for i in range(0, len(missing), IN_CHUNK):
-                    chunk = missing[i : i + IN_CHUNK]
-                    q = (f"SELECT {FRAGMENT_COLS}, e.vec FROM fragments LEFT JOIN embeddings e ON e.rid = fragments.rid "
-                         f"WHERE fragments.id IN ({','.join('?' * len(chunk))})")
-                    for row in conn.execute(q, chunk):
-                        found[row[0]] = (fragment_from_row(row[:-1]), row[-1])
-        room = self.settings.sqlite.fragment_cache - len(rows)
-        if room > 0 and missing:
-            rows.update((fid, found[fid]) for fid in missing[:room] if fid in found)
-        frags: list[Fragment] = []
-        blobs: list[bytes] = []
-        none = bytes(4 * dim)  # the zero vector: unknown id, or no vector yet
-        for fid in fragment_ids:
-            got = found.get(fid)
-            if got is None:
-                blobs.append(none)
-                continue
-            frags.append(got[0])
-            blob = got[1]
-            blobs.append(none if blob is None or len(blob) < 4 * dim else blob[: 4 * dim])
-        if not dim:
-            return frags, np.zeros((len(fragment_ids), 0), dtype=np.float32)
-        # one read of the joined blobs; astype: a writable copy of our own, not a view of them
-        mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(fragment_ids), dim).astype(np.float32)
-        return frags, mat
-
-    # --- lanes ----------------------------------------------------------------------------------
-
-    def _generation(self, conn: sqlite3.Connection) -> int:
-        return int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
-
-    def _load_dense(self, prev: DenseSnapshot | None) -> DenseSnapshot:
-        """The dense snapshot at the current generation: ``prev`` refreshed (rows gone dropped, new rows
-        read) when it still holds most rows, else a full load. One read transaction either way."""
-        t0 = time.perf_counter()
-        sql = "SELECT e.rid, f.id, f.kind, e.vec FROM embeddings e JOIN fragments f ON f.rid = e.rid"
-        with self._read() as conn:
-            gen = self._generation(conn)
-            binding = self._binding(conn)
-            if binding is None:
-                return DenseSnapshot.empty(gen)
-            dim = binding[1]
-            listed = conn.execute("SELECT group_concat(rid) FROM (SELECT rid FROM embeddings ORDER BY rid)").fetchone()[0]
-            current = np.array(listed.split(","), dtype=np.int64) if listed else np.empty(0, dtype=np.int64)
-            if prev is not None and prev.dim == dim and len(prev.ids) > 0:
-                missing = prev.missing_keys(current)
-                if len(missing) <= len(current) // 2:
-                    new_rows = []
-                    for i in range(0, len(missing), IN_CHUNK):
-                        chunk = [int(x) for x in missing[i : i + IN_CHUNK]]
-                        q = f"{sql} WHERE e.rid IN ({','.join('?' * len(chunk))}) ORDER BY e.rid"
-                        new_rows.append(conn.execute(q, chunk).fetchall())
-                    snap = prev.refreshed(gen, current, new_rows)
-                    log.debug(
-                        "store %s: dense refresh +%d rows, now %d, in %.0f ms",
-                        self.url, len(missing), len(snap.ids), (time.perf_counter() - t0) * 1e3,
-                    )  # fmt: skip
-                    return snap
-            cur = conn.execute(f"{sql} ORDER BY e.rid")
-            snap = DenseSnapshot.build(gen, dim, len(current), iter(lambda: cur.fetchmany(4096), []))
-        log.info("store %s: loaded %d vectors in %.0f ms", self.url, len(snap.ids), (time.perf_counter() - t0) * 1e3)
-        return snap
-
-    def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
-        conn = self._conn()
-        snap = self._dense.get(self._generation(conn), self._load_dense)
-        if not snap.ids:
-            return []
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape[0] != snap.matrix.shape[1]:
-            raise StoreError(f"query vector has dim {q.shape[0]}, the store's vectors {snap.matrix.shape[1]}")
-        norm = math.sqrt(float(q @ q))  # np.linalg.norm costs more than the product itself on a small store
-        if not math.isfinite(norm) or norm == 0.0:
-            return []
-        return snap.search(q / norm, k, kinds)
-
-    def search_lexical(
-        self, query: str, k: int, *, stemmed: bool, lang: str | None = None, kinds: Sequence[str] | None = None
-    ) -> list[Hit]:
-        terms = self._analyzer.query_terms(query, stemmed=stemmed, lang=lang)
-        if not terms or k <= 0:
-            return []
-        column, weights = ("stemmed", "1.0, 0.0") if stemmed else ("plain", "0.0, 1.0")
-        conn = self._conn()
-        terms = self._drop_common_terms(conn, terms, column)
-        params: list[Any] = [f"{column} : ({fts_or(terms)})"]
-        where = ""
-        if kinds is not None:
-            if not kinds:
-                return []
-            where = f" AND f.kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
-        params.append(k)
-        sql = (
-            f"SELECT f.id, bm25(fts, {weights}) AS r FROM fts JOIN fragments f ON f.rid = fts.rowid "
-            f"WHERE fts MATCH ?{where} ORDER BY r LIMIT ?"
-        )
-        return [Hit(fid, -float(r)) for fid, r in conn.execute(sql, params)]
-
-    def _drop_common_terms(self, conn: sqlite3.Connection, terms: list[str], column: str) -> list[str]:
-        """Leave out terms found in more than ``settings.lexical_max_df`` of the fragments (in a store of at
-        least ``settings.lexical_prune_min_fragments``): BM25 gives them (almost) no weight, yet scoring
-        their long posting lists is most of a query's cost. A query made only of such terms keeps them all."""
-        ratio = self.settings.lexical_max_df
-        if ratio >= 1.0 or len(terms) < 2:
-            return terms
-        gen = self._generation(conn)
-        _, counts = self._cache_at(gen)  # counts and dfs stay valid until a write
-        total = counts.get(("", ""))
-        if total is None:
-            total = counts[("", "")] = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
-        if total < self.settings.lexical_prune_min_fragments:
-            return terms
-        if total <= self.settings.sqlite.common_terms_scan_max:
-            # a small store: its common terms, found once per generation (one scan of the vocabulary)
-            at, by_column = self._common_terms
-            common = by_column.get(column) if at == gen else None
-            if common is None:
-                common = self._scan_common_terms(column, ratio)
-            kept = [t for t in terms if t not in common]
-            return kept or terms
-        unknown = [t for t in terms if (column, t) not in counts]
-        if unknown:
-            got = dict(conn.execute(
-                f"SELECT term, doc FROM fts_vocab WHERE col = ? AND term IN ({','.join('?' * len(unknown))})",
-                [column, *unknown],
-            ))
-            if len(counts) < self.settings.sqlite.fragment_cache:
-                counts.update(((column, t), int(got.get(t, 0))) for t in unknown)
-        else:
-            got = {}
-        df = {t: counts.get((column, t), got.get(t, 0)) for t in terms}
-        kept = [t for t in terms if df.get(t, 0) <= ratio * total]
-        return kept or terms
-
-    def _scan_common_terms(self, column: str, ratio: float) -> frozenset[str]:
-        """The terms of ``column`` found in more than ``ratio`` of the fragments, read in one snapshot with the
-        generation they belong to, and kept until the next write."""
-        with self._read() as conn:
-            gen = self._generation(conn)
-            total = int(conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0])
-            common = frozenset(t for (t,) in conn.execute(
-                "SELECT term FROM fts_vocab WHERE col = ? AND doc > ?", [column, ratio * total]))
-        at, by_column = self._common_terms
-        self._common_terms = (gen, {**(by_column if at == gen else {}), column: common})
-        return common
-
-    def search_address(self, book: str, loc: str, k: int) -> list[Hit]:
-        if k <= 0:
-            return []
-        rows = self._conn().execute(
-            "SELECT id FROM fragments WHERE book_key = ? AND loc = ? ORDER BY source_id, ordinal LIMIT ?",
-            (book_key(book), loc.strip(), k),
-        )
-        return [Hit(r[0], 1.0) for r in rows]
-
-    def list_addresses(self) -> list[tuple[str, str, str]]:
-        rows = self._conn().execute(
-            "SELECT DISTINCT f.book, f.loc, s.title FROM fragments f JOIN sources s ON s.id = f.source_id "
-            "WHERE f.loc_type = 'a' AND f.book IS NOT NULL AND f.loc IS NOT NULL"
-        )
-        return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]
-
-    def search_trigram(self, text: str, k: int) -> list[Hit]:
-        """Fuzzy match on ``label || source_id || tokens``. Candidates: the rows holding any of the query's
-        rarest trigrams (at most ``settings.trigram_query_grams``, looked up one doclist at a time and
-        weighted by IDF — cheaper than FTS5's bm25 over thousands of rows); the best
-        ``max(trigram_pool, 10k)`` are re-scored by the share of *all* the query's trigrams they contain."""
-        grams = trigrams(text)
-        if not grams or k <= 0:
-            return []
-        ordered = sorted(grams)
-        with self._read() as conn:
-            df = dict(
-                conn.execute(
-                    f"SELECT term, doc FROM trigram_vocab WHERE term IN ({','.join('?' * len(ordered))})", ordered
-                )
-            )
-            rare = sorted(df, key=lambda g: (df[g], g))[: max(1, self.settings.trigram_query_grams)]
-            if not rare:
-                return []
-            total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
-            parts, weights = [], []
-            for g in rare:
-                listed = conn.execute(
-                    "SELECT group_concat(rowid) FROM trigram WHERE trigram MATCH ?", (fts_phrase(g),)
-                ).fetchone()[0]
-                if listed:
-                    rids_g = np.array(listed.split(","), dtype=np.int64)
-                    parts.append(rids_g)
-                    weights.append(np.full(len(rids_g), math.log(1.0 + total / df[g])))
-            if not parts:
-                return []
-            uniq, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-            score = np.bincount(inverse, weights=np.concatenate(weights))
-            n_pool = min(len(uniq), max(self.settings.trigram_pool, 10 * k))
-            best = np.argpartition(-score, n_pool - 1)[:n_pool] if n_pool < len(uniq) else np.arange(len(uniq))
-            weight = {int(uniq[i]): float(score[i]) for i in best}
-            rids = list(weight)
-            rows = conn.execute(
-                f"SELECT t.rowid, f.id, t.body FROM trigram t JOIN fragments f ON f.rid = t.rowid "
-                f"WHERE t.rowid IN ({','.join('?' * len(rids))})",
-                rids,
-            ).fetchall()
-        scored = [(len(grams & trigrams(body)) / len(grams), weight[rid], fid) for rid, fid, body in rows]
-        scored.sort(key=lambda x: (-x[0], -x[1], x[2]))
-        return [Hit(fid, score) for score, _, fid in scored[:k]]
 
 
 __all__ = ["SqliteStore", "book_key", "load_migrations", "split_sql"]

@@ -31,7 +31,6 @@ FRAGMENT_COLS = (
     "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
     "book, loc, addr_label, file, page, section, content_hash"
 )
-SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
 IN_CHUNK = 500
 
 
