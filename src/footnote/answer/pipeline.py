@@ -11,24 +11,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import replace as dc_replace
-from typing import Any, Protocol
+from typing import Any
 
 from footnote.answer import disclaimers
-from footnote.answer.abstain import near_miss_titles, outline_abstention
+from footnote.answer.abstain import outline_abstention
 from footnote.answer.citations import (
     CITE,
     Carried,
-    KnownNames,
     MentionIndex,
     ProseChecker,
     StreamCleaner,
-    clean_citations,
-    resolve,
 )
 from footnote.answer.compact import Compacted, compact
+from footnote.answer.endings import Endings
 from footnote.answer.extractive import (
     Pick,
     SentenceRanker,
@@ -38,8 +35,7 @@ from footnote.answer.extractive import (
     outline_from_picks,
     split_sentences,
 )
-from footnote.answer.fallback import ask_fallback, attach_citations, probes
-from footnote.answer.followup import PriorTurn, Rewrite, TermShare, rewrite
+from footnote.answer.followup import PriorTurn, TermShare, rewrite
 from footnote.answer.memory import (
     background_block,
     background_numbers,
@@ -49,16 +45,15 @@ from footnote.answer.memory import (
 )
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
-from footnote.answer.support import SupportScorer, trace_support
+from footnote.answer.support import SupportScorer
 from footnote.answer.synthesizer import synth_messages
+from footnote.answer.turn import RetrieverLike, TurnState, final_answer
 from footnote.answer.types import (
     Abstention,
     AbstentionReason,
     AbstentionStage,
     Answer,
     AnswerMode,
-    CitationEvent,
-    Done,
     Error,
     Event,
     Note,
@@ -66,19 +61,16 @@ from footnote.answer.types import (
     Stage,
     Token,
     Understood,
-    VerdictEvent,
-    abstention_dict,
 )
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import Budget, ChatModel, Embedder
-from footnote.records.fragments import AddressLocator, NoteLocator, TranscriptLocator
+from footnote.models.protocols import Budget, ChatModel
+from footnote.records.fragments import AddressLocator, TranscriptLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import MemoryNote, NoteKind
-from footnote.redact import redact, settings_secrets
-from footnote.retrieve.books import BookCache, address_aliases
-from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
-from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult, Verdict
+from footnote.redact import settings_secrets
+from footnote.retrieve.books import address_aliases
+from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store, sources_by_id
 from footnote.store.protocol import SentenceVectorStore
@@ -86,66 +78,7 @@ from footnote.store.protocol import SentenceVectorStore
 log = logging.getLogger(__name__)
 
 
-class RetrieverLike(Protocol):
-    """What the answer stage uses of the retriever: its searches, the corpus's books (follow-ups and
-    addresses name them) and its embedder (whose thresholds apply)."""
-
-    books: BookCache
-    embedder: Embedder | None
-
-    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
-               budget: Budget | None = None) -> SearchResult: ...
-
-    def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000.0, 3)
-
-
-@dataclass
-class _Turn:
-    """Per-turn state (the Answerer itself is shared by concurrent turns)."""
-
-    question: str
-    lang: str
-    fallback_on: bool
-    models: dict[str, CountingChatModel]
-    counters: dict[str, list[int]]
-    budget: Budget
-    secrets: tuple[str, ...] = ()
-    t0: float = field(default_factory=time.perf_counter)
-    cpu_mark: float = field(default_factory=time.thread_time)  # this thread's CPU time when the last stage ended
-    stages: list[dict[str, Any]] = field(default_factory=list)
-    degraded: list[str] = field(default_factory=list)
-    result: SearchResult | None = None
-    asked: str = ""  # the question as asked (``question`` is what the turn searched for)
-    rewrite: Rewrite | None = None
-    background: tuple[MemoryNote, ...] = ()  # matched memory notes (framing for the models, never cited)
-    background_shown: bool = False  # a model was given them
-    memory_dropped: int = 0  # citations of a background note dropped
-    memory_removed: int = 0  # mentions of a background note's title removed
-    near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
-
-    def degrade(self, why: str) -> None:
-        """Say in the trace what failed and what was used instead (secrets masked)."""
-        self.degraded.append(redact(why, self.secrets))
-
-    def calls(self) -> int:
-        return sum(c[0] for c in self.counters.values())
-
-    def stage(self, name: str, t0: float, counts: dict[str, int] | None = None, **info: Any) -> Event:
-        """Record a stage: wall ``ms`` since ``t0`` and ``cpu_ms``, this thread's CPU time since the
-        previous stage (or the search) ended — what the stage cost, unlike wall time, whatever the load."""
-        ms, n = _ms(t0), dict(counts or {})
-        cpu = time.thread_time()
-        self.stages.append({"name": name, "ms": ms, "cpu_ms": round((cpu - self.cpu_mark) * 1000.0, 3),
-                            "counts": n, "info": info})
-        self.cpu_mark = cpu
-        return Stage(name, ms, n)
-
-
-class Answerer:
+class Answerer(Endings):
     """Builds answers from a retriever's notes; the no-model mode is first-class."""
 
     def __init__(
@@ -184,12 +117,12 @@ class Answerer:
 
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
         """The turn's answer (the ``Done`` event of :meth:`ask_stream`; errors raise)."""
-        return _final(self._run(self._turn(question, fallback), history=history))
+        return final_answer(self._run(self._turn(question, fallback), history=history))
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
         """Answer from a search already run for ``question`` (evaluation scores search and answer
         from one retrieval)."""
-        return _final(self._run(self._turn(question, fallback), result))
+        return final_answer(self._run(self._turn(question, fallback), result))
 
     def ask_stream(
         self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
@@ -204,7 +137,7 @@ class Answerer:
             yield Error(e)
 
     # -- turn ----------------------------------------------------------------------------------
-    def _turn(self, question: str, fallback: bool | None, stop: threading.Event | None = None) -> _Turn:
+    def _turn(self, question: str, fallback: bool | None, stop: threading.Event | None = None) -> TurnState:
         """``question`` was checked by the engine (``Engine.question``, the one place)."""
         q = question
         counters = {role: [0] for role in self.chat_models}
@@ -217,11 +150,11 @@ class Answerer:
                 "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
             )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return _Turn(q, question_lang(q, self.settings.corpus.default_lang,
+        return TurnState(q, question_lang(q, self.settings.corpus.default_lang,
                                                   min_confidence=self.settings.corpus.question_lang_min_confidence), fallback_on, models, counters, budget,
                      self.secrets, asked=q)
 
-    def _understand(self, turn: _Turn, history: Sequence[PriorTurn]) -> Iterator[Event]:
+    def _understand(self, turn: TurnState, history: Sequence[PriorTurn]) -> Iterator[Event]:
         """Rewrite a follow-up into the standalone question the rest of the turn uses."""
         t0 = time.perf_counter()
         books = self.retriever.books  # the corpus's own book names
@@ -250,7 +183,7 @@ class Answerer:
 
         return share
 
-    def _run(self, turn: _Turn, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
+    def _run(self, turn: TurnState, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
         a = self.settings.answer
         if history and result is None:
             yield from self._understand(turn, history)
@@ -301,7 +234,7 @@ class Answerer:
 
     # -- plan ----------------------------------------------------------------------------------
     def _plan(
-        self, turn: _Turn, notes: tuple[Note, ...]
+        self, turn: TurnState, notes: tuple[Note, ...]
     ) -> Generator[Event, None, tuple[Outline, list[Pick] | None]]:
         a = self.settings.answer
         t0 = time.perf_counter()
@@ -348,7 +281,7 @@ class Answerer:
         return outline, picks
 
     # -- synthesize ----------------------------------------------------------------------------
-    def _synthesize(self, turn: _Turn, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
+    def _synthesize(self, turn: TurnState, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
         t0 = time.perf_counter()
         synth = turn.models.get("synthesizer")
         # a background note's title is a name no note of this turn carries: the prose check removes it
@@ -397,7 +330,7 @@ class Answerer:
         )
 
     def _model_answer(
-        self, turn: _Turn, synth: CountingChatModel, ctx: Compacted, checker: ProseChecker, tokens: list[int]
+        self, turn: TurnState, synth: CountingChatModel, ctx: Compacted, checker: ProseChecker, tokens: list[int]
     ) -> Generator[Event, None, StreamCleaner | None]:
         """Stream the model's answer through the cleaner. Pieces are held back until the first valid
         citation arrives, so an answer that cites nothing is never shown: the extractive answer replaces
@@ -444,7 +377,7 @@ class Answerer:
             return None
         return cleaner
 
-    def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: _Turn | None = None) -> StreamCleaner:
+    def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: TurnState | None = None) -> StreamCleaner:
         """The cleaner of a corpus answer: every sentence shown must carry a valid citation; a background
         note's number or title (curated memory) is dropped and counted."""
         a = self.settings.answer
@@ -454,7 +387,7 @@ class Answerer:
             not_citable=background_numbers(ctx.notes, bg), not_citable_names={n.label for n in bg},
         )
 
-    def _background(self, turn: _Turn, notes: Sequence[Note]) -> str:
+    def _background(self, turn: TurnState, notes: Sequence[Note]) -> str:
         """The matched memory notes as a model sees them (after ``notes``, not citable)."""
         if not turn.background:
             return ""
@@ -462,7 +395,7 @@ class Answerer:
         first = max((n.n for n in notes), default=0) + 1
         return background_block(turn.background, first, self.settings.answer.passage_chars)
 
-    def _pinned(self, turn: _Turn, note: MemoryNote, score: float) -> Iterator[Event]:
+    def _pinned(self, turn: TurnState, note: MemoryNote, score: float) -> Iterator[Event]:
         """A pinned note matched: the editors' answer, citing the note first and its sources beside it
         (lean policy: no planner, no synthesizer, no model call at all)."""
         t0 = time.perf_counter()
@@ -515,217 +448,6 @@ class Answerer:
         sources = sources_by_id(self.store, (n.fragment.source_id for n in notes))
         return {k: s.title for k, s in sources.items()}, {k: s.original_name for k, s in sources.items()}
 
-    # -- endings -------------------------------------------------------------------------------
-    def _finish(
-        self, turn: _Turn, text: str, by_n: dict[int, Note], mode: AnswerMode, *, corpus_insufficient: bool,
-        disclaimer: str | None, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
-        notes: Sequence[Note] = (), reason: str | None = None, removed_sentences: int = 0,
-        abstention: Abstention | None = None,
-    ) -> Iterator[Event]:
-        """The turn's end: citations resolved, verdict and mode agreed, the answer contract. ``abstention``:
-        why this is not a corpus answer (None exactly for ``mode`` corpus)."""
-        assert (abstention is None) == (mode is AnswerMode.CORPUS), (mode, abstention)
-        t0 = time.perf_counter()
-        used = [int(x) for x in CITE.findall(text) if x.isdigit()]
-        cited = sources_by_id(self.store, (by_n[n].fragment.source_id for n in used if n in by_n))
-        titles = {k: s.title for k, s in cited.items()}
-        for n in by_n.values():
-            loc = n.fragment.locator
-            if isinstance(loc, NoteLocator):  # a pinned note: titled by itself
-                titles[n.fragment.source_id] = loc.title
-        keys = (*self.settings.answer.citation_meta_keys, "transcript_by")  # a machine transcript always says so
-        citations = resolve(used, by_n, titles,
-                            {k: {m: str(s.meta[m]) for m in keys if s.meta.get(m)} for k, s in cited.items()})
-        for c in citations:
-            yield CitationEvent(c)
-        yield turn.stage("citations", t0, {"citations": len(citations), "dropped": dropped, "removed_mentions": removed,
-                                           "removed_sentences": removed_sentences})
-        result = turn.result
-        assert result is not None
-        verdict = result.verdict
-        if corpus_insufficient and verdict in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
-            verdict = Verdict.INSUFFICIENT  # a later stage found the notes wanting: verdict and mode agree
-        if result.pinned is not None and not corpus_insufficient and verdict not in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
-            verdict = Verdict.GOOD_ENOUGH  # the editors' pinned answer is evidence (trace.search.verdict keeps the gate's)
-        trace = self._trace(turn, notes, removed_names, reason)
-        trace["removed_sentences"] = removed_sentences
-        trace["abstention"] = abstention_dict(abstention)
-        answer = Answer(
-            answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
-            disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed, removed_sentences=removed_sentences,
-            model_calls=result.model_calls + turn.calls(), lang=turn.lang, trace=trace, abstention=abstention,
-        )
-        if abstention is not None:
-            log.debug("turn abstained: %s (%s)", abstention.reason.value, abstention.stage.value)
-        if self.settings.support.in_trace and (support := trace_support(self.support, answer)) is not None:
-            trace["support"] = support
-        yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer, abstention)
-        yield Done(answer)
-
-    def _not_found(
-        self, turn: _Turn, reason: str, abstention: Abstention, *, dropped: int = 0, removed: int = 0,
-        removed_names: Sequence[str] = (), removed_sentences: int = 0, related: Sequence[Note] = (),
-    ) -> Iterator[Event]:
-        """The not-found answer, saying what was searched — or, on a near miss (``answer_not_in_passages``),
-        what the corpus does talk about: the titles of the top ``related`` notes' sources."""
-        result = turn.result
-        assert result is not None
-        queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
-        known: KnownNames = self.mentions.get()
-        cap = self.settings.answer.near_miss_titles
-        near = abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
-        titles = near_miss_titles(self.store, related, cap) if near else []
-        said = (disclaimers.near_miss_text(turn.lang, titles, queries, known.kinds) if titles
-                else disclaimers.not_found_text(turn.lang, queries, known.kinds))
-        text = " ".join([*(f"{n}." for n in result.plan.address_notes), said])
-        if titles:
-            turn.near_miss = titles
-        yield Token(text)
-        yield from self._finish(
-            turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
-            removed=removed, removed_names=removed_names, reason=reason, removed_sentences=removed_sentences,
-            abstention=abstention,
-        )
-
-    def _fallback(
-        self, turn: _Turn, reason: str, abstention: Abstention, related: Sequence[Note] = ()
-    ) -> Iterator[Event]:
-        """``abstention``: why the corpus gave no answer (the fallback answer carries it; a decline is
-        ``out_of_scope``; a failed fallback model ends as "not found" for that reason)."""
-        a = self.settings.answer
-        model = turn.models["fallback"]
-        t0 = time.perf_counter()
-        try:
-            reply = ask_fallback(
-                model, turn.question, turn.lang, corpus_description=a.corpus_description,
-                pmin=a.fallback_probes_min, pmax=a.fallback_probes_max, attempts=a.planner_attempts,
-                out_of_scope=a.fallback_out_of_scope,
-            )
-        except ModelError as e:
-            if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
-                raise
-            turn.degrade(f"fallback: {e.message}; not found")
-            yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
-            yield from self._not_found(turn, reason, abstention, related=related)
-            return
-        if not reply.in_scope:
-            yield turn.stage("fallback", t0, {"in_scope": 0, "probes": 0}, model_disclaimer=bool(reply.disclaimer))
-            text = disclaimers.decline_text(turn.lang)
-            yield Token(text)
-            yield from self._finish(turn, text, {}, AnswerMode.DECLINED, corpus_insufficient=True, disclaimer=None,
-                                    reason=reason,
-                                    abstention=Abstention(AbstentionReason.OUT_OF_SCOPE, AbstentionStage.FALLBACK))
-            return
-        qs = probes(turn.question, reply, a.fallback_probes_min, a.fallback_probes_max)
-        min_score = self._fallback_min_score(turn)
-        cands = self.retriever.probe(qs, min_score=min_score, k=a.fallback_probe_k)
-        notes = tuple(Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(cands, 1))
-        # the model saw no notes: every [n] it wrote is forged
-        answer_text, _, forged = clean_citations(reply.answer, set())
-        checker = self._checker(notes)
-        checked = checker.check(answer_text)
-        answer_text, removed, names = checked.text, checked.mentions, checked.names
-        cited, _ = attach_citations(answer_text, turn.lang, notes, self.scorer, a.fallback_cite_min_overlap)
-        yield turn.stage(
-            "fallback", t0, {"in_scope": 1, "probes": len(qs), "probe_hits": len(notes)},
-            min_score=min_score, model_disclaimer=bool(reply.disclaimer), probe_queries=qs,
-        )
-        pieces = split_sentences(cited) if cited else []
-        for i, s in enumerate(pieces):
-            yield Token(("" if i == 0 else " ") + s)
-        text = " ".join(pieces)
-        yield from self._finish(
-            turn, text, {n.n: n for n in notes}, AnswerMode.FALLBACK, corpus_insufficient=True,
-            disclaimer=disclaimers.fallback_disclaimer(turn.lang), dropped=forged, removed=removed,
-            removed_names=names, notes=notes, reason=reason, abstention=abstention,
-        )
-
-    def _fallback_min_score(self, turn: _Turn) -> float:
-        result = turn.result
-        if result is not None and result.signal.applied is not None:
-            return result.signal.applied.fallback_min_score
-        embedder = self.retriever.embedder
-        name = embedder.name if embedder is not None else self.settings.embedder.name
-        langs = self.mentions.get()
-        return self.settings.gate.thresholds(name, turn.lang, langs.corpus_lang).fallback_min_score
-
-    # -- trace ---------------------------------------------------------------------------------
-    @staticmethod
-    def _memory_entry(turn: _Turn, m: MemoryMatch) -> dict[str, Any]:
-        return {**m.to_dict(), "did": _memory_entry_did(turn, m)}
-
-    def _trace(self, turn: _Turn, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None) -> dict[str, Any]:
-        r = turn.result
-        assert r is not None
-        out: dict[str, Any] = {
-            "question_lang": turn.lang,
-            "rewritten_question": turn.question if turn.question != turn.asked else None,
-            "followup": None if turn.rewrite is None else {"how": turn.rewrite.how, "carried": list(turn.rewrite.carried)},
-            "search": {
-                "verdict": r.verdict.value,
-                "rounds": r.rounds,
-                "lexical_only": r.lexical_only,
-                "model_calls": r.model_calls,
-                "plan": plan_dict(r),
-                "signal": signal_dict(r.signal),
-                "candidates": len(r.candidates),
-                "stages": [trace_dict(t) for t in r.trace],
-            },
-            "stages": turn.stages,
-            "notes": [{"n": n.n, "fragment_id": n.fragment.id, "score": round(float(n.score), 6)} for n in notes],
-            "model_calls": r.model_calls + turn.calls(),
-            "model_calls_by_role": {role: c[0] for role, c in turn.counters.items()},
-            "fallback_enabled": turn.fallback_on,
-            "degraded": list(turn.degraded),
-            "turn_timeout_s": turn.budget.turn_timeout_s,
-            "deadline_reached": turn.budget.expired(),
-            "removed_mentions": list(removed_names),
-            "policy": r.policy,
-            "memory": [self._memory_entry(turn, m) for m in r.memory],
-            "memory_dropped_citations": turn.memory_dropped,
-            "memory_removed_mentions": turn.memory_removed,
-            "total_ms": _ms(turn.t0),
-        }
-        if reason:
-            out["insufficient_reason"] = reason
-            out["insufficient_stage"] = _insufficient_stage(turn, reason)
-        if turn.near_miss:
-            out["near_miss_titles"] = list(turn.near_miss)
-        return out
-
-
-def _memory_entry_did(turn: _Turn, m: MemoryMatch) -> str:
-    if m.note.kind is NoteKind.MEMORY:
-        if turn.result is not None and turn.result.pinned is not None:
-            return "not used: a pinned note answered"
-        if m.note not in turn.background:
-            return "not used: more background notes matched than answer.memory.max_memory_notes"
-        return "framed" if turn.background_shown else "not used: extractive answer (no model saw it)"
-    return m.did
-
-
-def _final(events: Iterator[Event]) -> Answer:
-    """The answer of a turn's event stream: its ``Done`` event."""
-    for ev in events:
-        if isinstance(ev, Done):
-            return ev.answer
-        if isinstance(ev, Error):
-            raise ev.exc
-    raise AssertionError("a turn ended without an answer")  # pragma: no cover
-
-
-def _insufficient_stage(turn: _Turn, reason: str) -> str:
-    """Which stage decided corpus_insufficient: the gate, the outline planner (model or extractive)
-    or the synthesizer (nothing grounded survived)."""
-    if reason == "bail_out":
-        return "gate"
-    if reason == "empty_outline":
-        planner = next((st["info"].get("planner") for st in reversed(turn.stages) if st["name"] == "outline"), None)
-        return f"outline.{planner}" if planner else "outline"
-    if reason == "no_grounded_text":
-        return "synthesize"
-    return reason
-
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:
     """Notes whose address the question names exactly."""
@@ -748,4 +470,4 @@ def _leading(ctx: Compacted) -> list[Pick]:
     return out
 
 
-__all__ = ["Answerer", "Outline"]
+__all__ = ["Answerer", "Outline", "RetrieverLike"]

@@ -1,0 +1,158 @@
+"""The state of one turn while it runs (the :class:`~footnote.answer.pipeline.Answerer` is shared by
+concurrent turns), and the trace made of it at the turn's end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from footnote.answer.followup import Rewrite
+from footnote.answer.types import Answer, Done, Error, Event, Note, Stage
+from footnote.models.chat import CountingChatModel
+from footnote.models.protocols import Budget, Embedder
+from footnote.records.memory import MemoryNote, NoteKind
+from footnote.redact import redact
+from footnote.retrieve.books import BookCache
+from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
+from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult
+
+
+class RetrieverLike(Protocol):
+    """What the answer stage uses of the retriever: its searches, the corpus's books (follow-ups and
+    addresses name them) and its embedder (whose thresholds apply)."""
+
+    books: BookCache
+    embedder: Embedder | None
+
+    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
+               budget: Budget | None = None) -> SearchResult: ...
+
+    def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
+
+
+def ms_since(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000.0, 3)
+
+
+@dataclass
+class TurnState:
+    """Per-turn state (the Answerer itself is shared by concurrent turns)."""
+
+    question: str
+    lang: str
+    fallback_on: bool
+    models: dict[str, CountingChatModel]
+    counters: dict[str, list[int]]
+    budget: Budget
+    secrets: tuple[str, ...] = ()
+    t0: float = field(default_factory=time.perf_counter)
+    cpu_mark: float = field(default_factory=time.thread_time)  # this thread's CPU time when the last stage ended
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    result: SearchResult | None = None
+    asked: str = ""  # the question as asked (``question`` is what the turn searched for)
+    rewrite: Rewrite | None = None
+    background: tuple[MemoryNote, ...] = ()  # matched memory notes (framing for the models, never cited)
+    background_shown: bool = False  # a model was given them
+    memory_dropped: int = 0  # citations of a background note dropped
+    memory_removed: int = 0  # mentions of a background note's title removed
+    near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
+
+    def degrade(self, why: str) -> None:
+        """Say in the trace what failed and what was used instead (secrets masked)."""
+        self.degraded.append(redact(why, self.secrets))
+
+    def calls(self) -> int:
+        return sum(c[0] for c in self.counters.values())
+
+    def stage(self, name: str, t0: float, counts: dict[str, int] | None = None, **info: Any) -> Event:
+        """Record a stage: wall ``ms`` since ``t0`` and ``cpu_ms``, this thread's CPU time since the
+        previous stage (or the search) ended — what the stage cost, unlike wall time, whatever the load."""
+        ms, n = ms_since(t0), dict(counts or {})
+        cpu = time.thread_time()
+        self.stages.append({"name": name, "ms": ms, "cpu_ms": round((cpu - self.cpu_mark) * 1000.0, 3),
+                            "counts": n, "info": info})
+        self.cpu_mark = cpu
+        return Stage(name, ms, n)
+
+
+def memory_entry(turn: TurnState, m: MemoryMatch) -> dict[str, Any]:
+    """A matched memory note in the trace: what matched, and what the turn did with it."""
+    return {**m.to_dict(), "did": memory_entry_did(turn, m)}
+
+
+def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None) -> dict[str, Any]:
+    """The trace of a finished turn (``Answer.trace``): the search's, each answer stage's, the notes, the
+    model calls, what was removed and why the corpus was insufficient."""
+    r = turn.result
+    assert r is not None
+    out: dict[str, Any] = {
+        "question_lang": turn.lang,
+        "rewritten_question": turn.question if turn.question != turn.asked else None,
+        "followup": None if turn.rewrite is None else {"how": turn.rewrite.how, "carried": list(turn.rewrite.carried)},
+        "search": {
+            "verdict": r.verdict.value,
+            "rounds": r.rounds,
+            "lexical_only": r.lexical_only,
+            "model_calls": r.model_calls,
+            "plan": plan_dict(r),
+            "signal": signal_dict(r.signal),
+            "candidates": len(r.candidates),
+            "stages": [trace_dict(t) for t in r.trace],
+        },
+        "stages": turn.stages,
+        "notes": [{"n": n.n, "fragment_id": n.fragment.id, "score": round(float(n.score), 6)} for n in notes],
+        "model_calls": r.model_calls + turn.calls(),
+        "model_calls_by_role": {role: c[0] for role, c in turn.counters.items()},
+        "fallback_enabled": turn.fallback_on,
+        "degraded": list(turn.degraded),
+        "turn_timeout_s": turn.budget.turn_timeout_s,
+        "deadline_reached": turn.budget.expired(),
+        "removed_mentions": list(removed_names),
+        "policy": r.policy,
+        "memory": [memory_entry(turn, m) for m in r.memory],
+        "memory_dropped_citations": turn.memory_dropped,
+        "memory_removed_mentions": turn.memory_removed,
+        "total_ms": ms_since(turn.t0),
+    }
+    if reason:
+        out["insufficient_reason"] = reason
+        out["insufficient_stage"] = insufficient_stage(turn, reason)
+    if turn.near_miss:
+        out["near_miss_titles"] = list(turn.near_miss)
+    return out
+
+
+def memory_entry_did(turn: TurnState, m: MemoryMatch) -> str:
+    if m.note.kind is NoteKind.MEMORY:
+        if turn.result is not None and turn.result.pinned is not None:
+            return "not used: a pinned note answered"
+        if m.note not in turn.background:
+            return "not used: more background notes matched than answer.memory.max_memory_notes"
+        return "framed" if turn.background_shown else "not used: extractive answer (no model saw it)"
+    return m.did
+
+
+def final_answer(events: Iterator[Event]) -> Answer:
+    """The answer of a turn's event stream: its ``Done`` event."""
+    for ev in events:
+        if isinstance(ev, Done):
+            return ev.answer
+        if isinstance(ev, Error):
+            raise ev.exc
+    raise AssertionError("a turn ended without an answer")  # pragma: no cover
+
+
+def insufficient_stage(turn: TurnState, reason: str) -> str:
+    """Which stage decided corpus_insufficient: the gate, the outline planner (model or extractive)
+    or the synthesizer (nothing grounded survived)."""
+    if reason == "bail_out":
+        return "gate"
+    if reason == "empty_outline":
+        planner = next((st["info"].get("planner") for st in reversed(turn.stages) if st["name"] == "outline"), None)
+        return f"outline.{planner}" if planner else "outline"
+    if reason == "no_grounded_text":
+        return "synthesize"
+    return reason
