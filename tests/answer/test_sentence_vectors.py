@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from footnote.answer.extractive import _VectorCache
+from footnote.answer.sentence_vectors import SentenceVectorCache
 from footnote.answer.types import Done, Error
 from footnote.errors import Cancelled
 from footnote.models.embedders import HashEmbedder
@@ -43,7 +43,7 @@ class SlowCountingEmbedder(HashEmbedder):
         return super().embed_passages(texts)
 
 
-def _run(cache: _VectorCache, emb: SlowCountingEmbedder, n: int) -> tuple[list[np.ndarray], list[BaseException]]:
+def _run(cache: SentenceVectorCache, emb: SlowCountingEmbedder, n: int) -> tuple[list[np.ndarray], list[BaseException]]:
     out: list[np.ndarray] = []
     errors: list[BaseException] = []
 
@@ -69,7 +69,7 @@ def _run(cache: _VectorCache, emb: SlowCountingEmbedder, n: int) -> tuple[list[n
 
 def test_concurrent_turns_embed_a_sentence_once() -> None:
     emb = SlowCountingEmbedder()
-    cache = _VectorCache(100)
+    cache = SentenceVectorCache(100)
     out, errors = _run(cache, emb, 6)
     assert not errors
     assert emb.calls == [TEXTS]  # one call, by the first turn; five waited for it
@@ -80,7 +80,7 @@ def test_concurrent_turns_embed_a_sentence_once() -> None:
 
 def test_a_failed_turn_leaves_the_others_to_embed() -> None:
     emb = SlowCountingEmbedder(fail_first=True)
-    cache = _VectorCache(100)
+    cache = SentenceVectorCache(100)
     out, errors = _run(cache, emb, 3)
     assert len(errors) == 1 and "went away" in str(errors[0])
     assert len(out) == 2  # the waiting turns embedded the texts themselves
@@ -94,7 +94,7 @@ def test_a_failed_turn_leaves_the_others_to_embed() -> None:
 
 @pytest.mark.parametrize("texts", [[], ["The lamp is red.", "The lamp is red."]])
 def test_empty_and_repeated_texts(texts: list[str]) -> None:
-    cache = _VectorCache(10)
+    cache = SentenceVectorCache(10)
     got = cache.vectors(HashEmbedder(32), texts)
     assert got.shape == (len(texts), 32)
 
@@ -116,7 +116,7 @@ class StopAfterFirstPiece(HashEmbedder):
 def test_a_stopped_turn_stops_embedding_and_keeps_what_it_made() -> None:
     stop = threading.Event()
     emb = StopAfterFirstPiece(stop)
-    cache = _VectorCache(100, stop_every=2)
+    cache = SentenceVectorCache(100, stop_every=2)
     texts = [f"Sentence number {i} of a long note." for i in range(7)]
     with pytest.raises(Cancelled, match="client went away"):
         cache.vectors(emb, texts, stopped=stop.is_set)

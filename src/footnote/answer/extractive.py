@@ -40,24 +40,29 @@ construction; the notes are data, never instructions. Deterministic: ties break 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from footnote.answer.candidates import (
+    Cand,
+    Prepared,
+    TermScorer,
+    focus_in,
+    redundancy,
+    with_antecedents,
+    with_continuation,
+)
+from footnote.answer.quotes import Pick, cite_quote, cite_sentence, extractive_pieces, outline_from_picks
+from footnote.answer.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.answer.sentences import (
     ANAPHOR,
     LEADING_LOC,
     answer_type,
     carries_answer_type,
-    continues,
     cross_script_names,
     cue_texts,
     focus_word,
@@ -67,16 +72,13 @@ from footnote.answer.sentences import (
     prose_likeness,
     transcript_units,
 )
-from footnote.answer.types import Note, Outline, Thesis
-from footnote.errors import Cancelled, StoreError
+from footnote.answer.types import Note
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import KindGroup
 from footnote.settings import AnswerSettings, Settings
 from footnote.store.protocol import SentenceVectorStore
 from footnote.text import (
-    Analyzer,
-    content_terms,
     numbers,
     split_sentences,
     tokenize,
@@ -90,181 +92,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Pick:
-    """A sentence chosen from note ``note`` (its number in this turn)."""
-
-    note: int
-    sentence: str
-    score: float
-    overlap: float
-    position: int
-    similarity: float | None = None
-
-
-class TermScorer:
-    """Content terms by language: the gate's definition (:func:`footnote.text.content_terms`) plus numbers."""
-
-    def __init__(self, analyzer: Analyzer | None = None) -> None:
-        self.analyzer = analyzer or Analyzer()
-
-    def terms(self, text: str, lang: str) -> list[str]:
-        """The content terms of ``text`` (stemmed in ``lang``) plus its numbers, sorted."""
-        return sorted(content_terms(text, lang, self.analyzer) | numbers(text))
-
-    @staticmethod
-    def neutral(text: str) -> set[str]:
-        """Language-neutral tokens: numbers and Latin-script words of 3+ letters."""
-        return {t for t in tokenize(text) if t.isdigit() or (len(t) > 2 and t.isascii() and t.isalpha())}
-
-
-def focus_in(focus: str, c: _Cand, scorer: TermScorer) -> bool:
-    """Whether the candidate carries the question's focus word (stemmed in the candidate's language)."""
-    return bool(set(scorer.terms(focus, c.lang)) & c.terms)
-
-
-# --- embeddings ----------------------------------------------------------------------------------
-
-
-def sentence_key(text: str) -> str:
-    """The key a sentence's vector is kept under (SHA-1 of its text)."""
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-class _VectorCache:
-    """Passage vectors of candidate sentences by text: a bounded LRU in memory (shared by concurrent
-    turns) over the store's kept sentence vectors (:class:`SentenceVectorStore`), so a sentence is
-    embedded once per store and embedder, not once per process. A store that cannot keep them (locked by
-    a writer, read-only) costs only the re-embedding next time."""
-
-    def __init__(self, size: int, kept: SentenceVectorStore | None = None, stop_every: int = 16) -> None:
-        self.size = size
-        self.kept = kept
-        self.stop_every = max(1, stop_every)
-        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        # texts one turn is embedding now: a concurrent turn that needs them waits for that turn's vectors
-        # instead of embedding them again (34 first asks on a cold store embedded the same notes 34 times)
-        self._inflight: dict[str, threading.Event] = {}
-        self.embedded = 0  # sentences this process embedded (tests, the bench)
-
-    def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True,
-                stopped: Callable[[], bool] | None = None) -> np.ndarray:
-        """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
-        (and kept in the store when ``keep``: corpus sentences only, never a model's text). A text another
-        turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
-        checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
-        :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding)."""
-        if not texts:
-            return np.zeros((0, embedder.dim), np.float32)
-        found: dict[str, np.ndarray] = {}
-        mine: list[str] = []
-        theirs: list[tuple[str, threading.Event]] = []
-        with self._lock:
-            for t in dict.fromkeys(texts):
-                v = self._d.get(t)
-                if v is not None:
-                    self._d.move_to_end(t)
-                    found[t] = v
-                elif (ev := self._inflight.get(t)) is not None:
-                    theirs.append((t, ev))
-                else:
-                    self._inflight[t] = threading.Event()
-                    mine.append(t)
-        if mine:
-            try:
-                found.update(self._fetch(embedder, mine, keep, stopped))
-            finally:
-                with self._lock:
-                    done = [self._inflight.pop(t) for t in mine]
-                for ev in done:
-                    ev.set()
-        late: list[str] = []
-        for t, ev in theirs:
-            ev.wait()
-            with self._lock:
-                v = self._d.get(t)
-            if v is None:  # that turn failed, or its vector was evicted already: embed it here
-                late.append(t)
-            else:
-                found[t] = v
-        if late:
-            found.update(self._fetch(embedder, late, keep, stopped))
-        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
-
-    def _fetch(self, embedder: Embedder, texts: list[str], keep: bool,
-               stopped: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
-        """The store's kept vectors of ``texts``, the rest embedded; all remembered."""
-        got = self._kept(embedder, texts)
-        todo = [t for t in texts if t not in got]
-        try:
-            step = self.stop_every if stopped is not None else max(1, len(todo))
-            for i in range(0, len(todo), step):
-                if stopped is not None and stopped():
-                    raise Cancelled("the client went away; the turn was stopped while embedding its sentences")
-                piece = todo[i : i + step]
-                vecs = np.asarray(embedder.embed_passages(piece), dtype=np.float32)
-                fresh = dict(zip(piece, vecs, strict=True))
-                self.embedded += len(piece)
-                got.update(fresh)
-                if keep:
-                    self._keep(embedder, fresh)
-        finally:
-            with self._lock:
-                for t, v in got.items():
-                    self._d[t] = v
-                    self._d.move_to_end(t)
-                while len(self._d) > self.size:
-                    self._d.popitem(last=False)
-        return got
-
-    def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
-        if self.kept is None:
-            return {}
-        keys = {sentence_key(t): t for t in texts}
-        try:
-            stored = self.kept.get_sentence_vectors(embedder.name, list(keys))
-        except StoreError as e:
-            log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
-            return {}
-        return {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
-
-    def _keep(self, embedder: Embedder, fresh: dict[str, np.ndarray]) -> None:
-        if self.kept is None or not fresh:
-            return
-        try:
-            self.kept.put_sentence_vectors(embedder.name, {sentence_key(t): v for t, v in fresh.items()})
-        except StoreError as e:
-            log.warning("sentence vectors could not be kept in the store (they are embedded again next time): %s", e)
-
-
-# --- the ranker ----------------------------------------------------------------------------------
-
-
-# a note's sentence: (text, content terms, numbers, is noise, dedupe key)
-_Prepared = tuple[str, frozenset[str], frozenset[str], bool, str]
-
-
-@dataclass
-class _Cand:
-    note: Note
-    rank: int
-    position: int
-    text: str
-    terms: frozenset[str]
-    nums: frozenset[str]
-    lang: str
-    context: frozenset[str] = frozenset()  # terms of the sentence (or heading) before it in its note
-    before: _Cand | None = None  # the candidate just before it in its note (an antecedent for "He…")
-    after: _Cand | None = None  # the candidate just after it in its note (a continuation)
-    sim: float | None = None
-    row: int = -1  # the candidate's row among this turn's sentence vectors
-    overlap: float = 0.0
-    shared: int = 0
-    names: float = 0.0  # share of the question's names (cross-script skeletons) the sentence carries
-    score: float = 0.0
-
-
 class SentenceRanker:
     """Ranks the sentences of a turn's notes (see the module docstring). Shared by concurrent turns."""
 
@@ -276,8 +103,8 @@ class SentenceRanker:
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = _VectorCache(self.settings.extractive.embed_cache, kept, self.settings.extractive.stop_check_sentences)
-        self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[_Prepared, ...]] = LruCache(
+        self._cache = SentenceVectorCache(self.settings.extractive.embed_cache, kept, self.settings.extractive.stop_check_sentences)
+        self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
             self.settings.extractive.note_cache)
 
     @property
@@ -395,9 +222,9 @@ class SentenceRanker:
                 info["declined_by"] = "gate"
             info["chosen"] = 0
             return [], info
-        ranked = _with_antecedents(self._mmr(cands, sims), a.extractive.max_sentences)
+        ranked = with_antecedents(self._mmr(cands, sims), a.extractive.max_sentences)
         if a.extractive.continuation:
-            ranked, why = _with_continuation(ranked, best, question, self._qterms(question, best.lang),
+            ranked, why = with_continuation(ranked, best, question, self._qterms(question, best.lang),
                                              a.extractive.max_sentences)
             if why:
                 info["continuation"] = why
@@ -411,15 +238,15 @@ class SentenceRanker:
 
     def _candidates(
         self, question: str, qlang: str, notes: Sequence[Note], cues: Mapping[str, Sequence[str]]
-    ) -> list[_Cand]:
+    ) -> list[Cand]:
         a = self.settings
-        out: list[_Cand] = []
+        out: list[Cand] = []
         seen: set[str] = set()
         for rank, note in enumerate(notes[: a.extractive.candidate_notes]):
             lang = note.fragment.lang or qlang
             prev: frozenset[str] = frozenset()
             prev_heading = False
-            prev_cand: _Cand | None = None
+            prev_cand: Cand | None = None
             for pos, (sent, terms, nums, noise, key) in enumerate(self._prepared(note, lang, cues.get(note.fragment.id))):
                 question_like = sent.rstrip().endswith("?")
                 context, prev = prev, (frozenset() if question_like else terms)
@@ -430,14 +257,14 @@ class SentenceRanker:
                 seen.add(key)
                 if not ANAPHOR.match(sent) and not heading:
                     context = frozenset()  # the sentence before lends its terms only to "It…", "This…"
-                cand = _Cand(note, rank, pos, sent, terms, nums, lang, context - terms, prev_cand)
+                cand = Cand(note, rank, pos, sent, terms, nums, lang, context - terms, prev_cand)
                 if prev_cand is not None:
                     prev_cand.after = cand
                 out.append(cand)
                 prev_cand = cand
         return out
 
-    def _prepared(self, note: Note, lang: str, cues: Sequence[str] | None) -> tuple[_Prepared, ...]:
+    def _prepared(self, note: Note, lang: str, cues: Sequence[str] | None) -> tuple[Prepared, ...]:
         """A note's sentences with their terms, numbers, noise flag and dedupe key — the same for every
         turn that shows this fragment, so kept in a bounded LRU (by fragment id and content hash)."""
         f = note.fragment
@@ -453,7 +280,7 @@ class SentenceRanker:
         self._prep.put(key, out)
         return out
 
-    def _similarities(self, question: str, cands: list[_Cand], stopped: Callable[[], bool] | None = None
+    def _similarities(self, question: str, cands: list[Cand], stopped: Callable[[], bool] | None = None
                       ) -> np.ndarray | None:
         if self.embedder is None:
             return None
@@ -464,7 +291,7 @@ class SentenceRanker:
             c.sim, c.row = float(s), i
         return vecs
 
-    def _score(self, question: str, qlang: str, cands: list[_Cand]) -> None:
+    def _score(self, question: str, qlang: str, cands: list[Cand]) -> None:
         a = self.settings
         qnums = numbers(question)
         qnames = cross_script_names(question)
@@ -505,7 +332,7 @@ class SentenceRanker:
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
 
-    def _telling_names(self, qnames: set[str], cands: list[_Cand], cand_names: list[set[str]]) -> set[str]:
+    def _telling_names(self, qnames: set[str], cands: list[Cand], cand_names: list[set[str]]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject
         ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
         it chose whichever sentence spelled it out (``answer.extractive.common_name_share``)."""
@@ -520,19 +347,19 @@ class SentenceRanker:
         need = a.extractive.common_name_share * len(by_note)
         return {q for q in qnames if sum(names_shared({q}, names) > 0 for names in by_note.values()) < need}
 
-    def _mmr(self, cands: list[_Cand], vecs: np.ndarray | None) -> list[_Cand]:
+    def _mmr(self, cands: list[Cand], vecs: np.ndarray | None) -> list[Cand]:
         a = self.settings
         best = cands[0]  # cands are sorted best first
-        chosen: list[_Cand] = [best]
+        chosen: list[Cand] = [best]
         per_note = {best.note.n: 1}
         margin = a.extractive.margin if vecs is not None else a.extractive.lexical_margin
         pool = [c for c in cands[1:] if c.score >= best.score - margin]
         while pool and len(chosen) < a.extractive.max_sentences:
-            scored: list[tuple[float, int, _Cand]] = []
+            scored: list[tuple[float, int, Cand]] = []
             for c in pool:
                 if per_note.get(c.note.n, 0) >= a.extractive.max_per_note:
                     continue
-                reds = [_redundancy(c, s, vecs) for s in chosen]
+                reds = [redundancy(c, s, vecs) for s in chosen]
                 if any((cos is not None and cos >= a.extractive.duplicate_similarity) or jac >= a.extractive.duplicate_terms
                        for cos, jac in reds):
                     continue  # a near duplicate of a chosen sentence
@@ -581,65 +408,6 @@ class SentenceRanker:
         return out
 
 
-_PRONOUN = re.compile(r"(?i)^(?:he|she|it|they|his|her|its|their|this|these|он|она|оно|они|его|её|ее|их|это|эти)\b")
-
-
-def _with_antecedents(chosen: list[_Cand], cap: int) -> list[_Cand]:
-    """A chosen sentence that opens with a pronoun ("He is also the oldest quarterback…") is preceded
-    by the sentence before it in its note (its antecedent), unless that one is chosen already; the
-    total stays within ``cap`` (the lowest-ranked picks give way, never leaving an antecedent alone)."""
-    out: list[_Cand] = []
-    ids = {id(c) for c in chosen}
-    added: set[int] = set()
-    for c in chosen:
-        if c.before is not None and id(c.before) not in ids and _PRONOUN.match(c.text):
-            out.append(c.before)
-            ids.add(id(c.before))
-            added.add(id(c.before))
-        out.append(c)
-    keep = out[:cap]
-    while keep and id(keep[-1]) in added:
-        keep.pop()
-    return keep
-
-
-def _with_continuation(
-    chosen: list[_Cand], best: _Cand, question: str, qterms: Sequence[str], cap: int
-) -> tuple[list[_Cand], str | None]:
-    """The best sentence quoted with the one after it in its note when the answer is likely there: the
-    best lacks what the question asks for (a name, a new number) and the next one has it, or the next one
-    continues the best ("As such, it…", "Usually, …") and shares a question term. The continuation
-    goes right after the best; the total stays within ``cap`` (the lowest-ranked picks give way)."""
-    nxt = best.after
-    if nxt is None or any(c is nxt for c in chosen) or not any(c is best for c in chosen):
-        return chosen, None
-    kind = answer_type(question)
-    why: str | None = None
-    if not carries_answer_type(best.text, question, kind) and carries_answer_type(nxt.text, question, kind):
-        why = f"the best sentence lacks the asked-for {kind}; the next one has it"
-    elif continues(nxt.text) and set(qterms) & nxt.terms:
-        why = "the next sentence continues the best one"
-    if why is None:
-        return chosen, None
-    at = next(i for i, c in enumerate(chosen) if c is best) + 1
-    out = [*chosen[:at], nxt, *chosen[at:]][:cap]
-    kept = {id(c) for c in out}
-    while out and out[-1] is not nxt and out[-1] is not best:
-        follower = out[-1].after  # an antecedent added for a sentence that no longer fits
-        if follower is None or id(follower) in kept or not any(c is follower for c in chosen):
-            break
-        kept.discard(id(out.pop()))
-    return out, why
-
-
-def _redundancy(c: _Cand, s: _Cand, vecs: np.ndarray | None) -> tuple[float | None, float]:
-    """How much ``c`` repeats ``s``: their cosine (None without vectors) and the Jaccard of their terms
-    (the same fact in other words: "the range of a spring tide is 5.2 metres" / "5.2 metres at springs")."""
-    cos = float(vecs[c.row] @ vecs[s.row]) if vecs is not None and c.row >= 0 and s.row >= 0 else None
-    jac = len(c.terms & s.terms) / len(c.terms | s.terms) if c.terms and s.terms else 0.0
-    return cos, jac
-
-
 def select_sentences(
     question: str, qlang: str, notes: Sequence[Note], settings: Settings, scorer: TermScorer,
     *, crosslingual: bool = True, addressed: Collection[int] = (), embedder: Embedder | None = None,
@@ -671,48 +439,3 @@ def _crosslingual(
         for pos, sent in sorted(ranked):
             out.append(Pick(note.n, sent, note.score, 0.0, pos))
     return out[: settings.extractive.max_sentences]
-
-
-def outline_from_picks(picks: Sequence[Pick]) -> Outline:
-    """The extractive planner's outline: one thesis per chosen sentence."""
-    return Outline(tuple(Thesis(p.sentence, (p.note,)) for p in picks))
-
-
-def extractive_pieces(picks: Sequence[Pick], renumber: dict[int, int]) -> list[str]:
-    """The answer as stream pieces: each chosen sentence followed by its (renumbered) ``[n]``. A unit with
-    no closing punctuation of its own (a heading-like line, a transcript span cut at a cue) is closed with a
-    full stop after its marker, so two quoted units never run together into one sentence."""
-    pieces: list[str] = []
-    for i, p in enumerate(picks):
-        sep = "" if i == 0 else " "
-        cited = cite_quote(p.sentence, renumber[p.note])
-        if cited.endswith("]"):
-            cited += "."
-        pieces.append(sep + cited)
-    return pieces
-
-
-_TRAIL = re.compile(r"([.!?…;:,]+[\"'»”)]*)$")
-
-
-def cite_sentence(sentence: str, n: int) -> str:
-    """``sentence`` with ``[n]`` before its closing punctuation: ``It is so [2].``"""
-    return _cited(sentence, n, cut=False)
-
-
-def cite_quote(sentence: str, n: int) -> str:
-    """:func:`cite_sentence` for a sentence quoted from a longer source: one that stops at a comma, colon or
-    semicolon (a verse's line, a transcript's cue: the sentence goes on in the source) ends in an ellipsis,
-    so it does not read as cut short: ``might bear his memory [1]…``. (A curated note's own text keeps its
-    punctuation: :func:`cite_sentence`.)"""
-    return _cited(sentence, n, cut=True)
-
-
-def _cited(sentence: str, n: int, *, cut: bool) -> str:
-    m = _TRAIL.search(sentence)
-    if m is None:
-        return f"{sentence} [{n}]"
-    trail = m.group(1)
-    if cut and trail[0] in ",:;":
-        trail = trail.lstrip(",:;") + "…"
-    return f"{sentence[: m.start()].rstrip()} [{n}]{trail}"

@@ -1,0 +1,135 @@
+"""The passage vectors of candidate sentences, kept by text (:class:`SentenceVectorCache`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from footnote.errors import Cancelled, StoreError
+from footnote.models.protocols import Embedder
+from footnote.store.protocol import SentenceVectorStore
+
+log = logging.getLogger(__name__)
+
+
+def sentence_key(text: str) -> str:
+    """The key a sentence's vector is kept under (SHA-1 of its text)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class SentenceVectorCache:
+    """Passage vectors of candidate sentences by text: a bounded LRU in memory (shared by concurrent
+    turns) over the store's kept sentence vectors (:class:`SentenceVectorStore`), so a sentence is
+    embedded once per store and embedder, not once per process. A store that cannot keep them (locked by
+    a writer, read-only) costs only the re-embedding next time."""
+
+    def __init__(self, size: int, kept: SentenceVectorStore | None = None, stop_every: int = 16) -> None:
+        self.size = size
+        self.kept = kept
+        self.stop_every = max(1, stop_every)
+        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        # texts one turn is embedding now: a concurrent turn that needs them waits for that turn's vectors
+        # instead of embedding them again (34 first asks on a cold store embedded the same notes 34 times)
+        self._inflight: dict[str, threading.Event] = {}
+        self.embedded = 0  # sentences this process embedded (tests, the bench)
+
+    def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True,
+                stopped: Callable[[], bool] | None = None) -> np.ndarray:
+        """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
+        (and kept in the store when ``keep``: corpus sentences only, never a model's text). A text another
+        turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
+        checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
+        :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding)."""
+        if not texts:
+            return np.zeros((0, embedder.dim), np.float32)
+        found: dict[str, np.ndarray] = {}
+        mine: list[str] = []
+        theirs: list[tuple[str, threading.Event]] = []
+        with self._lock:
+            for t in dict.fromkeys(texts):
+                v = self._d.get(t)
+                if v is not None:
+                    self._d.move_to_end(t)
+                    found[t] = v
+                elif (ev := self._inflight.get(t)) is not None:
+                    theirs.append((t, ev))
+                else:
+                    self._inflight[t] = threading.Event()
+                    mine.append(t)
+        if mine:
+            try:
+                found.update(self._fetch(embedder, mine, keep, stopped))
+            finally:
+                with self._lock:
+                    done = [self._inflight.pop(t) for t in mine]
+                for ev in done:
+                    ev.set()
+        late: list[str] = []
+        for t, ev in theirs:
+            ev.wait()
+            with self._lock:
+                v = self._d.get(t)
+            if v is None:  # that turn failed, or its vector was evicted already: embed it here
+                late.append(t)
+            else:
+                found[t] = v
+        if late:
+            found.update(self._fetch(embedder, late, keep, stopped))
+        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
+
+    def _fetch(self, embedder: Embedder, texts: list[str], keep: bool,
+               stopped: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
+        """The store's kept vectors of ``texts``, the rest embedded; all remembered."""
+        got = self._kept(embedder, texts)
+        todo = [t for t in texts if t not in got]
+        try:
+            step = self.stop_every if stopped is not None else max(1, len(todo))
+            for i in range(0, len(todo), step):
+                if stopped is not None and stopped():
+                    raise Cancelled("the client went away; the turn was stopped while embedding its sentences")
+                piece = todo[i : i + step]
+                vecs = np.asarray(embedder.embed_passages(piece), dtype=np.float32)
+                fresh = dict(zip(piece, vecs, strict=True))
+                self.embedded += len(piece)
+                got.update(fresh)
+                if keep:
+                    self._keep(embedder, fresh)
+        finally:
+            with self._lock:
+                for t, v in got.items():
+                    self._d[t] = v
+                    self._d.move_to_end(t)
+                while len(self._d) > self.size:
+                    self._d.popitem(last=False)
+        return got
+
+    def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.kept is None:
+            return {}
+        keys = {sentence_key(t): t for t in texts}
+        try:
+            stored = self.kept.get_sentence_vectors(embedder.name, list(keys))
+        except StoreError as e:
+            log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
+            return {}
+        return {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
+
+    def _keep(self, embedder: Embedder, fresh: dict[str, np.ndarray]) -> None:
+        if self.kept is None or not fresh:
+            return
+        try:
+            self.kept.put_sentence_vectors(embedder.name, {sentence_key(t): v for t, v in fresh.items()})
+        except StoreError as e:
+            log.warning("sentence vectors could not be kept in the store (they are embedded again next time): %s", e)
+
+
+# --- the ranker ----------------------------------------------------------------------------------
+
+
+# a note's sentence: (text, content terms, numbers, is noise, dedupe key)
