@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         retriever = engine.retriever
         embedder = retriever.embedder
         assert embedder is not None
-        bg = retriever._background_vectors()
+        bg = retriever.background.vectors()
         assert bg is not None and len(bg)
         for q in qs:
             detected = detect_lang(q.question, settings.corpus.default_lang)

@@ -19,19 +19,19 @@ import numpy as np
 
 from footnote.cpu import available_cores
 from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker
-from footnote.records.fragments import AddressLocator, KindGroup
+from footnote.records.fragments import AddressLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
-from footnote.retrieve import gate as gate_mod
+from footnote.retrieve.background import BackgroundSample
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
+from footnote.retrieve.judge import CoverageJudge
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
 from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
-from footnote.retrieve.signal import address_only, best_sentence_cosine, lexical_overlap
 from footnote.retrieve.types import (
     Candidate,
     GateSignal,
@@ -44,7 +44,7 @@ from footnote.retrieve.types import (
     Verdict,
     pooled,
 )
-from footnote.settings import GateThresholds, Settings, ThresholdChoice, ThresholdSource
+from footnote.settings import GateThresholds, Settings
 from footnote.store.protocol import Store
 from footnote.text import Analyzer
 
@@ -122,16 +122,14 @@ class Retriever:
         self.embedder = embedder
         self.reranker = reranker
         self.router = router
-        self._bg_lock = threading.Lock()
-        self._background: np.ndarray | None = None
-        self._background_centroid: np.ndarray | None = None
-        self._background_at = 0.0
+        self._lock = threading.Lock()
         self._analyzer = Analyzer()
         self.books = BookCache(store, settings.retrieve.books_cache_s)
+        self.background = BackgroundSample(store, settings.gate)
+        self.judge = CoverageJudge(settings, store, embedder, self.books, self._analyzer, self.background)
         self._executor: ThreadPoolExecutor | None = None
         self.embed_first = embed_first(settings.retrieve.embed_first, embedder, store)
         self._in_flight = 0  # searches running now (embed_first applies to a search that runs alone)
-        self._embedded = 0  # the store's embedded fragments, as of the background sample's last refresh
         self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
         self._corpus_langs: dict[str, str] = {}  # query language → the pool's majority language last time
 
@@ -141,20 +139,20 @@ class Retriever:
         """No embedder, or a store without any vectors (filled lexical-only): the lexical lanes alone."""
         if self.embedder is None:
             return True
-        sample = self._background_vectors()
+        sample = self.background.vectors()
         return sample is None or len(sample) == 0
 
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
                budget: Budget | None = None) -> SearchResult:
         """``not_pinned``: notes that may not pin this search (a follow-up to the turn they answered).
         ``budget``: the turn's deadline and stop flag, passed to the router's call in a second round."""
-        with self._bg_lock:
+        with self._lock:
             self._in_flight += 1
             alone = self._in_flight == 1
         try:
             return self._search(question, lang, not_pinned, first=self.embed_first and alone, budget=budget)
         finally:
-            with self._bg_lock:
+            with self._lock:
                 self._in_flight -= 1
 
     def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool,
@@ -258,7 +256,7 @@ class Retriever:
 
     def close(self) -> None:
         """Stop the lane worker thread (if one was started)."""
-        with self._bg_lock:
+        with self._lock:
             ex, self._executor = self._executor, None
         if ex is not None:
             ex.shutdown(wait=True)
@@ -271,7 +269,7 @@ class Retriever:
         if lexical or not self.settings.retrieve.overlap_lanes:
             return None
         if self._executor is None:
-            with self._bg_lock:
+            with self._lock:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="footnote-lanes")
         return self._executor
@@ -280,8 +278,8 @@ class Retriever:
         """The query embedded first on a store without batched lanes: whether the text lanes run beside
         the dense lanes (``retrieve.parallel_text_lanes_min_fragments``; the count is the one the
         background sample read last)."""
-        self._background_vectors()  # keeps the count fresh (cached: no read on most searches)
-        return self._embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
+        self.background.vectors()  # keeps the count fresh (cached: no read on most searches)
+        return self.background.embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
 
     def rows_floor(self, qlang: str) -> float | None:
         """The cosine below which a dense lane may leave a hit's row out (``retrieve.dense_rows_floor``): the
@@ -292,7 +290,7 @@ class Retriever:
         if self.embedder is None or not (rs.lane_rows and rs.dense_rows_floor):
             return None
         corpus = self._corpus_langs.get(qlang, qlang)
-        return self._thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin
+        return self.judge.thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin
 
     def _dense_lane(self, kind: str) -> Lane:
         return DENSE_LANE[self.settings.corpus.group_of(kind)]
@@ -361,12 +359,12 @@ class Retriever:
         pr = read_pool(
             self.store, pool, qvec, embedder=self.embedder is not None, rows_min=None if lexical else rows_min,
             margin=rs.dense_rows_floor_margin,
-            prefloor_of=lambda langs: self._thresholds(qlang, majority_lang(langs, s.corpus.default_lang), lexical).prefloor,
+            prefloor_of=lambda langs: self.judge.thresholds(qlang, majority_lang(langs, s.corpus.default_lang), lexical).prefloor,
         )
         ids, frags, mat, cos, has_vec, read = pr.ids, pr.frags, pr.mat, pr.cos, pr.has_vec, pr.read
         corpus_lang = majority_lang(pr.langs, s.corpus.default_lang)
         self._corpus_langs[qlang] = corpus_lang  # what the next search in this language expects (rows_floor)
-        th0 = self._thresholds(qlang, corpus_lang, lexical)
+        th0 = self.judge.thresholds(qlang, corpus_lang, lexical)
         cands: list[Candidate] = []
         dropped = 0
         prefloor = th0.prefloor
@@ -400,7 +398,7 @@ class Retriever:
         t0 = time.perf_counter()
         top = rs.keep_top if keep_top is None else keep_top
         kept, rest = deduped[:top], deduped[top:]
-        choice = self._choice(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
+        choice = self.judge.choice(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
         thresholds = choice.thresholds
         final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
         traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
@@ -408,7 +406,7 @@ class Retriever:
 
         # gate: judged on the slate without boosts (a boost is not evidence)
         t0 = time.perf_counter()
-        signal, verdict, lead = self._gate(question, qvec, qlang, final, thresholds, lexical, asked)
+        signal, verdict, lead = self.judge.judge(question, qvec, qlang, final, thresholds, lexical, asked)
         if lead is not None:
             final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
@@ -429,127 +427,6 @@ class Retriever:
             traces.append(StageTrace(f"boost{sfx}", _ms(t0), {"boosted": len(given), "moved": moved},
                                      {"boost_max": s.memory.boost_max, "by_fragment": given}))
         return _Ranked(final, signal, verdict, thresholds, given)
-
-    def _thresholds(self, qlang: str, corpus_lang: str, lexical: bool) -> GateThresholds:
-        return self._choice(qlang, corpus_lang, lexical).thresholds
-
-    def _choice(self, qlang: str, corpus_lang: str, lexical: bool) -> ThresholdChoice:
-        g = self.settings.gate
-        if lexical:
-            return ThresholdChoice(g.lexical_only, ThresholdSource.CALIBRATED, f"{qlang}-{corpus_lang}", "lexical_only")
-        return g.choose(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
-
-    def _gate(
-        self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (),
-    ) -> tuple[GateSignal, Verdict, str | None]:
-        """The gate's signal and verdict, and the id of a fragment without a vector whose lexical evidence
-        carried the verdict (it should lead the slate), if any."""
-        s = self.settings
-        exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
-        aliases = address_aliases(s, self.books.get())
-        missing = bool(asked) and not exact and address_only(question, qlang, aliases, self._analyzer)
-        lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
-        top = final[0] if final else None
-        if lexical or qvec is None:
-            overlap = 1.0 if any(h.lane is Lane.ADDRESS for c in final for h in c.lanes) else (
-                lexical_overlap(question, qlang, [top.fragment] if top else [], self._analyzer)
-            )
-            cov = gate_mod.Coverage(overlap, 0.0, lectures, {"lexical_overlap": overlap})
-        else:
-            max_score = max((c.score for c in final), default=0.0)
-            background = self._background_mean(qvec)
-            spread = self._background_spread(qvec) if (t.spread_normalised or s.gate.collect_sentence_signal) else 1.0
-            same = [c.fragment for c in final[:3] if c.fragment.lang == qlang]
-            overlap = lexical_overlap(question, qlang, same, self._analyzer)
-            sentence = 0.0
-            if self.embedder is not None and (t.sentence_weight or s.gate.collect_sentence_signal):
-                embedded = [c.fragment for c in final if c.embedded][: s.gate.sentence_fragments]
-                sentence = best_sentence_cosine(qvec, embedded, self.embedder, self.store, s.gate.sentence_max)
-            value = gate_mod.signal_value(max_score, background, overlap, t, sentence, spread)
-            cov = gate_mod.Coverage(value, max_score, lectures, {
-                "max_score": max_score, "background": background, "lexical_overlap": overlap,
-                "margin": max_score - background, "sentence": sentence, "background_spread": spread,
-            })
-        cov = replace(cov, exact_address=exact, missing_address=missing)
-        cov.extra.update({"exact_address": float(exact), "missing_address": float(missing)})
-        verdict = gate_mod.decide(cov, t)
-        lead: str | None = None
-        unembedded = [c.fragment for c in final if not c.embedded]
-        if unembedded and not lexical:
-            # embedding backlog: judge the fragments without a vector by the lexical-only gate, wherever
-            # they rank (a neutral cosine can leave a verbatim hit below embedded near-misses); the one that
-            # carries the verdict leads the slate, since it is the evidence
-            lex, best = max(((lexical_overlap(question, qlang, [f], self._analyzer), f) for f in unembedded),
-                            key=lambda x: x[0])
-            lcov = gate_mod.Coverage(lex, 0.0, lectures, exact_address=exact, missing_address=missing)
-            lverdict = gate_mod.decide(lcov, s.gate.lexical_only)
-            if gate_mod.stronger(verdict, lverdict) is not verdict:
-                verdict, lead = lverdict, best.id
-            cov.extra.update({"unembedded_top": float(sum(1 for c in final[:3] if not c.embedded)),
-                              "unembedded_slate": float(len(unembedded)), "unembedded_overlap": lex})
-        if top is None:
-            verdict = Verdict.BAIL_OUT
-        signal = GateSignal(
-            max_score=cov.max_score, lecture_count=lectures, value=cov.value,
-            thresholds=gate_mod.thresholds_dict(t), extra={k: float(v) for k, v in cov.extra.items()}, applied=t,
-        )
-        return signal, verdict, lead
-
-    def _background_mean(self, qvec: np.ndarray) -> float:
-        """Mean cosine of the question to the background sample = its dot product with the sample's
-        mean vector (one 384-wide dot product instead of a 2048-row matrix product per search)."""
-        bg = self._background_vectors()
-        if bg is None or len(bg) == 0:
-            return 0.0
-        centroid = self._background_centroid
-        if centroid is None or centroid.shape[0] != bg.shape[1]:
-            centroid = self._background_centroid = bg.mean(axis=0, dtype=np.float64).astype(np.float32)
-        return float(np.dot(centroid, qvec.astype(np.float32)))
-
-    def _background_spread(self, qvec: np.ndarray) -> float:
-        """The standard deviation of the question's cosines to the background sample (one matrix-vector
-        product; computed only for spread-normalised thresholds and while calibrating)."""
-        bg = self._background_vectors()
-        if bg is None or len(bg) < 2 or bg.shape[1] != qvec.shape[0]:
-            return 1.0
-        return float(np.std(bg @ qvec.astype(np.float32)))
-
-    def _background_vectors(self) -> np.ndarray | None:
-        """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded
-        once and refreshed after ``gate.background_refresh_s``."""
-        g = self.settings.gate
-        now = time.monotonic()
-
-        def fresh() -> bool:
-            if self._background is None:
-                return False
-            ttl = g.background_refresh_s if len(self._background) else g.empty_recheck_s
-            return now - self._background_at < ttl
-
-        if fresh():
-            return self._background
-        with self._bg_lock:
-            if fresh():
-                return self._background
-            total = self._embedded = self.store.stats().embedded
-            if total == 0:
-                self._background, self._background_at = np.zeros((0, 1), dtype=np.float32), now
-                return self._background
-            stride = max(1, total // max(1, g.background_sample))
-            rows: list[np.ndarray] = []
-            seen = 0
-            for _, vecs in self.store.iter_embeddings(1000):
-                idx = [j for j in range(len(vecs)) if (seen + j) % stride == 0]
-                seen += len(vecs)
-                if idx:
-                    rows.append(np.asarray(vecs, dtype=np.float32)[idx])
-            sample = np.vstack(rows)[: g.background_sample] if rows else np.zeros((0, 1), dtype=np.float32)
-            norms = np.linalg.norm(sample, axis=1) if sample.size else np.zeros(0)
-            sample = sample[norms > 0] if sample.size else sample
-            self._background, self._background_at = sample, now
-            self._background_centroid = None
-            return sample
 
     def _result(
         self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool
