@@ -13,11 +13,9 @@ before its first delta arrives — text already handed out cannot be taken back.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +25,7 @@ import httpx
 
 from footnote.errors import Cancelled, ConfigError, ModelError, ModelTimeout, TurnDeadline
 from footnote.models.protocols import Budget, ChatMessage, ChatModel
+from footnote.models.watchdog import WATCHDOG, watch_on_connect, watch_response, watchable
 from footnote.redact import install_log_filters, mask_url, redact
 from footnote.settings import ChatModelSettings, ModelsSettings
 
@@ -51,50 +50,6 @@ def check_budget(budget: Budget | None, where: str) -> None:
     if budget.expired():
         limit = f" of {budget.turn_timeout_s:g} s" if budget.turn_timeout_s is not None else ""
         raise TurnDeadline(f"{where}: the turn's deadline{limit} passed (answer.turn_timeout_s)")
-
-
-class _Watchdog:
-    """One daemon thread that shuts the socket of a model stream down as soon as its turn's budget
-    runs out (deadline passed, or the client went away), so a blocked read returns at once instead of
-    waiting out the per-read timeout. It runs only while something is watched."""
-
-    def __init__(self, tick_s: float = 0.05) -> None:
-        self.tick_s = tick_s
-        self._lock = threading.Lock()
-        self._watched: dict[int, tuple[Budget, Any]] = {}
-        self._next = 0
-        self._thread: threading.Thread | None = None
-
-    def watch(self, budget: Budget, sock: Any) -> int:
-        with self._lock:
-            self._next += 1
-            key = self._next
-            self._watched[key] = (budget, sock)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="footnote-model-watchdog", daemon=True)
-                self._thread.start()
-            return key
-
-    def unwatch(self, key: int) -> None:
-        with self._lock:
-            self._watched.pop(key, None)
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(self.tick_s)
-            with self._lock:
-                if not self._watched:
-                    self._thread = None
-                    return
-                due = [(k, sock) for k, (b, sock) in self._watched.items() if b.stopped() or b.expired()]
-                for k, _ in due:
-                    self._watched.pop(k, None)
-            for _, sock in due:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-
-WATCHDOG = _Watchdog()
 
 
 class _Retryable(Exception):
@@ -132,8 +87,8 @@ class OpenAIChatModel:
     def _blocking_http(self, budget: Budget | None) -> httpx.Client:
         """The client for a blocking completion. Under a watchable budget (a deadline or a stop flag)
         our own client opens a fresh connection per request (no keep-alive), so the connection hook in
-        :func:`_watch_on_connect` always sees the socket; an injected client is used as it is."""
-        if not self._own_client or not _watchable(budget):
+        :func:`~footnote.models.watchdog.watch_on_connect` always sees the socket; an injected client is used as it is."""
+        if not self._own_client or not watchable(budget):
             return self._http()
         if self._blocking is None:
             with self._lock:
@@ -239,7 +194,7 @@ class OpenAIChatModel:
                 self._count(call=False)
                 resp = self._blocking_http(budget).post(
                     f"{self.base_url}/chat/completions", json=body, headers=self._headers(), timeout=self._timeout(budget),
-                    extensions=_watch_on_connect(budget, watched),
+                    extensions=watch_on_connect(budget, watched),
                 )
             except httpx.TimeoutException as e:
                 check_budget(budget, self._where())
@@ -301,7 +256,7 @@ class OpenAIChatModel:
                     elif resp.status_code >= 400:
                         raise ModelError(f"{self._where()}: {self._status_error(resp)}")
                     else:
-                        watch = _watch(resp, budget)
+                        watch = watch_response(resp, budget)
                         try:
                             chars = 0
                             for deltas, delta in enumerate(_sse_deltas(resp.iter_lines(), self._where()), 1):
@@ -335,36 +290,6 @@ class OpenAIChatModel:
                 self._backoff(attempt, budget)
         assert last is not None
         self._raise_final(last)
-
-
-def _watchable(budget: Budget | None) -> bool:
-    return budget is not None and (budget.deadline is not None or budget.stop is not None)
-
-
-def _watch_on_connect(budget: Budget | None, keys: list[int]) -> dict[str, Any] | None:
-    """Request extensions that hand the socket of the connection a blocking request opens to the
-    watchdog as soon as it is connected, so a stop flag or the deadline shuts it down while the request
-    waits for the reply's headers (a completion sends nothing until it is done). The keys to unwatch
-    are appended to ``keys``. None without a budget to watch."""
-    if budget is None or not _watchable(budget):
-        return None
-
-    def trace(name: str, info: dict[str, Any]) -> None:
-        if name == "connection.connect_tcp.complete" and info.get("return_value") is not None:
-            sock = info["return_value"].get_extra_info("socket")
-            if sock is not None:
-                keys.append(WATCHDOG.watch(budget, sock))
-
-    return {"trace": trace}
-
-
-def _watch(resp: httpx.Response, budget: Budget | None) -> int | None:
-    """Hand the response's socket to the watchdog (when there is a budget to watch and a socket)."""
-    if budget is None or not _watchable(budget):
-        return None
-    stream = resp.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    return WATCHDOG.watch(budget, sock) if sock is not None else None
 
 
 def _sse_deltas(lines: Iterator[str], where: str) -> Iterator[str]:
