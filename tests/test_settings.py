@@ -145,6 +145,27 @@ def test_a_key_moved_into_a_nested_section_still_works_and_names_its_new_place(
         load_settings(None, **{"answer.extractive_no_such_thing": 1})
 
 
+def test_a_key_moved_twice_reaches_its_current_place(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``answer.extractive`` was split into nested sections (``names``, ``crosslingual``, ``duplicates``,
+    ``address``, ``cache``): the keys of both earlier spellings still land there, from a file, an override
+    and ``--set``, each with a warning that names the current key."""
+    from footnote.settings_view import parse_assignment
+
+    old = tmp_path / "old.toml"
+    old.write_text("[answer]\nextractive_name_weight = 0.7\n[answer.extractive]\nmin_name_share = 0.25\n"
+                   "crosslingual_min_similarity = { hash = 0.5 }\nnote_cache = 7\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
+        s = load_settings(old)
+    x = s.answer.extractive
+    assert (x.names.weight, x.names.min_share, x.crosslingual.min_similarity["hash"], x.cache.notes) == (0.7, 0.25, 0.5, 7)
+    assert "answer.extractive.names.weight" in caplog.text and "answer.extractive.cache.notes" in caplog.text
+    assert x.duplicates.similarity == Settings().answer.extractive.duplicates.similarity  # untouched keys keep defaults
+    moved = Settings().with_overrides(**{"answer.extractive_duplicate_terms": 0.5, "answer.extractive.address_sentences": 4})
+    assert (moved.answer.extractive.duplicates.terms, moved.answer.extractive.address.sentences) == (0.5, 4)
+    assert parse_assignment("answer.extractive.embed_cache=9") == ("answer.extractive.cache.vectors", 9)
+    assert "min_name_share" not in Settings().answer.extractive.model_dump()
+
+
 def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A comparison switch retired with its losing path (``store.pg_lexical_one_statement``) in an old
     footnote.toml is ignored with a warning saying why; ``--set`` refuses it with the reason."""

@@ -79,22 +79,22 @@ def test_cross_lingual_with_an_embedder_without_a_sentence_floor_takes_the_top_n
     picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER, embedder=emb)
     assert info["embedded"] is True and info["crosslingual"] is True
     assert picks[0].note == 1 and "1891" in picks[0].sentence
-    # the gate's verdict still rules: not among extractive.crosslingual_verdicts → declined
+    # the gate's verdict still rules: not among extractive.crosslingual.verdicts → declined
     picks, info = select_sentences("Сколько часов длился туман в 1891 году?", "ru", notes, S, SCORER,
                                    embedder=emb, crosslingual=False)
     assert picks == [] and info["declined"]
 
 
 def test_a_crosslingual_sentence_floor_of_its_own() -> None:
-    """``extractive.crosslingual_min_similarity``: a sentence in another language than the question is judged
+    """``extractive.crosslingual.min_similarity``: a sentence in another language than the question is judged
     by the embedder's cross-lingual floor (cross-lingual cosines run on another scale), a same-language one
     by ``extractive.min_similarity`` as before; an embedder without one keeps its one floor."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
     strict = S.with_overrides(**{"answer.extractive.min_similarity": {emb.name: 0.99},
-                                 "answer.extractive.name_min_similarity": {}})
-    split = strict.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
+                                 "answer.extractive.names.min_similarity": {}})
+    split = strict.with_overrides(**{"answer.extractive.crosslingual.min_similarity": {emb.name: -1.0}})
     en_notes = [note(1, "The keepers were tired after the storm."), note(2, "Gulls nest on the cliffs.")]
     ru_q = "Почему смотрители устали?"
     picks, info = select_sentences(ru_q, "ru", en_notes, strict, SCORER, embedder=emb, crosslingual=False)
@@ -103,11 +103,11 @@ def test_a_crosslingual_sentence_floor_of_its_own() -> None:
     assert picks and info["evidence"] == ["similarity"]
     # an embedder with a cross-lingual floor only (embeddinggemma): that floor decides a Russian question over
     # English notes — declined below it, though the gate's verdict would have let the cross-lingual rule answer
-    xl_only = S.with_overrides(**{"answer.extractive.min_similarity": {}, "answer.extractive.name_min_similarity": {},
-                                  "answer.extractive.crosslingual_min_similarity": {emb.name: 0.99}})
+    xl_only = S.with_overrides(**{"answer.extractive.min_similarity": {}, "answer.extractive.names.min_similarity": {},
+                                  "answer.extractive.crosslingual.min_similarity": {emb.name: 0.99}})
     picks, info = select_sentences(ru_q, "ru", en_notes, xl_only, SCORER, embedder=emb, crosslingual=True)
     assert picks == [] and info["declined"] and "crosslingual" not in info
-    low = xl_only.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
+    low = xl_only.with_overrides(**{"answer.extractive.crosslingual.min_similarity": {emb.name: -1.0}})
     picks, info = select_sentences(ru_q, "ru", en_notes, low, SCORER, embedder=emb, crosslingual=False)
     assert picks and info["evidence"] == ["similarity"]
     # a same-language question is still held to extractive.min_similarity
@@ -210,11 +210,11 @@ def test_a_name_most_notes_carry_is_no_evidence_for_one_sentence() -> None:
     """The collection's own subject ("Marrowick" in a corpus about its lighthouse) is in nearly every note: a
     question in another language that names it must not have its answer chosen by whichever sentence spells
     the name out (a Greek fog-horn question was answered with the sand-bar rule). A name only some notes carry
-    still counts (``answer.extractive.common_name_share``)."""
+    still counts (``answer.extractive.names.common_share``)."""
     from footnote.models.embedders import HashEmbedder
 
     emb = HashEmbedder(S.embedder.hash_dim)
-    loose = S.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {emb.name: -1.0}})
+    loose = S.with_overrides(**{"answer.extractive.crosslingual.min_similarity": {emb.name: -1.0}})
     notes = [
         note(1, "The sand bar at the mouth of Marrowick harbour can be crossed only near high water."),
         note(2, "The keepers of Marrowick Light trim the wick at dusk."),
@@ -224,11 +224,11 @@ def test_a_name_most_notes_carry_is_no_evidence_for_one_sentence() -> None:
     ]
     picks, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 0.0  # type: ignore[index]
-    never = loose.with_overrides(**{"answer.extractive.common_name_share": 2.0})
+    never = loose.with_overrides(**{"answer.extractive.names.common_share": 2.0})
     _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", notes, never, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0  # type: ignore[index]
     picks, info = select_sentences("Что писал Карпов из Марровика?", "ru", notes, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0 and picks[0].note == 4  # type: ignore[index]
-    few = notes[:3]  # among fewer notes than extractive.common_name_min_notes a shared name still counts
+    few = notes[:3]  # among fewer notes than extractive.names.common_min_notes a shared name still counts
     _, info = select_sentences("Когда смотрители Марровика включают горн?", "ru", few, loose, SCORER, embedder=emb)
     assert info["best"]["names"] == 1.0  # type: ignore[index]

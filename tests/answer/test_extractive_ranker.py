@@ -347,6 +347,6 @@ def test_a_same_language_sentence_needs_some_of_the_questions_terms_besides_its_
     picks, info = SentenceRanker(settings, emb).select(question, "en", [note(1, sentence)])
     assert not picks and info["declined"] == "no sentence is evidence enough"
     # the same sentence under a Russian question is another language: its cosine is not held to the terms
-    xl = settings.with_overrides(**{"answer.extractive.crosslingual_min_similarity": {"hash": 0.0}})
+    xl = settings.with_overrides(**{"answer.extractive.crosslingual.min_similarity": {"hash": 0.0}})
     picks, info = SentenceRanker(xl, emb).select("Сколько длился туман?", "ru", [note(1, sentence)])
     assert picks and "similarity" in info["evidence"]

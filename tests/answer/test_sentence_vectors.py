@@ -128,7 +128,7 @@ def test_a_stopped_turn_stops_embedding_and_keeps_what_it_made() -> None:
 
 
 def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any) -> None:
-    eng = build_engine(**{"answer.extractive.stop_check_sentences": 1})
+    eng = build_engine(**{"answer.extractive.cache.stop_check_sentences": 1})
     stop = threading.Event()
     ranker = eng.answerer.ranker
     emb = StopAfterFirstPiece(stop)

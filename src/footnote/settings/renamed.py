@@ -22,6 +22,24 @@ RENAMED_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Single keys that moved (after the prefixes above: ``answer.extractive_name_weight`` →
+#: ``answer.extractive.name_weight`` → ``answer.extractive.names.weight``).
+RENAMED_KEYS: dict[str, str] = {
+    **{f"answer.extractive.{old}": f"answer.extractive.{new}" for old, new in (
+        ("crosslingual_verdicts", "crosslingual.verdicts"), ("crosslingual_notes", "crosslingual.notes"),
+        ("crosslingual_sentences", "crosslingual.sentences"),
+        ("crosslingual_min_similarity", "crosslingual.min_similarity"),
+        ("name_min_similarity", "names.min_similarity"), ("min_name_share", "names.min_share"),
+        ("name_weight", "names.weight"), ("common_name_share", "names.common_share"),
+        ("common_name_min_notes", "names.common_min_notes"),
+        ("duplicate_similarity", "duplicates.similarity"), ("duplicate_terms", "duplicates.terms"),
+        ("address_sentences", "address.sentences"), ("address_min_prose", "address.min_prose"),
+        ("embed_cache", "cache.vectors"), ("note_cache", "cache.notes"),
+        ("stop_check_sentences", "cache.stop_check_sentences"),
+    )},
+}
+
+
 #: Keys retired with the comparison they switched (the measured winner is always used now): read, ignored, warned.
 RETIRED_KEYS: dict[str, str] = {
     "store.postgres.lexical_one_statement": "both lexical lanes of a query always run as one statement",
@@ -30,10 +48,13 @@ RETIRED_KEYS: dict[str, str] = {
 
 def renamed_key(dotted: str) -> str | None:
     """The current key for an old one, else None."""
+    now = dotted
     for old, new in RENAMED_PREFIXES:
-        if dotted.startswith(old) and len(dotted) > len(old):
-            return new + dotted[len(old):]
-    return None
+        if now.startswith(old) and len(now) > len(old):
+            now = new + now[len(old):]
+            break
+    now = RENAMED_KEYS.get(now, now)
+    return None if now == dotted else now
 
 
 def current_key(dotted: str, where: str = "", *, warn: bool = True) -> str:
@@ -50,7 +71,8 @@ def upgrade_tree(data: dict[str, Any], where: str = "") -> dict[str, Any]:
     """A nested settings table (a parsed TOML file) with every renamed key moved to where it lives now and
     every retired one dropped: :func:`upgrade_section` on each section that has such keys."""
     out = _copy(data)
-    sections = {old.rsplit(".", 1)[0] for old, _ in RENAMED_PREFIXES} | {k.rsplit(".", 1)[0] for k in RETIRED_KEYS}
+    sections = ({old.rsplit(".", 1)[0] for old, _ in RENAMED_PREFIXES} | {k.rsplit(".", 1)[0] for k in RENAMED_KEYS}
+                | {k.rsplit(".", 1)[0] for k in RETIRED_KEYS})
     for section in sorted(sections, key=lambda x: x.count(".")):  # outer sections first: they move keys inward
         parent = _walk(out, section.split(".")[:-1])
         name = section.rsplit(".", 1)[-1]
