@@ -181,3 +181,12 @@ def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pyte
     assert "lexical_one_statement" not in s.store.postgres.model_dump()
     with pytest.raises(UsageError, match="retired"):
         parse_assignment("store.postgres.lexical_one_statement=false")
+    later = tmp_path / "later.toml"
+    later.write_text("[retrieve]\noverlap_lanes = false\ndense_rows_floor = false\ndense_k = 30\n", encoding="utf-8")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
+        s = load_settings(later)
+    assert s.retrieve.dense_k == 30 and caplog.text.count("retired") == 2
+    assert "dense_rows_floor_margin" in caplog.text  # says what replaces the switch
+    with pytest.raises(UsageError, match="retired"):
+        parse_assignment("retrieve.overlap_lanes=false")

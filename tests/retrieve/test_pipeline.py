@@ -376,7 +376,8 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         on.close()
         lexical_calls.clear()
         emb.spans.clear()
-        r_off = Retriever(settings_with(base, **{"retrieve.overlap_lanes": False}), store, emb, None, None).search(q)
+        # the query embedded first (retrieve.embed_first): on the calling thread, before any lane
+        r_off = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None).search(q)
         # the same result either way
         assert [c.fragment.id for c in r_on.candidates] == [c.fragment.id for c in r_off.candidates]
         assert r_on.verdict is r_off.verdict and r_on.signal.value == pytest.approx(r_off.signal.value)
@@ -387,10 +388,11 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         assert calls_on and all(name == me and t <= e1 for t, name in calls_on)
         text = next(t for t in r_on.trace if t.name == "lanes:text")
         assert text.info["overlapped_embedding"] is True
-        # overlap off: all on the calling thread, the lexical lanes before the embedding started
-        (f0, _, f_thread), = emb.spans
+        # embedded first: on the calling thread, and every lexical lane after the embedding ended
+        (_f0, f1, f_thread), = emb.spans
         assert f_thread == me
-        assert lexical_calls and all(t < f0 and name == me for t, name in lexical_calls)
+        assert lexical_calls and all(t >= f1 for t, _name in lexical_calls)
+        assert next(t for t in r_off.trace if t.name == "lanes:text").info["overlapped_embedding"] is False
     finally:
         store.close()
 

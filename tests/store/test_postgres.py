@@ -743,7 +743,7 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
 
 
 def test_shared_scan_leaves_out_the_rows_below_rows_min(pg_url: str) -> None:
-    """Rows mode with a dense call's ``rows_min`` (retrieve.dense_rows_floor): the shared HNSW scan sends the
+    """Rows mode with a dense call's ``rows_min`` (retrieve.dense_rows_floor_margin): the shared HNSW scan sends the
     rows of its hits at or above it, and for the others their language instead — the hits and scores are
     those of ``search_many``."""
     from dataclasses import replace

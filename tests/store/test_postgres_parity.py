@@ -155,7 +155,7 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
 
 def test_dense_rows_left_out_below_the_prefloor_keep_the_results(engines: tuple[Engine, Engine],
                                                                  questions: list[dict[str, Any]]) -> None:
-    """``retrieve.dense_rows_floor``: the shared HNSW scan leaves out the rows of hits below the pre-floor the
+    """``retrieve.dense_rows_floor_margin``: the shared HNSW scan leaves out the rows of hits below the pre-floor the
     search expects, and the pool drops them unread — or reads them after all where the pre-floor that applies
     is lower (a Russian question over the English corpus, the first time: ru-en's pre-floor, not the
     expected ru-ru one).
@@ -177,7 +177,7 @@ def test_dense_rows_left_out_below_the_prefloor_keep_the_results(engines: tuple[
         s = pg.settings.with_overrides(**base, **over)
         return Engine(s, open_store(s.store.url, s.store), HashEmbedder(dim))
 
-    on, off = engine(), engine(**{"retrieve.dense_rows_floor": False})
+    on, off = engine(), engine(**{"retrieve.dense_rows_floor_margin": 10.0})  # off: every row sent
     counts = {"en": [0, 0], "ru": [0, 0]}  # rows left out, rows the pool read
     below: list[str] = []  # questions with dense hits left out below the default pre-floor
     try:

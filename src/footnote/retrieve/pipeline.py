@@ -264,9 +264,8 @@ class Retriever:
     # -- stages --------------------------------------------------------------------------------
     def _lane_executor(self, lexical: bool) -> Executor | None:
         """The worker thread the query is embedded on while the text lanes run — or, the query embedded
-        first, the text lanes while the dense lanes run (None: lexical only, or ``retrieve.overlap_lanes``
-        off)."""
-        if lexical or not self.settings.retrieve.overlap_lanes:
+        first, the text lanes while the dense lanes run (None: lexical only)."""
+        if lexical:
             return None
         if self._executor is None:
             with self._lock:
@@ -282,12 +281,12 @@ class Retriever:
         return self.background.embedded >= self.settings.retrieve.parallel_text_lanes_min_fragments
 
     def rows_floor(self, qlang: str) -> float | None:
-        """The cosine below which a dense lane may leave a hit's row out (``retrieve.dense_rows_floor``): the
+        """The cosine below which a dense lane may leave a hit's row out (``retrieve.dense_rows_floor_margin``): the
         pre-floor this search expects — the one of the query's language and the pool's majority language
         at the previous search in that language (at first, the query's own) — less the margin. Only
         speed depends on the guess: the pool reads what a lower pre-floor than expected could keep."""
         rs = self.settings.retrieve
-        if self.embedder is None or not (rs.lane_rows and rs.dense_rows_floor):
+        if self.embedder is None or not rs.lane_rows:
             return None
         corpus = self._corpus_langs.get(qlang, qlang)
         return self.judge.thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin

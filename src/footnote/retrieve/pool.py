@@ -3,7 +3,7 @@ true cosine to the question, and the languages the gate's thresholds are chosen 
 
 Most rows are already in ``LanePool.rows`` (the lane statements returned them, or they were read while
 the query was embedded); the rest are read here in one call. A dense lane may also have left rows out
-(``retrieve.dense_rows_floor``): hits whose cosine is below the pre-floor the search expected, sent as
+(``retrieve.dense_rows_floor_margin``): hits whose cosine is below the pre-floor the search expected, sent as
 id, cosine and language. The pool drops those without reading them — unless the pre-floor that actually
 applies (it depends on the pooled fragments' majority language) is lower than expected, in which case
 the ones it may keep are read after all. Either way the candidates are those of a full read.

@@ -43,6 +43,9 @@ RENAMED_KEYS: dict[str, str] = {
 #: Keys retired with the comparison they switched (the measured winner is always used now): read, ignored, warned.
 RETIRED_KEYS: dict[str, str] = {
     "store.postgres.lexical_one_statement": "both lexical lanes of a query always run as one statement",
+    "retrieve.overlap_lanes": "the text lanes always run while the query is embedded (unless retrieve.embed_first)",
+    "retrieve.dense_rows_floor": "a dense lane always leaves out the rows below the expected pre-floor "
+                                 "(retrieve.dense_rows_floor_margin sets how far below; 10 sends every row)",
 }
 
 

