@@ -186,7 +186,7 @@ def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pyte
     caplog.clear()
     with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
         s = load_settings(later)
-    assert s.retrieve.dense_k == 30 and caplog.text.count("retired") == 2
+    assert s.retrieve.dense_k == 30 and caplog.text.count("is retired") == 2
     assert "dense_rows_floor_margin" in caplog.text  # says what replaces the switch
     with pytest.raises(UsageError, match="retired"):
         parse_assignment("retrieve.overlap_lanes=false")
