@@ -64,22 +64,22 @@ def main() -> None:
             t0 = time.perf_counter()
             a = engine.ask(q.question)
             ms = (time.perf_counter() - t0) * 1000.0
-            stages = sum(s["ms"] for s in a.trace["stages"] if s["name"] in ANSWER_STAGES)
-            embed = sum(float(s["info"].get("embed_ms", 0.0)) for s in a.trace["stages"] if s["name"] == "outline")
+            assert a.trace is not None
+            stages = sum(s.ms for s in a.trace.stages if s.name in ANSWER_STAGES)
+            embed = sum(float(s.info.get("embed_ms", 0.0)) for s in a.trace.stages if s.name == "outline")
             for key in ("all", q.lang):
                 total[key].append(ms)
                 answer[key].append(stages)
                 no_embed[key].append(stages - embed)
             calls += a.model_calls
-            for st in a.trace["stages"]:
-                if st["name"] in ANSWER_STAGES:
-                    stage_ms[st["name"]].append(st["ms"])
-                    stage_cpu[st["name"]].append(st.get("cpu_ms", 0.0))
-            if (sup := a.trace.get("support")) and "cpu_ms" in sup:
+            for st in a.trace.stages:
+                if st.name in ANSWER_STAGES:
+                    stage_ms[st.name].append(st.ms)
+                    stage_cpu[st.name].append(st.cpu_ms)
+            if (sup := a.trace.support) and "cpu_ms" in sup:
                 stage_ms["support"].append(sup["ms"])
                 stage_cpu["support"].append(sup["cpu_ms"])
-            stage_cpu["answer (cpu)"].append(sum(st.get("cpu_ms", 0.0) for st in a.trace["stages"]
-                                                 if st["name"] in ANSWER_STAGES))
+            stage_cpu["answer (cpu)"].append(sum(st.cpu_ms for st in a.trace.stages if st.name in ANSWER_STAGES))
         embedded = engine.answerer.ranker.embedded_sentences
     print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}, "
           f"sentences embedded while timed {embedded}{' (warm store)' if ns.warm_store else ''}")

@@ -64,7 +64,7 @@ def main() -> None:
             t1 = time.perf_counter()
             a = on.ask(q)
             t2 = time.perf_counter()
-            sup = a.trace.get("support")
+            sup = a.trace.support if a.trace is not None else None
             if sup is None:  # not a corpus answer: nothing to score
                 continue
             t_off.append((t1 - t0) * 1000.0)

@@ -349,13 +349,15 @@ class Engine:
     def _save(self, question: str, conversation_id: str | None, answer: Answer, owner: str | None = None) -> Answer:
         """Append the turn to its conversation; the answer names it. A store that cannot save (or a
         conversation deleted meanwhile) costs the memory, not the answer: the trace says so."""
-        rec = TurnRecord(question, stored_answer(answer.to_dict()), answer.trace.get("rewritten_question"))
+        rec = TurnRecord(question, stored_answer(answer.to_dict()),
+                         answer.trace.rewritten_question if answer.trace is not None else None)
         try:
             cid, n = self.store.append_turn(conversation_id, rec, owner)
         except (StoreError, NotFound) as e:
             log.warning("the turn was not saved: %s", e.message)
-            degraded = [*answer.trace.get("degraded", []), f"conversation: the turn was not saved ({e.message})"]
-            return dc_replace(answer, trace={**answer.trace, "degraded": degraded})
+            if answer.trace is None:
+                return answer
+            return dc_replace(answer, trace=answer.trace.with_degraded(f"conversation: the turn was not saved ({e.message})"))
         return dc_replace(answer, conversation_id=cid, turn=n)
 
     # -- curated memory ------------------------------------------------------------------------

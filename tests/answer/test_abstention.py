@@ -78,7 +78,8 @@ def test_bail_out_is_no_relevant_content_from_the_gate(build_engine: Any) -> Non
     assert a.mode is AnswerMode.NOT_FOUND and a.verdict is Verdict.BAIL_OUT
     assert a.abstention == Abstention(AbstentionReason.NO_RELEVANT_CONTENT, AbstentionStage.GATE)
     assert v.abstention == a.abstention
-    assert a.to_dict()["abstention"] == want and a.trace["abstention"] == want
+    assert a.to_dict()["abstention"] == want and a.to_dict()["trace"]["abstention"] == want
+    assert a.trace is not None and a.trace.abstention == a.abstention
     assert a.answer.startswith("I found nothing on this in the corpus")
 
 
@@ -91,8 +92,8 @@ def test_near_miss_names_what_the_corpus_talks_about(build_engine: Any) -> None:
     assert a.answer.startswith("The closest passages in the corpus come from “Marrowick Light”"), a.answer
     assert "none of them answers this question" in a.answer and "I found nothing" not in a.answer
     assert f"Searched for “{NEAR_EN}”" in a.answer  # still says what was searched
-    assert a.trace["near_miss_titles"][0] == "Marrowick Light"
-    assert len(a.trace["near_miss_titles"]) <= 3
+    assert a.trace.near_miss_titles[0] == "Marrowick Light"
+    assert len(a.trace.near_miss_titles) <= 3
     assert "".join(e.text for e in events if isinstance(e, Token)) == a.answer
     # the article's own question is still answered: the near miss is about the missing paragraph
     b = build_engine(**SENTENCE_FLOOR).ask("When was the Marrowick Light built?")
@@ -110,7 +111,7 @@ def test_near_miss_in_russian_is_said_in_russian(build_engine: Any) -> None:
 def test_near_miss_titles_zero_keeps_the_reason_with_the_generic_text(build_engine: Any) -> None:
     a = build_engine(**SENTENCE_FLOOR, **{"answer.near_miss_titles": 0}).ask(NEAR_EN)
     assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
-    assert a.answer.startswith("I found nothing on this in the corpus") and "near_miss_titles" not in a.trace
+    assert a.answer.startswith("I found nothing on this in the corpus") and "near_miss_titles" not in a.to_dict()["trace"]
 
 
 def test_without_a_sentence_floor_the_gates_weak_verdict_decides(build_engine: Any) -> None:
@@ -120,8 +121,8 @@ def test_without_a_sentence_floor_the_gates_weak_verdict_decides(build_engine: A
     assert a.verdict is Verdict.INSUFFICIENT and a.mode is AnswerMode.NOT_FOUND
     assert a.to_dict()["abstention"] == {"reason": "insufficient_coverage", "stage": "gate"}
     assert a.answer.startswith("I found nothing on this in the corpus")
-    outline = next(s for s in a.trace["stages"] if s["name"] == "outline")
-    assert outline["info"]["declined_by"] == "gate"
+    outline = a.trace.stage("outline")
+    assert outline.info["declined_by"] == "gate"
 
 
 def test_other_languages_get_english_text() -> None:
@@ -147,7 +148,7 @@ def test_model_planner_finding_nothing(build_engine: Any, scripted: Any) -> None
     eng = build_engine(**model_overrides(srv.base_url, "planner"))
     a = eng.ask(FOG_Q)
     assert a.verdict is Verdict.INSUFFICIENT  # a later stage found the notes wanting (the gate said good enough)
-    assert a.trace["search"]["verdict"] in ("sufficient", "good_enough")
+    assert a.trace.search.verdict in ("sufficient", "good_enough")
     assert a.to_dict()["abstention"] == {"reason": "planner_found_nothing", "stage": "planner"}
     assert a.answer.startswith("I found nothing on this in the corpus")
 

@@ -42,8 +42,8 @@ def test_endless_stream_ends_by_the_deadline_with_the_extractive_answer(build_en
     a, took = _timed(eng)
     assert took < DEADLINE + SLACK
     assert a.mode.value == "corpus" and "Black Skerry beacon" in a.answer and "la la" not in a.answer
-    assert a.trace["deadline_reached"] is True and a.trace["turn_timeout_s"] == DEADLINE
-    assert any("deadline" in d and "extractive answer used" in d for d in a.trace["degraded"]), a.trace["degraded"]
+    assert a.trace.deadline_reached is True and a.trace.turn_timeout_s == DEADLINE
+    assert any("deadline" in d and "extractive answer used" in d for d in a.trace.degraded), a.trace.degraded
 
 
 def test_local_token_cap_cuts_a_stream_the_endpoint_does_not_stop(build_engine: Any, scripted: Any) -> None:
@@ -54,8 +54,8 @@ def test_local_token_cap_cuts_a_stream_the_endpoint_does_not_stop(build_engine: 
     a, took = _timed(eng)
     assert took < 10
     assert a.answer.startswith("The keeper starts the horn [1].") and "La La" not in a.answer
-    assert any("max_tokens = 200" in d and "cut short" in d for d in a.trace["degraded"]), a.trace["degraded"]
-    assert a.trace["deadline_reached"] is False
+    assert any("max_tokens = 200" in d and "cut short" in d for d in a.trace.degraded), a.trace.degraded
+    assert a.trace.deadline_reached is False
 
 
 def test_drip_stream_under_the_read_timeout_ends_by_the_deadline(build_engine: Any, scripted: Any) -> None:
@@ -65,7 +65,7 @@ def test_drip_stream_under_the_read_timeout_ends_by_the_deadline(build_engine: A
     eng = build_engine(**_models(srv, "planner", "synthesizer"))
     a, took = _timed(eng)
     assert took < DEADLINE + SLACK
-    assert "Black Skerry beacon" in a.answer and a.trace["deadline_reached"] is True
+    assert "Black Skerry beacon" in a.answer and a.trace.deadline_reached is True
 
 
 def test_three_slow_roles_in_a_row_end_by_the_deadline(build_engine: Any, scripted: Any) -> None:
@@ -80,11 +80,11 @@ def test_three_slow_roles_in_a_row_end_by_the_deadline(build_engine: Any, script
             "gate.by_embedder.hash.default.good_enough": 5.0}
     eng = build_engine(**_models(srv, "router", "planner", "synthesizer", **gate))
     a, took = _timed(eng)
-    assert a.trace["search"]["rounds"] == 2 and a.trace["model_calls_by_role"]["planner"] == 1
+    assert a.trace.search.rounds == 2 and a.trace.model_calls_by_role["planner"] == 1
     assert took < DEADLINE + SLACK
-    assert a.trace["deadline_reached"] is True
+    assert a.trace.deadline_reached is True
     assert a.mode.value == "corpus" and "Black Skerry beacon" in a.answer  # the extractive answer
-    assert any(d.startswith("synthesizer:") and "deadline" in d for d in a.trace["degraded"]), a.trace["degraded"]
+    assert any(d.startswith("synthesizer:") and "deadline" in d for d in a.trace.degraded), a.trace.degraded
 
 
 def test_deadline_overrides_the_error_policy(build_engine: Any, scripted: Any) -> None:
@@ -92,7 +92,7 @@ def test_deadline_overrides_the_error_policy(build_engine: Any, scripted: Any) -
     eng = build_engine(**_models(srv, "planner", **{"answer.on_model_failure": "error"}))
     a, took = _timed(eng)
     assert took < DEADLINE + SLACK and a.mode.value == "corpus"
-    assert any(d.startswith("planner:") and "deadline" in d for d in a.trace["degraded"])
+    assert any(d.startswith("planner:") and "deadline" in d for d in a.trace.degraded)
 
 
 @pytest.mark.parametrize("stall", [False, True])
@@ -123,5 +123,5 @@ def test_a_router_slower_than_the_deadline_is_cut_by_it(build_engine: Any, scrip
     eng = build_engine(**_models(srv, "router", "synthesizer", **gate))
     a, took = _timed(eng)
     assert took < DEADLINE + SLACK  # the router's own timeout is 20 s: the turn's deadline cut it
-    assert a.trace["deadline_reached"] is True and "Black Skerry beacon" in a.answer
-    assert a.trace["search"]["rounds"] == 2
+    assert a.trace.deadline_reached is True and "Black Skerry beacon" in a.answer
+    assert a.trace.search.rounds == 2

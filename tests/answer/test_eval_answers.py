@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from footnote.answer.trace import NoteRef, SearchTrace, Trace
 from footnote.answer.types import Answer, AnswerMode, Citation
 from footnote.eval.answers import answer_report, make_scorer, normalise, score_answer, summary_lines
 from footnote.eval.questions import Question
@@ -19,8 +20,10 @@ FRAG = Fragment("doc#0", "doc", 0, "prose_chapter", "en", "The Panthers defense 
 
 def _answer(text: str, mode: AnswerMode = AnswerMode.CORPUS, cite: bool = True, in_turn: bool = True) -> Answer:
     cits = (Citation(1, FRAG, "Doc"),) if cite else ()
-    notes = [{"n": 1, "fragment_id": FRAG.id if in_turn else "other#0", "score": 0.9}]
-    return Answer(text, cits, Verdict.SUFFICIENT, mode is not AnswerMode.CORPUS, mode, trace={"notes": notes})
+    notes = (NoteRef(1, FRAG.id if in_turn else "other#0", 0.9),)
+    search = SearchTrace(Verdict.SUFFICIENT, 1, False, 0, {}, {}, 1)
+    return Answer(text, cits, Verdict.SUFFICIENT, mode is not AnswerMode.CORPUS, mode,
+                  trace=Trace("en", search, notes=notes))
 
 
 def test_normalise() -> None:

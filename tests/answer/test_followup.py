@@ -87,7 +87,7 @@ def test_prior_turn_from_a_stored_answer() -> None:
 def test_follow_up_without_a_model(build_engine: Any) -> None:
     eng = build_engine()
     first = eng.ask(FOG_Q, remember=True)
-    assert first.conversation_id and first.turn == 1 and first.trace["rewritten_question"] is None
+    assert first.conversation_id and first.turn == 1 and first.trace.rewritten_question is None
     events = list(eng.ask_stream("And how many blasts each minute?", conversation_id=first.conversation_id))
     understood = [e for e in events if isinstance(e, Understood)]
     assert len(understood) == 1 and understood[0].how == "rule"
@@ -97,8 +97,8 @@ def test_follow_up_without_a_model(build_engine: Any) -> None:
     assert isinstance(done, Done)
     a = done.answer
     assert (a.conversation_id, a.turn) == (first.conversation_id, 2)
-    assert a.trace["rewritten_question"] == understood[0].question
-    assert a.trace["search"]["plan"]["question"] == understood[0].question  # the gate judged the rewrite
+    assert a.trace.rewritten_question == understood[0].question
+    assert a.trace.search.plan["question"] == understood[0].question  # the gate judged the rewrite
     assert "three seconds" in a.answer and a.citations  # the follow-up's own terms chose the sentence
     conv = eng.store.get_conversation(first.conversation_id)
     assert conv is not None and [t.question for t in conv.turns] == [FOG_Q, "And how many blasts each minute?"]
@@ -135,7 +135,7 @@ def test_follow_up_rewritten_by_the_router(build_engine: Any, scripted: Any) -> 
     assert first_answer in shown  # the previous answer is context
     done = events[-1]
     assert isinstance(done, Done)
-    assert done.answer.trace["rewritten_question"] == standalone
+    assert done.answer.trace.rewritten_question == standalone
     assert "600 gallons" in done.answer.answer
 
 
@@ -144,8 +144,8 @@ def test_router_failure_falls_back_to_the_rule(build_engine: Any, scripted: Any)
     eng = build_engine(**model_overrides(srv.base_url, "router", retries=0))
     first = eng.ask(FOG_Q, remember=True)
     a = eng.ask("What about at night?", conversation_id=first.conversation_id)
-    assert a.trace["rewritten_question"] == f"{FOG_Q} — What about at night?"
-    assert any(d.startswith("follow-up rewrite:") for d in a.trace["degraded"])
+    assert a.trace.rewritten_question == f"{FOG_Q} — What about at night?"
+    assert any(d.startswith("follow-up rewrite:") for d in a.trace.degraded)
     assert a.turn == 2
 
 
@@ -187,8 +187,8 @@ def test_a_new_subject_is_searched_as_asked(demo_engine: Engine) -> None:
     events = list(demo_engine.ask_stream("Who wrote about ice?", conversation_id=first.conversation_id))
     assert not [e for e in events if isinstance(e, Understood)]
     done = events[-1]
-    assert isinstance(done, Done) and done.answer.trace["rewritten_question"] is None
-    assert "fog" not in done.answer.trace["search"]["plan"]["question"].lower()
+    assert isinstance(done, Done) and done.answer.trace.rewritten_question is None
+    assert "fog" not in done.answer.trace.search.plan["question"].lower()
     again = demo_engine.ask(fog, remember=True)
     events = list(demo_engine.ask_stream("What about at night?", conversation_id=again.conversation_id))
     understood = [e for e in events if isinstance(e, Understood)]

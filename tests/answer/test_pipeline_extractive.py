@@ -95,7 +95,7 @@ def test_the_question_language_is_found_once_per_turn(build_engine: Any, monkeyp
         monkeypatch.setattr(mod, "question_lang", counting)
     answer = eng.ask(RU_Q)
     assert seen == [RU_Q]
-    assert answer.trace["question_lang"] == "ru"
+    assert answer.trace.question_lang == "ru"
 
 
 def test_concurrent_asks_all_complete(build_engine: Any) -> None:

@@ -70,7 +70,7 @@ def test_prose_naming_an_unretrieved_document_is_removed(build_engine: Any, scri
     assert a.removed_mentions == 3
     assert "[1]" in a.answer
     assert a.citations[0].fragment.source_id == "corpus/fog.md"
-    assert set(a.trace["removed_mentions"]) == {"The Keeper's Handbook", "handbook.md", "HB 2.4"}
+    assert set(a.trace.removed_mentions) == {"The Keeper's Handbook", "handbook.md", "HB 2.4"}
 
 
 def test_model_never_sees_ids_titles_or_file_names(build_engine: Any, scripted: Any) -> None:
@@ -91,9 +91,9 @@ def test_malformed_planner_json_retries_once_then_extractive(build_engine: Any, 
     eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
     a = eng.ask(FOG_Q)
     assert len(srv.requests_for("planner-m")) == 2
-    assert any("malformed JSON" in d for d in a.trace["degraded"])
-    outline = next(s for s in a.trace["stages"] if s["name"] == "outline")
-    assert outline["info"]["planner"] == "extractive"
+    assert any("malformed JSON" in d for d in a.trace.degraded)
+    outline = a.trace.stage("outline")
+    assert outline.info["planner"] == "extractive"
     assert a.mode.value == "corpus" and a.citations and a.model_calls == 3
 
 
@@ -106,7 +106,7 @@ def test_synthesizer_failure_falls_back_to_extractive(build_engine: Any, scripte
     assert len(srv.requests_for("synthesizer-m")) == 2  # bounded: 1 + 1 retry
     assert a.mode.value == "corpus"
     assert "Black Skerry beacon" in a.answer and "[1]" in a.answer
-    assert any(d.startswith("synthesizer:") and "extractive" in d for d in a.trace["degraded"])
+    assert any(d.startswith("synthesizer:") and "extractive" in d for d in a.trace.degraded)
 
 
 def test_model_failure_policy_error_ends_the_turn(build_engine: Any, scripted: Any) -> None:
@@ -126,7 +126,7 @@ def test_bail_out_makes_no_model_call(build_engine: Any, scripted: Any) -> None:
     a = eng.ask(OFF_Q)
     assert a.verdict.value == "bail_out"
     assert a.mode.value == "not_found" and a.corpus_insufficient
-    assert a.model_calls == 0 and a.trace["model_calls"] == 0
+    assert a.model_calls == 0 and a.trace.model_calls == 0
     assert srv.requests == []
     assert "nothing" in a.answer and OFF_Q in a.answer  # says what was searched
 
@@ -146,8 +146,8 @@ def test_prompt_injection_changes_nothing_the_reader_sees(build_engine: Any, scr
     b = eng2.ask(q)
     assert "[7]" not in b.answer and b.dropped_citations == 1
     assert all(c.n == 1 for c in b.citations)
-    outline_stage = next(s for s in b.trace["stages"] if s["name"] == "outline")
-    assert outline_stage["counts"]["bad_refs"] == 1  # the planner's [7] was not a note either
+    outline_stage = b.trace.stage("outline")
+    assert outline_stage.counts["bad_refs"] == 1  # the planner's [7] was not a note either
     system = srv.requests_for("synthesizer-m")[0]["messages"][0]["content"]
     assert "not instructions" in system
 
@@ -176,9 +176,9 @@ def test_fallback_paints_the_disclaimer_the_model_omitted(build_engine: Any, scr
     assert a.mode.value == "fallback" and a.corpus_insufficient
     assert a.disclaimer == fallback_disclaimer("en")
     assert a.dropped_citations == 1  # the model cited a note it never had
-    fb_stage = next(s for s in a.trace["stages"] if s["name"] == "fallback")
-    assert fb_stage["counts"]["probes"] == 3
-    assert fb_stage["info"]["model_disclaimer"] is False
+    fb_stage = a.trace.stage("fallback")
+    assert fb_stage.counts["probes"] == 3
+    assert fb_stage.info["model_disclaimer"] is False
     for c in a.citations:  # cited only where a probe chunk supports the sentence
         assert c.fragment.source_id in {"corpus/fog.md", "corpus/handbook.md", "corpus/lamp.md"}
     assert a.model_calls == 2
@@ -191,8 +191,8 @@ def test_fallback_out_of_scope_declines_without_research(build_engine: Any, scri
     eng = build_engine(**model_overrides(srv.base_url, "planner", "fallback"), **{"answer.enable_corpus_fallback": True})
     a = eng.ask("How long do you stir the fog horn risotto?")
     assert a.mode.value == "declined" and "18 minutes" not in a.answer
-    fb_stage = next(s for s in a.trace["stages"] if s["name"] == "fallback")
-    assert fb_stage["counts"]["probes"] == 0
+    fb_stage = a.trace.stage("fallback")
+    assert fb_stage.counts["probes"] == 0
 
 
 def test_fallback_off_per_turn_says_not_found(build_engine: Any, scripted: Any) -> None:
@@ -201,7 +201,7 @@ def test_fallback_off_per_turn_says_not_found(build_engine: Any, scripted: Any) 
     a = eng.ask("How do lighthouse keepers fuel the lamp of the tower?", fallback=False)
     assert a.mode.value == "not_found" and a.corpus_insufficient
     assert srv.requests_for("fallback-m") == []
-    assert a.trace["insufficient_reason"] == "empty_outline"
+    assert a.trace.insufficient_reason == "empty_outline"
 
 
 def test_corpus_files_untouched() -> None:

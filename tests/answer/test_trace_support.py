@@ -21,7 +21,7 @@ SYNTH_MIXED = ("The keeper must start the fog horn when he can no longer see the
 
 def test_extractive_answer_carries_its_support_all_supported(build_engine: Any) -> None:
     a = build_engine().ask(FOG_Q)
-    sup = a.trace["support"]
+    sup = a.trace.support
     assert a.mode.value == "corpus"
     assert sup["n_sentences"] >= 1 and sup["supported_share"] == 1.0 and sup["unsupported"] == []
     assert sup["citation_precision"] == 1.0 and sup["ms"] >= 0
@@ -42,7 +42,7 @@ def test_support_reuses_the_turns_vectors(build_engine: Any) -> None:
 
     eng.embedder.embed_passages = counting  # type: ignore[method-assign]
     a = eng.ask(FOG_Q)
-    quoted = {s["sentence"] for s in a.trace["support"]["sentences"]}
+    quoted = {s["sentence"] for s in a.trace.support["sentences"]}
     assert quoted and quoted <= set(seen)
     # each quoted sentence was embedded at most once in the turn (by the ranker), never again for support
     for s in quoted:
@@ -52,7 +52,7 @@ def test_support_reuses_the_turns_vectors(build_engine: Any) -> None:
 def test_model_answer_lists_the_unsupported_sentence(build_engine: Any, scripted: Any) -> None:
     srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_MIXED)]})
     a = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer")).ask(FOG_Q)
-    sup = a.trace["support"]
+    sup = a.trace.support
     assert sup["n_sentences"] == 2 and sup["supported_share"] == 0.5
     assert sup["unsupported"] == ["The lighthouse was painted blue by Portuguese sailors in 1702."]
     by_text = {s["sentence"]: s for s in sup["sentences"]}
@@ -66,16 +66,16 @@ def test_a_models_sentences_are_not_kept_as_corpus_sentence_vectors(build_engine
     srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_MIXED)]})
     eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
     a = eng.ask(FOG_Q)
-    assert a.trace["support"]["n_sentences"] == 2
+    assert a.trace.support["n_sentences"] == 2
     invented = "The lighthouse was painted blue by Portuguese sailors in 1702."
     assert eng.store.get_sentence_vectors(eng.embedder.name, [sentence_key(invented)]) == {}
 
 
 def test_no_support_for_answers_that_cite_nothing_or_when_off(build_engine: Any) -> None:
     eng = build_engine()
-    assert "support" not in eng.ask(OFF_Q).trace  # not found: nothing cited by design
+    assert "support" not in eng.ask(OFF_Q).to_dict()["trace"]  # not found: nothing cited by design
     off = build_engine(**{"support.in_trace": False})
-    assert "support" not in off.ask(FOG_Q).trace
+    assert "support" not in off.ask(FOG_Q).to_dict()["trace"]
 
 
 def test_cli_ask_prints_the_support_line(build_engine: Any, tmp_path: Any) -> None:
@@ -113,4 +113,5 @@ def test_a_cited_note_is_analysed_once_for_all_its_claims_and_turns(build_engine
     assert split.count(note) == 1
     fresh = support.SupportScorer(eng.settings.support, eng.embedder).score_pairs(pairs)
     assert fresh == first
-    assert all("cpu_ms" in st for st in a.trace["stages"]) and "cpu_ms" in a.trace["support"]
+    assert all(st.cpu_ms >= 0 for st in a.trace.stages) and "cpu_ms" in a.trace.support
+    assert all("cpu_ms" in st for st in a.to_dict()["trace"]["stages"])

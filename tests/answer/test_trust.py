@@ -36,9 +36,9 @@ def test_forged_only_and_uncited_sentences_are_removed_and_counted(build_engine:
     a = done.answer
     assert a.mode.value == "corpus" and a.answer == GOOD
     assert a.removed_sentences == 2 and a.dropped_citations == 1
-    assert a.to_dict()["removed_sentences"] == 2 and a.trace["removed_sentences"] == 2
-    synth_stage = next(s for s in a.trace["stages"] if s["name"] == "synthesize")
-    assert synth_stage["counts"]["removed_sentences"] == 2
+    assert a.to_dict()["removed_sentences"] == 2 and a.trace.removed_sentences == 2
+    synth_stage = a.trace.stage("synthesize")
+    assert synth_stage.counts["removed_sentences"] == 2
 
 
 def test_forged_markers_in_other_shapes_never_survive(build_engine: Any, scripted: Any) -> None:

@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from footnote.answer.trace import StageRecord
 from footnote.answer.types import Abstention, AbstentionReason, AbstentionStage, Note
 from footnote.store import Store, sources_by_id
 
 
-def outline_abstention(stages: Sequence[Mapping[str, Any]]) -> Abstention:
+def outline_abstention(stages: Sequence[StageRecord]) -> Abstention:
     """Why an empty outline abstains, from the turn's recorded stages: the model planner cited no note
     (``planner_found_nothing``); the extractive answer had no sentence floor to judge by and the gate's
     verdict (only weak matches) decided (``insufficient_coverage``); else the extractive answer read the
     passages and found no sentence that answers (``answer_not_in_passages``: a near miss)."""
-    info: Mapping[str, Any] = next((st["info"] for st in reversed(stages) if st["name"] == "outline"), {})
+    info: Mapping[str, Any] = next((st.info for st in reversed(stages) if st.name == "outline"), {})
     if info.get("planner") == "model":
         return Abstention(AbstentionReason.PLANNER_FOUND_NOTHING, AbstentionStage.PLANNER)
     if info.get("declined_by") == "gate":

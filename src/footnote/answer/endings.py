@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from footnote.answer import disclaimers
@@ -29,7 +30,6 @@ from footnote.answer.types import (
     Note,
     Token,
     VerdictEvent,
-    abstention_dict,
 )
 from footnote.errors import ModelError, TurnDeadline
 from footnote.records.fragments import NoteLocator
@@ -88,9 +88,8 @@ class Endings:
             verdict = Verdict.INSUFFICIENT  # a later stage found the notes wanting: verdict and mode agree
         if result.pinned is not None and not corpus_insufficient and verdict not in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
             verdict = Verdict.GOOD_ENOUGH  # the editors' pinned answer is evidence (trace.search.verdict keeps the gate's)
-        trace = turn_trace(turn, notes, removed_names, reason)
-        trace["removed_sentences"] = removed_sentences
-        trace["abstention"] = abstention_dict(abstention)
+        trace = turn_trace(turn, notes, removed_names, reason, removed_sentences=removed_sentences,
+                           abstention=abstention)
         answer = Answer(
             answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
             disclaimer=disclaimer, dropped_citations=dropped, removed_mentions=removed, removed_sentences=removed_sentences,
@@ -99,7 +98,7 @@ class Endings:
         if abstention is not None:
             log.debug("turn abstained: %s (%s)", abstention.reason.value, abstention.stage.value)
         if self.settings.support.in_trace and (support := trace_support(self.support, answer)) is not None:
-            trace["support"] = support
+            answer = replace(answer, trace=replace(trace, support=support))
         yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer, abstention)
         yield Done(answer)
 

@@ -93,7 +93,7 @@ class Answerer(Endings):
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
         kept = store if isinstance(store, SentenceVectorStore) else None
-        self.ranker = SentenceRanker(settings, getattr(retriever, "embedder", None), self.scorer, kept)
+        self.ranker = SentenceRanker(settings, retriever.embedder, self.scorer, kept)
         embedder = self.ranker.embedder  # citation support reads the vectors the ranker computed this turn
         self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from footnote.answer.followup import Rewrite
-from footnote.answer.types import Answer, Done, Error, Event, Note, Stage
+from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace
+from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, Embedder
 from footnote.records.memory import MemoryNote, NoteKind
@@ -49,7 +50,7 @@ class TurnState:
     secrets: tuple[str, ...] = ()
     t0: float = field(default_factory=time.perf_counter)
     cpu_mark: float = field(default_factory=time.thread_time)  # this thread's CPU time when the last stage ended
-    stages: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[StageRecord] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     result: SearchResult | None = None
     asked: str = ""  # the question as asked (``question`` is what the turn searched for)
@@ -72,8 +73,7 @@ class TurnState:
         previous stage (or the search) ended — what the stage cost, unlike wall time, whatever the load."""
         ms, n = ms_since(t0), dict(counts or {})
         cpu = time.thread_time()
-        self.stages.append({"name": name, "ms": ms, "cpu_ms": round((cpu - self.cpu_mark) * 1000.0, 3),
-                            "counts": n, "info": info})
+        self.stages.append(StageRecord(name, ms, round((cpu - self.cpu_mark) * 1000.0, 3), n, info))
         self.cpu_mark = cpu
         return Stage(name, ms, n)
 
@@ -83,46 +83,38 @@ def memory_entry(turn: TurnState, m: MemoryMatch) -> dict[str, Any]:
     return {**m.to_dict(), "did": memory_entry_did(turn, m)}
 
 
-def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None) -> dict[str, Any]:
+def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None, *,
+               removed_sentences: int = 0, abstention: Abstention | None = None) -> Trace:
     """The trace of a finished turn (``Answer.trace``): the search's, each answer stage's, the notes, the
     model calls, what was removed and why the corpus was insufficient."""
     r = turn.result
     assert r is not None
-    out: dict[str, Any] = {
-        "question_lang": turn.lang,
-        "rewritten_question": turn.question if turn.question != turn.asked else None,
-        "followup": None if turn.rewrite is None else {"how": turn.rewrite.how, "carried": list(turn.rewrite.carried)},
-        "search": {
-            "verdict": r.verdict.value,
-            "rounds": r.rounds,
-            "lexical_only": r.lexical_only,
-            "model_calls": r.model_calls,
-            "plan": plan_dict(r),
-            "signal": signal_dict(r.signal),
-            "candidates": len(r.candidates),
-            "stages": [trace_dict(t) for t in r.trace],
-        },
-        "stages": turn.stages,
-        "notes": [{"n": n.n, "fragment_id": n.fragment.id, "score": round(float(n.score), 6)} for n in notes],
-        "model_calls": r.model_calls + turn.calls(),
-        "model_calls_by_role": {role: c[0] for role, c in turn.counters.items()},
-        "fallback_enabled": turn.fallback_on,
-        "degraded": list(turn.degraded),
-        "turn_timeout_s": turn.budget.turn_timeout_s,
-        "deadline_reached": turn.budget.expired(),
-        "removed_mentions": list(removed_names),
-        "policy": r.policy,
-        "memory": [memory_entry(turn, m) for m in r.memory],
-        "memory_dropped_citations": turn.memory_dropped,
-        "memory_removed_mentions": turn.memory_removed,
-        "total_ms": ms_since(turn.t0),
-    }
-    if reason:
-        out["insufficient_reason"] = reason
-        out["insufficient_stage"] = insufficient_stage(turn, reason)
-    if turn.near_miss:
-        out["near_miss_titles"] = list(turn.near_miss)
-    return out
+    return Trace(
+        question_lang=turn.lang,
+        rewritten_question=turn.question if turn.question != turn.asked else None,
+        followup=None if turn.rewrite is None else Followup(turn.rewrite.how, tuple(turn.rewrite.carried)),
+        search=SearchTrace(r.verdict, r.rounds, r.lexical_only, r.model_calls, plan_dict(r), signal_dict(r.signal),
+                           len(r.candidates), tuple(trace_dict(t) for t in r.trace)),
+        stages=tuple(turn.stages),
+        notes=tuple(NoteRef(n.n, n.fragment.id, round(float(n.score), 6)) for n in notes),
+        model_calls=r.model_calls + turn.calls(),
+        model_calls_by_role={role: c[0] for role, c in turn.counters.items()},
+        fallback_enabled=turn.fallback_on,
+        degraded=tuple(turn.degraded),
+        turn_timeout_s=turn.budget.turn_timeout_s,
+        deadline_reached=turn.budget.expired(),
+        removed_mentions=tuple(removed_names),
+        policy=r.policy,
+        memory=tuple(memory_entry(turn, m) for m in r.memory),
+        memory_dropped_citations=turn.memory_dropped,
+        memory_removed_mentions=turn.memory_removed,
+        total_ms=ms_since(turn.t0),
+        insufficient_reason=reason or None,
+        insufficient_stage=insufficient_stage(turn, reason) if reason else None,
+        near_miss_titles=tuple(turn.near_miss),
+        removed_sentences=removed_sentences,
+        abstention=abstention,
+    )
 
 
 def memory_entry_did(turn: TurnState, m: MemoryMatch) -> str:
@@ -151,7 +143,7 @@ def insufficient_stage(turn: TurnState, reason: str) -> str:
     if reason == "bail_out":
         return "gate"
     if reason == "empty_outline":
-        planner = next((st["info"].get("planner") for st in reversed(turn.stages) if st["name"] == "outline"), None)
+        planner = next((st.info.get("planner") for st in reversed(turn.stages) if st.name == "outline"), None)
         return f"outline.{planner}" if planner else "outline"
     if reason == "no_grounded_text":
         return "synthesize"

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footnote.errors import FootnoteError
-from footnote.records.fragments import Fragment, locator_to_dict
+from footnote.records.fragments import Fragment, locator_from_dict, locator_to_dict
 from footnote.retrieve.types import Verdict
+
+if TYPE_CHECKING:
+    from footnote.answer.trace import Trace
 
 
 class AnswerMode(StrEnum):
@@ -125,6 +128,18 @@ class Citation:
             "transcript": self.transcript,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Citation:
+        """The inverse of :meth:`to_dict` (the fragment's ordinal from its id; lang and content hash unknown)."""
+        fid = str(d["fragment_id"])
+        tail = fid.rsplit("#", 1)[-1]
+        meta = {str(k): str(v) for k, v in (d.get("source_meta") or {}).items()}
+        if d.get("transcript") and "transcript_by" not in meta:
+            meta["transcript_by"] = str(d["transcript"])
+        frag = Fragment(fid, str(d["source_id"]), int(tail) if tail.isdigit() else 0, str(d.get("kind", "")), "",
+                        str(d.get("text", "")), locator_from_dict(d.get("locator") or {}), "")
+        return cls(int(d["n"]), frag, str(d.get("title", "")), meta)
+
     @property
     def transcript(self) -> str | None:
         """``"machine"`` when the cited text is a speech recognition (the recording is the ground truth)."""
@@ -146,7 +161,8 @@ class Answer:
     removed_sentences: int = 0
     model_calls: int = 0
     lang: str = "en"
-    trace: dict[str, Any] = field(default_factory=dict)
+    #: what the turn did, stage by stage (None for an answer made outside a turn)
+    trace: Trace | None = None
     conversation_id: str | None = None
     turn: int | None = None
     #: Why this is not a corpus answer (None exactly when ``mode`` is ``corpus``).
@@ -168,8 +184,34 @@ class Answer:
             "removed_sentences": self.removed_sentences,
             "model_calls": self.model_calls,
             "lang": self.lang,
-            "trace": self.trace,
+            "trace": self.trace.to_dict() if self.trace is not None else {},
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Answer:
+        """The inverse of :meth:`to_dict`: a stored turn's answer (saved without its trace) or an ``ask --json``
+        reply read back. A cited fragment's ordinal is read from its id; its language and content hash,
+        which the contract does not carry, are left empty."""
+        from footnote.answer.trace import Trace
+
+        trace = d.get("trace")
+        return cls(
+            answer=str(d.get("answer", "")),
+            citations=tuple(Citation.from_dict(c) for c in d.get("citations") or () if isinstance(c, Mapping)),
+            verdict=Verdict(d["verdict"]),
+            corpus_insufficient=bool(d.get("corpus_insufficient", False)),
+            mode=AnswerMode(d["mode"]),
+            disclaimer=d.get("disclaimer"),
+            dropped_citations=int(d.get("dropped_citations", 0)),
+            removed_mentions=int(d.get("removed_mentions", 0)),
+            removed_sentences=int(d.get("removed_sentences", 0)),
+            model_calls=int(d.get("model_calls", 0)),
+            lang=str(d.get("lang", "en")),
+            trace=Trace.from_dict(trace) if trace else None,
+            conversation_id=d.get("conversation_id"),
+            turn=d.get("turn"),
+            abstention=Abstention.from_dict(d.get("abstention")),
+        )
 
 
 @dataclass(frozen=True)

@@ -49,9 +49,10 @@ def render_done(answer: Answer) -> list[str]:
         extra.append(f"removed mentions: {answer.removed_mentions}")
     if answer.removed_sentences:
         extra.append(f"removed uncited sentences: {answer.removed_sentences}")
-    if answer.trace.get("policy") == "lean":
+    trace = answer.trace
+    if trace is not None and trace.policy == "lean":
         extra.append("lean policy: a pinned note matched")
-    dropped_memory = answer.trace.get("memory_dropped_citations", 0) + answer.trace.get("memory_removed_mentions", 0)
+    dropped_memory = trace.memory_dropped_citations + trace.memory_removed_mentions if trace is not None else 0
     if dropped_memory:
         extra.append(f"background-note citations or mentions removed: {dropped_memory}")
     lines.append(
@@ -60,11 +61,11 @@ def render_done(answer: Answer) -> list[str]:
         + (f"   abstention: {answer.abstention.reason.value} ({answer.abstention.stage.value})" if answer.abstention else "")
         + (f"   ({', '.join(extra)})" if extra else "")
     )
-    lines += support_lines(answer.trace.get("support"))
-    for d in answer.trace.get("degraded", []):
+    lines += support_lines(dict(trace.support) if trace is not None and trace.support is not None else None)
+    for d in trace.degraded if trace is not None else ():
         lines.append(f"note: {d}")
     if answer.mode.value != "not_found":  # a not-found answer already starts with them
-        for n in answer.trace.get("search", {}).get("plan", {}).get("address_notes", []):
+        for n in trace.search.plan.get("address_notes", []) if trace is not None else ():
             lines.append(f"note: {n}")
     return lines
 

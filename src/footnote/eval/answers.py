@@ -76,7 +76,7 @@ class AnswerScore:
 
 def citations_valid(answer: Answer) -> bool:
     """Every citation resolves to a note of this turn and is used in the displayed answer."""
-    turn_ids = {n["fragment_id"] for n in answer.trace.get("notes", [])} if "notes" in answer.trace else None
+    turn_ids = {n.fragment_id for n in answer.trace.notes} if answer.trace is not None else None
     for c in answer.citations:
         if f"[{c.n}]" not in answer.answer:
             return False

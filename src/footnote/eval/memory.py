@@ -133,7 +133,7 @@ def lean_vs_wide(engine: Engine, questions: Sequence[MemoryQuestion], repeats: i
                 a = eng.ask(q)
                 times[name].append((time.perf_counter() - t0) * 1000)
                 if name == "lean":
-                    policies.append(str(a.trace.get("policy")))
+                    policies.append(str(a.trace.policy if a.trace is not None else None))
     wide.close_stages()
     return {
         "n": len(qs), "repeats": repeats,

@@ -23,8 +23,8 @@ __all__ = ["AnswerSupport", "CitationSupport", "CitedSentence", "SentenceSupport
 def support_fields(scorer: SupportScorer, answer: Answer) -> dict[str, Any]:
     """What ``eval --answers`` keeps per question: the answer's support, with per-sentence detail (the
     trace's when the answerer put it there, so it is computed once)."""
-    traced = answer.trace.get("support")
-    if isinstance(traced, dict) and "error" not in traced:
+    traced = answer.trace.support if answer.trace is not None else None
+    if traced is not None and "error" not in traced:
         return {"support": {k: v for k, v in traced.items() if k != "ms"}}
     sup = scorer.score_answer(answer)
     return {} if sup is None else {"support": sup.to_dict(detail=True)}
