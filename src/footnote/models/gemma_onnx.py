@@ -319,6 +319,16 @@ def build_graph(
     save_with_external_weights(model, out_path)
 
 
+def require_onnx(doing: str) -> None:
+    """The graph build needs the ``onnx`` package (the ``graph`` extra, which ``make run`` and ``make models``
+    install); without it, say so before anything is downloaded. Running a built graph needs only onnxruntime."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError as e:
+        raise ModelError(f"{doing} needs the onnx package, which is not installed: pip install 'footnote[graph]' "
+                         f"(make run and make models install it) — {e}") from e
+
+
 def weights_path(graph_path: Path) -> Path:
     """Where :func:`save_with_external_weights` puts a graph's tensors: ``<graph file>.data`` beside it."""
     return graph_path.with_name(graph_path.name + ".data")
@@ -341,10 +351,11 @@ def externalise_weights(graph_path: Path) -> bool:
     """Rewrite a graph saved as one file (installed before weights went outside) in the two-file form, in
     place: the data file is written first and the graph file replaced last, so a kill leaves the old
     graph working. False when the weights are already outside."""
-    import onnx
-
     if weights_path(graph_path).exists():
         return False
+    require_onnx("rewriting the installed graph")
+    import onnx
+
     model = onnx.load(str(graph_path))
     tmp = graph_path.with_name(graph_path.name + ".tmp")
     save_with_external_weights(model, tmp, data_path=weights_path(graph_path))

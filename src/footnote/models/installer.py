@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.errors import FootnoteError, ModelError, UsageError
+from footnote.models.gemma_onnx import require_onnx
 from footnote.models.split_install import install_split, join_members
 from footnote.settings import InstallableModel, ModelsSettings, SplitModel
 
@@ -233,6 +234,7 @@ class ModelInstaller:
             self._relayout(name)
             derived = self._derive(name, [v for v in variants if v in DERIVED])
             return InstallResult(name, self.path(name), True, 0.0, derived=derived)
+        require_onnx(f"building the {name} graph")  # before the download, not after it
         if not accept_license:
             raise LicenseNotAccepted(f"{name}: the {spec.license} must be accepted to install it "
                                      f"(pass --accept-license):\n{spec.license_notice}")
@@ -358,6 +360,7 @@ class ModelInstaller:
         if not todo:
             return ()
         for v in todo:
+            require_onnx(f"building the {name} {v} graph")
             log.info("%s: building the %s graph from the installed %s graph", name, v, DERIVED[v])
             self._derive_graph(home, v)
         m["variants"] = sorted(set(m.get("variants", [])) | set(todo))
