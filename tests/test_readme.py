@@ -46,7 +46,9 @@ def test_make_run_installs_only_what_running_needs() -> None:
     assert all(d in dev for d in DEV_ONLY)
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("$(RUN_STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
-    assert "pip install -q -e .\n" in recipe + "\n" and "[dev]" not in recipe
+    # the runtime and the graph extra (the default embedder's graph is built at its install), no dev tools
+    assert "pip install -q -e '.[graph]'\n" in recipe + "\n" and "[dev]" not in recipe
+    assert project["optional-dependencies"]["graph"] == ["onnx>=1.16"] and "onnx>" not in runtime
     run = re.search(r"^run: (.+)\n\t(.+)$", makefile, flags=re.M)
     assert run and run.group(1) == "setup-run embedder" and "--port '$(PORT)'" in run.group(2) and "--host '$(HOST)'" in run.group(2)
 
