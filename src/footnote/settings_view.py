@@ -117,6 +117,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise UsageError(f"--set {text!r}: expected key=value, e.g. retrieve.keep_top=20")
     key, raw = (x.strip() for x in text.split("=", 1))
+    if key == "preset":  # the file's top-level preset (checked with the rest when the file is tried)
+        return key, raw.strip('"\'')
     key = current_key(key, "--set")
     if key in RETIRED_KEYS:
         raise UsageError(f"--set {key}: this setting is retired ({RETIRED_KEYS[key]})")

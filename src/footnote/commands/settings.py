@@ -10,6 +10,7 @@ import click
 
 from footnote.commands.base import Ctx, common_options
 from footnote.settings import resolve_settings
+from footnote.settings.presets import preset_names, preset_summary
 from footnote.settings_view import describe, markdown, parse_assignment, set_values, settings_file_target
 
 
@@ -27,11 +28,21 @@ def _overrides(ctx: Ctx) -> dict[str, Any]:
               help="Write KEY=VALUE into the settings file (--config, FOOTNOTE_CONFIG or ./footnote.toml); repeatable.")
 @click.option("--show-secrets", is_flag=True, help="Print API keys instead of ***.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the reference table of every field (docs/settings.md).")
+@click.option("--presets", "list_presets", is_flag=True, help="List the presets (preset = \"NAME\" or FOOTNOTE_PRESET).")
 @common_options
-def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool, as_markdown: bool) -> None:
-    """Show every setting in effect: value, where it came from (default, file, env, flag), description."""
+def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool, as_markdown: bool,
+                     list_presets: bool) -> None:
+    """Show every setting in effect: value, where it came from (default, preset, file, env, flag), description."""
     if as_markdown:
         click.echo(markdown(), nl=False)
+        return
+    if list_presets:
+        found = {name: preset_summary(name) for name in preset_names()}
+        if ctx.as_json:
+            ctx.emit({"presets": found})
+        else:
+            for name, summary in found.items():
+                click.echo(f"{name}: {summary}")
         return
     if assignments:
         parsed = [parse_assignment(a) for a in assignments]
@@ -45,9 +56,12 @@ def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool,
     resolved = resolve_settings(ctx.config, **_overrides(ctx))
     rows = describe(resolved, reveal=show_secrets)
     if ctx.as_json:
-        ctx.emit({"config_file": str(resolved.path) if resolved.path else None, "settings": rows})
+        ctx.emit({"config_file": str(resolved.path) if resolved.path else None, "preset": resolved.preset,
+                  "settings": rows})
         return
     click.echo(f"# settings file: {resolved.path or 'none (defaults, environment and flags only)'}")
+    if resolved.preset:
+        click.echo(f"# preset: {resolved.preset} ({preset_summary(resolved.preset)})")
     section = ""
     for row in rows:
         top = row["key"].split(".", 1)[0]

@@ -1,4 +1,7 @@
-"""Loading the tree: defaults ← TOML file ← environment ← flags, with where each value came from."""
+"""Loading the tree: defaults ← preset ← TOML file ← environment ← flags, with where each value came from.
+
+A preset (``settings/presets/<name>.toml``: ``fast``, ``accurate``, ``lexical``) is named by ``preset = "…"`` at the
+top of the settings file or by ``FOOTNOTE_PRESET`` (which wins); it is a base the file's own keys refine."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from footnote.errors import ConfigError
+from footnote.settings.presets import preset_tree
 from footnote.settings.renamed import current_key, upgrade_tree
 from footnote.settings.tree import Settings, _unset_embedder_name
 
@@ -73,12 +77,14 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 class Resolved:
-    """Settings and where each dotted key's value came from (``default``, ``file``, ``env``, ``flag``)."""
+    """Settings and where each dotted key's value came from (``default``, ``preset``, ``file``, ``env``, ``flag``)."""
 
-    def __init__(self, settings: Settings, sources: dict[str, str], path: Path | None) -> None:
+    def __init__(self, settings: Settings, sources: dict[str, str], path: Path | None, preset: str | None = None) -> None:
         self.settings = settings
         self.sources = sources
         self.path = path
+        #: the preset in effect, if any
+        self.preset = preset
 
     def source_of(self, dotted: str) -> str:
         """The origin of a key's value: its own, else that of the latest-layer key set inside it (a table
@@ -86,14 +92,15 @@ class Resolved:
         if dotted in self.sources:
             return self.sources[dotted]
         inside = {v for k, v in self.sources.items() if k.startswith(dotted + ".")}
-        for layer in ("flag", "env", "file"):
+        for layer in ("flag", "env", "file", "preset"):
             if layer in inside:
                 return layer
         return "default"
 
 
-def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Resolved:
-    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags), with provenance."""
+def resolve_settings(config: str | Path | None = None, *, preset: str | None = None, **overrides: Any) -> Resolved:
+    """Defaults ← preset ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags), with
+    provenance. ``preset``: a preset by name (else the file's ``preset`` key, and ``FOOTNOTE_PRESET`` over both)."""
     data: dict[str, Any] = Settings().model_dump()
     sources: dict[str, str] = {}
     path = Path(config) if config else default_config_path()
@@ -101,11 +108,21 @@ def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Reso
     if path is not None:
         try:
             file_data = upgrade_tree(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
-            data = _merge(data, file_data)
         except FileNotFoundError as e:
             raise ConfigError(f"{path}: settings file not found") from e
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML: {e}") from e
+    named = file_data.pop("preset", None)
+    if named is not None and not isinstance(named, str):
+        raise ConfigError(f"{path}: preset must be a preset's name, e.g. preset = \"fast\"")
+    chosen = os.environ.get("FOOTNOTE_PRESET") or preset or named
+    preset_data: dict[str, Any] = {}
+    if chosen:
+        preset_data = preset_tree(chosen, f"{path}" if named == chosen else "")
+        data = _merge(data, preset_data)
+        sources.update({k: "preset" for k in _flatten(preset_data)})
+    if file_data:
+        data = _merge(data, file_data)
         sources.update({k: "file" for k in _flatten(file_data)})
     flat: dict[str, Any] = {}
     for env, dotted in _ENV_MAP.items():
@@ -119,7 +136,8 @@ def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Reso
     flags = {current_key(k): v for k, v in overrides.items() if v is not None}
     flat.update(flags)
     sources.update({k: "flag" for k in flags})
-    name_given = "embedder.name" in flat or "name" in (file_data.get("embedder") or {})
+    name_given = ("embedder.name" in flat or "name" in (file_data.get("embedder") or {})
+                  or "name" in (preset_data.get("embedder") or {}))
     for key, value in flat.items():
         node = data
         parts = key.split(".")
@@ -131,12 +149,12 @@ def resolve_settings(config: str | Path | None = None, **overrides: Any) -> Reso
     except ValidationError as e:
         where = f" in {path}" if path else ""
         raise ConfigError(f"invalid settings{where}: {e}") from e
-    return Resolved(settings if name_given else _unset_embedder_name(settings), sources, path)
+    return Resolved(settings if name_given else _unset_embedder_name(settings), sources, path, chosen or None)
 
 
-def load_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
-    """Defaults ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
-    return resolve_settings(config, **overrides).settings
+def load_settings(config: str | Path | None = None, *, preset: str | None = None, **overrides: Any) -> Settings:
+    """Defaults ← preset ← TOML file ← environment ← explicit dotted overrides (e.g. from CLI flags)."""
+    return resolve_settings(config, preset=preset, **overrides).settings
 
 
 def write_settings_file(path: str | Path, updates: dict[str, Any]) -> None:

@@ -84,7 +84,7 @@ class PgVectors:
                     raise StoreError(
                         f"store {self.url} holds {held[0]} vectors from embedder {have[0]!r} (dim {have[1]}); it "
                         f"cannot be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store URL) "
-                        f"or leave --embedder (and embedder.name) unset to use the store's own, {have[0]!r}."
+                        f"or leave --embedder, embedder.name and a preset's embedder unset to use the store's own, {have[0]!r}."
                     )
                 log.info("store %s: rebinding empty embedder slot %s → %s", self.url, have, (name, dim))
                 conn.execute("DROP INDEX IF EXISTS fragments_embedding_hnsw")

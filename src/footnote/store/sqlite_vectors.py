@@ -66,7 +66,7 @@ class SqliteVectors:
                     raise StoreError(
                         f"store {self.url} holds {held} vectors from embedder {old[0]!r} (dim {old[1]}); it cannot "
                         f"be used with embedder {name!r} (dim {dim}). Re-ingest into a new store (--store PATH) "
-                        f"or leave --embedder (and embedder.name) unset to use the store's own, {old[0]!r}."
+                        f"or leave --embedder, embedder.name and a preset's embedder unset to use the store's own, {old[0]!r}."
                     )
                 log.info("store %s: rebinding empty embedder slot %s → %s", self.url, old, (name, dim))
             conn.executemany(
