@@ -1,7 +1,9 @@
-"""A small corpus written by the tests, ingested into a real SQLite store with the hash embedder."""
+"""A small corpus written by the tests, ingested into a real SQLite store with the hash embedder; and the demo as
+`make run` builds it with EmbeddingGemma, built once per session and copied by the modules that read it."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ CORPUS: dict[str, str] = {
     "Когда смотритель не видит огня на Чёрной скале, он включает туманный горн. "
     "Туманный горн даёт два гудка по три секунды каждую минуту.\n",
 }
+
+REPO = Path(__file__).resolve().parents[2]
 
 FOG_Q = "When must the keeper start the fog horn?"
 RU_Q = "Когда смотритель включает туманный горн?"
@@ -94,3 +98,34 @@ def scripted() -> Iterator[Any]:
 
 
 __all__ = ["FOG_Q", "OFF_Q", "RU_Q", "Reply", "make_settings", "model_overrides"]
+
+
+@pytest.fixture(scope="session")
+def gemma_demo_store(gemma_settings: Settings, demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo store as `make run` builds it — its settings file, no embedder named (EmbeddingGemma, the default),
+    the corpus and then its curated memory (``ingest_demo_if_empty``) — built once per session and closed:
+    (the SQLite file, the line the ingest said). A module opens a copy of its own (:func:`copy_store`)."""
+    from footnote.commands.serve import ingest_demo_if_empty
+
+    tmp = tmp_path_factory.mktemp("gemma-demo")
+    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(tmp / "d.db"),
+                                                     "models.dir": str(gemma_settings.models.dir_path)})
+    assert not s.embedder_name_explicit  # the default, as `make run` gets it
+    eng = Engine.from_settings(s)
+    try:
+        line = ingest_demo_if_empty(eng, demo_dir, REPO / "demo-memory")
+        assert eng.embedder is not None and eng.embedder.name == "embeddinggemma"
+        assert eng.store.embedder_info() == ("embeddinggemma", 768)
+    finally:
+        eng.close()
+    return tmp / "d.db", line
+
+
+def copy_store(db: Path, dest: Path) -> Path:
+    """A copy of a closed SQLite store (with its write-ahead log, should one be left) at ``dest/<name>``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):
+        src = db.with_name(db.name + suffix)
+        if src.exists():
+            shutil.copy2(src, dest / src.name)
+    return dest / db.name

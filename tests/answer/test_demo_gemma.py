@@ -18,23 +18,23 @@ from footnote.answer.types import AnswerMode
 from footnote.engine import Engine
 from footnote.eval.answers import normalise
 from footnote.settings import Settings, load_settings
+from footnote.store import open_store
+
+from .conftest import copy_store
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTIONS: list[dict[str, Any]] = json.loads((REPO / "scripts" / "demo" / "questions.json").read_text())["questions"]
 
 
 @pytest.fixture(scope="module")
-def engine(gemma_settings: Settings, demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    from footnote.commands.serve import ingest_demo_if_empty
-
-    tmp = tmp_path_factory.mktemp("demo-gemma")
-    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(tmp / "d.db"),
-                                                     "models.dir": str(gemma_settings.models.dir_path)})
-    assert not s.embedder_name_explicit  # the default, as `make run` gets it
-    eng = Engine.from_settings(s)
-    line = ingest_demo_if_empty(eng, demo_dir, REPO / "demo-memory")
+def engine(gemma_settings: Settings, gemma_embedder: object, demo_dir: Path, gemma_demo_store: tuple[Path, str],
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    db, line = gemma_demo_store  # built as `make run` builds it (tests/answer/conftest.py)
     assert "failed" not in line and "6 curated memory notes" in line, line
-    assert eng.embedder is not None and eng.embedder.name == "embeddinggemma"
+    copy = copy_store(db, tmp_path_factory.mktemp("demo-gemma"))
+    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(copy),
+                                                     "models.dir": str(gemma_settings.models.dir_path)})
+    eng = Engine(s, open_store(s.store.url, s.store), gemma_embedder)  # type: ignore[arg-type]
     assert eng.store.embedder_info() == ("embeddinggemma", 768)
     yield eng
     eng.close()

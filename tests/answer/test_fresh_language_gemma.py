@@ -17,18 +17,23 @@ from footnote.retrieve.types import SearchResult
 from footnote.settings import Settings, load_settings
 from footnote.store import open_store
 
+from .conftest import copy_store
+
 FOG = ("1887-08-penhallow-to-karpov", "harbour-book", "02-fog-and-tides")
 
 
 @pytest.fixture(scope="module")
-def engine(gemma_settings: Settings, gemma_embedder: object, demo_dir: Path,
+def engine(gemma_settings: Settings, gemma_embedder: object, demo_dir: Path, gemma_demo_store: tuple[Path, str],
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    tmp = tmp_path_factory.mktemp("fresh-lang")
-    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(tmp / "d.db"), "embedder.name": "embeddinggemma",
+    # the session's demo store (tests/answer/conftest.py), without its curated notes: the corpus alone answers
+    copy = copy_store(gemma_demo_store[0], tmp_path_factory.mktemp("fresh-lang"))
+    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(copy), "embedder.name": "embeddinggemma",
                                                      "models.dir": str(gemma_settings.models.dir_path)})
-    eng = Engine(s, open_store(s.store.url, s.store), gemma_embedder)  # type: ignore[arg-type]
-    report = eng.ingest([demo_dir])
-    assert report.failed == 0
+    store = open_store(s.store.url, s.store)
+    for note in store.list_memory_notes():
+        store.delete_memory_note(note.id)
+    assert store.list_memory_notes() == [] and store.stats().sources > 0
+    eng = Engine(s, store, gemma_embedder)  # type: ignore[arg-type]
     yield eng
     eng.close()
 
