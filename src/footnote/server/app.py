@@ -24,11 +24,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from footnote.corpus.worker import BacklogWorker
 from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError, UsageError
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
+from footnote.server.backlog import BacklogWorker
 from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.readers import Reader, hand_out, new_reader_token, reader_of
