@@ -5,7 +5,11 @@ survive a busy machine, the wall times do not. Also checks that the variants ret
 (ids, scores, verdicts), and prints the load average.
 
     .venv/bin/python bench/pg_ab.py --store postgresql://…/footnote_bench_anchored_100000 --queries 40 \\
-        --b retrieve.lane_rows=false
+        --b-rows-read-by-the-pool
+
+``--b-rows-read-by-the-pool``: B's store without its rows capability, so the pool reads the hits' rows after
+the lanes (the path before the lane statements joined them, once ``retrieve.lane_rows=false``: kept here, not
+in the product).
 
 ``--a`` / ``--b`` take KEY=JSON overrides (repeatable); A is the defaults unless given. Fresh query
 vectors each time (``embedder.query_cache_size`` 0), so the embedding is inside every search; the
@@ -44,9 +48,32 @@ def _slate(r: Any) -> tuple[Any, ...]:
     return (r.verdict.value, tuple((c.fragment.id, round(float(c.score), 6)) for c in r.candidates))
 
 
-def run(base: Settings, a: dict[str, Any], b: dict[str, Any], qs: list[str], warmup: int = 3) -> dict[str, Any]:
+class RowsReadByThePool:
+    """A store without ``search_many_rows``: the lanes return ids and scores, and the pool reads the rows."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "search_many_rows":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def _engine(settings: Settings, rows_by_pool: bool) -> Engine:
+    if not rows_by_pool:
+        return Engine.from_settings(settings)
+    from footnote.models.embedders import make_embedder
+    from footnote.store import open_store
+
+    store: Any = RowsReadByThePool(open_store(settings.store.url, settings.store))
+    return Engine(settings, store, make_embedder(settings.embedder, settings.models.dir_path))
+
+
+def run(base: Settings, a: dict[str, Any], b: dict[str, Any], qs: list[str], warmup: int = 3,
+        b_rows_by_pool: bool = False) -> dict[str, Any]:
     engines = {"A": Engine.from_settings(base.with_overrides(**a) if a else base),
-               "B": Engine.from_settings(base.with_overrides(**b) if b else base)}
+               "B": _engine(base.with_overrides(**b) if b else base, b_rows_by_pool)}
     dense_engine = engines["A"]
     emb, store = dense_engine.embedder, dense_engine.store
     assert emb is not None
@@ -95,11 +122,13 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--a", action="append", default=[], metavar="KEY=JSON")
     ap.add_argument("--b", action="append", default=[], metavar="KEY=JSON")
+    ap.add_argument("--b-rows-read-by-the-pool", dest="b_rows_by_pool", action="store_true",
+                    help="B's store hides its rows capability: the pool reads the hits' rows after the lanes.")
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
     args = ap.parse_args()
     base = load_settings(None).with_overrides(**{"store.url": args.store, "embedder.query_cache_size": 0})
     print(f"load average before: {os.getloadavg()}")
-    res = run(base, _overrides(args.a), _overrides(args.b), queries(args.queries))
+    res = run(base, _overrides(args.a), _overrides(args.b), queries(args.queries), b_rows_by_pool=args.b_rows_by_pool)
     print(f"A = {args.a or 'defaults'}; B = {args.b or 'defaults'}; {res['queries']} questions interleaved; "
           f"identical slates A/B: {res['same_slates']}/{res['queries']}; load average after: {res['loadavg']}")
     print(f"{'':<12}{'wall p50':>10}{'wall p95':>10}{'client CPU':>12}{'backend CPU':>13}{'CPU p50':>10}{'CPU p95':>10}"

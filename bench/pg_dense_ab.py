@@ -1,7 +1,6 @@
 """PostgreSQL search, A/B interleaved: this session's defaults — one shared HNSW scan for the common
-kind groups (``store.postgres.shared_scan_min_share``), the text hits' fragments read while the query embeds
-(``retrieve.prefetch_text_hits``), text + dense lanes as one batch when the query vector is ready
-(``retrieve.ready_vector_wait_ms``) — against all three off (one kind-filtered scan per group, as
+kind groups (``store.postgres.shared_scan_min_share``), text + dense lanes as one batch when the query vector is
+ready (``retrieve.ready_vector_wait_ms``) — against both off (one kind-filtered scan per group, as
 before), on the same store and questions, alternating per question (A,B then B,A), so the ratio
 survives a busy machine. Then the same questions again with their query vectors cached (the search
 without the query embedding), and the dense-only baseline with a cached vector (one unfiltered scan
@@ -38,7 +37,7 @@ def main() -> int:
     args = ap.parse_args()
     base = load_settings(None).with_overrides(**{"store.url": args.store, "embedder.name": args.embedder})
     variants = {"new": base, "old": base.with_overrides(**{
-        "store.postgres.shared_scan_min_share": 2.0, "retrieve.prefetch_text_hits": False, "retrieve.ready_vector_wait_ms": 0.0,
+        "store.postgres.shared_scan_min_share": 2.0, "retrieve.ready_vector_wait_ms": 0.0,
     })}
     engines = {k: Engine.from_settings(s) for k, s in variants.items()}
     emb = engines["new"].embedder

@@ -266,10 +266,11 @@ class Engine:
     def retriever(self) -> Any:
         if self._retriever is None:
             from footnote.retrieve.pipeline import Retriever
+            from footnote.retrieve.runners import lane_runner
 
-            self._retriever = Retriever(
-                self.settings, self.store, self.embedder, self.reranker, self._router()
-            )
+            # one lane runner for this store's kind: batched round trips (PostgreSQL) or calls one by one (SQLite)
+            self._retriever = Retriever(self.settings, self.store, self.embedder, self.reranker, self._router(),
+                                        lane_runner(self.store, self.settings))
         return self._retriever
 
     def question(self, question: str) -> str:

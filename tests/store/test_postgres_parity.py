@@ -90,44 +90,53 @@ def test_hnsw_recall_against_exact(engines: tuple[Engine, Engine], questions: li
         ann.close()
 
 
-def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engine],
-                                                    questions: list[dict[str, Any]]) -> None:
-    """Reading the text hits while the query embeds, and one batch for text + dense lanes when the
-    query vector is ready, change when the work is done, never what the search returns."""
+class _RowsHidden:
+    """The PostgreSQL store without its rows capability (``search_many_rows``): the pool reads the hits'
+    rows itself after the lanes — the path before the lane statements joined them, kept here as the reference."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "search_many_rows":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def test_every_schedule_of_the_batched_runner_keeps_the_results(engines: tuple[Engine, Engine],
+                                                                questions: list[dict[str, Any]]) -> None:
+    """The batched lane runner's schedules — the text lanes while the query embeds, one batch for text + dense
+    lanes when the vector is ready, the query first — and the hits' rows joined to the lane statements change
+    when the work is done, never what the search returns (against the pool reading the rows itself)."""
     import time
 
     from footnote.models.embedders import HashEmbedder
+    from footnote.retrieve.runners import BatchedLanes
     from footnote.store import open_store
 
     _, pg = engines
     assert pg.embedder is not None
     dim = pg.embedder.dim
 
-    class Slow(HashEmbedder):  # the text lanes finish first: the prefetch runs
+    class Slow(HashEmbedder):  # the text lanes finish first
         def embed_queries(self, texts: Any) -> np.ndarray:
             time.sleep(0.3)
             return super().embed_queries(texts)
 
-    def engine(embedder: HashEmbedder, **over: Any) -> Engine:
+    def engine(embedder: HashEmbedder, *, hide_rows: bool = False, **over: Any) -> Engine:
         s = pg.settings.with_overrides(**over)
-        return Engine(s, open_store(s.store.url, s.store), embedder)
+        store = open_store(s.store.url, s.store)
+        return Engine(s, _RowsHidden(store) if hide_rows else store, embedder)  # type: ignore[arg-type]
 
-    no_rows = {"retrieve.lane_rows": False}
-    plain = engine(HashEmbedder(dim), **no_rows, **{"retrieve.prefetch_text_hits": False,
-                                                   "retrieve.ready_vector_wait_ms": 0.0})
-    prefetching = engine(Slow(dim), **no_rows, **{"retrieve.ready_vector_wait_ms": 0.0})
-    merging = engine(HashEmbedder(dim), **no_rows, **{"retrieve.prefetch_text_hits": False,
-                                                     "retrieve.ready_vector_wait_ms": 10_000.0})
-    # the lane statements return their hits' rows (the default): nothing is left for the pool to read
+    plain = engine(HashEmbedder(dim), hide_rows=True, **{"retrieve.ready_vector_wait_ms": 0.0})
     rows = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
     rows_merged = engine(HashEmbedder(dim), **{"retrieve.ready_vector_wait_ms": 10_000.0})
     first = engine(Slow(dim), **{"retrieve.embed_first": "on"})  # the vector first, then one batch
     try:
+        assert all(isinstance(e.retriever.lanes, BatchedLanes) for e in (plain, rows, rows_merged, first))
         for q in questions[:8]:
             ref = plain.search(q["question"], lang="en")
-            got = {"prefetch": prefetching.search(q["question"], lang="en"),
-                   "merged": merging.search(q["question"], lang="en"),
-                   "rows": rows.search(q["question"], lang="en"),
+            got = {"rows": rows.search(q["question"], lang="en"),
                    "rows, merged": rows_merged.search(q["question"], lang="en"),
                    "embed first": first.search(q["question"], lang="en")}
             for how, r in got.items():
@@ -139,17 +148,14 @@ def test_prefetch_and_merged_batch_keep_the_results(engines: tuple[Engine, Engin
                 assert r.signal.value == pytest.approx(ref.signal.value, abs=1e-6)
             text = {how: next(t for t in r.trace if t.name == "lanes:text") for how, r in got.items()}
             pool = {how: next(t for t in r.trace if t.name == "pool") for how, r in got.items()}
-            assert text["prefetch"].info["prefetched"] > 0 and not text["prefetch"].info["merged"]
-            assert text["merged"].info["merged"] and text["rows, merged"].info["merged"]
+            assert not text["rows"].info["merged"] and text["rows"].info["overlapped_embedding"]
+            assert text["rows, merged"].info["merged"]
             assert text["embed first"].info["merged"] and text["embed first"].info["embed_first"]
-            assert pool["embed first"].counts["read"] == 0
-            assert pool["merged"].counts["read"] > 0  # the pool read the hits after the lanes
-            assert pool["rows"].counts["read"] == 0 and pool["rows, merged"].counts["read"] == 0
-            assert text["rows"].info["prefetched"] == 0  # the text lanes brought their rows
-            ref_text = next(t for t in ref.trace if t.name == "lanes:text")
-            assert not ref_text.info["merged"] and ref_text.info["prefetched"] == 0
+            assert all(p.counts["read"] == 0 for p in pool.values())  # the lanes brought every row
+            ref_pool = next(t for t in ref.trace if t.name == "pool")
+            assert ref_pool.counts["read"] > 0  # the reference read them after the lanes
     finally:
-        for e in (plain, prefetching, merging, rows, rows_merged, first):
+        for e in (plain, rows, rows_merged, first):
             e.close()
 
 

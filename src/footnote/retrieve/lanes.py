@@ -11,15 +11,13 @@ and pool the hits with their provenance.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, wait
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from footnote.records.fragments import AddressLocator, Fragment, KindGroup
-from footnote.retrieve.types import Lane, LaneHit, QueryPlan, StageTrace
+from footnote.retrieve.types import Lane, LaneHit, QueryPlan
 from footnote.settings import Settings
 from footnote.store.batch import (
     AddressCall,
@@ -27,10 +25,8 @@ from footnote.store.batch import (
     LaneCall,
     LexicalCall,
     TrigramCall,
-    capabilities,
-    run_calls,
 )
-from footnote.store.protocol import Hit, Store
+from footnote.store.protocol import Hit
 
 DENSE_LANE: dict[KindGroup, Lane] = {
     KindGroup.LECTURES: Lane.DENSE_LECTURES,
@@ -150,148 +146,3 @@ def dense_calls(
             if not pool.ran(lane, q.text):
                 out.append(PlannedCall(lane, q.text, DenseCall(vectors[i], rs.dense_k, tuple(kinds), rows_min)))
     return out
-
-
-_Batch = tuple[list[list[Hit]], list[float] | None, float]  # hits per call, ms per call (None: batched), wall ms
-
-
-def _run_batch(
-    store: Store, calls: Sequence[PlannedCall], pool: LanePool, rows: bool
-) -> _Batch:
-    """The calls as one batch; with ``rows``, a store that can returns the hits' rows into ``pool.rows``
-    from the same statements."""
-    t0 = time.perf_counter()
-    hits, per_call = run_calls(store, [c.call for c in calls], pool.rows if rows else None)
-    return hits, per_call, (time.perf_counter() - t0) * 1000
-
-
-def _run_merged(
-    store: Store, texts: Sequence[PlannedCall], dense: Sequence[PlannedCall], pool: LanePool, rows: bool
-) -> tuple[_Batch, _Batch]:
-    """Text and dense lanes as ONE batch (a batching store deals it over concurrent connections); the
-    results split back into the two batches' shape, the wall time on the text side."""
-    hits, per_call, wall = _run_batch(store, [*texts, *dense], pool, rows)
-    n = len(texts)
-    return ((hits[:n], per_call[:n] if per_call is not None else None, wall),
-            (hits[n:], per_call[n:] if per_call is not None else None, 0.0))
-
-
-def _prefetch(store: Store, pool: LanePool, ids: Sequence[str]) -> int:
-    """Read the fragments + vectors of ``ids`` not read yet into ``pool.rows`` (while the query embeds);
-    returns how many were read."""
-    both = capabilities(store).with_vectors
-    want = [i for i in dict.fromkeys(ids) if i not in pool.rows]
-    if both is None or not want:
-        return 0
-    frags, mat = both.get_fragments_with_embeddings(want)
-    row = {fid: j for j, fid in enumerate(want)}
-    for f in frags:
-        pool.rows[f.id] = (f, mat[row[f.id]])
-    return len(frags)
-
-
-def run_lanes(
-    store: Store,
-    settings: Settings,
-    queries: Sequence[LaneQuery],
-    embed: Callable[[], np.ndarray | None],
-    pool: LanePool,
-    *,
-    lang: str | None,
-    round_no: int = 1,
-    executor: Executor | None = None,
-    embed_first: bool = False,
-    parallel_text: bool = False,
-    rows_min: float | None = None,
-) -> tuple[list[StageTrace], np.ndarray | None]:
-    """Run every lane for every query into ``pool`` (skipping lane/query pairs already run) and return
-    the traces and the query vectors.
-
-    The text lanes (lexical, address, trigram) need no query vector: with an ``executor``, ``embed()``
-    (the query vectors, rows aligned with ``queries``; None for lexical only) runs on a worker thread
-    *while* the text lanes run as one batch on the calling thread; the dense lanes then run as a second
-    batch. The embedder spends that time in native code without the GIL, so the two really overlap
-    (the other way round — lanes on the worker — the lanes' Python fought the caller for the GIL).
-    A store with ``search_many`` (PostgreSQL) runs each batch in one pipelined round trip per
-    connection. Without an executor: text lanes, embedding, dense lanes, one after the other.
-
-    ``embed_first``: the query vectors first (on the calling thread), then every lane as one batch —
-    for a query embedding that uses every core while the store computes on the same machine, where
-    the text lanes would only slow it down (``retrieve.embed_first``). A store without ``search_many``
-    (SQLite) then runs the text lanes on the ``executor`` while the dense lanes run here, if
-    ``parallel_text`` (a store large enough for that to pay). ``rows_min``: the dense calls' rows floor
-    (``DenseCall.rows_min``; the pool drops a hit below it, see ``Retriever.rows_floor``)."""
-    suffix = "" if round_no == 1 else f"@round{round_no}"
-    texts = text_calls(settings, queries, pool, lang=lang)
-    rs = settings.retrieve
-    rows = rs.lane_rows
-    merged = False
-    prefetched = 0
-    beside = False  # the text lanes ran beside the dense lanes (embed_first, parallel_text)
-    if embed_first:
-        vectors = embed()
-        dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
-        merged = capabilities(store).batch is not None
-        if merged:
-            text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
-        elif parallel_text and executor is not None and texts and dense:
-            # the cores are free again: the text lanes (and the read of their hits' rows) on the worker,
-            # the dense lanes here, at once — SQLite's FTS and numpy's products both release the GIL
-            def text_side() -> tuple[_Batch, int]:
-                res = _run_batch(store, texts, pool, rows)
-                n = _prefetch(store, pool, [h.fragment_id for found in res[0] for h in found]) \
-                    if rs.prefetch_text_hits else 0
-                return res, n
-
-            side = executor.submit(text_side)
-            beside = True
-            try:
-                dense_res = _run_batch(store, dense, pool, rows)
-            finally:
-                text_res, prefetched = side.result()
-        else:
-            text_res = _run_batch(store, texts, pool, rows)
-            dense_res = _run_batch(store, dense, pool, rows)
-    elif executor is not None:
-        future = executor.submit(embed)
-        if capabilities(store).batch is not None and rs.ready_vector_wait_ms > 0:
-            # a vector the query cache had is ready at once: text and dense lanes as one batch
-            merged = not wait([future], timeout=rs.ready_vector_wait_ms / 1000).not_done
-        if merged:
-            vectors = future.result()
-            dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
-            text_res, dense_res = _run_merged(store, texts, dense, pool, rows)
-        else:
-            try:
-                text_res = _run_batch(store, texts, pool, rows)
-                if rs.prefetch_text_hits and not future.done():
-                    prefetched = _prefetch(store, pool, [h.fragment_id for found in text_res[0] for h in found])
-            finally:
-                vectors = future.result()  # re-raises the embedder's error here
-    else:
-        text_res = _run_batch(store, texts, pool, rows)
-        vectors = embed()
-    if not merged and not embed_first:
-        dense = dense_calls(settings, queries, vectors, pool, rows_min) if vectors is not None else []
-        dense_res = _run_batch(store, dense, pool, rows)
-    traces: list[StageTrace] = []
-    lane_ms: dict[Lane, float] = {}
-    lane_hits: dict[Lane, int] = {}
-    lane_queries: dict[Lane, int] = {}
-    for name, calls, (hits, per_call, wall) in (("text", texts, text_res), ("dense", dense, dense_res)):
-        if not calls:
-            continue
-        for j, (pc, found) in enumerate(zip(calls, hits, strict=True)):
-            pool.add(pc.lane, pc.key, found)
-            lane_ms[pc.lane] = lane_ms.get(pc.lane, 0.0) + (per_call[j] if per_call is not None else 0.0)
-            lane_hits[pc.lane] = lane_hits.get(pc.lane, 0) + len(found)
-            lane_queries[pc.lane] = lane_queries.get(pc.lane, 0) + 1
-        traces.append(StageTrace(f"lanes:{name}{suffix}", round(wall, 3), {"calls": len(calls)},
-                                 {"batched": per_call is None, "merged": merged, "embed_first": embed_first,
-                                  "prefetched": prefetched if name == "text" else 0,
-                                  "overlapped_embedding": name == "text" and executor is not None and not merged
-                                  and not embed_first, "beside_dense": beside}))
-    for lane in lane_ms:
-        traces.append(StageTrace(f"lane:{lane.value}{suffix}", round(lane_ms[lane], 3),
-                                 {"queries": lane_queries[lane], "hits": lane_hits[lane]}))
-    return traces, vectors

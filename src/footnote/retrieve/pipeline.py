@@ -26,12 +26,13 @@ from footnote.retrieve.background import BackgroundSample
 from footnote.retrieve.books import BookCache, address_aliases, in_address_order
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
-from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries, run_lanes
+from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries
 from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
+from footnote.retrieve.runners import LaneRunner, Round, lane_runner
 from footnote.retrieve.types import (
     Candidate,
     GateSignal,
@@ -116,8 +117,12 @@ class Retriever:
         embedder: Embedder | None,
         reranker: Reranker | None,
         router: ChatModel | None,
+        lanes: LaneRunner | None = None,
     ) -> None:
+        """``lanes``: how a round's lanes run on this store (default: :func:`~footnote.retrieve.runners.lane_runner`,
+        batched on a store that batches lane calls, else serial)."""
         self.settings = settings
+        self.lanes = lanes or lane_runner(store, settings)
         self.store = store
         self.embedder = embedder
         self.reranker = reranker
@@ -183,9 +188,8 @@ class Retriever:
             return vecs
 
         rows_min = None if lexical else self.rows_floor(plan.lang)
-        lane_traces, _ = run_lanes(self.store, s, queries, embed_round1, pool, lang=plan.lang, round_no=1,
-                                   executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside,
-                                   rows_min=rows_min)
+        lane_traces, _ = self.lanes.run(Round(queries, embed_round1, pool, plan.lang, 1, rows_min,
+                                              self._lane_executor(lexical), first, beside))
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
@@ -219,9 +223,8 @@ class Retriever:
             def embed_round(qs: list[LaneQuery] = new_q, name: str = f"embed{sfx}") -> np.ndarray | None:
                 return self._embed(None, qs, traces, name, lexical)[1]
 
-            lane_traces, _ = run_lanes(self.store, s, new_q, embed_round, pool, lang=plan.lang, round_no=rounds,
-                                       executor=self._lane_executor(lexical), embed_first=first, parallel_text=beside,
-                                       rows_min=rows_min)
+            lane_traces, _ = self.lanes.run(Round(new_q, embed_round, pool, plan.lang, rounds, rows_min,
+                                                  self._lane_executor(lexical), first, beside))
             traces.extend(lane_traces)
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
@@ -286,7 +289,7 @@ class Retriever:
         at the previous search in that language (at first, the query's own) — less the margin. Only
         speed depends on the guess: the pool reads what a lower pre-floor than expected could keep."""
         rs = self.settings.retrieve
-        if self.embedder is None or not rs.lane_rows:
+        if self.embedder is None:
             return None
         corpus = self._corpus_langs.get(qlang, qlang)
         return self.judge.thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin

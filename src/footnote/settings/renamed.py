@@ -44,6 +44,9 @@ RENAMED_KEYS: dict[str, str] = {
 RETIRED_KEYS: dict[str, str] = {
     "store.postgres.lexical_one_statement": "both lexical lanes of a query always run as one statement",
     "retrieve.overlap_lanes": "the text lanes always run while the query is embedded (unless retrieve.embed_first)",
+    "retrieve.lane_rows": "a store that can joins the hits' rows to the lane statements, always (PostgreSQL)",
+    "retrieve.prefetch_text_hits": "a store that runs lane calls one by one (SQLite) always reads the text lanes' rows "
+                                   "while the query embeds",
     "retrieve.dense_rows_floor": "a dense lane always leaves out the rows below the expected pre-floor "
                                  "(retrieve.dense_rows_floor_margin sets how far below; 10 sends every row)",
 }

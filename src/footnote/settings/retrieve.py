@@ -38,20 +38,9 @@ class RetrieveSettings(_Frozen):
         "start; if it is ready by then (the query cache had it), text and dense lanes go as ONE batch (concurrent "
         "connections) instead of two in a row.",
     )
-    prefetch_text_hits: bool = Field(
-        True,
-        description="While the query is still being embedded, read the fragments and vectors of the text lanes' "
-        "hits for the pool (so after the dense lanes only the dense hits are left to read).",
-    )
-    lane_rows: bool = Field(
-        True,
-        description="Have the lane statements return their hits' fragments and vectors too, where the store can "
-        "(PostgreSQL: joined in the same statement, so the pool reads nothing afterwards — one round trip fewer per "
-        "batch). Off: the pool reads them (prefetch_text_hits, then the rest after the dense lanes).",
-    )
     dense_rows_floor_margin: float = Field(
         0.01, ge=0.0,
-        description="With lane_rows, a dense lane returns the rows only of the hits whose cosine could pass the pool's "
+        description="A dense lane on a store that joins the hits' rows to its statements (PostgreSQL) returns the rows only of the hits whose cosine could pass the pool's "
         "pre-floor (the one expected for the query's language and the majority language the pool had at the previous "
         "search in it) less this margin; the others come back as id, cosine and language, all the pool uses of a hit "
         "it drops (a pre-floor lower than expected: the pool reads the ones it may keep, so the candidates are the "
