@@ -51,3 +51,22 @@ def test_the_trace_is_typed_where_the_pipeline_wrote_it(build_engine: Any) -> No
     d = t.to_dict()
     assert d["insufficient_stage"] == "gate" and "near_miss_titles" not in d
     assert Trace.from_dict(d) == t
+
+
+def test_a_turn_reads_each_source_once(build_engine: Any) -> None:
+    """The prose check, the citations and a near miss's titles ask for the same sources: the turn reads each
+    one from the store once (``TurnState.sources``)."""
+    from collections import Counter
+
+    eng = build_engine()
+    eng.ask(FOG_Q)  # warm: the corpus-wide names the prose check keeps are read here
+    asked: Counter[str] = Counter()
+    real = eng.store.get_source
+
+    def counting(source_id: str) -> Any:
+        asked[source_id] += 1
+        return real(source_id)
+
+    eng.store.get_source = counting
+    a = eng.ask(FOG_Q)
+    assert a.citations and asked and max(asked.values()) == 1, asked

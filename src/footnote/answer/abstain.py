@@ -3,12 +3,12 @@ the titles a near miss names (``docs/answering.md``, "Abstention reasons")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from footnote.answer.trace import StageRecord
 from footnote.answer.types import Abstention, AbstentionReason, AbstentionStage, Note
-from footnote.store import Store, sources_by_id
+from footnote.records.fragments import Source
 
 
 def outline_abstention(stages: Sequence[StageRecord]) -> Abstention:
@@ -24,12 +24,14 @@ def outline_abstention(stages: Sequence[StageRecord]) -> Abstention:
     return Abstention(AbstentionReason.ANSWER_NOT_IN_PASSAGES, AbstentionStage.ANSWER)
 
 
-def near_miss_titles(store: Store, notes: Sequence[Note], cap: int) -> list[str]:
-    """Titles (else file names) of the first ``cap`` distinct sources among ``notes``, best first."""
+def near_miss_titles(lookup: Callable[[Iterable[str]], Mapping[str, Source]], notes: Sequence[Note],
+                     cap: int) -> list[str]:
+    """Titles (else file names) of the first ``cap`` distinct sources among ``notes``, best first (``lookup``:
+    the sources the store holds among some ids, by id)."""
     if cap <= 0 or not notes:
         return []
     ids = list(dict.fromkeys(n.fragment.source_id for n in notes))
-    sources = sources_by_id(store, ids)
+    sources = lookup(ids)
     out: list[str] = []
     for sid in ids:
         s = sources.get(sid)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -32,7 +32,7 @@ from footnote.answer.types import (
     VerdictEvent,
 )
 from footnote.errors import ModelError, TurnDeadline
-from footnote.records.fragments import NoteLocator
+from footnote.records.fragments import NoteLocator, Source
 from footnote.retrieve.types import Verdict
 from footnote.store import sources_by_id
 
@@ -46,6 +46,16 @@ log = logging.getLogger(__name__)
 class Endings:
     """The answer contract at a turn's end, and the ways a turn ends without a corpus answer."""
 
+    def _sources(self, turn: TurnState, source_ids: Iterable[str]) -> dict[str, Source]:
+        """The sources among ``source_ids`` the store holds, by id, in first-seen order; each read once per turn
+        (the prose check, the citations and a near miss's titles ask for the same ones)."""
+        ids = list(dict.fromkeys(source_ids))
+        missing = [i for i in ids if i not in turn.sources]
+        if missing:
+            found = sources_by_id(self.store, missing)
+            turn.sources.update({i: found.get(i) for i in missing})
+        return {i: s for i in ids if (s := turn.sources[i]) is not None}
+
     if TYPE_CHECKING:  # provided by Answerer
         settings: Settings
         retriever: RetrieverLike
@@ -54,7 +64,7 @@ class Endings:
         scorer: TermScorer
         support: SupportScorer
 
-        def _checker(self, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker: ...
+        def _checker(self, turn: TurnState, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker: ...
 
     # -- endings -------------------------------------------------------------------------------
     def _finish(
@@ -68,7 +78,7 @@ class Endings:
         assert (abstention is None) == (mode is AnswerMode.CORPUS), (mode, abstention)
         t0 = time.perf_counter()
         used = [int(x) for x in CITE.findall(text) if x.isdigit()]
-        cited = sources_by_id(self.store, (by_n[n].fragment.source_id for n in used if n in by_n))
+        cited = self._sources(turn, (by_n[n].fragment.source_id for n in used if n in by_n))
         titles = {k: s.title for k, s in cited.items()}
         for n in by_n.values():
             loc = n.fragment.locator
@@ -114,7 +124,7 @@ class Endings:
         known: KnownNames = self.mentions.get()
         cap = self.settings.answer.near_miss_titles
         near = abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
-        titles = near_miss_titles(self.store, related, cap) if near else []
+        titles = near_miss_titles(lambda ids: self._sources(turn, ids), related, cap) if near else []
         said = (disclaimers.near_miss_text(turn.lang, titles, queries, known.kinds) if titles
                 else disclaimers.not_found_text(turn.lang, queries, known.kinds))
         text = " ".join([*(f"{n}." for n in result.plan.address_notes), said])
@@ -162,7 +172,7 @@ class Endings:
         notes = tuple(Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(cands, 1))
         # the model saw no notes: every [n] it wrote is forged
         answer_text, _, forged = clean_citations(reply.answer, set())
-        checker = self._checker(notes)
+        checker = self._checker(turn, notes)
         checked = checker.check(answer_text)
         answer_text, removed, names = checked.text, checked.mentions, checked.names
         cited, _ = attach_citations(answer_text, turn.lang, notes, self.scorer, a.fallback_cite_min_overlap)

@@ -72,7 +72,7 @@ from footnote.redact import settings_secrets
 from footnote.retrieve.books import address_aliases
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
-from footnote.store import Store, sources_by_id
+from footnote.store import Store
 from footnote.store.protocol import SentenceVectorStore
 
 log = logging.getLogger(__name__)
@@ -285,7 +285,7 @@ class Answerer(Endings):
         t0 = time.perf_counter()
         synth = turn.models.get("synthesizer")
         # a background note's title is a name no note of this turn carries: the prose check removes it
-        checker = self._checker(ctx.notes, [n.label for n in turn.background] if synth is not None else ())
+        checker = self._checker(turn, ctx.notes, [n.label for n in turn.background] if synth is not None else ())
         cleaner: StreamCleaner | None = None
         how = "extractive"
         tokens: list[int] = [0]
@@ -435,8 +435,8 @@ class Answerer(Endings):
                 out[n.fragment.id] = cues
         return out
 
-    def _checker(self, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker:
-        titles, files = self._source_names(notes)
+    def _checker(self, turn: TurnState, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker:
+        titles, files = self._source_names(turn, notes)
         known = self.mentions.get()
         extra = [skel(t) for t in extra_titles if len(t.strip()) >= self.settings.answer.prose_min_title_chars]
         if extra:
@@ -444,8 +444,8 @@ class Answerer(Endings):
             known = dc_replace(known, titles=all_titles, title_re=names_pattern(all_titles))
         return ProseChecker(known, Carried.of(notes, titles, files))
 
-    def _source_names(self, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
-        sources = sources_by_id(self.store, (n.fragment.source_id for n in notes))
+    def _source_names(self, turn: TurnState, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
+        sources = self._sources(turn, (n.fragment.source_id for n in notes))
         return {k: s.title for k, s in sources.items()}, {k: s.original_name for k, s in sources.items()}
 
 

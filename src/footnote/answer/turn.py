@@ -13,6 +13,7 @@ from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, T
 from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, Embedder
+from footnote.records.fragments import Source
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import redact
 from footnote.retrieve.books import BookCache
@@ -60,6 +61,8 @@ class TurnState:
     memory_dropped: int = 0  # citations of a background note dropped
     memory_removed: int = 0  # mentions of a background note's title removed
     near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
+    #: the sources this turn read, by id (None: the store has none by that id), so each is read once per turn
+    sources: dict[str, Source | None] = field(default_factory=dict)
 
     def degrade(self, why: str) -> None:
         """Say in the trace what failed and what was used instead (secrets masked)."""
