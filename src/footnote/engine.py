@@ -39,7 +39,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def check_question(question: str, max_chars: int) -> str:
+class Question(str):
+    """A question that passed :func:`check_question` (normalised): every later step takes it as it is, so the
+    edge that checked it first (the server, for its 422) and the engine do not check it twice."""
+
+    __slots__ = ()
+
+
+def check_question(question: str, max_chars: int) -> Question:
     """The one question check of the engine (CLI, server and evaluation all go through it): valid
     Unicode (no lone surrogates), NFC-normalised, invisible and control characters removed
     (``footnote.text.clean_text``), whitespace collapsed, not empty, at most ``max_chars``
@@ -57,7 +64,7 @@ def check_question(question: str, max_chars: int) -> str:
         raise InvalidQuestion(
             f"the question is {len(q)} characters long; the limit is {max_chars} (answer.max_question_chars)"
         )
-    return q
+    return Question(q)
 
 
 def store_embedder(store: Store) -> str | None:
@@ -273,8 +280,10 @@ class Engine:
                                         lane_runner(self.store, self.settings))
         return self._retriever
 
-    def question(self, question: str) -> str:
-        """``question`` checked and normalised (see :func:`check_question`)."""
+    def question(self, question: str) -> Question:
+        """``question`` checked and normalised (see :func:`check_question`), once: a :class:`Question` is already."""
+        if isinstance(question, Question):
+            return question
         return check_question(question, self.settings.answer.max_question_chars)
 
     def _router(self) -> ChatModel | None:

@@ -69,7 +69,7 @@ def make_router(state: ServerState) -> APIRouter:
         question = engine.question(body.question)  # the engine's one check: 422 before anything runs
         cid = body.conversation_id
         if cid is not None:
-            check_conversation_id(cid)  # 404 before anything runs (the engine reads it again)
+            cid = check_conversation_id(cid)  # 404 before anything runs; the engine takes it as checked
         remember = state.settings.conversation.keep
         reader = reader_of(request, state.settings.server)
         if reader.new and cid is not None:  # a reader with no token owns no conversation

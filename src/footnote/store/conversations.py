@@ -30,11 +30,20 @@ def new_conversation_id() -> str:
     return secrets.token_hex(16)
 
 
-def check_conversation_id(cid: str) -> str:
-    """``cid`` if it has the shape of a conversation id, else :class:`NotFound` (never a store query)."""
+class ConversationId(str):
+    """A conversation id that passed :func:`check_conversation_id`: not checked again further in."""
+
+    __slots__ = ()
+
+
+def check_conversation_id(cid: str) -> ConversationId:
+    """``cid`` if it has the shape of a conversation id, else :class:`NotFound` (never a store query); once:
+    a :class:`ConversationId` is returned as it is."""
+    if isinstance(cid, ConversationId):
+        return cid
     if not isinstance(cid, str) or not ID_RE.match(cid):
         raise NotFound(f"no conversation {cid!r} (a conversation id is 32 hex digits)")
-    return cid
+    return ConversationId(cid)
 
 
 def owner_of(token: str) -> str:

@@ -1,0 +1,47 @@
+"""Each check runs once per turn: a question the edge checked (``Engine.question``: the server's 422) and a
+conversation id it checked (the 404) are typed as checked, and the engine takes them as they are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from footnote import engine as engine_mod
+from footnote.errors import InvalidQuestion, NotFound
+from footnote.store import conversations
+
+from .conftest import FOG_Q
+
+
+def test_a_checked_question_is_not_checked_again(build_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    eng = build_engine()
+    calls: list[str] = []
+    real = engine_mod.check_question
+
+    def counting(question: str, max_chars: int) -> Any:
+        calls.append(question)
+        return real(question, max_chars)
+
+    monkeypatch.setattr(engine_mod, "check_question", counting)
+    q = eng.question(f"  {FOG_Q}\u200b ")
+    assert q == FOG_Q and isinstance(q, engine_mod.Question) and calls == [f"  {FOG_Q}\u200b "]
+    assert eng.question(q) is q and len(calls) == 1
+    a = eng.ask(q)
+    assert a.citations and len(calls) == 1  # the turn took it as checked
+    eng.ask(FOG_Q)  # a plain string is checked, once
+    assert len(calls) == 2
+    with pytest.raises(InvalidQuestion):
+        eng.question("   ")
+
+
+def test_a_checked_conversation_id_is_not_checked_again(build_engine: Any) -> None:
+    eng = build_engine()
+    first = eng.ask(FOG_Q, remember=True)
+    assert first.conversation_id
+    cid = conversations.check_conversation_id(first.conversation_id)
+    assert isinstance(cid, conversations.ConversationId) and conversations.check_conversation_id(cid) is cid
+    follow = eng.ask("And at night?", conversation_id=cid)
+    assert follow.conversation_id == cid and follow.turn == 2
+    with pytest.raises(NotFound):
+        conversations.check_conversation_id("not-an-id")
