@@ -9,7 +9,15 @@ from footnote.errors import StoreError, StoreMissing
 from footnote.records.fragments import Source
 from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
-from footnote.store.protocol import BacklogStats, Hit, Original, PendingFragment, Store, StoreStats
+from footnote.store.protocol import (
+    BacklogStats,
+    Hit,
+    Original,
+    PendingFragment,
+    SourceStore,
+    Store,
+    StoreStats,
+)
 
 __all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store", "source_titles", "sources_by_id",
            "sqlite_path_from_url"]
@@ -54,7 +62,7 @@ def open_store(url: str, settings: StoreSettings | None = None, *, create: bool 
     return SqliteStore(path, settings)
 
 
-def sources_by_id(store: Store, source_ids: Iterable[str]) -> dict[str, Source]:
+def sources_by_id(store: SourceStore, source_ids: Iterable[str]) -> dict[str, Source]:
     """Each source among ``source_ids`` that ``store`` holds, by id, in first-seen order (one lookup per
     distinct id; a source the store lacks is left out)."""
     out: dict[str, Source] = {}
@@ -65,6 +73,6 @@ def sources_by_id(store: Store, source_ids: Iterable[str]) -> dict[str, Source]:
     return out
 
 
-def source_titles(store: Store, source_ids: Iterable[str]) -> dict[str, str]:
+def source_titles(store: SourceStore, source_ids: Iterable[str]) -> dict[str, str]:
     """The title of each source among ``source_ids`` that ``store`` holds (see :func:`sources_by_id`)."""
     return {sid: src.title for sid, src in sources_by_id(store, source_ids).items()}

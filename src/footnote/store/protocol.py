@@ -1,4 +1,7 @@
-"""The ``Store`` protocol every backend implements (SQLite embedded, PostgreSQL + pgvector).
+"""The ``Store`` protocol every backend implements (SQLite embedded, PostgreSQL + pgvector), made of named
+capabilities — ``SourceStore``, ``VectorStore``, ``LaneStore``, ``MemoryStore``, ``ConversationStore`` — each
+tested by the conformance suite's mixins of the same scope and each a module of either backend (docs/store.md,
+"How the backends are cut"). A stage that needs one capability can ask for just that protocol.
 
 Semantics both backends keep (the conformance suite in ``footnote.testing.store_conformance`` checks them):
 - ``put_source`` replaces a source, its fragments, embeddings and original atomically (one
@@ -119,10 +122,9 @@ class SentenceVectorStore(Protocol):
 
 
 @runtime_checkable
-class Store(ConversationStore, MemoryStore, Protocol):
-    url: str
-
-    def close(self) -> None: ...
+class VectorStore(Protocol):
+    """The fragment vectors: the embedder the store is bound to, the embedding backlog and its claims, the
+    vectors themselves (the conformance suite's ``BindingTests``; ``sqlite_vectors.py``, ``pg_vectors.py``)."""
 
     # --- embedder binding -------------------------------------------------------------------
     def embedder_info(self) -> tuple[str, int] | None:
@@ -180,6 +182,21 @@ class Store(ConversationStore, MemoryStore, Protocol):
         """Remember a backlog worker's current rate (fragments/s) so other processes can show an ETA;
         ``running=False``: the worker stopped (interrupted, failed), so no run is shown as going on."""
         ...
+
+
+    def iter_embeddings(self, batch: int = 1000) -> Iterable[tuple[list[str], np.ndarray]]:
+        """All (fragment ids, vectors) in batches — for migration and calibration."""
+        ...
+
+    def get_embeddings(self, fragment_ids: Sequence[str]) -> np.ndarray:
+        """Vectors for the given ids, in order (zeros for a fragment without one)."""
+        ...
+
+
+@runtime_checkable
+class SourceStore(Protocol):
+    """Sources and their fragments, cues and originals: written, deleted and read (``WriteTests``,
+    ``DeleteTests``, ``CueTests``, ``CurationTests``; ``sqlite.py``, ``postgres.py``)."""
 
     # --- writing ----------------------------------------------------------------------------
     def source_hash(self, source_id: str) -> str | None:
@@ -254,13 +271,11 @@ class Store(ConversationStore, MemoryStore, Protocol):
 
     def stats(self) -> StoreStats: ...
 
-    def iter_embeddings(self, batch: int = 1000) -> Iterable[tuple[list[str], np.ndarray]]:
-        """All (fragment ids, vectors) in batches — for migration and calibration."""
-        ...
 
-    def get_embeddings(self, fragment_ids: Sequence[str]) -> np.ndarray:
-        """Vectors for the given ids, in order (zeros for a fragment without one)."""
-        ...
+@runtime_checkable
+class LaneStore(Protocol):
+    """The lanes a search runs (``LexicalTests``, ``AddressTests``, ``TrigramTests``, ``DenseTests``;
+    ``sqlite_search.py``, ``pg_search.py``); ``store.batch`` names the optional batched forms."""
 
     # --- lanes ------------------------------------------------------------------------------
     def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
@@ -286,3 +301,12 @@ class Store(ConversationStore, MemoryStore, Protocol):
     def search_trigram(self, text: str, k: int) -> list[Hit]:
         """Fuzzy match of ``text`` against ``addr_label || source_id || tokens``."""
         ...
+
+
+@runtime_checkable
+class Store(SourceStore, VectorStore, LaneStore, ConversationStore, MemoryStore, Protocol):
+    """Everything a backend provides: the capabilities above, curated memory and conversations."""
+
+    url: str
+
+    def close(self) -> None: ...
