@@ -514,7 +514,9 @@ def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> 
     parts = urlsplit(pg_url)
     proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
     url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
-    s = _open(url, pg_exact_search_max=50, pg_pool_size=1, pg_batch_connections=1)  # 50 < rows: HNSW for all kinds
+    # 50 < rows: HNSW for all kinds; the per-kind counts kept for the whole test, so no recount on a worker
+    # thread adds a round trip of its own while the turns are counted (a loaded machine took > 10 s here)
+    s = _open(url, pg_exact_search_max=50, pg_pool_size=1, pg_batch_connections=1, pg_size_cache_s=3600.0)
     try:
         s.bind_embedder("hash", 64)
         src, data = make_source("mix")
@@ -541,7 +543,7 @@ def test_search_many_is_one_round_trip_and_matches_single_calls(pg_url: str) -> 
             s.search_many([c])  # type: ignore[attr-defined]
         assert proxy.turns - before == 6  # one per call when they come one at a time
         # dealt over three connections: one round trip on each, concurrently; the same hits
-        par = _open(url, pg_exact_search_max=50, pg_pool_size=4, pg_batch_connections=3)
+        par = _open(url, pg_exact_search_max=50, pg_pool_size=4, pg_batch_connections=3, pg_size_cache_s=3600.0)
         try:
             par.search_many(calls)  # type: ignore[attr-defined]  # warm: connections, size cache
             before = proxy.turns
@@ -695,7 +697,7 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
     url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
     # the server's own exact statement is under test here, not the in-process copy (tests/store/test_pg_exact.py)
     s = _open(url, pg_exact_search_max=40, hnsw_ef_search=40, pg_shared_scan_min_share=0.25, pg_batch_connections=1,
-              pg_exact_cache=False)
+              pg_exact_cache=False, pg_size_cache_s=3600.0)  # no recount's round trip among those counted
     try:
         s.bind_embedder("hash", 64)
         texts = distinct_texts(300, seed=5)
