@@ -258,9 +258,10 @@ def run_real_corpus(settings: Settings, args: argparse.Namespace) -> dict[str, A
     qs = compare.real_questions(questions, lang=args.lang, limit=args.queries)
     name = corpus.stem.replace(".", "-")
     base = str(CACHE / "bench-search") if pg_bench.is_pg(args.store) else args.store
-    urls = {"sqlite": compare.corpus_store(settings, f"{base}-{name}.db", corpus)}
+    settings = settings.with_overrides(**{"embedder.name": args.embedder})  # --embedder, as for the synthetic stores
+    urls = {"sqlite": compare.corpus_store(settings, f"{base}-{name}-{args.embedder}.db", corpus)}
     if pg_bench.is_pg(args.store):
-        urls["postgresql"] = compare.pg_copy(settings, urls["sqlite"], pg_bench.size_url(args.store, name))
+        urls["postgresql"] = compare.pg_copy(settings, urls["sqlite"], pg_bench.size_url(args.store, f"{name}-{args.embedder}"))
     results: dict[str, Any] = {}
     for backend, url in urls.items():
         label = f"{backend} {name} ({len(qs)} questions from {questions.name})"
