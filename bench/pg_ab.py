@@ -48,23 +48,12 @@ def _slate(r: Any) -> tuple[Any, ...]:
     return (r.verdict.value, tuple((c.fragment.id, round(float(c.score), 6)) for c in r.candidates))
 
 
-class RowsReadByThePool:
-    """A store without ``search_many_rows``: the lanes return ids and scores, and the pool reads the rows."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "search_many_rows":
-            raise AttributeError(name)
-        return getattr(self._store, name)
-
-
 def _engine(settings: Settings, rows_by_pool: bool) -> Engine:
     if not rows_by_pool:
         return Engine.from_settings(settings)
     from footnote.models.embedders import make_embedder
     from footnote.store import open_store
+    from footnote.testing.internal.rows import RowsReadByThePool
 
     store: Any = RowsReadByThePool(open_store(settings.store.url, settings.store))
     return Engine(settings, store, make_embedder(settings.embedder, settings.models.dir_path))

@@ -116,25 +116,7 @@ def test_too_few_rows_is_an_error() -> None:
 
 
 def test_calibrate_command_writes_settings(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus.jsonl"
-    topics = ["ocean tides moon gravity", "volcano lava crust eruption", "bread yeast dough oven",
-              "river valley silt delta", "forest carbon wood soil", "comet orbit ice tail"]
-    corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "kind": "prose_chapter", "title": t, "lang": "en",
-                                            "text": f"This paragraph is about {t}. " * 3})
-                                for i, t in enumerate(topics)) + "\n", encoding="utf-8")
-    qrows = []
-    for i, t in enumerate(topics):
-        for j in range(6):
-            qrows.append({"id": f"in{i}-{j}", "question": f"what about {t.split()[j % 4]} {t.split()[(j + 1) % 4]}?",
-                          "lang": "en", "answerable": True, "category": "in_corpus", "gold": [f"d{i}"]})
-    for j, w in enumerate(["guitar strings", "chess opening", "tennis serve", "jazz chord", "stock market",
-                           "football goal", "poetry meter", "violin bow", "opera aria", "golf swing",
-                           "cricket bat", "sushi rice", "ballet shoes", "poker hand", "marathon pace",
-                           "sailing knot", "pottery glaze", "origami crane"]):
-        qrows.append({"id": f"off{j}", "question": f"how does a {w} work?", "lang": "en", "answerable": False,
-                      "category": "off_topic", "gold": []})
-    questions = tmp_path / "q.jsonl"
-    questions.write_text("\n".join(json.dumps(r) for r in qrows) + "\n", encoding="utf-8")
+    corpus, questions = _tiny_set(tmp_path)
     cfg = tmp_path / "footnote.toml"  # created by the command
     res = CliRunner().invoke(main, [
         "calibrate", "--corpus", str(corpus), "--questions", str(questions), "--settings-file", str(cfg),
@@ -262,7 +244,8 @@ def _tiny_set(tmp_path: Path) -> tuple[Path, Path]:
                "category": "off_topic", "gold": []}
               for j, w in enumerate(["guitar strings", "chess opening", "tennis serve", "jazz chord", "stock market",
                                      "football goal", "poetry meter", "violin bow", "opera aria", "golf swing",
-                                     "cricket bat", "sushi rice"])]
+                                     "cricket bat", "sushi rice", "ballet shoes", "poker hand", "marathon pace",
+                                     "sailing knot", "pottery glaze", "origami crane"])]
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(json.dumps(r) for r in qrows) + "\n", encoding="utf-8")
     return corpus, questions

@@ -90,19 +90,6 @@ def test_hnsw_recall_against_exact(engines: tuple[Engine, Engine], questions: li
         ann.close()
 
 
-class _RowsHidden:
-    """The PostgreSQL store without its rows capability (``search_many_rows``): the pool reads the hits'
-    rows itself after the lanes — the path before the lane statements joined them, kept here as the reference."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "search_many_rows":
-            raise AttributeError(name)
-        return getattr(self._store, name)
-
-
 def test_every_schedule_of_the_batched_runner_keeps_the_results(engines: tuple[Engine, Engine],
                                                                 questions: list[dict[str, Any]]) -> None:
     """The batched lane runner's schedules — the text lanes while the query embeds, one batch for text + dense
@@ -113,6 +100,7 @@ def test_every_schedule_of_the_batched_runner_keeps_the_results(engines: tuple[E
     from footnote.models.embedders import HashEmbedder
     from footnote.retrieve.runners import BatchedLanes
     from footnote.store import open_store
+    from footnote.testing.internal.rows import RowsReadByThePool
 
     _, pg = engines
     assert pg.embedder is not None
@@ -126,7 +114,7 @@ def test_every_schedule_of_the_batched_runner_keeps_the_results(engines: tuple[E
     def engine(embedder: HashEmbedder, *, hide_rows: bool = False, **over: Any) -> Engine:
         s = pg.settings.with_overrides(**over)
         store = open_store(s.store.url, s.store)
-        return Engine(s, _RowsHidden(store) if hide_rows else store, embedder)  # type: ignore[arg-type]
+        return Engine(s, RowsReadByThePool(store) if hide_rows else store, embedder)  # type: ignore[arg-type]
 
     plain = engine(HashEmbedder(dim), hide_rows=True, **{"retrieve.ready_vector_wait_ms": 0.0})
     rows = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
