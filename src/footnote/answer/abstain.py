@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from footnote.answer.trace import StageRecord
+from footnote.answer.trace import StageRecord, last_stage
 from footnote.answer.types import Abstention, AbstentionReason, AbstentionStage, Note
 from footnote.records.fragments import Source
 
@@ -16,7 +16,8 @@ def outline_abstention(stages: Sequence[StageRecord]) -> Abstention:
     (``planner_found_nothing``); the extractive answer had no sentence floor to judge by and the gate's
     verdict (only weak matches) decided (``insufficient_coverage``); else the extractive answer read the
     passages and found no sentence that answers (``answer_not_in_passages``: a near miss)."""
-    info: Mapping[str, Any] = next((st.info for st in reversed(stages) if st.name == "outline"), {})
+    outline = last_stage(stages, "outline")
+    info: Mapping[str, Any] = outline.info if outline is not None else {}
     if info.get("planner") == "model":
         return Abstention(AbstentionReason.PLANNER_FOUND_NOTHING, AbstentionStage.PLANNER)
     if info.get("declined_by") == "gate":

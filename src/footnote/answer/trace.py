@@ -115,7 +115,7 @@ class Trace:
 
     def stage(self, name: str) -> StageRecord | None:
         """The answer stage of that name (the last one, should a stage run twice), else None."""
-        return next((s for s in reversed(self.stages) if s.name == name), None)
+        return last_stage(self.stages, name)
 
     def with_degraded(self, *why: str) -> Trace:
         """This trace with more entries in ``degraded``."""
@@ -185,6 +185,6 @@ class Trace:
         )
 
 
-def stage_records(stages: Sequence[Mapping[str, Any]]) -> tuple[StageRecord, ...]:
-    """The turn's recorded stages as records."""
-    return tuple(StageRecord.from_dict(s) for s in stages)
+def last_stage(stages: Sequence[StageRecord], name: str) -> StageRecord | None:
+    """The last recorded stage of that name (a stage may run twice), else None."""
+    return next((s for s in reversed(stages) if s.name == name), None)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from footnote.answer.followup import Rewrite
-from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace
+from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace, last_stage
 from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, Embedder
@@ -146,7 +146,8 @@ def insufficient_stage(turn: TurnState, reason: str) -> str:
     if reason == "bail_out":
         return "gate"
     if reason == "empty_outline":
-        planner = next((st.info.get("planner") for st in reversed(turn.stages) if st.name == "outline"), None)
+        outline = last_stage(turn.stages, "outline")
+        planner = outline.info.get("planner") if outline is not None else None
         return f"outline.{planner}" if planner else "outline"
     if reason == "no_grounded_text":
         return "synthesize"

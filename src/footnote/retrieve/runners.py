@@ -79,11 +79,22 @@ class _Runner:
         self.settings = settings
 
     def run(self, r: Round) -> tuple[list[StageTrace], np.ndarray | None]:
-        ran = self._schedule(r, text_calls(self.settings, r.queries, r.pool, lang=r.lang))
+        texts = text_calls(self.settings, r.queries, r.pool, lang=r.lang)
+        if r.executor is None and not r.embed_first:  # no worker (lexical only): nothing to overlap
+            ran = self._then_dense(r, texts, self._batch(texts, r.pool), r.embed())
+        else:
+            ran = self._schedule(r, texts)
         return _traces(r, ran), ran.vectors
 
     def _schedule(self, r: Round, texts: list[PlannedCall]) -> _Ran:
+        """The round with a worker to embed on, or with the query embedded first."""
         raise NotImplementedError
+
+    def _then_dense(self, r: Round, texts: list[PlannedCall], text_res: _Batch, vectors: np.ndarray | None,
+                    prefetched: int = 0) -> _Ran:
+        """The text lanes ran (``text_res``): now the dense lanes of ``vectors``, as one batch."""
+        dense = self._dense(r, vectors)
+        return _Ran(texts, dense, text_res, self._batch(dense, r.pool), vectors, prefetched=prefetched)
 
     def _dense(self, r: Round, vectors: np.ndarray | None) -> list[PlannedCall]:
         return dense_calls(self.settings, r.queries, vectors, r.pool, r.rows_min) if vectors is not None else []
@@ -103,8 +114,7 @@ class BatchedLanes(_Runner):
         if r.embed_first:
             vectors = r.embed()
             return self._merged(r, texts, vectors)
-        if r.executor is None:
-            return self._one_after_the_other(r, texts)
+        assert r.executor is not None
         future = r.executor.submit(r.embed)
         wait_ms = self.settings.retrieve.ready_vector_wait_ms
         if wait_ms > 0 and not wait([future], timeout=wait_ms / 1000).not_done:
@@ -113,8 +123,7 @@ class BatchedLanes(_Runner):
             text_res = self._batch(texts, r.pool)
         finally:
             vectors = future.result()  # re-raises the embedder's error here
-        dense = self._dense(r, vectors)
-        return _Ran(texts, dense, text_res, self._batch(dense, r.pool), vectors)
+        return self._then_dense(r, texts, text_res, vectors)
 
     def _merged(self, r: Round, texts: list[PlannedCall], vectors: np.ndarray | None) -> _Ran:
         """Text and dense lanes as ONE batch; the results split back into the two batches' shape, the wall
@@ -124,12 +133,6 @@ class BatchedLanes(_Runner):
         n = len(texts)
         return _Ran(texts, dense, (hits[:n], per_call[:n] if per_call is not None else None, wall),
                     (hits[n:], per_call[n:] if per_call is not None else None, 0.0), vectors, merged=True)
-
-    def _one_after_the_other(self, r: Round, texts: list[PlannedCall]) -> _Ran:
-        text_res = self._batch(texts, r.pool)
-        vectors = r.embed()
-        dense = self._dense(r, vectors)
-        return _Ran(texts, dense, text_res, self._batch(dense, r.pool), vectors)
 
 
 class SerialLanes(_Runner):
@@ -150,20 +153,16 @@ class SerialLanes(_Runner):
                 return _Ran(texts, dense, text_res, dense_res, vectors, prefetched=prefetched, beside=True)
             text_res = self._batch(texts, r.pool)
             return _Ran(texts, dense, text_res, self._batch(dense, r.pool), vectors)
+        assert r.executor is not None
         prefetched = 0
-        if r.executor is None:
+        future = r.executor.submit(r.embed)
+        try:
             text_res = self._batch(texts, r.pool)
-            vectors = r.embed()
-        else:
-            future = r.executor.submit(r.embed)
-            try:
-                text_res = self._batch(texts, r.pool)
-                if not future.done():
-                    prefetched = self._prefetch(r.pool, [h.fragment_id for found in text_res[0] for h in found])
-            finally:
-                vectors = future.result()  # re-raises the embedder's error here
-        dense = self._dense(r, vectors)
-        return _Ran(texts, dense, text_res, self._batch(dense, r.pool), vectors, prefetched=prefetched)
+            if not future.done():
+                prefetched = self._prefetch(r.pool, [h.fragment_id for found in text_res[0] for h in found])
+        finally:
+            vectors = future.result()  # re-raises the embedder's error here
+        return self._then_dense(r, texts, text_res, vectors, prefetched)
 
     def _text_side(self, texts: list[PlannedCall], pool: LanePool) -> tuple[_Batch, int]:
         res = self._batch(texts, pool)
