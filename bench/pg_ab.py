@@ -11,6 +11,12 @@ survive a busy machine, the wall times do not. Also checks that the variants ret
 the lanes (the path before the lane statements joined them, once ``retrieve.lane_rows=false``: kept here, not
 in the product).
 
+``--b-server-exact-scan``: B's store searches its small kind groups on the server, not from the in-process copy
+(the path before ``store.postgres.exact_cache`` was retired: ``PostgresStore(exact_copy=False)``).
+
+``--b-embed-first on|off``: B's retriever embeds the query before any lane (on) or overlaps the text lanes with
+the embedding (off), whatever the rule would pick (the former ``retrieve.embed_first``; ``Retriever(embed_first=…)``).
+
 ``--a`` / ``--b`` take KEY=JSON overrides (repeatable); A is the defaults unless given. Fresh query
 vectors each time (``embedder.query_cache_size`` 0), so the embedding is inside every search; the
 dense-only baseline embeds, runs ``search_dense(k=10)`` and reads the hits' fragments.
@@ -48,21 +54,29 @@ def _slate(r: Any) -> tuple[Any, ...]:
     return (r.verdict.value, tuple((c.fragment.id, round(float(c.score), 6)) for c in r.candidates))
 
 
-def _engine(settings: Settings, rows_by_pool: bool) -> Engine:
-    if not rows_by_pool:
-        return Engine.from_settings(settings)
-    from footnote.models.embedders import make_embedder
-    from footnote.store import open_store
-    from footnote.testing.internal.rows import RowsReadByThePool
+def _engine(settings: Settings, rows_by_pool: bool = False, server_exact: bool = False,
+            embed_first: bool | None = None) -> Engine:
+    """An engine on the product's path, or on one the product no longer takes (kept here, not in it)."""
+    if not rows_by_pool and not server_exact:
+        engine = Engine.from_settings(settings)
+    else:
+        from footnote.models.embedders import make_embedder
+        from footnote.store.postgres import PostgresStore
+        from footnote.testing.internal.rows import RowsReadByThePool
 
-    store: Any = RowsReadByThePool(open_store(settings.store.url, settings.store))
-    return Engine(settings, store, make_embedder(settings.embedder, settings.models.dir_path))
+        store: Any = PostgresStore(settings.store.url, settings.store, exact_copy=not server_exact)
+        if rows_by_pool:
+            store = RowsReadByThePool(store)
+        engine = Engine(settings, store, make_embedder(settings.embedder, settings.models.dir_path))
+    if embed_first is not None:
+        engine.retriever.embed_first = embed_first
+    return engine
 
 
 def run(base: Settings, a: dict[str, Any], b: dict[str, Any], qs: list[str], warmup: int = 3,
-        b_rows_by_pool: bool = False) -> dict[str, Any]:
+        b_rows_by_pool: bool = False, b_server_exact: bool = False, b_embed_first: bool | None = None) -> dict[str, Any]:
     engines = {"A": Engine.from_settings(base.with_overrides(**a) if a else base),
-               "B": _engine(base.with_overrides(**b) if b else base, b_rows_by_pool)}
+               "B": _engine(base.with_overrides(**b) if b else base, b_rows_by_pool, b_server_exact, b_embed_first)}
     dense_engine = engines["A"]
     emb, store = dense_engine.embedder, dense_engine.store
     assert emb is not None
@@ -113,11 +127,17 @@ def main() -> int:
     ap.add_argument("--b", action="append", default=[], metavar="KEY=JSON")
     ap.add_argument("--b-rows-read-by-the-pool", dest="b_rows_by_pool", action="store_true",
                     help="B's store hides its rows capability: the pool reads the hits' rows after the lanes.")
+    ap.add_argument("--b-server-exact-scan", dest="b_server_exact", action="store_true",
+                    help="B's store searches its small kind groups on the server (no in-process copy).")
+    ap.add_argument("--b-embed-first", dest="b_embed_first", choices=("on", "off"), default=None,
+                    help="B's retriever embeds first (on) or overlaps the text lanes with the embedding (off).")
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
     args = ap.parse_args()
     base = load_settings(None).with_overrides(**{"store.url": args.store, "embedder.query_cache_size": 0})
     print(f"load average before: {os.getloadavg()}")
-    res = run(base, _overrides(args.a), _overrides(args.b), queries(args.queries), b_rows_by_pool=args.b_rows_by_pool)
+    res = run(base, _overrides(args.a), _overrides(args.b), queries(args.queries), b_rows_by_pool=args.b_rows_by_pool,
+              b_server_exact=args.b_server_exact,
+              b_embed_first=None if args.b_embed_first is None else args.b_embed_first == "on")
     print(f"A = {args.a or 'defaults'}; B = {args.b or 'defaults'}; {res['queries']} questions interleaved; "
           f"identical slates A/B: {res['same_slates']}/{res['queries']}; load average after: {res['loadavg']}")
     print(f"{'':<12}{'wall p50':>10}{'wall p95':>10}{'client CPU':>12}{'backend CPU':>13}{'CPU p50':>10}{'CPU p95':>10}"

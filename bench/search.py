@@ -247,7 +247,7 @@ def add_compare_options(ap: argparse.ArgumentParser) -> None:
                    help="Question file for --corpus (eval format); default: the xquad dev set beside the corpus.")
     g.add_argument("--lang", default=None, help="Only the questions of this language (e.g. en).")
     g.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="A settings override for Footnote's side (JSON value), e.g. retrieve.embed_first=off; repeatable.")
+                   help="A settings override for Footnote's side (JSON value), e.g. store.blas_threads=0; repeatable.")
 
 
 def run_real_corpus(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from footnote.errors import ConfigError
 from footnote.settings import SEED_THRESHOLDS, Settings, load_settings, write_settings_file
+from footnote.settings.renamed import RETIRED_KEYS
 
 
 def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str | None]]:
@@ -189,6 +190,25 @@ def test_a_retired_switch_is_read_ignored_and_named(tmp_path: Path, caplog: pyte
     assert "dense_rows_floor_margin" in caplog.text  # says what replaces the switch
     with pytest.raises(UsageError, match="retired"):
         parse_assignment("retrieve.overlap_lanes=false")
+
+
+@pytest.mark.parametrize("key", sorted(RETIRED_KEYS))
+def test_every_retired_key_in_a_file_is_ignored_with_its_reason(key: str, tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Each retired comparison switch, set in an old footnote.toml under its own section: the file still loads,
+    the warning names the key and what replaced it, and no current field carries the name."""
+    from footnote.settings.renamed import RETIRED_KEYS
+
+    section, name = key.rsplit(".", 1)
+    old = tmp_path / "old.toml"
+    old.write_text(f"[{section}]\n{name} = false\n", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="footnote.settings.renamed"):
+        s = load_settings(old)
+    assert key in caplog.text and "retired" in caplog.text and RETIRED_KEYS[key][:30] in caplog.text
+    node: object = s
+    for part in section.split("."):
+        node = getattr(node, part)
+    assert name not in type(node).model_fields  # type: ignore[attr-defined]
 
 
 def test_the_measured_tables_are_package_data_every_embedder_entry_comes_from() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -201,17 +202,29 @@ def test_worker_processes_keep_the_embedders_memory_arena_and_the_query_side_doe
                                                                                       tmp_path: Path) -> None:
     """Worker processes only embed bounded passage batches: embeddinggemma's arena is on there (no page faults
     per batch: 239 PDF pages 92–110 → 71–75 s, 0.77 GB peak instead of 2.2–3.2), and off on the query side."""
+    from footnote.corpus import embedding
     from footnote.corpus.embedding import BacklogEmbedder
+    from footnote.models.embedders import make_embedder
+    from footnote.models.embeddinggemma import EmbeddingGemmaEmbedder
 
-    assert hash_settings.embedder.gemma.mem_arena is False
     store = open_store(str(tmp_path / "s.db"))
     try:
         emb = HashEmbedder(hash_settings.embedder.hash_dim)
         be = BacklogEmbedder(hash_settings.with_overrides(**{"backlog.worker_threads": 3}), store, emb)
         ws = be.worker_settings()
-        assert ws.gemma.mem_arena is True and ws.threads == 3 and ws.name == hash_settings.embedder.name
-        off = BacklogEmbedder(hash_settings.with_overrides(**{"backlog.worker_mem_arena": False}), store, emb)
-        assert off.worker_settings().gemma.mem_arena is False
+        assert ws.threads == 3 and ws.name == hash_settings.embedder.name
+        # a worker process builds its embedder for passages only: embeddinggemma's arena on there, off elsewhere
+        gemma = ws.model_copy(update={"name": "embeddinggemma"})
+        sigint, batch = signal.getsignal(signal.SIGINT), embedding._WORKER_BATCH
+        embedding._init_worker(gemma, 0, tmp_path / "models")  # what a worker process runs at its start
+        try:
+            worker = embedding._WORKER_EMBEDDER
+            assert isinstance(worker, EmbeddingGemmaEmbedder) and worker.mem_arena is True
+        finally:
+            embedding._WORKER_EMBEDDER, embedding._WORKER_BATCH = None, batch
+            signal.signal(signal.SIGINT, sigint)
+        query_side = make_embedder(gemma, tmp_path / "models")
+        assert isinstance(query_side, EmbeddingGemmaEmbedder) and query_side.mem_arena is False
     finally:
         store.close()
 

@@ -121,8 +121,8 @@ def test_batches_sorted_by_length_give_the_same_vectors_as_one_by_one(gemma_embe
 
 
 def test_the_memory_arena_reaches_the_session_and_changes_no_vector(gemma_embedder: EmbeddingGemmaEmbedder) -> None:
-    """``embedder.gemma.mem_arena`` (on in worker processes) is onnxruntime's arena: the same arithmetic."""
-    on = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings.model_copy(update={"gemma": gemma_embedder.settings.gemma.model_copy(update={"mem_arena": True})}))
+    """The memory arena (on in embedding worker processes) is onnxruntime's arena: the same arithmetic."""
+    on = EmbeddingGemmaEmbedder(gemma_embedder.model_dir, gemma_embedder.settings, mem_arena=True)
     assert gemma_embedder._load()[0].get_session_options().enable_cpu_mem_arena is False
     assert on._load()[0].get_session_options().enable_cpu_mem_arena is True
     texts = ["The keeper lights the lamp at dusk and trims the wick at midnight.", "Туман стоял тридцать один час.",

@@ -376,8 +376,8 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
         on.close()
         lexical_calls.clear()
         emb.spans.clear()
-        # the query embedded first (retrieve.embed_first): on the calling thread, before any lane
-        r_off = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None).search(q)
+        # the query embedded first: on the calling thread, before any lane
+        r_off = Retriever(base, store, emb, None, None, embed_first=True).search(q)
         # the same result either way
         assert [c.fragment.id for c in r_on.candidates] == [c.fragment.id for c in r_off.candidates]
         assert r_on.verdict is r_off.verdict and r_on.signal.value == pytest.approx(r_off.signal.value)
@@ -398,7 +398,7 @@ def test_text_lanes_overlap_the_query_embedding(base: Settings, tmp_path: Path) 
 
 
 def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings, tmp_path: Path) -> None:
-    """retrieve.embed_first on: the query is embedded on the calling thread before any lane runs (the
+    """Embedding first: the query is embedded on the calling thread before any lane runs (the
     text lanes would only compete with a query embedding that uses every core), and the search returns
     what the overlapped one does."""
     import threading
@@ -408,7 +408,7 @@ def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings,
     lexical_calls = _record_lexical_calls(store)
     try:
         q = "What do the tides of the ocean do?"
-        overlapped = Retriever(settings_with(base, **{"retrieve.embed_first": "off"}), store, emb, None, None)
+        overlapped = Retriever(base, store, emb, None, None, embed_first=False)
         ref = overlapped.search(q)
         overlapped.close()
         emb.spans.clear()
@@ -417,8 +417,8 @@ def test_embed_first_embeds_before_any_lane_and_keeps_the_result(base: Settings,
         for parallel, lane_thread in ((False, me), (True, "footnote-lanes")):
             # a small store: text lanes, then dense lanes, here; from parallel_text_lanes_min_fragments
             # on, the text lanes on the worker while the dense lanes run here
-            over = {"retrieve.embed_first": "on", "retrieve.parallel_text_lanes_min_fragments": 0 if parallel else 10**9}
-            first = Retriever(settings_with(base, **over), store, emb, None, None)
+            over = {"retrieve.parallel_text_lanes_min_fragments": 0 if parallel else 10**9}
+            first = Retriever(settings_with(base, **over), store, emb, None, None, embed_first=True)
             assert first.embed_first
             emb.spans.clear()
             lexical_calls.clear()
@@ -447,7 +447,7 @@ def test_embed_first_applies_to_a_search_that_runs_alone(base: Settings, tmp_pat
     emb = SlowEmbedder(0.3)
     store = build_store(tmp_path / "alone.db", emb)
     try:
-        r = Retriever(settings_with(base, **{"retrieve.embed_first": "on"}), store, emb, None, None)
+        r = Retriever(base, store, emb, None, None, embed_first=True)
         results: dict[str, Any] = {}
         first = threading.Thread(target=lambda: results.__setitem__("first", r.search("What do the tides do?")))
         first.start()
@@ -464,11 +464,11 @@ def test_embed_first_applies_to_a_search_that_runs_alone(base: Settings, tmp_pat
         store.close()
 
 
-def test_embed_first_auto_needs_an_embedding_that_fills_the_cores_and_a_store_on_this_machine(
+def test_a_search_embeds_first_when_the_embedding_fills_the_cores_and_the_store_computes_here(
     base: Settings, tmp_path: Path
 ) -> None:
     from footnote.cpu import available_cores
-    from footnote.retrieve.pipeline import embed_first
+    from footnote.retrieve.pipeline import embeds_first
 
     class Threaded(HashEmbedder):
         def __init__(self, query_threads: int) -> None:
@@ -481,14 +481,16 @@ def test_embed_first_auto_needs_an_embedding_that_fills_the_cores_and_a_store_on
     cores = available_cores()
     store = build_store(tmp_path / "auto.db", HashEmbedder())
     try:
-        assert embed_first("auto", Threaded(cores), store) is True  # SQLite computes in this process
-        assert embed_first("auto", Threaded(cores), Remote()) is False  # type: ignore[arg-type]
-        assert embed_first("auto", HashEmbedder(), store) is False  # declares no threads of its own
+        assert embeds_first(Threaded(cores), store) is True  # SQLite computes in this process
+        assert embeds_first(Threaded(cores), Remote()) is False  # type: ignore[arg-type]
+        assert embeds_first(HashEmbedder(), store) is False  # declares no threads of its own
         if cores > 1:
-            assert embed_first("auto", Threaded(cores - 1), store) is False  # cores left for the text lanes
-        assert embed_first("on", HashEmbedder(), Remote()) is True  # type: ignore[arg-type]
-        assert embed_first("off", Threaded(cores), store) is False
-        assert embed_first("on", None, store) is False  # lexical only: nothing to embed
+            assert embeds_first(Threaded(cores - 1), store) is False  # cores left for the text lanes
+        assert embeds_first(None, store) is False  # lexical only: nothing to embed
+        # forced by the constructor (tests, benches); never with nothing to embed
+        assert Retriever(base, store, HashEmbedder(), None, None, embed_first=True).embed_first is True
+        assert Retriever(base, store, Threaded(cores), None, None, embed_first=False).embed_first is False
+        assert Retriever(base, store, None, None, None, embed_first=True).embed_first is False
     finally:
         store.close()
 

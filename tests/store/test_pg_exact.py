@@ -22,6 +22,13 @@ def _open(url: str, **kw: Any) -> Any:
     return open_store(url, StoreSettings(**kw))
 
 
+def _server(url: str, **kw: Any) -> Any:
+    """The same store searching its small groups on the server (no in-process copy)."""
+    from footnote.store.postgres import PostgresStore
+
+    return PostgresStore(url, StoreSettings(url=url, **kw), exact_copy=False)
+
+
 def _filled(url: str, **kw: Any) -> tuple[Any, list[str]]:
     s = _open(url, **kw)
     s.bind_embedder("hash", 64)
@@ -58,7 +65,7 @@ def _loaded(s: Any, call: DenseCall) -> bool:
 
 def test_the_copy_finds_what_the_server_finds(pg_url: str) -> None:
     s, texts = _filled(pg_url, pg_exact_search_max=40)
-    server = _open(pg_url, pg_exact_search_max=40, pg_exact_cache=False)
+    server = _server(pg_url, pg_exact_search_max=40)
     try:
         for qi in (95, 100, 3, 60):
             call = DenseCall(embed_query(texts[qi]), 7, ("verse",))
@@ -73,7 +80,7 @@ def test_the_copy_finds_what_the_server_finds(pg_url: str) -> None:
         server.close()
     # a store small enough as a whole: every kind is one copy (kinds None)
     small = _open(pg_url, pg_exact_search_max=200)
-    server = _open(pg_url, pg_exact_search_max=200, pg_exact_cache=False)
+    server = _server(pg_url, pg_exact_search_max=200)
     try:
         call = DenseCall(embed_query(texts[10]), 5)
         assert _wait(lambda: _loaded(small, call) and None in small._exact._groups)

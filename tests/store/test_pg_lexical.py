@@ -55,7 +55,9 @@ def test_paired_lanes_give_each_lane_its_own_hits_in_fewer_statements(pg_url: st
     """The stemmed and unstemmed lanes of a query run as one statement (the two-statement switch was retired
     after the A/B in docs/postgres.md): each lane's hits are those it finds on its own, in fewer statements."""
     # the server's exact scan for the dense call (the in-process copy's float32 scores differ in the last bits)
-    s = _open(pg_url, postgres={"batch_connections": connections, "exact_cache": False})
+    from footnote.store.postgres import PostgresStore
+
+    s = PostgresStore(pg_url, StoreSettings(url=pg_url, postgres={"batch_connections": connections}), exact_copy=False)
     try:
         _fill(s)
         calls = _calls()

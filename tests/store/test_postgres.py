@@ -121,12 +121,12 @@ def test_url_password_masked(pg_url: str) -> None:
 
 def test_store_knows_its_server_runs_on_this_machine(pg_url: str) -> None:
     """The embedded server listens on 127.0.0.1: its backends share this machine's cores with the
-    query embedding (retrieve.embed_first)."""
+    query embedding (a lone search then embeds first, retrieve.pipeline.embeds_first)."""
     from footnote.store.pg_support import on_this_machine
 
     s = _open(pg_url)
     try:
-        assert s.computes_here is True  # type: ignore[attr-defined]
+        assert s.computes_here is True
     finally:
         s.close()
     for host in ("127.0.0.1", "127.0.0.53", "::1", "[::1]", "localhost", "/var/run/postgresql", ""):
@@ -696,8 +696,12 @@ def test_lane_statements_return_their_hits_rows(pg_url: str) -> None:
     proxy = _TurnCounter(parts.hostname or "127.0.0.1", parts.port or 5432)
     url = urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.port}", f":{proxy.port}")))
     # the server's own exact statement is under test here, not the in-process copy (tests/store/test_pg_exact.py)
-    s = _open(url, pg_exact_search_max=40, hnsw_ef_search=40, pg_shared_scan_min_share=0.25, pg_batch_connections=1,
-              pg_exact_cache=False, pg_size_cache_s=3600.0)  # no recount's round trip among those counted
+    from footnote.store.postgres import PostgresStore
+
+    s = PostgresStore(url, StoreSettings(url=url, pg_exact_search_max=40, hnsw_ef_search=40,  # type: ignore[arg-type]
+                                         pg_shared_scan_min_share=0.25, pg_batch_connections=1,
+                                         pg_size_cache_s=3600.0),  # no recount's round trip among those counted
+                      exact_copy=False)
     try:
         s.bind_embedder("hash", 64)
         texts = distinct_texts(300, seed=5)

@@ -119,7 +119,8 @@ def test_every_schedule_of_the_batched_runner_keeps_the_results(engines: tuple[E
     plain = engine(HashEmbedder(dim), hide_rows=True, **{"retrieve.ready_vector_wait_ms": 0.0})
     rows = engine(Slow(dim), **{"retrieve.ready_vector_wait_ms": 0.0})
     rows_merged = engine(HashEmbedder(dim), **{"retrieve.ready_vector_wait_ms": 10_000.0})
-    first = engine(Slow(dim), **{"retrieve.embed_first": "on"})  # the vector first, then one batch
+    first = engine(Slow(dim))
+    first.retriever.embed_first = True  # the vector first, then one batch
     try:
         assert all(isinstance(e.retriever.lanes, BatchedLanes) for e in (plain, rows, rows_merged, first))
         for q in questions[:8]:

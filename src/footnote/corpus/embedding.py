@@ -104,7 +104,7 @@ def _init_worker(settings: EmbedderSettings, nice: int = 0, models_dir: Path | N
         with contextlib.suppress(OSError):  # lowering one's own priority is allowed; never fatal
             os.nice(nice)
     global _WORKER_EMBEDDER, _WORKER_BATCH
-    _WORKER_EMBEDDER = make_embedder(settings, models_dir)
+    _WORKER_EMBEDDER = make_embedder(settings, models_dir, passages_only=True)
     _WORKER_BATCH = settings.batch_size
 
 
@@ -225,12 +225,9 @@ class BacklogEmbedder:
         self.force_pool = force_pool or background  # a worker process even for one worker
 
     def worker_settings(self) -> EmbedderSettings:
-        """The embedder settings a worker process starts with: ``backlog.worker_threads`` threads and, for
-        embeddinggemma, its memory arena as ``backlog.worker_mem_arena`` says (a worker only embeds passages)."""
-        cfg = self.settings.backlog
-        es = self.embedder_settings
-        return es.model_copy(update={"threads": max(0, cfg.worker_threads),
-                                     "gemma": es.gemma.model_copy(update={"mem_arena": cfg.worker_mem_arena})})
+        """The embedder settings a worker process starts with: ``backlog.worker_threads`` threads (the worker
+        builds its embedder for passages only: embeddinggemma keeps its memory arena there)."""
+        return self.embedder_settings.model_copy(update={"threads": max(0, self.settings.backlog.worker_threads)})
 
     def _executor(self, n: int, mode: str, pending: int) -> tuple[Executor, int, str]:
         cfg = self.settings.backlog

@@ -176,12 +176,14 @@ class HashEmbedder:
 
 
 def make_embedder(
-    settings: EmbedderSettings, models_dir: Path | None = None, *, store_binding: tuple[str, int] | None = None
+    settings: EmbedderSettings, models_dir: Path | None = None, *, store_binding: tuple[str, int] | None = None,
+    passages_only: bool = False,
 ) -> Embedder | None:
     """The configured embedder, or None for lexical-only (``name = "none"``). ``models_dir``: where
     installed models live (``models.dir``), for embedders installed with ``footnote models install``.
     ``store_binding``: the store's (embedder name, dim), which tells an embedder of that name its
-    dimension without asking its endpoint."""
+    dimension without asking its endpoint. ``passages_only``: the embedder of an embedding worker process, which
+    only embeds bounded passage batches (embeddinggemma then keeps onnxruntime's memory arena)."""
     if settings.name == "none":
         return None
     if settings.name == "openai":
@@ -201,5 +203,5 @@ def make_embedder(
 
         if models_dir is None:
             raise ConfigError("the embeddinggemma embedder needs the models directory (models.dir)")
-        return EmbeddingGemmaEmbedder(models_dir / NAME, settings)
+        return EmbeddingGemmaEmbedder(models_dir / NAME, settings, mem_arena=passages_only)
     raise ConfigError(f"unknown embedder {settings.name!r}")  # pragma: no cover - Literal guards it

@@ -34,7 +34,12 @@ class EmbeddingGemmaEmbedder:
     name = NAME
     dim = 768
 
-    def __init__(self, model_dir: Path, settings: EmbedderSettings) -> None:
+    def __init__(self, model_dir: Path, settings: EmbedderSettings, *, mem_arena: bool = False) -> None:
+        """``mem_arena``: keep onnxruntime's CPU memory arena — on in an embedding worker process, which only
+        embeds passage batches bounded by ``embedder.gemma.batch_tokens``: a batch reuses the memory of the ones
+        before (no page faults per batch) and the process keeps the largest one's (docs/embedders.md); off for
+        queries, where it changes little and the memory is returned after each call."""
+        self.mem_arena = mem_arena
         self.model_dir = model_dir
         self.settings = settings
         self.precision: str = settings.gemma.precision
@@ -74,7 +79,7 @@ class EmbeddingGemmaEmbedder:
         opts.intra_op_num_threads = max(0, self.settings.threads)
         opts.inter_op_num_threads = 1
         # shapes vary per batch: an arena keeps the largest ever seen (worth it in a worker that only embeds)
-        opts.enable_cpu_mem_arena = self.settings.gemma.mem_arena
+        opts.enable_cpu_mem_arena = self.mem_arena
         opts.log_severity_level = 3
         try:
             session = ort.InferenceSession(str(self.model_path), opts, providers=["CPUExecutionProvider"])

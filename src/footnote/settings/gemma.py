@@ -25,13 +25,6 @@ class GemmaSettings(_Frozen):
     max_tokens: int = Field(
         1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."
     )
-    mem_arena: bool = Field(
-        False,
-        description="embeddinggemma: keep onnxruntime's CPU memory arena. On, a batch reuses the memory of the "
-        "ones before (no page faults: 60 PDF passages 28.1 → 24.6 s, system time 5.6 → 0 s) but the process keeps "
-        "the largest batch's memory; off (the default for queries) it is returned after each batch. Embedding "
-        "worker processes turn it on (backlog.worker_mem_arena).",
-    )
     batch_tokens: int = Field(
         8192,
         description="embeddinggemma: padded tokens per batch, at most (texts are sorted by length, so long passages "

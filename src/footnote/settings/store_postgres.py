@@ -63,14 +63,6 @@ class PostgresSettings(_Frozen):
     exact_search_max: int = Field(
         10_000, description="PostgreSQL: with at most this many embedded fragments, dense search is exact (no HNSW)."
     )
-    exact_cache: bool = Field(
-        True,
-        description="PostgreSQL: copy each kind group small enough for exact dense search (exact_search_max) into "
-        "this process once and search it with one matrix product instead of a scan on the server (at 100k "
-        "fragments the 10k verses' scan was 14-16 ms of backend CPU per search). Kept fresh by this process's "
-        "writes and by NOTIFY from a trigger on fragments (other processes); memory: rows x dim x 8 bytes plus "
-        "the rows' text (store/pg_exact.py).",
-    )
     shared_scan_min_share: float = Field(
         0.25,
         description="PostgreSQL dense lanes: kind groups holding at least this share of the embedded fragments are "

@@ -4,7 +4,8 @@ A kind group of at most ``store.postgres.exact_search_max`` embedded fragments (
 verses) is searched exactly, not through HNSW. On the server that scan reads every row of the group —
 at 10k verses 2,500 heap pages and ≈ 14–16 ms of backend CPU per search, the largest single cost of a
 search there (``bench/pg_explain.py``). Here the group's vectors and rows are copied once into this
-process (``store.postgres.exact_cache``) and searched with one matrix product (≈ 1 ms at 10k × 384).
+process (always; ``PostgresStore(exact_copy=False)`` leaves it on the server for tests and
+``bench/pg_ab.py``) and searched with one matrix product (≈ 1 ms at 10k × 384).
 
 Freshness: this process's own writes drop every copy at once (:meth:`ExactGroups.invalidate`, called
 by the store's write methods); another process's writes arrive as a ``NOTIFY footnote_fragments`` sent

@@ -62,9 +62,11 @@ _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
 class PostgresStore(SourceListing, PgVectors, PgSearch, PgConversations, PgMemory):
     """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
 
-    ``url`` (the attribute) is the connection URL with the password masked."""
+    ``url`` (the attribute) is the connection URL with the password masked. ``exact_copy=False`` leaves the
+    exact search of small kind groups on the server instead of the in-process copy (``store/pg_exact.py``):
+    for tests of the server's own statement and for ``bench/pg_ab.py --b-server-exact-scan``."""
 
-    def __init__(self, url: str, settings: StoreSettings) -> None:
+    def __init__(self, url: str, settings: StoreSettings, *, exact_copy: bool = True) -> None:
         check_url(url)
         self._dsn = url
         self.url = mask_url(url)
@@ -74,7 +76,7 @@ class PostgresStore(SourceListing, PgVectors, PgSearch, PgConversations, PgMemor
         conn = self._pool.open_connection()
         try:
             #: whether the server runs on this machine (a loopback address or a Unix socket): its backends then
-            #: share this machine's cores with the query embedding (``retrieve.embed_first``)
+            #: share this machine's cores with the query embedding (``computes_here``, ``retrieve.pipeline.embeds_first``)
             self.computes_here = on_this_machine(conn.info.host)
             ensure_extensions(conn, url)
             self.schema = ensure_schema(conn)
@@ -94,7 +96,7 @@ class PostgresStore(SourceListing, PgVectors, PgSearch, PgConversations, PgMemor
         self._dim = info[1] if info else None
         # small kind groups copied into this process for exact dense search (store/pg_exact.py)
         self._exact = ExactGroups(self._pool.open_connection, self._load_group,
-                                  lambda job: self._thread_pool().submit(job), self.schema) if settings.postgres.exact_cache else None
+                                  lambda job: self._thread_pool().submit(job), self.schema) if exact_copy else None
 
     def _has_iterative_scan(self) -> bool:
         """pgvector ≥ 0.8 (``hnsw.iterative_scan``): a kind-filtered HNSW query keeps scanning until k

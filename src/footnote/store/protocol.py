@@ -277,6 +277,10 @@ class LaneStore(Protocol):
     """The lanes a search runs (``LexicalTests``, ``AddressTests``, ``TrigramTests``, ``DenseTests``;
     ``sqlite_search.py``, ``pg_search.py``); ``store.batch`` names the optional batched forms."""
 
+    #: whether the lanes compute on this machine (SQLite in this process, PostgreSQL at a loopback address
+    #: or a Unix socket): they then share its cores with the query embedding
+    computes_here: bool
+
     # --- lanes ------------------------------------------------------------------------------
     def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
         """Top-k fragments by cosine to ``vector`` (restricted to ``kinds`` when given)."""

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
-    #: its searches compute in this process, on this machine's cores (``retrieve.embed_first``)
+    #: its searches compute in this process, on this machine's cores (``retrieve.pipeline.embeds_first``)
     computes_here = True
 
     def __init__(self, path: Path, settings: StoreSettings) -> None:

@@ -39,7 +39,7 @@ from footnote.records.fragments import (
     sha256_bytes,
     sha256_text,
 )
-from footnote.store.protocol import SourceWrite, Store
+from footnote.store.protocol import LaneStore, SourceWrite, Store
 
 #: Dimension of the vectors the suite writes (any dimension must work).
 DIM = 64
@@ -538,6 +538,12 @@ class CueTests:
 
 class LexicalTests:
     """The lexical lanes: stemming by language, IAST, ranking, user text that looks like FTS syntax."""
+
+    def test_the_store_says_whether_its_lanes_compute_here(self, store: Store) -> None:
+        """``computes_here`` decides whether a lone search embeds its query first (``retrieve.pipeline``):
+        a declared bool, never left to a default."""
+        assert isinstance(store.computes_here, bool)
+        assert isinstance(store, LaneStore)
 
     @pytest.mark.parametrize(("lang", "stored", "query"), [
         ("de", "Die kompakten Räume der Topologie.", "Raum"),
