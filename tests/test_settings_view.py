@@ -16,6 +16,7 @@ from footnote.cli import main
 from footnote.engine import Engine
 from footnote.errors import ConfigError, UsageError
 from footnote.settings import MODEL_ROLES, Settings, load_settings, resolve_settings
+from footnote.settings.surface import USER_KEYS
 from footnote.settings_view import documented_keys, fields, sections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,6 +59,36 @@ def test_the_sample_covers_every_section_and_names_only_real_keys() -> None:
             named.append(f"{section}.{m.group(1)}")
     assert named and [k for k in named if k not in keys | {".preset"}] == []  # preset: the file's top-level key
     assert ".preset" in named
+    # the user surface, all of it and nothing else: a tuning key in the sample is a user's first stumble
+    named_keys = set(named) - {".preset"} | ({"corpus.book_aliases"} & headers)
+    assert sorted(USER_KEYS - named_keys) == [], "a user key the sample does not show"
+    assert sorted(named_keys - USER_KEYS) == [], "a tuning key in the sample (or a key missing from USER_SURFACE)"
+
+
+def test_the_user_surface_is_small_and_made_of_real_keys() -> None:
+    every = {f.key: f for f in fields()}
+    assert set(every) >= USER_KEYS
+    assert 40 <= len(USER_KEYS) <= 80 < len(every) - len(USER_KEYS)
+    assert {k for k, f in every.items() if f.user} == USER_KEYS
+    tuning = [k for k in every if k not in USER_KEYS]
+    assert "gate.by_embedder" in tuning and "answer.extractive.min_similarity" in tuning
+
+
+def test_settings_lists_the_user_surface_and_what_was_set_and_all_with_all(tmp_path: Path) -> None:
+    cfg = tmp_path / "mine.toml"
+    cfg.write_text("[retrieve]\ncap = 50\n", encoding="utf-8")
+    short = CliRunner().invoke(main, ["settings", "--config", str(cfg), "--embedder", "hash"])
+    assert short.exit_code == 0, short.output
+    assert "retrieve.keep_top = " in short.output  # a user key at its default
+    assert "retrieve.cap = 50  (file)" in short.output  # a tuning key, shown because it was set
+    assert "retrieve.fusion.min_spread" not in short.output  # a tuning key at its default
+    hidden = len(fields()) - len(USER_KEYS) - 1
+    assert f"# {hidden} tuning keys at their defaults not shown: footnote settings --all" in short.output
+    full = CliRunner().invoke(main, ["settings", "--config", str(cfg), "--embedder", "hash", "--all"]).output
+    assert "retrieve.fusion.min_spread = " in full and "not shown" not in full
+    doc = json.loads(CliRunner().invoke(main, ["settings", "--json", "--config", str(cfg)]).output)
+    surfaces = {r["key"]: r["surface"] for r in doc["settings"]}
+    assert len(surfaces) == len(fields()) and surfaces["retrieve.cap"] == "tuning" and surfaces["store.url"] == "user"
 
 
 def test_show_values_with_their_origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,7 +101,7 @@ def test_show_values_with_their_origin(tmp_path: Path, monkeypatch: pytest.Monke
     rows = {row["key"]: row for row in doc["settings"]}
     assert doc["config_file"] == str(cfg)
     assert rows["retrieve.keep_top"] | {"description": ""} == {
-        "key": "retrieve.keep_top", "value": 7, "source": "file", "description": ""}
+        "key": "retrieve.keep_top", "value": 7, "source": "file", "description": "", "surface": "user"}
     assert rows["embedder.name"]["value"] == "hash" and rows["embedder.name"]["source"] == "flag"
     assert rows["server.api_key"] == rows["server.api_key"] | {"value": "***", "source": "env"}
     assert rows["retrieve.cap"]["source"] == "default" and rows["retrieve.cap"]["description"]

@@ -28,11 +28,14 @@ def _overrides(ctx: Ctx) -> dict[str, Any]:
               help="Write KEY=VALUE into the settings file (--config, FOOTNOTE_CONFIG or ./footnote.toml); repeatable.")
 @click.option("--show-secrets", is_flag=True, help="Print API keys instead of ***.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the reference table of every field (docs/settings.md).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list the tuning keys left at their defaults (by default: the user surface and every key set).")
 @click.option("--presets", "list_presets", is_flag=True, help="List the presets (preset = \"NAME\" or FOOTNOTE_PRESET).")
 @common_options
 def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool, as_markdown: bool,
-                     list_presets: bool) -> None:
-    """Show every setting in effect: value, where it came from (default, preset, file, env, flag), description."""
+                     show_all: bool, list_presets: bool) -> None:
+    """Show the settings in effect: value, where it came from (default, preset, file, env, flag), description.
+    The user surface and every key set anywhere; --all adds the tuning keys left at their defaults (--json: all)."""
     if as_markdown:
         click.echo(markdown(), nl=False)
         return
@@ -62,6 +65,10 @@ def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool,
     click.echo(f"# settings file: {resolved.path or 'none (defaults, environment and flags only)'}")
     if resolved.preset:
         click.echo(f"# preset: {resolved.preset} ({preset_summary(resolved.preset)})")
+    hidden = 0
+    if not show_all:
+        kept = [r for r in rows if r["surface"] == "user" or r["source"] != "default"]
+        hidden, rows = len(rows) - len(kept), kept
     section = ""
     for row in rows:
         top = row["key"].split(".", 1)[0]
@@ -73,6 +80,8 @@ def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool,
             value = value[:97] + "…"
         click.echo(f"{row['key']} = {value}  ({row['source']})")
         click.echo(f"    {row['description']}")
+    if hidden:
+        click.echo(f"\n# {hidden} tuning keys at their defaults not shown: footnote settings --all (docs/settings.md)")
 
 
 def register(group: click.Group) -> None:
