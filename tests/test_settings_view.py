@@ -42,6 +42,22 @@ def test_every_field_has_a_description_and_documentation() -> None:
     assert (missing, stale) == ([], []), "regenerate with: .venv/bin/python scripts/settings_docs.py"
 
 
+# A figure in a description goes stale the day it is measured again: a latency, a percentage, a recall or an
+# AUROC value, a before -> after pair, a speed-up factor. The measurement belongs in docs/defaults.md.
+FIGURE = re.compile(
+    r"\d\s?(ms|%)(?!\w)|recall@\d+\s+[\d.]|AUROC\s*\(?[\d.]|\d\s*(->|→)\s*\d|\d(\.\d+)?x\b|\bp(50|95)\b"
+)
+
+
+def test_no_description_quotes_a_benchmark_figure() -> None:
+    quoting = {f.key: m.group(0) for f in fields() if (m := FIGURE.search(f.description))}
+    assert quoting == {}, "move the figure to docs/defaults.md (or the subsystem's page)"
+    assert FIGURE.search("recall@10 0.976 -> 0.995, p50 39.5 ms, 1.6x longer") is not None
+    defaults = (REPO / "docs" / "defaults.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\*\*`([a-z_.]+)`\*\*", defaults))
+    assert named and named <= {f.key for f in fields()}, sorted(named - {f.key for f in fields()})
+
+
 def test_the_sample_covers_every_section_and_names_only_real_keys() -> None:
     path = REPO / "footnote.toml.example"
     text = path.read_text(encoding="utf-8")

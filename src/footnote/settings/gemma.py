@@ -14,13 +14,12 @@ class GemmaSettings(_Frozen):
     section = "embedder.gemma"
     precision: Literal["int8tok", "int8", "int8dq", "fp32"] = Field(
         "int8tok",
-        description="embeddinggemma: which built graph to run — int8tok (8-bit weights per output channel times "
-        "activations quantised to int8 per token, on onnxruntime's integer GEMM: about half the CPU of int8 per query "
-        "and per passage, cosine ≥ 0.997 to fp32; derived from int8 by `footnote models install embeddinggemma`, no "
-        "download; an install without it runs int8 and says so); int8 (8-bit weights in blocks of 32, ~340 MB, cosine "
-        "≥ 0.9996 to fp32); int8dq (int8 with only the MLP's gate/up projections on per-tensor dynamic int8: ~20 % "
-        "less CPU per query, cosine ≥ 0.995); or fp32 (1.2 GB; built only by `footnote models install "
-        "embeddinggemma --fp32`).",
+        description="embeddinggemma: which built graph to run — int8tok (8-bit weights per output channel times activations "
+        "quantised to int8 per token, on onnxruntime's integer GEMM: the least CPU; derived from int8 by "
+        "`footnote models install embeddinggemma`, no download; an install without it runs int8 and says so); "
+        "int8 (8-bit weights in blocks of 32); int8dq (int8 with only the MLP's gate/up projections on per-tensor "
+        "dynamic int8); or fp32 (built only by `footnote models install embeddinggemma --fp32`). Sizes, CPU and "
+        "cosine to fp32: docs/embedders.md.",
     )
     max_tokens: int = Field(
         1024, description="embeddinggemma: tokens of a text embedded, at most (the model takes 2048; longer is cut)."

@@ -18,11 +18,10 @@ class RetrieveSettings(_Frozen):
     dense_k: int = Field(40, description="Candidates per dense lane (per kind group) per query.")
     parallel_text_lanes_min_fragments: int = Field(
         10_000, ge=0,
-        description="A store without batched lanes (SQLite), the query embedded first: from this many embedded "
-        "fragments on, the text lanes (and the read of their hits' rows) run on a worker thread while the dense "
-        "lanes run on the calling thread. Both release the GIL for most of their work: whole search p50 at 100k "
-        "fragments 27.1-27.4 -> 21.5-24.4 ms, at 10k 19.6 -> 19.2 ms; on a small store the two threads' Python "
-        "only contends (xquad, 186 fragments: 16.7 -> 17.0 ms). Measured interleaved on 2 cores (docs/retrieval.md).",
+        description="A store without batched lanes (SQLite), the query embedded first: from this many embedded fragments on, "
+        "the text lanes (and the read of their hits' rows) run on a worker thread while the dense lanes run on "
+        "the calling thread. Both release the GIL for most of their work, so a large store gains; on a small "
+        "store the two threads' Python only contends (docs/retrieval.md).",
     )
     ready_vector_wait_ms: float = Field(
         2.0,

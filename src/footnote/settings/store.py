@@ -21,10 +21,10 @@ class StoreSettings(_Frozen):
     trigram_pool: int = Field(50, description="Trigram lane: candidates re-scored per query (at least; 10×k if larger).")
     blas_threads: int = Field(
         1, ge=0,
-        description="Threads numpy's BLAS (OpenBLAS) may use in this process for Footnote's small matrix products "
-        "(SQLite dense search, the PostgreSQL in-process copies, sentence vectors). 1: OpenBLAS's extra threads "
-        "spin between products, which doubled a search's CPU on 2 cores (SQLite at 100k: 76 -> 41 ms of CPU, "
-        "p50 39.5 -> 33.8 ms); 0 = the library's default (try it on a many-core machine with a very large store).",
+        description="Threads numpy's BLAS (OpenBLAS) may use in this process for Footnote's small matrix products (SQLite "
+        "dense search, the PostgreSQL in-process copies, sentence vectors). 1: OpenBLAS's extra threads spin "
+        "between products and cost a search CPU on a small machine (docs/retrieval.md, 'BLAS threads'); 0 = the "
+        "library's default (try it on a many-core machine with a very large store).",
     )
     lexical_prune_min_fragments: int = Field(
         100, description="Lexical lanes: apply lexical_max_df only in stores of at least this many fragments."

@@ -13,16 +13,15 @@ from footnote.settings.base import _Frozen
 class PostgresSettings(_Frozen):
     section = "store.postgres"
     hnsw_m: int = Field(
-        24, description="PostgreSQL HNSW index: m (links per node). 24 with ef_construction 200 instead of 16 / 128: "
-        "at 100k real-embedding vectors recall@10 0.976 -> 0.995 at ef_search 300 (10 % kind filter 0.937 -> 0.975), "
-        "build 1.6x longer; the margin a 1M store needs (docs/postgres.md, 'HNSW recall'). Applies to indexes built "
-        "from now on (REINDEX to change one).",
+        24, description="PostgreSQL HNSW index: m (links per node); with ef_construction 200 the recall margin a 1M store needs, "
+        "at a longer build (docs/postgres.md, 'HNSW recall'). Applies to indexes built from now on (REINDEX to "
+        "change one).",
     )
     hnsw_ef_construction: int = Field(
         200,
         description="PostgreSQL HNSW index: ef_construction, the candidate list while building (build time roughly "
-        "proportional). pgvector's 64 -> 128: at 100k real-embedding vectors recall@10 0.929 -> 0.969 at "
-        "ef_search 200; 200 with m 24: 0.990 (docs/postgres.md, 'HNSW recall'). Applies to indexes built from now on (REINDEX to change one).",
+        "proportional; recall against pgvector's default: docs/postgres.md, 'HNSW recall'). Applies to indexes "
+        "built from now on (REINDEX to change one).",
     )
     hnsw_ef_search: int | None = Field(
         None,
@@ -32,22 +31,17 @@ class PostgresSettings(_Frozen):
     )
     hnsw_ef_search_by_size: tuple[tuple[int, int], ...] = Field(
         ((100_000, 200), (1_000_000, 800)),
-        description="PostgreSQL HNSW query: (embedded fragments, ef_search) rows, from measured recall@10 against exact "
-        "search on real embeddings with the default index (m 24, ef_construction 200; docs/postgres.md, 'HNSW "
-        "recall'): a store uses the ef_search of the first row whose size is at least its own (the value measured "
-        "at a size it does not exceed), beyond the last row the last row's. 100k: ef 200 gives 0.990 (ef 300: "
-        "0.995 at 1.4x the CPU); 1M: ef 800 gives 0.972 (0.958 under a 10 % kind filter; ef 500: 0.955 / 0.936, "
-        "ef 300: 0.937). Used when hnsw_ef_search is None, for kind-filtered (iterative) scans; the unfiltered "
-        "scans use hnsw_ef_search_unfiltered_by_size.",
+        description="PostgreSQL HNSW query: (embedded fragments, ef_search) rows, chosen from recall against exact search on "
+        "real embeddings with the default index (docs/postgres.md, 'HNSW recall'): a store uses the ef_search of "
+        "the first row whose size is at least its own, beyond the last row the last row's. Used when "
+        "hnsw_ef_search is None, for kind-filtered (iterative) scans; the unfiltered scans use "
+        "hnsw_ef_search_unfiltered_by_size.",
     )
     hnsw_ef_search_unfiltered_by_size: tuple[tuple[int, int], ...] = Field(
         ((100_000, 150), (1_000_000, 800)),
-        description="PostgreSQL HNSW query: the same rows for an unfiltered scan (the one shared by the common kind "
-        "groups, and a dense call of every kind): its recall does not suffer from a filter, so it needs a shorter "
-        "candidate list. 100k real-embedding vectors (bench/hnsw_recall.py, m 24, ef_construction 200): recall@10 "
-        "0.972 / 0.982 / 0.988 at ef 100 / 150 / 200 (under a 10 %% kind filter 0.949 / 0.950 / 0.968, hence 200 "
-        "there); ef 150 took 4.5 ms off the 100k search p50 (45.1-46.4 -> 40.4-41.9 ms on a slow hour of the VM). "
-        "1M: 800, as for filtered scans (not measured lower).",
+        description="PostgreSQL HNSW query: the same rows for an unfiltered scan (the one shared by the common kind groups, "
+        "and a dense call of every kind): its recall does not suffer from a filter, so it needs a shorter "
+        "candidate list (bench/hnsw_recall.py; docs/postgres.md, 'HNSW recall').",
     )
     hnsw_iterative_scan: Literal["off", "relaxed_order", "strict_order"] = Field(
         "relaxed_order",

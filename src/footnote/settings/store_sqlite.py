@@ -17,8 +17,8 @@ class SqliteSettings(_Frozen):
     )
     common_terms_scan_max: int = Field(
         20_000,
-        description="SQLite: in a store of at most this many fragments, the terms lexical_max_df leaves out are found "
-        "once per write by one scan of the FTS vocabulary (xquad, 186 fragments: 8,817 rows in ~5 ms), instead of "
-        "each query's terms being looked up there (two lookups a search, ~0.3 ms together after the query "
-        "embedding). Larger stores look terms up (a vocabulary scan grows with the store).",
+        description="SQLite: in a store of at most this many fragments, the terms lexical_max_df leaves out are found once "
+        "per write by one scan of the FTS vocabulary, instead of each query's terms being looked up there (two "
+        "lookups a search). Larger stores look terms up (a vocabulary scan grows with the store; "
+        "docs/retrieval.md).",
     )

