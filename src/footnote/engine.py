@@ -25,15 +25,18 @@ from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import EmbedderSettings, Settings, load_settings
 from footnote.store import Store, open_store
 from footnote.store.conversations import TurnRecord, check_conversation_id, stored_answer
+from footnote.store.protocol import SentenceVectorStore
 from footnote.text import clean_text
 
 if TYPE_CHECKING:
     from footnote.answer.followup import PriorTurn
+    from footnote.answer.pipeline import Answerer
     from footnote.answer.types import Answer, Event
     from footnote.corpus.embedding import EmbedProgressSink, EmbedReport
     from footnote.corpus.ingest import IngestProgressSink, IngestReport
     from footnote.corpus.memory_import import MemoryImporter, MemoryImportReport
     from footnote.records.memory import MemoryNote
+    from footnote.retrieve.pipeline import Retriever
     from footnote.retrieve.types import SearchResult
 
 log = logging.getLogger(__name__)
@@ -270,7 +273,7 @@ class Engine:
 
     # -- retrieval -----------------------------------------------------------------------------
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         if self._retriever is None:
             from footnote.retrieve.pipeline import Retriever
             from footnote.retrieve.runners import lane_runner
@@ -296,11 +299,16 @@ class Engine:
 
     # -- answering -----------------------------------------------------------------------------
     @property
-    def answerer(self) -> Any:
+    def answerer(self) -> Answerer:
         if self._answerer is None:
             from footnote.answer.pipeline import Answerer
+            from footnote.answer.prose import MentionIndex
 
-            self._answerer = Answerer(self.settings, self.retriever, self.store, self.chat_models)
+            a = self.settings.answer
+            mentions = MentionIndex(self.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
+            kept = self.store if isinstance(self.store, SentenceVectorStore) else None
+            self._answerer = Answerer(self.settings, self.retriever, self.chat_models, mentions=mentions,
+                                      sentence_vectors=kept)
         return self._answerer
 
     def ask(

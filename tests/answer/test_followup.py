@@ -14,7 +14,6 @@ from footnote.answer.followup import PriorTurn, classify, depends_on_previous, r
 from footnote.answer.types import Done, Understood
 from footnote.engine import Engine
 from footnote.errors import NotFound
-from footnote.retrieve.books import address_aliases
 from footnote.settings import ConversationSettings, load_settings
 from footnote.store.conversations import TurnRecord, new_conversation_id
 from footnote.testing.openai_server import Reply
@@ -163,8 +162,8 @@ def demo_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 @pytest.mark.parametrize("pair", [p for p in PAIRS if p["split"] != "fresh"], ids=lambda p: p["next"])
 def test_follow_up_or_new_subject(demo_engine: Engine, pair: dict[str, str]) -> None:
-    aliases = address_aliases(demo_engine.settings, demo_engine.retriever.books.get())
-    share = demo_engine.answerer._term_share()
+    reads = demo_engine.retriever.corpus()
+    aliases, share = reads.aliases, reads.term_share
     depends, why = classify(pair["next"], pair["prev"], demo_engine.settings.conversation, aliases, share)
     assert depends == (pair["label"] == "follow"), why
 
@@ -172,8 +171,8 @@ def test_follow_up_or_new_subject(demo_engine: Engine, pair: dict[str, str]) -> 
 def test_fresh_pairs_stay_above_the_previous_rule(demo_engine: Engine) -> None:
     """The pairs written after the rule was fixed: 13/16 when written (the previous rule: 9/16)."""
     fresh = [p for p in PAIRS if p["split"] == "fresh"]
-    aliases = address_aliases(demo_engine.settings, demo_engine.retriever.books.get())
-    share = demo_engine.answerer._term_share()
+    reads = demo_engine.retriever.corpus()
+    aliases, share = reads.aliases, reads.term_share
     cfg = demo_engine.settings.conversation
     right = sum(classify(p["next"], p["prev"], cfg, aliases, share)[0] == (p["label"] == "follow") for p in fresh)
     assert right >= 13, right

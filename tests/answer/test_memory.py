@@ -5,6 +5,7 @@ scripted OpenAI-compatible server (real HTTP)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,21 @@ def test_pinned_question_and_paraphrases_get_the_pinned_answer_lean_with_no_mode
     assert a.model_calls == 0
     mem = d["trace"]["memory"]
     assert mem[0]["id"] == "fog-horn-rule" and mem[0]["did"] == "pinned" and mem[0]["score"] >= mem[0]["threshold"]
+
+
+def test_the_search_resolves_what_the_pinned_note_names_once_for_the_turn(with_notes: Any) -> None:
+    """The search resolved the pinned note's references (a bare file name → the source id ending in it);
+    the answer cites what that resolution named, without resolving them again."""
+    eng = with_notes()
+    r = eng.retriever.search(PARAPHRASES[0])
+    assert r.pinned is not None and r.pinned_refs is not None
+    assert set(r.pinned_refs.source_ids) == {"corpus/fog.md", "corpus/tuman.ru.md"} and not r.pinned_refs.missing
+    a = eng.answerer.answer_result(PARAPHRASES[0], r)
+    assert {c.fragment.source_id for c in a.citations[1:]} == set(r.pinned_refs.source_ids)
+    # what the search resolved is what the answer cites: a resolution naming one source cites one
+    one = replace(r, pinned_refs=replace(r.pinned_refs, source_ids=frozenset({"corpus/fog.md"})))
+    b = eng.answerer.answer_result(PARAPHRASES[0], one)
+    assert {c.fragment.source_id for c in b.citations[1:]} == {"corpus/fog.md"}
 
 
 def test_pinned_answer_makes_no_model_call_even_with_models_configured(with_notes: Any, scripted: Any) -> None:

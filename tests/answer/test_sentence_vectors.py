@@ -144,9 +144,9 @@ def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any
 def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
     eng = build_engine()
     ans = eng.answerer
-    made = ans.warm_sentences(10_000)
+    made = ans.warm_sentences(eng.store, 10_000)
     assert made > 0
-    assert ans.warm_sentences(10_000) == 0  # kept: nothing left to make
+    assert ans.warm_sentences(eng.store, 10_000) == 0  # kept: nothing left to make
     fresh = build_engine()  # another process over the same store: the vectors come from the store
     cache = fresh.answerer.ranker._cache
     a = fresh.ask(FOG_Q)
@@ -157,8 +157,8 @@ def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
 def test_warming_skips_a_large_store_and_stops_when_told(build_engine: Any) -> None:
     eng = build_engine()
     n = eng.store.stats().fragments
-    assert eng.answerer.warm_sentences(n - 1) == 0  # larger than the bound: made on first use instead
+    assert eng.answerer.warm_sentences(eng.store, n - 1) == 0  # larger than the bound: made on first use instead
     stop = threading.Event()
     stop.set()
-    assert eng.answerer.warm_sentences(n, stop) == 0
-    assert eng.answerer.warm_sentences(0) == 0
+    assert eng.answerer.warm_sentences(eng.store, n, stop) == 0
+    assert eng.answerer.warm_sentences(eng.store, 0) == 0

@@ -34,11 +34,9 @@ from footnote.answer.types import (
 from footnote.errors import ModelError, TurnDeadline
 from footnote.records.fragments import NoteLocator, Source
 from footnote.retrieve.types import Verdict
-from footnote.store import sources_by_id
 
 if TYPE_CHECKING:
     from footnote.settings import Settings
-    from footnote.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +45,13 @@ class Endings:
     """The answer contract at a turn's end, and the ways a turn ends without a corpus answer."""
 
     def _sources(self, turn: TurnState, source_ids: Iterable[str]) -> dict[str, Source]:
-        """The sources among ``source_ids`` the store holds, by id, in first-seen order; each read once per turn
-        (the prose check, the citations and a near miss's titles ask for the same ones)."""
-        ids = list(dict.fromkeys(source_ids))
-        missing = [i for i in ids if i not in turn.sources]
-        if missing:
-            found = sources_by_id(self.store, missing)
-            turn.sources.update({i: found.get(i) for i in missing})
-        return {i: s for i in ids if (s := turn.sources[i]) is not None}
+        """The sources among ``source_ids`` the corpus holds, by id, in first-seen order; each read once per
+        turn by the turn's reader (the prose check, the citations and a near miss's titles ask for the same ones)."""
+        return turn.reads.sources(source_ids)
 
     if TYPE_CHECKING:  # provided by Answerer
         settings: Settings
         retriever: RetrieverLike
-        store: Store
         mentions: MentionIndex
         scorer: TermScorer
         support: SupportScorer

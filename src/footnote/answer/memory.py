@@ -13,15 +13,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from footnote.answer.extractive import cite_sentence, split_sentences
 from footnote.answer.types import Note
 from footnote.records.fragments import Fragment, NoteLocator
 from footnote.records.memory import MemoryNote
-from footnote.retrieve.memory import resolve_refs
+from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.types import SearchResult
-from footnote.store.protocol import Store
 from footnote.text import content_terms
 
 #: Source id prefix of a pinned note's citation (never a stored source's: ``memory:`` has a colon).
@@ -42,14 +41,13 @@ def pinned_fragment(note: MemoryNote) -> Fragment:
     )
 
 
-def source_fragments(
-    store: Store, result: SearchResult, note: MemoryNote, aliases: Mapping[str, str], limit: int,
-) -> list[Fragment]:
-    """Up to ``limit`` fragments of the sources a pinned note names: those this search ranked first (in
-    its order), then for a named source not ranked, its fragment sharing most terms with the note."""
+def source_fragments(corpus: TurnCorpus, result: SearchResult, note: MemoryNote, limit: int) -> list[Fragment]:
+    """Up to ``limit`` fragments of the sources a pinned note names (as the search resolved them): those
+    this search ranked first (in its order), then for a named source not ranked, its fragment sharing most
+    terms with the note."""
     if limit <= 0:
         return []
-    named = resolve_refs(store, note.sources, aliases)
+    named = result.pinned_refs if result.pinned_refs is not None else corpus.resolve(note.sources)
     out: list[Fragment] = []
     covered: set[str] = set()
     for c in result.candidates:
@@ -60,11 +58,11 @@ def source_fragments(
             out.append(f)
             covered.add(f.source_id)
     wanted = content_terms(note.body + " " + " ".join(note.triggers), note.lang)
-    for fr in store.get_fragments(sorted(named.fragment_ids - {f.id for f in out})):
+    for fr in corpus.fragments(sorted(named.fragment_ids - {f.id for f in out})):
         out.append(fr)
         covered.add(fr.source_id)
     for sid in sorted(named.source_ids - covered):
-        frags = store.fragments_of(sid)
+        frags = corpus.fragments_of(sid)
         if frags:
             out.append(max(frags, key=lambda f: (len(wanted & content_terms(f.text, f.lang)), -f.ordinal)))
     return out[:limit]

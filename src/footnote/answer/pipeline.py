@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import replace as dc_replace
 from typing import Any
 
@@ -35,7 +35,7 @@ from footnote.answer.extractive import (
     outline_from_picks,
     split_sentences,
 )
-from footnote.answer.followup import PriorTurn, TermShare, rewrite
+from footnote.answer.followup import PriorTurn, rewrite
 from footnote.answer.memory import (
     background_block,
     background_numbers,
@@ -65,11 +65,10 @@ from footnote.answer.types import (
 from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, ChatModel
-from footnote.records.fragments import AddressLocator, TranscriptLocator
+from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import settings_secrets
-from footnote.retrieve.books import address_aliases
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store
@@ -79,40 +78,43 @@ log = logging.getLogger(__name__)
 
 
 class Answerer(Endings):
-    """Builds answers from a retriever's notes; the no-model mode is first-class."""
+    """Builds answers from a retriever's notes; the no-model mode is first-class.
+
+    It holds no store: a turn reads the corpus through the reader its search hands on
+    (``SearchResult.corpus``); the composition root gives it the two indexes that outlive a turn — the
+    corpus's titles and file names (``mentions``, the prose check's) and the store's kept sentence vectors
+    (``sentence_vectors``, None when the store keeps none)."""
 
     def __init__(
-        self, settings: Settings, retriever: RetrieverLike, store: Store, chat_models: dict[str, ChatModel] | None = None
+        self, settings: Settings, retriever: RetrieverLike, chat_models: dict[str, ChatModel] | None = None, *,
+        mentions: MentionIndex, sentence_vectors: SentenceVectorStore | None = None,
     ) -> None:
         self.settings = settings
         self.retriever = retriever
-        self.store = store
         self.chat_models = dict(chat_models or {})
-        a = settings.answer
-        self.mentions = MentionIndex(store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
+        self.mentions = mentions
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
-        kept = store if isinstance(store, SentenceVectorStore) else None
-        self.ranker = SentenceRanker(settings, retriever.embedder, self.scorer, kept)
+        self.ranker = SentenceRanker(settings, retriever.embedder, self.scorer, sentence_vectors)
         embedder = self.ranker.embedder  # citation support reads the vectors the ranker computed this turn
         self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
 
     # -- public --------------------------------------------------------------------------------
-    def warm_sentences(self, max_fragments: int, stop: threading.Event | None = None) -> int:
+    def warm_sentences(self, store: Store, max_fragments: int, stop: threading.Event | None = None) -> int:
         """Embed (and keep) the sentence vectors of every fragment when the store holds at most
         ``max_fragments`` (``server.warm_sentences_max_fragments``), source by source, until ``stop``
         is set; returns how many sentences were embedded. The first asks then find them ready."""
         if self.ranker.embedder is None or max_fragments <= 0:
             return 0
-        if self.store.stats().fragments > max_fragments:
+        if store.stats().fragments > max_fragments:
             return 0
         stopped = stop.is_set if stop is not None else None
         made = 0
-        for source in self.store.list_sources():
+        for source in store.list_sources():
             if stop is not None and stop.is_set():
                 break
-            notes = [Note(i, f, 0.0) for i, f in enumerate(self.store.fragments_of(source.id), 1)]
-            made += self.ranker.warm(notes, self._cue_texts(notes), stopped)
+            notes = [Note(i, f, 0.0) for i, f in enumerate(store.fragments_of(source.id), 1)]
+            made += self.ranker.warm(notes, _cue_texts(notes, store.get_cues), stopped)
         return made
 
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
@@ -157,10 +159,9 @@ class Answerer(Endings):
     def _understand(self, turn: TurnState, history: Sequence[PriorTurn]) -> Iterator[Event]:
         """Rewrite a follow-up into the standalone question the rest of the turn uses."""
         t0 = time.perf_counter()
-        books = self.retriever.books  # the corpus's own book names
-        aliases = address_aliases(self.settings, books.get())
+        turn.corpus = reads = self.retriever.corpus()  # the search reads the same books and hands it on
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
-                    aliases, self.settings.answer.max_question_chars, self._term_share())
+                    reads.aliases, self.settings.answer.max_question_chars, reads.term_share)
         turn.rewrite = r
         if r.note:
             turn.degrade(r.note)
@@ -168,20 +169,6 @@ class Answerer(Endings):
             turn.question = r.question
             yield Understood(r.question, turn.asked, r.how)
         yield turn.stage("understand", t0, {"history_turns": len(history), "carried": len(r.carried)}, how=r.how)
-
-    def _term_share(self) -> TermShare:
-        """The share of the corpus's fragments that match a term lexically (stemmed, in its language):
-        the follow-up rule's test of whether a new term retrieves on its own."""
-        sizes: list[int] = []  # the corpus size, read once, only when the rule asks
-
-        def share(term: str, lang: str) -> float:
-            if not sizes:
-                sizes.append(max(1, self.store.stats().fragments))
-            total = sizes[0]
-            cap = int(total * self.settings.conversation.new_subject_max_share) + 1  # past this, the count is moot
-            return len(self.store.search_lexical(term, cap, stemmed=True, lang=lang)) / total
-
-        return share
 
     def _run(self, turn: TurnState, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
         a = self.settings.answer
@@ -193,10 +180,12 @@ class Answerer(Endings):
             # the question's language was found once for the turn; a rewritten follow-up is detected anew;
             # the router's calls (a second round) end by the turn's deadline too
             result = self.retriever.search(turn.question, lang=turn.lang if turn.question == turn.asked else None,
-                                           not_pinned=history[-1].pinned_notes if rewritten else (), budget=turn.budget)
+                                           not_pinned=history[-1].pinned_notes if rewritten else (), budget=turn.budget,
+                                           corpus=turn.corpus)
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
+        turn.corpus = result.corpus or turn.corpus or self.retriever.corpus()
         turn.cpu_mark = time.thread_time()  # the answer stages' CPU time starts here
         for st in result.trace:
             yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))
@@ -264,7 +253,7 @@ class Answerer(Endings):
         addressed = _addressed(turn.result, notes)
         picks: list[Pick] = []
         info: dict[str, Any] = {}
-        cues = self._cues(notes)
+        cues = self._cues(turn, notes)
         if turn.rewrite is not None and turn.rewrite.how == "rule":
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
@@ -295,7 +284,7 @@ class Answerer(Endings):
         if cleaner is None:
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
-                picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(ctx.notes),
+                picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(turn, ctx.notes),
                                               stopped=turn.budget.stopped)
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
@@ -401,9 +390,7 @@ class Answerer(Endings):
         t0 = time.perf_counter()
         result = turn.result
         assert result is not None
-        books = self.retriever.books
-        aliases = address_aliases(self.settings, books.get())
-        frags = source_fragments(self.store, result, note, aliases, self.settings.memory.pinned_source_notes)
+        frags = source_fragments(turn.reads, result, note, self.settings.memory.pinned_source_notes)
         scores = {c.fragment.id: c.score for c in result.candidates}
         notes = (Note(1, pinned_fragment(note), score),
                  *(Note(i, f, scores.get(f.id, 0.0)) for i, f in enumerate(frags, 2)))
@@ -416,24 +403,10 @@ class Answerer(Endings):
             disclaimer=disclaimers.quotes_language_note(turn.lang, [n.fragment.lang for n in notes]), notes=notes,
         )
 
-    def _cues(self, notes: Sequence[Note]) -> dict[str, list[str]]:
+    def _cues(self, turn: TurnState, notes: Sequence[Note]) -> dict[str, list[str]]:
         """Cue texts of the transcript notes among the first ``extractive.candidate_notes`` of ``notes``
-        (the ones the extractive answer reads; it cuts them at cues)."""
-        return self._cue_texts(notes[: self.settings.answer.extractive.candidate_notes])
-
-    def _cue_texts(self, notes: Sequence[Note]) -> dict[str, list[str]]:
-        """Cue texts of the transcript notes among ``notes``, by fragment id."""
-        tracks = [n for n in notes if isinstance(n.fragment.locator, TranscriptLocator)]
-        if not tracks:
-            return {}
-        out: dict[str, list[str]] = {}
-        for n in tracks:
-            loc = n.fragment.locator
-            assert isinstance(loc, TranscriptLocator)
-            cues = cue_texts(n, self.store.get_cues(n.fragment.source_id, loc.start_ms, loc.end_ms))
-            if cues:
-                out[n.fragment.id] = cues
-        return out
+        (the ones the extractive answer reads; it cuts them at cues), read through the turn's reader."""
+        return _cue_texts(notes[: self.settings.answer.extractive.candidate_notes], turn.reads.cues)
 
     def _checker(self, turn: TurnState, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker:
         titles, files = self._source_names(turn, notes)
@@ -447,6 +420,19 @@ class Answerer(Endings):
     def _source_names(self, turn: TurnState, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]:
         sources = self._sources(turn, (n.fragment.source_id for n in notes))
         return {k: s.title for k, s in sources.items()}, {k: s.original_name for k, s in sources.items()}
+
+
+def _cue_texts(notes: Sequence[Note], cues_of: Callable[[str, int, int | None], Sequence[Cue]]) -> dict[str, list[str]]:
+    """Cue texts of the transcript notes among ``notes``, by fragment id (``cues_of``: a source's cues
+    between two times)."""
+    out: dict[str, list[str]] = {}
+    for n in notes:
+        loc = n.fragment.locator
+        if isinstance(loc, TranscriptLocator):
+            cues = cue_texts(n, cues_of(n.fragment.source_id, loc.start_ms, loc.end_ms))
+            if cues:
+                out[n.fragment.id] = cues
+    return out
 
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:

@@ -13,23 +13,24 @@ from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, T
 from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, Embedder
-from footnote.records.fragments import Source
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import redact
-from footnote.retrieve.books import BookCache
+from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
 from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult
 
 
 class RetrieverLike(Protocol):
-    """What the answer stage uses of the retriever: its searches, the corpus's books (follow-ups and
-    addresses name them) and its embedder (whose thresholds apply)."""
+    """What the answer stage uses of the retriever: its searches, a turn's reader of the corpus (the
+    follow-up rewrite reads it before the search, which hands it on in ``SearchResult.corpus``) and its
+    embedder (whose thresholds apply)."""
 
-    books: BookCache
     embedder: Embedder | None
 
+    def corpus(self) -> TurnCorpus: ...
+
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
-               budget: Budget | None = None) -> SearchResult: ...
+               budget: Budget | None = None, corpus: TurnCorpus | None = None) -> SearchResult: ...
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
 
@@ -61,8 +62,14 @@ class TurnState:
     memory_dropped: int = 0  # citations of a background note dropped
     memory_removed: int = 0  # mentions of a background note's title removed
     near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
-    #: the sources this turn read, by id (None: the store has none by that id), so each is read once per turn
-    sources: dict[str, Source | None] = field(default_factory=dict)
+    #: the turn's reader of the corpus (opened before a follow-up's rewrite, else by the search): the
+    #: answer stage reads sources, cues and named fragments through it, each once per turn
+    corpus: TurnCorpus | None = None
+
+    @property
+    def reads(self) -> TurnCorpus:
+        assert self.corpus is not None, "the turn reads the corpus after its search"
+        return self.corpus
 
     def degrade(self, why: str) -> None:
         """Say in the trace what failed and what was used instead (secrets masked)."""

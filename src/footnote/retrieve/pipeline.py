@@ -23,11 +23,12 @@ from footnote.records.fragments import AddressLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
 from footnote.retrieve.background import BackgroundSample
-from footnote.retrieve.books import BookCache, address_aliases, in_address_order
+from footnote.retrieve.books import BookCache, in_address_order
+from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries
-from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of, resolve_refs
+from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
@@ -77,6 +78,7 @@ class _Memory:
     texts: dict[str, np.ndarray] = field(default_factory=dict)
     unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
     repeated: str | None = None  # a pinned note that matched best but already answered the turn this follows up
+    pinned_refs: Resolved | None = None  # what the pinned note's references resolved to
 
     def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
         used = {nid for per in given.values() for nid in per}
@@ -152,21 +154,27 @@ class Retriever:
         sample = self.background.vectors()
         return sample is None or len(sample) == 0
 
+    def corpus(self) -> TurnCorpus:
+        """A turn's reader of the corpus (the books as they are now); :meth:`search` hands it on."""
+        return TurnCorpus(self.store, self.books.get(), self.settings, self.embedder)
+
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
-               budget: Budget | None = None) -> SearchResult:
+               budget: Budget | None = None, corpus: TurnCorpus | None = None) -> SearchResult:
         """``not_pinned``: notes that may not pin this search (a follow-up to the turn they answered).
-        ``budget``: the turn's deadline and stop flag, passed to the router's call in a second round."""
+        ``budget``: the turn's deadline and stop flag, passed to the router's call in a second round.
+        ``corpus``: the turn's reader, when the turn opened one before searching (else a new one)."""
         with self._lock:
             self._in_flight += 1
             alone = self._in_flight == 1
         try:
-            return self._search(question, lang, not_pinned, first=self.embed_first and alone, budget=budget)
+            return self._search(question, lang, not_pinned, corpus or self.corpus(),
+                                first=self.embed_first and alone, budget=budget)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
-    def _search(self, question: str, lang: str | None, not_pinned: Collection[str], *, first: bool,
-                budget: Budget | None = None) -> SearchResult:
+    def _search(self, question: str, lang: str | None, not_pinned: Collection[str], view: TurnCorpus, *,
+                first: bool, budget: Budget | None = None) -> SearchResult:
         """One search; ``first``: embed the queries before any lane (:func:`embeds_first`, and no other
         search running: beside other searches the overlap is worth more than the cores it would free —
         a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
@@ -178,7 +186,7 @@ class Retriever:
         beside = first and self._parallel_text()  # decided once for the search's rounds
 
         t0 = time.perf_counter()
-        plan = first_round_plan(question, s, lang=qlang, books=self.books.get())
+        plan = first_round_plan(question, s, lang=qlang, books=view.books)
         queries = plan_queries(plan)
         traces.append(StageTrace("plan", _ms(t0), {
             "subquestions": len(plan.subquestions), "queries": len(queries),
@@ -198,7 +206,7 @@ class Retriever:
         traces.extend(lane_traces)
         qvec = got[0]
         asked = tuple(a for sq in plan.subquestions for a in sq.addresses)
-        mem = self._memory(question, qvec, plan.lang, traces, not_pinned)
+        mem = self._memory(question, qvec, plan.lang, traces, view, not_pinned)
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
         ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
@@ -235,7 +243,8 @@ class Retriever:
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
-        return replace(res, memory=mem.described(ranked.boosts), policy="lean" if lean else "wide", boosts=ranked.boosts)
+        return replace(res, memory=mem.described(ranked.boosts), policy="lean" if lean else "wide", boosts=ranked.boosts,
+                       corpus=view, pinned_refs=mem.pinned_refs)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
         """Fallback re-search: dense hits of each probe with cosine ≥ ``min_score`` to that probe,
@@ -324,7 +333,7 @@ class Retriever:
         return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
 
     def _memory(self, question: str, qvec: np.ndarray | None, qlang: str, traces: list[StageTrace],
-                not_pinned: Collection[str] = ()) -> _Memory:
+                view: TurnCorpus, not_pinned: Collection[str] = ()) -> _Memory:
         """Score the curated notes for the question; resolve what the matched boosts name."""
         t0 = time.perf_counter()
         scored = self.matcher.score(question, qvec, qlang)
@@ -334,17 +343,16 @@ class Retriever:
         repeated: str | None = None
         if pinned is not None and pinned.note.id in not_pinned:  # the reader has this answer already
             repeated, pinned = pinned.note.id, None
+        got: Resolved | None = None
         if pinned is not None:
-            aliases = address_aliases(self.settings, self.books.get())
-            got = resolve_refs(self.store, pinned.note.sources, aliases)
+            got = view.resolve(pinned.note.sources)
             if not got.source_ids and not got.fragment_ids:  # its sources were removed since it was written
-                unbacked, pinned = pinned.note.id, None
+                unbacked, pinned, got = pinned.note.id, None, None
         boosts = tuple(m for m in matched if m.note.kind is NoteKind.BOOST)
         named: dict[str, Resolved] = {}
         texts: dict[str, np.ndarray] = {}
         if boosts:
-            aliases = address_aliases(self.settings, self.books.get())
-            named = {b.note.id: resolve_refs(self.store, b.note.sources, aliases) for b in boosts}
+            named = {b.note.id: view.resolve(b.note.sources) for b in boosts}
             if qvec is not None and self.embedder is not None:
                 vecs = self.store.memory_vectors(self.embedder.name)
                 ids = np.array(vecs.note_ids)
@@ -352,7 +360,7 @@ class Retriever:
         traces.append(StageTrace("memory", _ms(t0), {
             "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
-        return _Memory(matched, pinned, boosts, named, texts, unbacked, repeated)
+        return _Memory(matched, pinned, boosts, named, texts, unbacked, repeated, got)
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footnote.records.fragments import AddressLocator, Fragment
 from footnote.records.memory import MemoryNote
 from footnote.settings import GateThresholds
+
+if TYPE_CHECKING:
+    from footnote.retrieve.corpus_view import TurnCorpus
+    from footnote.retrieve.memory import Resolved
 
 
 class Verdict(StrEnum):
@@ -139,7 +143,8 @@ class MemoryMatch:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """What retrieval hands to answering: ranked candidates, the verdict and the trace."""
+    """What retrieval hands to answering: ranked candidates, the verdict and the trace, and the turn's
+    reader of the corpus (``corpus``) through which answering reads everything else."""
 
     plan: QueryPlan
     candidates: tuple[Candidate, ...]
@@ -152,6 +157,10 @@ class SearchResult:
     memory: tuple[MemoryMatch, ...] = ()  # curated notes matched (with what each did), best first
     policy: str = "wide"  # "lean" when a pinned note matched (one round, a small slate), else "wide"
     boosts: dict[str, dict[str, float]] = field(default_factory=dict)  # fragment id → {boost note id: amount}
+    #: the turn's reader of the corpus (sources, cues, books and aliases, the embedder): the answer stage
+    #: reads the corpus through it, never the store (retrieve/corpus_view.py)
+    corpus: TurnCorpus | None = field(default=None, compare=False, repr=False)
+    pinned_refs: Resolved | None = None  # what the pinned note's references resolved to (once, by the search)
 
     @property
     def pinned(self) -> MemoryMatch | None:

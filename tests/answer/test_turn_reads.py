@@ -1,0 +1,113 @@
+"""The turn is one-way: the search opens the turn's reader of the corpus and hands it on in the
+``SearchResult``; the answer stage reads sources, cues and a pinned note's fragments through it, never
+the store, and each source once per turn. Over the demo in a real SQLite store (hash embedder); the
+store is wrapped to count the calls that reach it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footnote.answer.followup import PriorTurn
+from footnote.answer.pipeline import Answerer
+from footnote.answer.prose import MentionIndex
+from footnote.engine import Engine
+from footnote.records.fragments import TranscriptLocator
+from footnote.retrieve.pipeline import Retriever
+from footnote.settings import load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+FOG = "When must the keeper start the fog horn, and how does it sound?"
+
+
+class Counting:
+    """A real store whose every method call is counted by name (``get_source`` also by id)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.calls: Counter[str] = Counter()
+        self.sources: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            if name == "get_source":
+                self.sources[args[0]] += 1
+            return attr(*args, **kwargs)
+
+        return call
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    root = tmp_path_factory.mktemp("turn-reads")
+    eng = Engine.from_settings(load_settings(None, **{"store.url": str(root / "demo.db"), "embedder.name": "hash"}))
+    eng.ingest([REPO / "demo"])
+    yield eng
+    eng.close()
+
+
+def test_the_search_hands_its_reader_on(demo: Engine) -> None:
+    r = demo.retriever.search(FOG)
+    assert r.corpus is not None and r.corpus.books is demo.retriever.books.get()
+    assert r.corpus.embedder is demo.retriever.embedder
+    view = demo.retriever.corpus()
+    assert demo.retriever.search(FOG, corpus=view).corpus is view  # a follow-up's rewrite opened it first
+
+
+def mentions(eng: Engine) -> MentionIndex:
+    a = eng.settings.answer
+    return MentionIndex(eng.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
+
+
+def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(demo: Engine) -> None:
+    """The answerer holds no store; the retriever's is a counting one. A transcript answer (its cues), a
+    follow-up (its rewrite asks how common a term is, before the search) and a not-found turn (a near miss's
+    titles) read through the reader the turn opened, which reads a source once however many stages ask for
+    it (the prose check, the citations, the near-miss titles)."""
+    store = Counting(demo.store)
+    retriever = Retriever(demo.settings, store, demo.retriever.embedder, None, None)  # type: ignore[arg-type]
+    answerer = Answerer(demo.settings, retriever, mentions=mentions(demo))
+    a = answerer.ask(FOG)
+    assert a.citations and any(isinstance(c.fragment.locator, TranscriptLocator) for c in a.citations), a.answer
+    cited = {c.fragment.source_id for c in a.citations}
+    assert cited and cited <= set(store.sources), (cited, store.sources)
+    assert max(store.sources.values()) == 1, store.sources
+    assert store.calls["get_cues"] >= 1
+    # a second turn opens a reader of its own: a source changed in between is read again
+    prior = PriorTurn(FOG, FOG, a.answer, tuple(c.title for c in a.citations))
+    b = answerer.ask("What about at night?", history=[prior])
+    assert b.trace.rewritten_question is not None
+    assert max(store.sources.values()) == 2, store.sources
+    off = answerer.ask("Which football club won the league in 2018?")
+    assert not off.citations and max(store.sources.values()) <= 3
+
+
+def test_cues_come_through_the_reader(demo: Engine) -> None:
+    r = demo.retriever.search(FOG)
+    assert r.corpus is not None
+    track = next(c.fragment for c in r.candidates if isinstance(c.fragment.locator, TranscriptLocator))
+    loc = track.locator
+    assert isinstance(loc, TranscriptLocator)
+    cues: Callable[..., Any] = r.corpus.cues
+    got = cues(track.source_id, loc.start_ms, loc.end_ms)
+    assert got and all(loc.start_ms <= c.start_ms < loc.end_ms for c in got)
+
+
+def test_the_term_share_counts_the_corpus_lexically(demo: Engine) -> None:
+    """The follow-up rule's "does this term retrieve on its own": the share of fragments matching it."""
+    reads = demo.retriever.corpus()
+    n = demo.store.stats().fragments
+    cap = int(n * demo.settings.conversation.new_subject_max_share) + 1
+    fog = reads.term_share("fog", "en")
+    assert fog == len(demo.store.search_lexical("fog", cap, stemmed=True, lang="en")) / n
+    assert 0 < fog <= cap / n
+    assert reads.term_share("zanzibarquokka", "en") == 0.0
