@@ -8,15 +8,13 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from footnote.errors import NotFound, StoreError
+from footnote.errors import StoreError
 from footnote.store.conversations import (
     Conversation,
     ConversationSummary,
     TurnRecord,
-    new_conversation_id,
-    title_of,
 )
-from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS, pg
+from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS, append_turn_rows, pg
 
 if TYPE_CHECKING:
     from footnote.store.pg_support import Pool
@@ -43,32 +41,11 @@ class PgConversations:
         now = time.time()
         try:
             with self._pool.connection() as conn, conn.transaction():
-                if conversation_id is None:
-                    cid = new_conversation_id()
-                    conn.execute(
-                        "INSERT INTO conversations (id, title, created_at, updated_at, owner) VALUES (%s, %s, %s, %s, %s)",
-                        (cid, _clean(title_of(turn.question)), now, now, _clean(owner or "")),
-                    )
-                    n = 1
-                else:
-                    cid = conversation_id
-                    # the row lock orders concurrent appends to one conversation
-                    got = conn.execute("SELECT owner FROM conversations WHERE id = %s FOR UPDATE", (cid,)).fetchone()
-                    if got is None or (owner is not None and got[0] != owner):
-                        raise NotFound(f"no conversation {cid!r}")
-                    row = conn.execute(
-                        "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = %s", (cid,)
-                    ).fetchone()
-                    n = int(row[0]) if row else 1
-                    conn.execute("UPDATE conversations SET updated_at = %s WHERE id = %s", (now, cid))
-                conn.execute(
-                    "INSERT INTO conversation_turns (conversation_id, n, question, rewritten_question, answer, created_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s)",
-                    (cid, n, _clean(turn.question), _clean(turn.rewritten_question), Jsonb(_strip_nul(turn.answer)), now),
-                )
+                # the row lock orders concurrent appends to one conversation
+                return append_turn_rows(lambda q, a: conn.execute(pg(q), a), conversation_id, turn, owner,
+                                        Jsonb(_strip_nul(turn.answer)), now, lock=" FOR UPDATE", clean=_clean)
         except psycopg.Error as e:
             raise StoreError(f"saving the turn in {self.url} failed: {e}") from e
-        return cid, n
 
     def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._pool.connection() as conn, conn.transaction():

@@ -12,15 +12,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from footnote.errors import NotFound
 from footnote.store.conversations import (
     Conversation,
     ConversationSummary,
     TurnRecord,
-    new_conversation_id,
-    title_of,
 )
-from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS
+from footnote.store.sql import CONVERSATION_ROW, CONVERSATION_TURNS, append_turn_rows
 
 _SUMMARY = (
     "SELECT c.id, c.title, c.created_at, c.updated_at,"
@@ -44,28 +41,8 @@ class SqliteConversations:
         conn = self._conn()
         now = time.time()
         with self._immediate(conn, "the store is locked by another writer", "saving the turn failed"):
-            if conversation_id is None:
-                cid = new_conversation_id()
-                conn.execute(
-                    "INSERT INTO conversations (id, title, created_at, updated_at, owner) VALUES (?, ?, ?, ?, ?)",
-                    (cid, title_of(turn.question), now, now, owner or ""),
-                )
-                n = 1
-            else:
-                cid = conversation_id
-                row = conn.execute("SELECT owner FROM conversations WHERE id = ?", (cid,)).fetchone()
-                if row is None or (owner is not None and row[0] != owner):
-                    raise NotFound(f"no conversation {cid!r}")
-                n = int(conn.execute(
-                    "SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = ?", (cid,)
-                ).fetchone()[0])
-                conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
-            conn.execute(
-                "INSERT INTO conversation_turns (conversation_id, n, question, rewritten_question, answer, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (cid, n, turn.question, turn.rewritten_question, json.dumps(turn.answer, ensure_ascii=False), now),
-            )
-        return cid, n
+            return append_turn_rows(conn.execute, conversation_id, turn, owner,
+                                    json.dumps(turn.answer, ensure_ascii=False), now)
 
     def get_conversation(self, conversation_id: str, owner: str | None = None) -> Conversation | None:
         with self._read() as conn:

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from footnote.errors import NotFound
 from footnote.records.fragments import Source
+from footnote.store.conversations import TurnRecord, new_conversation_id, title_of
 
 
 def pg(statement: str) -> str:
@@ -37,6 +39,33 @@ def page_clause(limit: int | None, offset: int, unlimited: Any) -> tuple[str, li
 CONVERSATION_ROW = "SELECT id, title, created_at, updated_at, owner FROM conversations WHERE id = ?"
 CONVERSATION_TURNS = ("SELECT n, question, rewritten_question, answer, created_at FROM conversation_turns"
                       " WHERE conversation_id = ? ORDER BY n")
+
+
+def append_turn_rows(
+    run: Callable[[str, tuple[Any, ...]], Any], conversation_id: str | None, turn: TurnRecord, owner: str | None,
+    answer: Any, now: float, *, lock: str = "", clean: Callable[[Any], Any] = lambda s: s,
+) -> tuple[str, int]:
+    """Write one turn in the caller's transaction: a new conversation titled by its first question, or the
+    next turn of one ``owner`` has (else :class:`NotFound`); returns (conversation id, turn number).
+    ``run`` executes a ``?`` statement on the backend's connection; ``answer``: the turn's answer as the
+    backend stores JSON; ``lock``: the dialect's row lock on the conversation (PostgreSQL's ``FOR UPDATE``
+    orders concurrent appends; SQLite's one writer needs none); ``clean``: what text must lose to be stored."""
+    if conversation_id is None:
+        cid = new_conversation_id()
+        run("INSERT INTO conversations (id, title, created_at, updated_at, owner) VALUES (?, ?, ?, ?, ?)",
+            (cid, clean(title_of(turn.question)), now, now, clean(owner or "")))
+        n = 1
+    else:
+        cid = conversation_id
+        got = run("SELECT owner FROM conversations WHERE id = ?" + lock, (cid,)).fetchone()
+        if got is None or (owner is not None and got[0] != owner):
+            raise NotFound(f"no conversation {cid!r}")
+        row = run("SELECT COALESCE(MAX(n), 0) + 1 FROM conversation_turns WHERE conversation_id = ?", (cid,)).fetchone()
+        n = int(row[0]) if row else 1
+        run("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
+    run("INSERT INTO conversation_turns (conversation_id, n, question, rewritten_question, answer, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)", (cid, n, clean(turn.question), clean(turn.rewritten_question), answer, now))
+    return cid, n
 
 #: the columns of a source row, in the order both backends' row readers take them
 SOURCE_COLS = "id, kind, title, lang, content_hash, blob_sha256, original_name, media_type, origin, meta, collection"
