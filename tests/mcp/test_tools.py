@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from footnote.answer.types import Citation
 from footnote.engine import Engine
 from footnote.errors import NotFound, UsageError
 from footnote.mcp.tools import FootnoteTools
+from footnote.records.fragments import fragment_dict
+from footnote.retrieve.format import search_result_dict
 from footnote.settings import Settings
 
 TRACK = "demo/lectures/02-fog-and-tides.vtt"
@@ -102,3 +107,23 @@ def test_ask_and_search_carry_the_abstention(tools: FootnoteTools, mcp_store: Se
         engine.close()
     assert near["abstention"] == {"reason": "answer_not_in_passages", "stage": "answer"}
     assert near["answer"].startswith("The closest passages in the corpus come from “")
+
+
+def test_every_surface_shows_a_fragment_in_the_one_shape(tools: FootnoteTools) -> None:
+    """A search's notes (the CLI's and HTTP's ``search --json``), an answer's citations and the MCP tools all
+    carry :func:`fragment_dict` of the fragment, and a stored citation reads back with its language."""
+    q = "When must the keeper start the fog horn?"
+    store = tools.engine.store
+
+    def carries_the_shape(d: dict[str, Any]) -> bool:
+        f = store.get_fragments([str(d["fragment_id"])])[0]
+        return all(d.get(k) == v for k, v in fragment_dict(f).items())
+
+    answer = tools.engine.ask(q)
+    shown = [*search_result_dict(tools.engine.search(q))["notes"], *tools.search(q)["notes"],
+             *(c.to_dict() for c in answer.citations if c.fragment.kind != "pinned"),
+             *tools.get_source(TRACK, {"track_id": TRACK, "start_ms": 5_000, "end_ms": 6_000})["fragments"]]
+    assert len(shown) > 4 and [d for d in shown if not carries_the_shape(d)] == []
+    back = Citation.from_dict(answer.citations[0].to_dict())
+    assert back.fragment.lang == answer.citations[0].fragment.lang != ""
+    assert back.to_dict() == answer.citations[0].to_dict()

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from footnote.errors import FootnoteError
-from footnote.records.fragments import Fragment, locator_from_dict, locator_to_dict
+from footnote.records.fragments import Fragment, fragment_dict, locator_from_dict
 from footnote.retrieve.types import Verdict
 
 if TYPE_CHECKING:
@@ -118,11 +118,7 @@ class Citation:
         f = self.fragment
         return {
             "n": self.n,
-            "source_id": f.source_id,
-            "fragment_id": f.id,
-            "kind": f.kind,
-            "locator": locator_to_dict(f.locator),
-            "text": f.text,
+            **fragment_dict(f),
             "title": self.title,
             "source_meta": dict(self.source_meta),
             "transcript": self.transcript,
@@ -130,14 +126,14 @@ class Citation:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Citation:
-        """The inverse of :meth:`to_dict` (the fragment's ordinal from its id; lang and content hash unknown)."""
+        """The inverse of :meth:`to_dict` (the fragment's ordinal from its id; its content hash unknown)."""
         fid = str(d["fragment_id"])
         tail = fid.rsplit("#", 1)[-1]
         meta = {str(k): str(v) for k, v in (d.get("source_meta") or {}).items()}
         if d.get("transcript") and "transcript_by" not in meta:
             meta["transcript_by"] = str(d["transcript"])
-        frag = Fragment(fid, str(d["source_id"]), int(tail) if tail.isdigit() else 0, str(d.get("kind", "")), "",
-                        str(d.get("text", "")), locator_from_dict(d.get("locator") or {}), "")
+        frag = Fragment(fid, str(d["source_id"]), int(tail) if tail.isdigit() else 0, str(d.get("kind", "")),
+                        str(d.get("lang", "")), str(d.get("text", "")), locator_from_dict(d.get("locator") or {}), "")
         return cls(int(d["n"]), frag, str(d.get("title", "")), meta)
 
     @property

@@ -21,11 +21,10 @@ from footnote.records.fragments import (
     Locator,
     Source,
     TranscriptLocator,
+    fragment_dict,
     locator_from_dict,
-    locator_to_dict,
 )
 from footnote.retrieve.format import format_locator, format_ms
-from footnote.store import source_titles
 
 SOURCE_URI = "footnote://source/"
 
@@ -45,9 +44,7 @@ def source_summary(s: Source) -> dict[str, Any]:
 
 
 def _fragment_dict(f: Fragment, title: str | None, *, cited: bool | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"fragment_id": f.id, "kind": f.kind, "lang": f.lang,
-                           "locator": locator_to_dict(f.locator), "label": format_locator(f.locator, title),
-                           "text": f.text}
+    out: dict[str, Any] = {**fragment_dict(f), "label": format_locator(f.locator, title)}
     if cited is not None:
         out["cited"] = cited
     return out
@@ -83,13 +80,13 @@ class FootnoteTools:
             raise UsageError(f"k must be between 1 and {self._mcp.search_max_k}, not {k}")
         result = self.engine.search(query)  # the engine checks the question (InvalidQuestion)
         cands = result.candidates[:k]
-        titles = source_titles(self.engine.store, (c.fragment.source_id for c in cands))
+        reads = result.corpus or self.engine.retriever.corpus()  # the search's reader of the corpus
+        titles = {i: s.title for i, s in reads.sources(c.fragment.source_id for c in cands).items()}
         verdict = result.verdict.value
         notes = []
         for i, c in enumerate(cands, 1):
             f = c.fragment
-            notes.append({"n": i, "source_id": f.source_id, "title": titles.get(f.source_id, ""),
-                          **_fragment_dict(f, titles.get(f.source_id)),
+            notes.append({"n": i, "title": titles.get(f.source_id, ""), **_fragment_dict(f, titles.get(f.source_id)),
                           "score": round(float(c.score), 4)})
         return {"verdict": verdict, "corpus_has_nothing": result.verdict.abstains,
                 "coverage": COVERAGE.get(verdict, verdict),

@@ -80,6 +80,14 @@ def locator_to_dict(loc: Locator) -> dict[str, Any]:
     return {"file": loc.file, "page": loc.page, "section": loc.section}
 
 
+def fragment_dict(f: Fragment) -> dict[str, Any]:
+    """A fragment as every surface shows it — a search's notes (CLI and HTTP), a citation, the MCP tools:
+    its ids, kind, language, locator and text; each surface adds its own fields (a rank, a score, a title,
+    a label)."""
+    return {"source_id": f.source_id, "fragment_id": f.id, "kind": f.kind, "lang": f.lang,
+            "locator": locator_to_dict(f.locator), "text": f.text}
+
+
 def locator_from_dict(d: Mapping[str, Any]) -> Locator:
     """Inverse of :func:`locator_to_dict`."""
     if "track_id" in d:

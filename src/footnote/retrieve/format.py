@@ -17,7 +17,7 @@ from footnote.records.fragments import (
     Locator,
     NoteLocator,
     TranscriptLocator,
-    locator_to_dict,
+    fragment_dict,
 )
 from footnote.retrieve.types import Candidate, GateSignal, SearchResult, StageTrace
 
@@ -74,13 +74,8 @@ def note_dict(n: int, c: Candidate, titles: Mapping[str, str] | None = None) -> 
     title = (titles or {}).get(f.source_id)
     return {
         "n": n,
-        "source_id": f.source_id,
-        "fragment_id": f.id,
-        "kind": f.kind,
-        "lang": f.lang,
-        "locator": locator_to_dict(f.locator),
+        **fragment_dict(f),
         "label": format_locator(f.locator, title),
-        "text": f.text,
         "score": round(float(c.score), 6),
         "rerank": None if c.rerank is None else round(float(c.rerank), 6),
         "lanes": {k: round(v, 6) for k, v in lane_scores(c).items()},
