@@ -10,7 +10,7 @@ import pytest
 from gemma_tiny import CONFIG, make_tiny_model, numpy_forward
 
 from footnote.errors import ModelError
-from footnote.models.gemma_onnx import SafeTensors, build_graph, quantize_blocks, requantize_dynamic
+from footnote.models.gemma_onnx import SafeTensors, build_graph, quantize_blocks
 from footnote.models.gemma_requant import requantize_per_token
 
 ort = pytest.importorskip("onnxruntime")
@@ -72,34 +72,17 @@ def test_not_a_safetensors_file_is_a_clear_error(tmp_path: Path) -> None:
         SafeTensors(bad)
 
 
-def test_requantize_dynamic_turns_only_gate_and_up_into_integer_matmuls(
+def test_requantize_per_token_refuses_a_graph_it_did_not_build(
         tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
     onnx = pytest.importorskip("onnx")
-    folder, weights = tiny
-    build_graph(folder, tmp_path / "q.onnx", quantize=True)
-    changed = requantize_dynamic(tmp_path / "q.onnx", tmp_path / "dq.onnx")
-    ops = [n.op_type for n in onnx.load(str(tmp_path / "dq.onnx")).graph.node]
-    layers = ops.count("MatMulNBits") // 5  # q, k, v, o and down stay 8-bit blocks
-    assert changed == 2 * layers == ops.count("MatMulInteger") == ops.count("DynamicQuantizeLinear") > 0
-    assert (tmp_path / "dq.onnx.data").stat().st_size > 0  # tensors beside the graph, like every built graph
-    got, int8 = _run(tmp_path / "dq.onnx", SEQS), _run(tmp_path / "q.onnx", SEQS)
-    want = np.vstack([numpy_forward(weights, s) for s in SEQS])
-    assert ((got * want).sum(axis=1) > 0.99).all()
-    assert np.abs(got - int8).max() > 0  # a different computation, not a copy of the int8 graph
-
-
-def test_requantize_dynamic_refuses_a_graph_it_did_not_build(tiny: tuple[Path, dict[str, np.ndarray]], tmp_path: Path) -> None:
     folder, _ = tiny
-    build_graph(folder, tmp_path / "f.onnx", quantize=False)  # no MatMulNBits at all is fine (nothing to do) …
-    assert requantize_dynamic(tmp_path / "f.onnx", tmp_path / "f2.onnx") == 0
-    onnx = pytest.importorskip("onnx")
     build_graph(folder, tmp_path / "q.onnx", quantize=True)
     m = onnx.load(str(tmp_path / "q.onnx"))
     first = next(n for n in m.graph.node if n.op_type == "MatMulNBits")
-    m.graph.node.remove(first)  # … but a layer short of one projection is not a graph this builder wrote
+    m.graph.node.remove(first)  # a layer short of one projection is not a graph this builder wrote
     onnx.save_model(m, str(tmp_path / "broken.onnx"), save_as_external_data=True, location="broken.onnx.data")
     with pytest.raises(ModelError, match="not 7 per layer"):
-        requantize_dynamic(tmp_path / "broken.onnx", tmp_path / "x.onnx")
+        requantize_per_token(tmp_path / "broken.onnx", tmp_path / "x.onnx")
 
 
 def test_requantize_per_token_puts_every_projection_on_integer_matmuls(

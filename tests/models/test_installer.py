@@ -92,13 +92,14 @@ def test_install_builds_verifies_and_is_idempotent(tmp_path: Path, chunked: tupl
     home = tmp_path / "models" / "embeddinggemma"
     names = {p.name for p in home.iterdir()}
     assert {"model.int8.onnx", "model.int8.onnx.data", "model.int8tok.onnx", "model.int8tok.onnx.data",
-            "model.int8dq.onnx", "model.int8dq.onnx.data", "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
+            "tokenizer.json", "config.json", "MODEL_CARD.md", MANIFEST} <= names
+    assert not any("int8dq" in n for n in names)  # the retired variant is not built
     assert (home / "model.int8.onnx.data").stat().st_size > 0  # the weights, beside the graph
     assert "model.safetensors" not in names and "notebook.ipynb" not in names
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["embeddinggemma"]  # no staging left behind
     info = inst.catalogue()[0]
-    assert info.installed and info.size_bytes > 0 and info.variants == ("int8", "int8dq", "int8tok")
-    assert any(s == "build int8dq" for *_, s in seen) and any(s == "build int8tok" for *_, s in seen)
+    assert info.installed and info.size_bytes > 0 and info.variants == ("int8", "int8tok")
+    assert any(s == "build int8tok" for *_, s in seen)
     # a second install does nothing (no download)
     again = inst.install("embeddinggemma", accept_license=False)
     assert again.already_installed and len(calls) == 3
@@ -258,11 +259,11 @@ def test_cli_models_list_and_unknown_names(tmp_path: Path) -> None:
     assert not (tmp_path / "m" / "embeddinggemma").exists()
 
 
-@pytest.mark.parametrize("variant", ["int8dq", "int8tok"])
 def test_an_install_without_a_derived_graph_gets_it_built_in_place(
-        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]], variant: str) -> None:
-    """Installs made before ``int8dq`` / ``int8tok`` existed: a second ``install`` builds the graph from the installed
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    """Installs made before ``int8tok`` existed: a second ``install`` builds the graph from the installed
     int8 graph — no download — and lists it in the manifest; a kill mid-way leaves no graph under the real name."""
+    variant = "int8tok"
     inst, calls, home, graph, data, before = _install(tmp_path, chunked, f"model.{variant}.onnx")
     graph.unlink()
     data.unlink()  # the install of the previous release
@@ -275,13 +276,34 @@ def test_an_install_without_a_derived_graph_gets_it_built_in_place(
     assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
     assert again.derived == (variant,) and inst.installed("embeddinggemma", variant)
     m = json.loads((home / MANIFEST).read_text())
-    assert m["variants"] == ["int8", "int8dq", "int8tok"] and m[
+    assert m["variants"] == ["int8", "int8tok"] and m[
         "files"][f"model.{variant}.onnx.data"] == data.stat().st_size
     after = _run_graph(graph)
     np.testing.assert_array_equal(before, after)  # the same graph as a fresh install builds
     assert not [p.name for p in home.iterdir() if p.name.startswith(".")]
     assert inst.install("embeddinggemma", accept_license=False).derived == ()  # a third: nothing to do
     assert json.loads((home / MANIFEST).read_text()) == m
+
+
+def test_an_install_with_the_retired_int8dq_graph_loses_it_and_stays_whole(
+        tmp_path: Path, chunked: tuple[InstallableModel, dict[str, bytes]]) -> None:
+    """An install from when ``int8dq`` was built: the next ``install`` (``footnote models ensure`` runs one) removes
+    its graph and weights, with no download, and the manifest verifies again."""
+    inst, calls, home, graph, _data, before = _install(tmp_path, chunked, "model.int8tok.onnx")
+    for name in ("model.int8dq.onnx", "model.int8dq.onnx.data"):
+        shutil.copy2(home / name.replace("int8dq", "int8tok"), home / name)  # what the older release left
+    manifest = json.loads((home / MANIFEST).read_text())
+    manifest["variants"] = sorted([*manifest["variants"], "int8dq"])
+    (home / MANIFEST).write_text(json.dumps(manifest))
+    inst._rewrite_manifest(home, manifest)
+    assert inst.verify("embeddinggemma")[0]
+    again = inst.install("embeddinggemma", accept_license=False)
+    assert again.already_installed and len(calls) == len(VERSIONS)  # nothing downloaded again
+    assert not any("int8dq" in p.name for p in home.iterdir())
+    m = json.loads((home / MANIFEST).read_text())
+    assert m["variants"] == ["int8", "int8tok"] and not any("int8dq" in f for f in m["files"])
+    assert inst.verify("embeddinggemma")[0]
+    np.testing.assert_array_equal(before, _run_graph(graph))
 
 
 def test_a_models_dir_that_cannot_be_a_folder_is_a_clear_error(tmp_path: Path) -> None:

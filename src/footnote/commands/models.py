@@ -9,7 +9,13 @@ import click
 
 from footnote.commands.base import Ctx, ProgressBar, common_options
 from footnote.errors import ModelError
-from footnote.models.installer import DEFAULT_VARIANTS, DERIVED, LicenseNotAccepted, ModelInstaller
+from footnote.models.installer import (
+    DEFAULT_VARIANTS,
+    DERIVED,
+    RETIRED_VARIANTS,
+    LicenseNotAccepted,
+    ModelInstaller,
+)
 
 
 def _mb(n: int) -> str:
@@ -122,7 +128,9 @@ def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
     if ok:
         manifest = installer.manifest(name) or {}
         derived: tuple[str, ...] = ()
-        if not all(v in manifest.get("variants", []) for v in DEFAULT_VARIANTS):  # an older install: no download
+        have = manifest.get("variants", [])
+        # an older install (a derived graph missing, or a retired one left): mended in place, no download
+        if not all(v in have for v in DEFAULT_VARIANTS) or any(v in RETIRED_VARIANTS for v in have):
             derived = installer.install(name, accept_license=False).derived
         elif "sha256" not in manifest:  # an install from before file hashes: record them now, checked from then on
             installer.record_hashes(name)

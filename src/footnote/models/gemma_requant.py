@@ -5,7 +5,7 @@ The ``int8`` graph runs every projection as ``MatMulNBits`` (8-bit weights, one 
 activations quantised per row and block): faithful (cosine ≥ 0.9996 to fp32) but ~80 % of a query's CPU.
 onnxruntime's ``MatMulInteger`` (MLAS's integer GEMM) does the same multiply-adds in about half of that
 time. What kept it out before was the activation scale: ``DynamicQuantizeLinear`` takes one scale for the
-whole tensor, and Gemma's activations carry outliers, so every other token lost its resolution (``int8dq``:
+whole tensor, and Gemma's activations carry outliers, so every other token lost its resolution (the retired ``int8dq``:
 gate/up only, reference cosine 0.997). Here each token (row) gets its own symmetric scale, computed in the
 graph::
 

@@ -42,12 +42,13 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
 MANIFEST = "manifest.json"
-MODEL_FILES = {"int8": "model.int8.onnx", "int8tok": "model.int8tok.onnx", "int8dq": "model.int8dq.onnx",
-               "fp32": "model.fp32.onnx"}
-#: Variants derived from another built graph without the download (``int8tok`` and ``int8dq`` from ``int8``).
-DERIVED = {"int8tok": "int8", "int8dq": "int8"}
+MODEL_FILES = {"int8": "model.int8.onnx", "int8tok": "model.int8tok.onnx", "fp32": "model.fp32.onnx"}
+#: Variants derived from another built graph without the download (``int8tok`` from ``int8``).
+DERIVED = {"int8tok": "int8"}
 #: What ``footnote models install`` builds (``--fp32`` adds ``fp32``).
-DEFAULT_VARIANTS: tuple[str, ...] = ("int8", "int8tok", "int8dq")
+DEFAULT_VARIANTS: tuple[str, ...] = ("int8", "int8tok")
+#: Variants an older install built that nothing runs now: their graphs are removed at the next install.
+RETIRED_VARIANTS: tuple[str, ...] = ("int8dq",)
 #: Members of the archive kept beside the graph (relative to the folder holding ``config.json``).
 KEEP = ("config.json", "tokenizer.json", "config_sentence_transformers.json", "modules.json")
 DOWNLOAD_WORKERS = 4
@@ -229,6 +230,7 @@ class ModelInstaller:
         unknown = [v for v in variants if v not in MODEL_FILES]
         if unknown:
             raise UsageError(f"unknown variant(s) {', '.join(unknown)} (known: {', '.join(MODEL_FILES)})")
+        self._drop_retired(name)
         if not force and all(self.installed(name, v) for v in variants if v not in DERIVED) \
                 and self.manifest(name) is not None:
             self._relayout(name)
@@ -239,7 +241,8 @@ class ModelInstaller:
             raise LicenseNotAccepted(f"{name}: the {spec.license} must be accepted to install it "
                                      f"(pass --accept-license):\n{spec.license_notice}")
         previous = self.manifest(name)
-        wanted = sorted(set(variants) | set(previous.get("variants", []) if previous else []))
+        kept = [v for v in (previous.get("variants", []) if previous else []) if v in MODEL_FILES]
+        wanted = sorted(set(variants) | set(kept))
         wanted += [d for d, base in DERIVED.items() if base in wanted and d not in wanted]  # built after their base
         start = time.monotonic()
         try:
@@ -338,16 +341,14 @@ class ModelInstaller:
     @staticmethod
     def _derive_graph(home: Path, variant: str) -> None:
         """``variant``'s graph from its base graph in ``home`` (``int8tok``: every projection on int8 activations
-        quantised per token, :func:`footnote.models.gemma_requant.requantize_per_token`; ``int8dq``: gate/up on
-        per-tensor dynamic int8, :func:`footnote.models.gemma_onnx.requantize_dynamic`; seconds, no download).
+        quantised per token, :func:`footnote.models.gemma_requant.requantize_per_token`; seconds, no download).
         Written under a temporary name and renamed, so a kill leaves no half graph under the real name."""
-        from footnote.models.gemma_onnx import requantize_dynamic, weights_path
+        from footnote.models.gemma_onnx import weights_path
         from footnote.models.gemma_requant import requantize_per_token
 
         target = home / MODEL_FILES[variant]
         tmp = home / f".tmp-{MODEL_FILES[variant]}"
-        derive = requantize_per_token if variant == "int8tok" else requantize_dynamic
-        derive(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
+        requantize_per_token(home / MODEL_FILES[DERIVED[variant]], tmp, data_path=weights_path(target))
         tmp.replace(target)  # the graph last: a kill before leaves no graph under the real name
 
     def _derive(self, name: str, variants: Sequence[str]) -> tuple[str, ...]:
@@ -390,6 +391,22 @@ class ModelInstaller:
         stage.rename(target)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+    def _drop_retired(self, name: str) -> None:
+        """An install that built a retired variant loses its graph and weights (no rebuild; the manifest's
+        variants and file list follow)."""
+        home, m = self.path(name), self.manifest(name)
+        if m is None:
+            return
+        gone = [v for v in m.get("variants", []) if v in RETIRED_VARIANTS]
+        if not gone:
+            return
+        for v in gone:
+            for f in (home / f"model.{v}.onnx", home / f"model.{v}.onnx.data"):
+                f.unlink(missing_ok=True)
+        m["variants"] = [v for v in m.get("variants", []) if v not in RETIRED_VARIANTS]
+        self._rewrite_manifest(home, m)
+        log.info("%s: the retired %s graph removed", name, ", ".join(gone))
 
     def _relayout(self, name: str) -> None:
         """An install from before graphs kept their weights in ``<graph>.data`` gets that layout (no
