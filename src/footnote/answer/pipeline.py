@@ -185,7 +185,7 @@ class Answerer(Endings):
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
-        turn.corpus = result.corpus or turn.corpus or self.retriever.corpus()
+        turn.corpus = result.corpus
         turn.cpu_mark = time.thread_time()  # the answer stages' CPU time starts here
         for st in result.trace:
             yield Stage(f"search.{st.name}", round(st.ms, 3), dict(st.counts))

@@ -80,8 +80,7 @@ class FootnoteTools:
             raise UsageError(f"k must be between 1 and {self._mcp.search_max_k}, not {k}")
         result = self.engine.search(query)  # the engine checks the question (InvalidQuestion)
         cands = result.candidates[:k]
-        reads = result.corpus or self.engine.retriever.corpus()  # the search's reader of the corpus
-        titles = {i: s.title for i, s in reads.sources(c.fragment.source_id for c in cands).items()}
+        titles = {i: s.title for i, s in result.corpus.sources(c.fragment.source_id for c in cands).items()}
         verdict = result.verdict.value
         notes = []
         for i, c in enumerate(cands, 1):

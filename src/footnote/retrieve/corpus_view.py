@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from footnote.records.fragments import Cue, Fragment, Source
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.memory import Resolved, resolve_refs
+from footnote.store import sources_by_id
 
 if TYPE_CHECKING:
     from footnote.models.protocols import Embedder
@@ -49,9 +50,9 @@ class TurnCorpus:
         ids = list(dict.fromkeys(source_ids))
         with self._lock:
             missing = [i for i in ids if i not in self._sources]
-        got = {i: self._store.get_source(i) for i in missing}
+        got = sources_by_id(self._store, missing)
         with self._lock:
-            self._sources.update(got)
+            self._sources.update({i: got.get(i) for i in missing})
             return {i: s for i in ids if (s := self._sources[i]) is not None}
 
     def cues(self, source_id: str, start_ms: int, end_ms: int | None) -> list[Cue]:

@@ -224,7 +224,7 @@ class Retriever:
             sfx = f"@round{rounds}"
             t0 = time.perf_counter()
             before = ranked
-            partial = self._result(plans[-1], ranked, rounds - 1, traces, calls, lexical)
+            partial = self._result(plans[-1], ranked, rounds - 1, traces, calls, lexical, view)
             plan2, n = second_round_plan(question, s, self.router, lang=plan.lang, previous=partial, budget=budget)
             calls += n
             new_q = [q for q in plan_queries(plan2) if not any(q.text == p.text for p in queries)]
@@ -242,9 +242,9 @@ class Retriever:
             ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
-        res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical)
+        res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical, view)
         return replace(res, memory=mem.described(ranked.boosts), policy="lean" if lean else "wide", boosts=ranked.boosts,
-                       corpus=view, pinned_refs=mem.pinned_refs)
+                       pinned_refs=mem.pinned_refs)
 
     def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]:
         """Fallback re-search: dense hits of each probe with cosine ≥ ``min_score`` to that probe,
@@ -444,11 +444,12 @@ class Retriever:
         return _Ranked(final, signal, verdict, thresholds, given)
 
     def _result(
-        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool
+        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool,
+        view: TurnCorpus,
     ) -> SearchResult:
         return SearchResult(
             plan=plan, candidates=tuple(ranked.final), verdict=ranked.verdict, signal=ranked.signal,
-            rounds=rounds, trace=tuple(traces), lexical_only=lexical, model_calls=calls,
+            rounds=rounds, trace=tuple(traces), corpus=view, lexical_only=lexical, model_calls=calls,
         )
 
 

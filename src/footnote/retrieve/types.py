@@ -152,14 +152,14 @@ class SearchResult:
     signal: GateSignal
     rounds: int
     trace: tuple[StageTrace, ...]
+    #: the turn's reader of the corpus (sources, cues, books and aliases, the embedder): the answer stage
+    #: reads the corpus through it, never the store (retrieve/corpus_view.py)
+    corpus: TurnCorpus = field(compare=False, repr=False)
     lexical_only: bool = False
     model_calls: int = 0  # router calls made (round 2 only: a bail-out costs none)
     memory: tuple[MemoryMatch, ...] = ()  # curated notes matched (with what each did), best first
     policy: str = "wide"  # "lean" when a pinned note matched (one round, a small slate), else "wide"
     boosts: dict[str, dict[str, float]] = field(default_factory=dict)  # fragment id → {boost note id: amount}
-    #: the turn's reader of the corpus (sources, cues, books and aliases, the embedder): the answer stage
-    #: reads the corpus through it, never the store (retrieve/corpus_view.py)
-    corpus: TurnCorpus | None = field(default=None, compare=False, repr=False)
     pinned_refs: Resolved | None = None  # what the pinned note's references resolved to (once, by the search)
 
     @property
