@@ -129,3 +129,14 @@ def copy_store(db: Path, dest: Path) -> Path:
         if src.exists():
             shutil.copy2(src, dest / src.name)
     return dest / db.name
+
+
+@pytest.fixture(scope="module")
+def hash_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """The bundled demo ingested into a real SQLite store with the hash embedder, one per test module (a
+    module may write conversations into it)."""
+    eng = Engine.from_settings(load_settings(None, **{
+        "store.url": str(tmp_path_factory.mktemp("hash-demo") / "demo.db"), "embedder.name": "hash"}))
+    eng.ingest([REPO / "demo"])
+    yield eng
+    eng.close()

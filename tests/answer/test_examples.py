@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from footnote.answer.examples import example_questions
 from footnote.engine import Engine
@@ -14,46 +11,37 @@ from footnote.settings import load_settings
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    root = tmp_path_factory.mktemp("examples-demo")
-    eng = Engine.from_settings(load_settings(None, **{"store.url": str(root / "demo.db"), "embedder.name": "hash"}))
-    eng.ingest([REPO / "demo"])
-    yield eng
-    eng.close()
-
-
-def test_examples_are_drawn_from_passages_and_answerable(demo: Engine) -> None:
-    got = demo.example_questions()
-    assert 2 <= len(got) <= demo.settings.server.examples
+def test_examples_are_drawn_from_passages_and_answerable(hash_demo: Engine) -> None:
+    got = hash_demo.example_questions()
+    assert 2 <= len(got) <= hash_demo.settings.server.examples
     assert len({e.source_id for e in got}) == len(got)  # one per source
-    titles = {s.title for s in demo.store.list_sources()}
+    titles = {s.title for s in hash_demo.store.list_sources()}
     for e in got:
         assert not any(t in e.question for t in titles)
-        frag = demo.store.get_fragments([e.fragment_id])[0]
+        frag = hash_demo.store.get_fragments([e.fragment_id])[0]
         assert frag.source_id == e.source_id
         if e.how == "address":
             assert frag.locator.label in e.question  # type: ignore[union-attr]
-        a = demo.ask(e.question)
+        a = hash_demo.ask(e.question)
         assert a.mode.value == "corpus" and a.citations, e.question
-    assert [e.question for e in demo.example_questions()] == [e.question for e in got]  # cached, same
+    assert [e.question for e in hash_demo.example_questions()] == [e.question for e in got]  # cached, same
 
 
-def test_examples_are_deterministic_and_checked(demo: Engine) -> None:
+def test_examples_are_deterministic_and_checked(hash_demo: Engine) -> None:
     calls: list[str] = []
 
     def search(q: str):  # type: ignore[no-untyped-def]
         calls.append(q)
-        return demo.search(q)
+        return hash_demo.search(q)
 
-    a = example_questions(demo.store, search, None, n=3, scan_sources=40, max_searches=12)
-    b = example_questions(demo.store, demo.search, None, n=3, scan_sources=40, max_searches=12)
+    a = example_questions(hash_demo.store, search, None, n=3, scan_sources=40, max_searches=12)
+    b = example_questions(hash_demo.store, hash_demo.search, None, n=3, scan_sources=40, max_searches=12)
     assert [e.question for e in a] == [e.question for e in b]
     assert len(calls) <= 12 and [e.question for e in a] == [q for q in calls if q in {e.question for e in a}]
     # with a model configured only the gate judges (no model call): sufficient or good enough searches
-    assert all(demo.search(e.question).verdict.value in ("sufficient", "good_enough") for e in a)
+    assert all(hash_demo.search(e.question).verdict.value in ("sufficient", "good_enough") for e in a)
     # nothing may be searched: nothing is offered
-    assert example_questions(demo.store, demo.search, None, n=3, scan_sources=40, max_searches=0) == []
+    assert example_questions(hash_demo.store, hash_demo.search, None, n=3, scan_sources=40, max_searches=0) == []
 
 
 def test_an_empty_store_offers_nothing(tmp_path: Path) -> None:

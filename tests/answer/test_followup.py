@@ -4,7 +4,6 @@ OpenAI-compatible server (real HTTP), and the engine saving turns into the real 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from footnote.answer.followup import PriorTurn, classify, depends_on_previous, r
 from footnote.answer.types import Done, Understood
 from footnote.engine import Engine
 from footnote.errors import NotFound
-from footnote.settings import ConversationSettings, load_settings
+from footnote.settings import ConversationSettings
 from footnote.store.conversations import TurnRecord, new_conversation_id
 from footnote.testing.openai_server import Reply
 
@@ -151,49 +150,40 @@ def test_router_failure_falls_back_to_the_rule(build_engine: Any, scripted: Any)
 # --- follow-up or new subject, against the demo corpus (bench/followup_rule.py prints the figures) ----
 
 
-@pytest.fixture(scope="module")
-def demo_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    root = tmp_path_factory.mktemp("followup-demo")
-    eng = Engine.from_settings(load_settings(None, **{"store.url": str(root / "demo.db"), "embedder.name": "hash"}))
-    eng.ingest([REPO / "demo"])
-    yield eng
-    eng.close()
-
-
 @pytest.mark.parametrize("pair", [p for p in PAIRS if p["split"] != "fresh"], ids=lambda p: p["next"])
-def test_follow_up_or_new_subject(demo_engine: Engine, pair: dict[str, str]) -> None:
-    reads = demo_engine.retriever.corpus()
+def test_follow_up_or_new_subject(hash_demo: Engine, pair: dict[str, str]) -> None:
+    reads = hash_demo.retriever.corpus()
     aliases, share = reads.aliases, reads.term_share
-    depends, why = classify(pair["next"], pair["prev"], demo_engine.settings.conversation, aliases, share)
+    depends, why = classify(pair["next"], pair["prev"], hash_demo.settings.conversation, aliases, share)
     assert depends == (pair["label"] == "follow"), why
 
 
-def test_fresh_pairs_stay_above_the_previous_rule(demo_engine: Engine) -> None:
+def test_fresh_pairs_stay_above_the_previous_rule(hash_demo: Engine) -> None:
     """The pairs written after the rule was fixed: 13/16 when written (the previous rule: 9/16)."""
     fresh = [p for p in PAIRS if p["split"] == "fresh"]
-    reads = demo_engine.retriever.corpus()
+    reads = hash_demo.retriever.corpus()
     aliases, share = reads.aliases, reads.term_share
-    cfg = demo_engine.settings.conversation
+    cfg = hash_demo.settings.conversation
     right = sum(classify(p["next"], p["prev"], cfg, aliases, share)[0] == (p["label"] == "follow") for p in fresh)
     assert right >= 13, right
 
 
-def test_a_new_subject_is_searched_as_asked(demo_engine: Engine) -> None:
+def test_a_new_subject_is_searched_as_asked(hash_demo: Engine) -> None:
     """'Who wrote about ice?' after the fog horn is a question of its own (no carried subject), while
     'What about at night?' carries it — the case issue 13 reported."""
     fog = "When do the Marrowick keepers start the fog horn, and how does it sound?"
-    first = demo_engine.ask(fog, remember=True)
-    events = list(demo_engine.ask_stream("Who wrote about ice?", conversation_id=first.conversation_id))
+    first = hash_demo.ask(fog, remember=True)
+    events = list(hash_demo.ask_stream("Who wrote about ice?", conversation_id=first.conversation_id))
     assert not [e for e in events if isinstance(e, Understood)]
     done = events[-1]
     assert isinstance(done, Done) and done.answer.trace.rewritten_question is None
     assert "fog" not in done.answer.trace.search.plan["question"].lower()
-    again = demo_engine.ask(fog, remember=True)
-    events = list(demo_engine.ask_stream("What about at night?", conversation_id=again.conversation_id))
+    again = hash_demo.ask(fog, remember=True)
+    events = list(hash_demo.ask_stream("What about at night?", conversation_id=again.conversation_id))
     understood = [e for e in events if isinstance(e, Understood)]
     assert understood and understood[0].question == f"{fog} — What about at night?"
     # and a follow-up of the new subject carries that one, not the fog horn
-    events = list(demo_engine.ask_stream("Was anyone hurt?", conversation_id=first.conversation_id))
+    events = list(hash_demo.ask_stream("Was anyone hurt?", conversation_id=first.conversation_id))
     understood = [e for e in events if isinstance(e, Understood)]
     assert understood and understood[0].question == "Who wrote about ice? — Was anyone hurt?"
 

@@ -6,11 +6,9 @@ store is wrapped to count the calls that reach it."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from footnote.answer.followup import PriorTurn
 from footnote.answer.pipeline import Answerer
@@ -18,7 +16,6 @@ from footnote.answer.prose import MentionIndex
 from footnote.engine import Engine
 from footnote.records.fragments import TranscriptLocator
 from footnote.retrieve.pipeline import Retriever
-from footnote.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 FOG = "When must the keeper start the fog horn, and how does it sound?"
@@ -46,21 +43,12 @@ class Counting:
         return call
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    root = tmp_path_factory.mktemp("turn-reads")
-    eng = Engine.from_settings(load_settings(None, **{"store.url": str(root / "demo.db"), "embedder.name": "hash"}))
-    eng.ingest([REPO / "demo"])
-    yield eng
-    eng.close()
-
-
-def test_the_search_hands_its_reader_on(demo: Engine) -> None:
-    r = demo.retriever.search(FOG)
-    assert r.corpus is not None and r.corpus.books is demo.retriever.books.get()
-    assert r.corpus.embedder is demo.retriever.embedder
-    view = demo.retriever.corpus()
-    assert demo.retriever.search(FOG, corpus=view).corpus is view  # a follow-up's rewrite opened it first
+def test_the_search_hands_its_reader_on(hash_demo: Engine) -> None:
+    r = hash_demo.retriever.search(FOG)
+    assert r.corpus is not None and r.corpus.books is hash_demo.retriever.books.get()
+    assert r.corpus.embedder is hash_demo.retriever.embedder
+    view = hash_demo.retriever.corpus()
+    assert hash_demo.retriever.search(FOG, corpus=view).corpus is view  # a follow-up's rewrite opened it first
 
 
 def mentions(eng: Engine) -> MentionIndex:
@@ -68,14 +56,14 @@ def mentions(eng: Engine) -> MentionIndex:
     return MentionIndex(eng.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
 
 
-def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(demo: Engine) -> None:
+def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(hash_demo: Engine) -> None:
     """The answerer holds no store; the retriever's is a counting one. A transcript answer (its cues), a
     follow-up (its rewrite asks how common a term is, before the search) and a not-found turn (a near miss's
     titles) read through the reader the turn opened, which reads a source once however many stages ask for
     it (the prose check, the citations, the near-miss titles)."""
-    store = Counting(demo.store)
-    retriever = Retriever(demo.settings, store, demo.retriever.embedder, None, None)  # type: ignore[arg-type]
-    answerer = Answerer(demo.settings, retriever, mentions=mentions(demo))
+    store = Counting(hash_demo.store)
+    retriever = Retriever(hash_demo.settings, store, hash_demo.retriever.embedder, None, None)  # type: ignore[arg-type]
+    answerer = Answerer(hash_demo.settings, retriever, mentions=mentions(hash_demo))
     a = answerer.ask(FOG)
     assert a.citations and any(isinstance(c.fragment.locator, TranscriptLocator) for c in a.citations), a.answer
     cited = {c.fragment.source_id for c in a.citations}
@@ -91,8 +79,8 @@ def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(demo:
     assert not off.citations and max(store.sources.values()) <= 3
 
 
-def test_cues_come_through_the_reader(demo: Engine) -> None:
-    r = demo.retriever.search(FOG)
+def test_cues_come_through_the_reader(hash_demo: Engine) -> None:
+    r = hash_demo.retriever.search(FOG)
     assert r.corpus is not None
     track = next(c.fragment for c in r.candidates if isinstance(c.fragment.locator, TranscriptLocator))
     loc = track.locator
@@ -102,12 +90,12 @@ def test_cues_come_through_the_reader(demo: Engine) -> None:
     assert got and all(loc.start_ms <= c.start_ms < loc.end_ms for c in got)
 
 
-def test_the_term_share_counts_the_corpus_lexically(demo: Engine) -> None:
+def test_the_term_share_counts_the_corpus_lexically(hash_demo: Engine) -> None:
     """The follow-up rule's "does this term retrieve on its own": the share of fragments matching it."""
-    reads = demo.retriever.corpus()
-    n = demo.store.stats().fragments
-    cap = int(n * demo.settings.conversation.new_subject_max_share) + 1
+    reads = hash_demo.retriever.corpus()
+    n = hash_demo.store.stats().fragments
+    cap = int(n * hash_demo.settings.conversation.new_subject_max_share) + 1
     fog = reads.term_share("fog", "en")
-    assert fog == len(demo.store.search_lexical("fog", cap, stemmed=True, lang="en")) / n
+    assert fog == len(hash_demo.store.search_lexical("fog", cap, stemmed=True, lang="en")) / n
     assert 0 < fog <= cap / n
     assert reads.term_share("zanzibarquokka", "en") == 0.0
