@@ -266,9 +266,11 @@ class Engine:
         from footnote.corpus.embedding import describe_backlog
 
         bound = self.store.embedder_info()
+        bl = self.store.backlog()
         return describe_backlog(
-            self.store.backlog(), bound=bound[0] if bound else None,
+            bl, bound=bound[0] if bound else None,
             embedder=self.embedder.name if self.embedder else None, cfg=self.settings.backlog,
+            claims=self.store.claim_holders() if bl.pending else (),
         )
 
     # -- retrieval -----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import click
 
 from footnote.engine import Engine
 from footnote.errors import FootnoteError
+from footnote.lifeline import Terminated, terminate_as_interrupt
 from footnote.redact import mask_url
 from footnote.settings import EmbedderSettings, Settings, load_settings
 
@@ -119,14 +120,19 @@ def common_options(f: F) -> F:
     @functools.wraps(f)
     def wrapper(*args: Any, store: str | None, config: str | None, embedder: str | None, as_json: bool, **kwargs: Any) -> Any:
         ctx = Ctx(store, config, as_json, embedder)
-        try:
-            return f(ctx, *args, **kwargs)
-        except FootnoteError as e:
-            if as_json:
-                ctx.emit({"error": e.message, "type": type(e).__name__})
-            else:
-                click.echo(f"error: {e.message}", err=True)
-            sys.exit(e.exit_code)
+        # SIGTERM stops a command as Ctrl-C does (what is finished is kept, worker processes end with it)
+        with terminate_as_interrupt():
+            try:
+                return f(ctx, *args, **kwargs)
+            except FootnoteError as e:
+                if as_json:
+                    ctx.emit({"error": e.message, "type": type(e).__name__})
+                else:
+                    click.echo(f"error: {e.message}", err=True)
+                sys.exit(e.exit_code)
+            except KeyboardInterrupt as e:  # not "Aborted!" and 1: the README's 130
+                click.echo(f"\ninterrupted ({'SIGTERM' if isinstance(e, Terminated) else 'Ctrl-C'})", err=True)
+                sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
 

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
@@ -33,10 +33,11 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import FootnoteError, StoreError
+from footnote.lifeline import bind_to_parent
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import Embedder
 from footnote.settings import BacklogSettings, EmbedderSettings, Settings
-from footnote.store.protocol import BacklogStats, PendingFragment, Store
+from footnote.store.protocol import BacklogStats, ClaimHolder, PendingFragment, Store
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,13 @@ def embed_batched(embedder: Embedder, texts: list[str], batch_size: int) -> np.n
     return np.vstack(parts).astype(np.float32, copy=False)
 
 
-def _init_worker(settings: EmbedderSettings, nice: int = 0, models_dir: Path | None = None) -> None:
-    """Worker process start: Ctrl-C is the parent's to handle; the model loads lazily on the first task.
-    ``models_dir``: ``models.dir``, where installed models (embeddinggemma) live."""
+def _init_worker(settings: EmbedderSettings, nice: int = 0, models_dir: Path | None = None,
+                 parent_pid: int | None = None) -> None:
+    """Worker process start: it dies with ``parent_pid`` (``footnote.lifeline``: a ``kill -9`` of the
+    parent leaves no worker behind); Ctrl-C is the parent's to handle; the model loads lazily on the first
+    task. ``models_dir``: ``models.dir``, where installed models (embeddinggemma) live."""
+    if parent_pid is not None:
+        bind_to_parent(parent_pid)  # the pool lives inside one BacklogEmbedder.run: its thread outlives it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice > 0:
         with contextlib.suppress(OSError):  # lowering one's own priority is allowed; never fatal
@@ -160,6 +165,79 @@ def task_size(batch: int, left: int, workers: int, tail: int) -> int:
     return max(1, min(batch, max(tail, -(-left // (2 * workers)))))
 
 
+# --- claim holders: who holds backlog claims, and is it still alive ------------------------------
+
+
+def _start_ticks(pid: int) -> str:
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22; "" off Linux):
+    with the pid it names one process, even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(")") + 2:].split()  # after "(comm)", which may hold spaces
+    return fields[19] if len(fields) > 19 else ""
+
+
+def new_holder() -> str:
+    """This run's claim holder: ``host:pid:start:random`` (:func:`holder_alive` reads it back)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_ticks(pid) or '0'}:{uuid.uuid4().hex[:12]}"
+
+
+def holder_pid(holder: str) -> tuple[str, int, str] | None:
+    """(host, pid, start ticks) of a holder written by :func:`new_holder`; None for another shape."""
+    parts = holder.rsplit(":", 3)
+    if len(parts) != 4 or not parts[1].isdigit():
+        return None
+    return parts[0], int(parts[1]), parts[2]
+
+
+def holder_alive(holder: str) -> bool | None:
+    """Whether the process behind ``holder`` still runs: True or False for a process on this host,
+    None when that cannot be told (another host, an older holder's shape)."""
+    who = holder_pid(holder)
+    if who is None or who[0] != socket.gethostname():
+        return None
+    _, pid, start = who
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    now = _start_ticks(pid)
+    if now and start not in ("", "0") and now != start:
+        return False  # the pid was reused by another process
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().decode("ascii", "replace")
+        if state[state.rfind(")") + 2:][:1] in ("Z", "X"):  # exited, not yet reaped
+            return False
+    except OSError:
+        pass
+    return True
+
+
+def reclaim_dead_claims(store: Store) -> int:
+    """Release the claims of holders whose process is gone (a killed ``ingest``, ``reembed`` or ``serve``
+    on this host): their fragments are backlog again at once instead of after ``backlog.lease_s``.
+    Returns the fragments released."""
+    freed = 0
+    try:
+        holders = store.claim_holders()
+    except StoreError:
+        return 0
+    for h in holders:
+        if holder_alive(h.holder) is False:
+            with contextlib.suppress(StoreError):
+                store.release_claims(h.holder)
+                freed += h.fragments
+                log.info("released %d backlog claims of a stopped worker (%s)", h.fragments, h.holder)
+    return freed
+
+
 def _fmt_duration(seconds: float) -> str:
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
@@ -168,16 +246,38 @@ def _fmt_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _claims_line(claims: Sequence[ClaimHolder], now: float) -> str:
+    """What the claims on the backlog mean for the next run: dead ones are taken back at once; live or
+    unknown ones hold their fragments until they expire (said with how long)."""
+    dead = [c for c in claims if holder_alive(c.holder) is False]
+    held = [c for c in claims if holder_alive(c.holder) is not False]
+    parts = []
+    if dead:
+        n = sum(c.fragments for c in dead)
+        parts.append(f"{n} fragment{'s' if n != 1 else ''} claimed by a stopped worker: the next run takes "
+                     "them back at once")
+    if held:
+        n = sum(c.fragments for c in held)
+        wait = max(0.0, max(c.until for c in held) - now)
+        parts.append(f"{n} fragment{'s' if n != 1 else ''} claimed by another worker ({held[0].holder.split(':')[0]}) "
+                     f"until its claims end in {_fmt_duration(wait)} at most")
+    return "; ".join(parts)
+
+
 def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | None,
-                     cfg: BacklogSettings, now: float | None = None) -> dict[str, Any]:
+                     cfg: BacklogSettings, now: float | None = None,
+                     claims: Sequence[ClaimHolder] = ()) -> dict[str, Any]:
     """What every surface shows about embedding: state, counts, percent, rate, ETA and one line.
 
     States: ``lexical_only`` (no embedder, or nothing embedded yet and nothing running), ``embedding``
-    (a worker noted its rate recently — 0 before its first batch is written), ``paused`` (vectors missing
-    and no worker running), ``embedded``."""
+    (a worker noted its rate recently — 0 before its first batch is written — and its process, when
+    it can be told, still runs), ``paused`` (vectors missing and no worker running), ``embedded``.
+    ``claims``: the store's claim holders (``Store.claim_holders``); a paused backlog's line says what
+    they hold and for how long."""
     now = time.time() if now is None else now
     pct = 100.0 * bl.embedded / bl.fragments if bl.fragments else 100.0
-    running = bl.pending > 0 and bl.rate_at > 0 and now - bl.rate_at <= cfg.rate_stale_s
+    running = (bl.pending > 0 and bl.rate_at > 0 and now - bl.rate_at <= cfg.rate_stale_s
+               and holder_alive(bl.rate_by) is not False)  # a killed worker's last rate says nothing
     eta = bl.pending / bl.rate if running and bl.rate > 0 else None
     if embedder is None:
         state, msg = "lexical_only", "lexical only (no embedder configured)"
@@ -193,6 +293,9 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
         state = "paused"
         msg = (f"embedding paused at {int(pct)}% ({bl.pending} fragments without a vector): lexical search for "
                "those; `footnote reembed` or `footnote serve` continues it")
+        held = _claims_line(claims, now)
+        if held:
+            msg += f" ({held})"
     return {
         "state": state, "fragments": bl.fragments, "embedded": bl.embedded, "pending": bl.pending,
         "percent": round(pct, 1), "rate": round(bl.rate, 2) if running else 0.0,
@@ -242,7 +345,7 @@ class BacklogEmbedder:
             ctx = multiprocessing.get_context("spawn")  # never fork a process that holds OpenMP or a pool
             return ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
                                        initargs=(es, cfg.serve_nice if self.background else 0,
-                                                 self.settings.models.dir_path)), n, mode
+                                                 self.settings.models.dir_path, os.getpid())), n, mode
         return ThreadPoolExecutor(n, thread_name_prefix="footnote-embed"), n, "thread"
 
     def run(self, *, progress: EmbedProgressSink | None = None, stop: threading.Event | None = None,
@@ -256,10 +359,11 @@ class BacklogEmbedder:
                 f"store {self.store.url} is bound to {bound[0] if bound else 'no embedder'!r}, not "
                 f"{self.embedder.name!r} (dim {self.embedder.dim}): bind or rebind it first"
             )
+        reclaim_dead_claims(self.store)  # a killed run's claims: backlog again now, not after lease_s
         total = self.store.backlog().pending
         if limit is not None:
             total = min(total, max(0, limit))
-        submitted = 0
+        submitted = tasks = 0
         n, mode = resolve_workers(cfg, self.embedder.name, workers if workers is not None else self.workers)
         if total == 0:
             return EmbedReport(0, 0, 0, time.perf_counter() - start, 0, "none")
@@ -275,7 +379,7 @@ class BacklogEmbedder:
         depth = 1 if isinstance(pool, _InlineExecutor) else 2 * n
         in_flight: deque[tuple[list[PendingFragment], Future[np.ndarray]]] = deque()
         # claims (leases) split the backlog with any other worker on this store; renewed while we wait
-        holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        holder = new_holder()
         lease_s = max(1.0, float(cfg.lease_s))
         renewed = time.monotonic()
         exhausted = False
@@ -308,7 +412,7 @@ class BacklogEmbedder:
             if force or now - noted >= cfg.rate_note_s:
                 noted = now
                 try:
-                    self.store.note_embedding_rate(rate)
+                    self.store.note_embedding_rate(rate, holder=holder)
                 except StoreError:  # a status nicety: never stop the work for it
                     log.debug("could not note the embedding rate", exc_info=True)
 
@@ -338,6 +442,9 @@ class BacklogEmbedder:
                         break
                     t0 = time.perf_counter()
                     want = task_size(batch, total - submitted, n, cfg.tail_fragments)
+                    if tasks < n:  # each worker's first task is small: the first vectors are committed
+                        want = min(want, cfg.first_task_fragments)  # soon, whatever a slow machine's pace
+                    tasks += 1
                     if limit is not None:
                         want = min(want, limit - submitted)
                     frags = self.store.claim_pending(want, holder, lease_s)
@@ -408,7 +515,7 @@ class BacklogEmbedder:
             timings["index"] = (time.perf_counter() - t_index) * 1e3
             try:
                 stopped = interrupted or error is not None
-                self.store.note_embedding_rate(0.0 if stopped else rate_now(), running=not stopped)
+                self.store.note_embedding_rate(0.0 if stopped else rate_now(), running=not stopped, holder=holder)
             except StoreError:
                 log.debug("could not note the embedding rate", exc_info=True)
         remaining = self.store.backlog().pending

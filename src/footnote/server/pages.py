@@ -15,6 +15,7 @@ import hashlib
 import io
 import math
 import multiprocessing
+import os
 import re
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from footnote.errors import InputError, NotFound
+from footnote.lifeline import bind_to_parent
 from footnote.lru import LruCache
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -92,15 +94,23 @@ class PageRenderer:
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                # spawn, not fork: the server process has threads
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+                # spawn, not fork: the server process has threads. Each renderer dies with the server (a
+                # watchdog on its pid; no PR_SET_PDEATHSIG: the request thread that starts a renderer ends
+                # long before the server does)
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=bind_to_parent, initargs=(os.getpid(), False))
             return self._pool
 
     def close(self) -> None:
+        """Stop the renderers now (server shutdown, or a pool whose worker died): a render in flight fails,
+        no renderer outlives the pool."""
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
+            procs = list(getattr(pool, "_processes", {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.terminate()
 
     def render(self, data: bytes, name: str, page: int, passage: str | None) -> RenderedPage:
         key = (hashlib.sha256(data).hexdigest(), page, passage or "")

@@ -30,6 +30,11 @@ class BacklogSettings(_Frozen):
     batch_fragments: int = Field(
         128, description="Fragments per worker task; each finished task is committed at once (what a kill can lose)."
     )
+    first_task_fragments: int = Field(
+        8, ge=1, description="Each worker's first task is at most this many fragments, so that the first vectors "
+        "are committed within seconds (a worker's first task also loads its model; a Ctrl-C before the first "
+        "task ends keeps no vector). docs/embedding.md has the measurement."
+    )
     tail_fragments: int = Field(
         4, ge=1, description="Smallest worker task: as a run's backlog runs out, tasks shrink from batch_fragments "
         "towards this so that parallel workers finish together (and a small backlog still gets one task per worker)."

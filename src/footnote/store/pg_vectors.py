@@ -16,7 +16,7 @@ import psycopg
 from footnote.errors import StoreError
 from footnote.store.pg_rows import clean
 from footnote.store.pg_support import BULK_LOCK, CLAIM_LOCK, MIGRATION_LOCK, WRITE_LOCK
-from footnote.store.protocol import BacklogStats, PendingFragment
+from footnote.store.protocol import BacklogStats, ClaimHolder, PendingFragment
 from footnote.store.validate import check_embeddings
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ class PgVectors:
                 storage = "PLAIN" if dim <= _PLAIN_STORAGE_MAX_DIM else "MAIN"
                 conn.execute(f"ALTER TABLE fragments ALTER COLUMN embedding SET STORAGE {storage}")
                 self._create_ann_index(conn)
-                conn.execute("DELETE FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at')")
+                conn.execute("DELETE FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at', 'embed_rate_by')")
                 conn.execute("DELETE FROM sentence_vectors WHERE embedder <> %s", [name])
                 conn.cursor().executemany(
                     "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
@@ -182,6 +182,14 @@ class PgVectors:
     def release_claims(self, holder: str) -> None:
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("DELETE FROM embed_leases WHERE holder = %s", [holder])
+
+    def claim_holders(self) -> list[ClaimHolder]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT holder, count(*), extract(epoch FROM max(until)) FROM embed_leases WHERE until > now()"
+                " GROUP BY holder ORDER BY holder"
+            ).fetchall()
+        return [ClaimHolder(str(h), int(n), float(u)) for h, n, u in rows]
 
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         if not fragments:
@@ -244,18 +252,19 @@ class PgVectors:
         with self._pool.connection() as conn:
             frag = conn.execute("SELECT count(*), count(embedding) FROM fragments").fetchone()
             meta = dict(conn.execute(
-                "SELECT key, value FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at')"
+                "SELECT key, value FROM footnote_meta WHERE key IN ('embed_rate', 'embed_rate_at', 'embed_rate_by')"
             ).fetchall())
         assert frag is not None
         return BacklogStats(int(frag[0]), int(frag[1]), float(meta.get("embed_rate", 0.0)),
-                            float(meta.get("embed_rate_at", 0.0)))
+                            float(meta.get("embed_rate_at", 0.0)), str(meta.get("embed_rate_by", "")))
 
-    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
+    def note_embedding_rate(self, rate: float, *, running: bool = True, holder: str = "") -> None:
         with self._pool.connection() as conn, conn.transaction():
             conn.cursor().executemany(
                 "INSERT INTO footnote_meta (key, value) VALUES (%s, %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0))],
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0)),
+                 ("embed_rate_by", holder)],
             )
 
     def _create_ann_index(self, conn: psycopg.Connection[Any]) -> None:

@@ -70,6 +70,15 @@ class PendingFragment:
 
 
 @dataclass(frozen=True)
+class ClaimHolder:
+    """One worker's claims on the backlog: how many fragments, and until when (Unix seconds, the latest)."""
+
+    holder: str
+    fragments: int
+    until: float
+
+
+@dataclass(frozen=True)
 class BacklogStats:
     """How far embedding has come: fragments, those with a vector, and the last rate a backlog worker
     noted (fragments/s, 0 when none has) with when it noted it (Unix seconds, 0 when never)."""
@@ -78,6 +87,7 @@ class BacklogStats:
     embedded: int
     rate: float = 0.0
     rate_at: float = 0.0
+    rate_by: str = ""  # the claim holder that noted the rate ("" when unknown)
 
     @property
     def pending(self) -> int:
@@ -162,6 +172,11 @@ class VectorStore(Protocol):
         """Drop every claim of ``holder`` (a worker that stops: what it did not write is backlog again)."""
         ...
 
+    def claim_holders(self) -> list[ClaimHolder]:
+        """Every holder with unexpired claims, by holder (a dead worker's claims are released by the next
+        run at once: ``footnote.corpus.embedding.reclaim_dead_claims``)."""
+        ...
+
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         """Store vectors (rows aligned with ``fragments``) for fragments that still exist with the same
         content hash; others are skipped (replaced or deleted meanwhile). One transaction. StoreError,
@@ -178,9 +193,10 @@ class VectorStore(Protocol):
         """Fragments, embedded fragments and the last noted embedding rate (cheap: for status lines)."""
         ...
 
-    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
+    def note_embedding_rate(self, rate: float, *, running: bool = True, holder: str = "") -> None:
         """Remember a backlog worker's current rate (fragments/s) so other processes can show an ETA;
-        ``running=False``: the worker stopped (interrupted, failed), so no run is shown as going on."""
+        ``running=False``: the worker stopped (interrupted, failed), so no run is shown as going on.
+        ``holder``: the worker's claim holder (``BacklogStats.rate_by``: a killed worker is not shown running)."""
         ...
 
 

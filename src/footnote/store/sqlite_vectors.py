@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from footnote.errors import StoreError
-from footnote.store.protocol import BacklogStats, PendingFragment
+from footnote.store.protocol import BacklogStats, ClaimHolder, PendingFragment
 from footnote.store.sqlite_schema import IN_CHUNK
 from footnote.store.validate import check_embeddings
 
@@ -85,7 +85,7 @@ class SqliteVectors:
             conn.execute("DELETE FROM memory_vectors")  # curated notes too: `reembed` embeds them again
             conn.execute("UPDATE memory_notes SET embedder = NULL")
             conn.execute("DELETE FROM sentence_vectors WHERE embedder <> ?", [name])
-            conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')")
+            conn.execute("DELETE FROM meta WHERE key IN ('embed_rate', 'embed_rate_at', 'embed_rate_by')")
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [("embedder_name", name), ("embedder_dim", str(int(dim)))],
@@ -155,6 +155,13 @@ class SqliteVectors:
         with self._immediate(conn, "the store is locked by another writer", "releasing backlog claims failed"):
             conn.execute("DELETE FROM embed_leases WHERE holder = ?", (holder,))
 
+    def claim_holders(self) -> list[ClaimHolder]:
+        rows = self._conn().execute(
+            "SELECT holder, COUNT(*), MAX(until) FROM embed_leases WHERE until > ? GROUP BY holder ORDER BY holder",
+            (time.time(),),
+        ).fetchall()
+        return [ClaimHolder(str(h), int(n), float(u)) for h, n, u in rows]
+
     def put_embeddings(self, fragments: Sequence[PendingFragment], vectors: np.ndarray) -> int:
         if not fragments:
             return 0
@@ -200,14 +207,16 @@ class SqliteVectors:
         with self._read() as conn:
             total = conn.execute("SELECT COUNT(*) FROM fragments").fetchone()[0]
             embedded = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embed_rate', 'embed_rate_at')"))
+            meta = dict(conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embed_rate', 'embed_rate_at', 'embed_rate_by')"))
         return BacklogStats(int(total), int(embedded), float(meta.get("embed_rate", 0.0)),
-                            float(meta.get("embed_rate_at", 0.0)))
+                            float(meta.get("embed_rate_at", 0.0)), str(meta.get("embed_rate_by", "")))
 
-    def note_embedding_rate(self, rate: float, *, running: bool = True) -> None:
+    def note_embedding_rate(self, rate: float, *, running: bool = True, holder: str = "") -> None:
         conn = self._conn()
         with self._immediate(conn, "the store is locked by another writer", "noting the embedding rate failed"):
             conn.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0))],
+                [("embed_rate", repr(max(0.0, float(rate)))), ("embed_rate_at", repr(time.time() if running else 0.0)),
+                 ("embed_rate_by", holder)],
             )
