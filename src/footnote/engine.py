@@ -307,7 +307,8 @@ class Engine:
             from footnote.answer.prose import MentionIndex
 
             a = self.settings.answer
-            mentions = MentionIndex(self.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
+            mentions = MentionIndex(self.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s,
+                                    min_variant_words=a.prose_min_variant_words)
             kept = self.store if isinstance(self.store, SentenceVectorStore) else None
             self._answerer = Answerer(self.settings, self.retriever, self.chat_models, mentions=mentions,
                                       sentence_vectors=kept)

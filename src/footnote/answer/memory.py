@@ -68,15 +68,41 @@ def source_fragments(corpus: TurnCorpus, result: SearchResult, note: MemoryNote,
     return out[:limit]
 
 
-def pinned_text(note: MemoryNote, source_ns: Sequence[int]) -> str:
-    """The note's body, each sentence citing ``[1]``; the sources' numbers beside it on the last one."""
-    sents = [s for s in split_sentences(" ".join(note.body.split())) if s.strip()] or [note.body.strip()]
+def body_numbers(corpus: TurnCorpus, note: MemoryNote, frags: Sequence[Fragment], first: int = 2) -> dict[int, int]:
+    """For each entry of a pinned note's ``sources`` (``[1]`` the first, as its body cites them), the number of
+    the first of ``frags`` (numbered from ``first``) that comes from it; entries with none are left out."""
+    out: dict[int, int] = {}
+    for k, ref in enumerate(note.sources, 1):
+        named = corpus.resolve([ref])
+        for i, f in enumerate(frags, first):
+            if f.source_id in named.source_ids or f.id in named.fragment_ids:
+                out[k] = i
+                break
+    return out
+
+
+def pinned_text(note: MemoryNote, source_ns: Sequence[int], body_ns: dict[int, int] | None = None) -> str:
+    """The note's body, each sentence citing ``[1]``; the sources' numbers beside it on the last one. A
+    ``[k]`` the body writes (its k-th source, checked at import) becomes that source's number here
+    (``body_ns``), or goes when no passage of it is cited."""
+    body = " ".join(note.body.split())
+    if body_ns is not None:
+        body = _CITED.sub(lambda m: "".join(f"[{body_ns[k]}]" for k in _nums(m.group(1)) if k in body_ns), body)
+        body = re.sub(r"[ \t]+([.,;:!?])", r"\1", body)
+    sents = [s for s in split_sentences(body) if s.strip()] or [body.strip()]
     out = [cite_sentence(s, 1) for s in sents]
     if source_ns:
         last = out[-1]
         marks = "".join(f"[{n}]" for n in source_ns)
         out[-1] = re.sub(r"\[1\]", "[1]" + marks, last, count=1)
     return " ".join(s if s.endswith((".", "!", "?", "…", "»", '"', ")")) else s + "." for s in out)
+
+
+_CITED = re.compile(r"[ \t]?\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
+
+
+def _nums(group: str) -> list[int]:
+    return [int(x) for x in re.split(r"[,;]", group) if x.strip().isdigit()]
 
 
 def background_block(notes: Sequence[MemoryNote], first_n: int, max_chars: int) -> str:

@@ -39,6 +39,7 @@ from footnote.answer.followup import PriorTurn, rewrite
 from footnote.answer.memory import (
     background_block,
     background_numbers,
+    body_numbers,
     pinned_fragment,
     pinned_text,
     source_fragments,
@@ -394,7 +395,7 @@ class Answerer(Endings):
         scores = {c.fragment.id: c.score for c in result.candidates}
         notes = (Note(1, pinned_fragment(note), score),
                  *(Note(i, f, scores.get(f.id, 0.0)) for i, f in enumerate(frags, 2)))
-        text = pinned_text(note, [n.n for n in notes[1:]])
+        text = pinned_text(note, [n.n for n in notes[1:]], body_numbers(turn.reads, note, frags))
         yield turn.stage("pinned", t0, {"sources": len(frags)}, note=note.id)
         for i, s in enumerate(split_sentences(text)):
             yield Token(("" if i == 0 else " ") + s)

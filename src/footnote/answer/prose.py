@@ -14,6 +14,21 @@ The whole piece is checked before it is split into sentences, so a real title th
 ``, ; : ( ) — –`` marks or the sentence's ends): "The horn, per HB 3.4, sounds" → "The horn sounds"; a
 sentence left with fewer than ``MIN_WORDS`` words is removed whole (its citations go with it, and
 it is counted in ``removed_sentences``). Citation markers of a removed clause stay with the sentence.
+
+Names in the forms people and models write them (issue 39): titles are matched on a *loose* skeleton
+(Markdown emphasis ``* ` ~`` dropped, ``_`` read as a space, runs of spaces as one), so doubled spaces
+or bold inside a title hide nothing; a title's *variants* — without its date (", 16 February 1886"),
+without its subtitle (before ": " or " — "), after a leading label ("Lecture 1. …") — are names of
+their source when they keep at least ``min_variant_words`` words; a source id with its folders
+(``demo/letters/x.md``) and a file stem without its extension, with dashes, underscores or dots
+(``1886-02-penhallow``, ``keepers_handbook``) are names, and so is the stem with spaces when it has
+``min_variant_words`` words. Each is removed unless a note of the turn comes from its source or
+carries it in its text.
+
+Links: a Markdown link ``[t](url)``, an autolink ``<url>`` or a bare ``https://…``/``www.…`` stays
+only when its address appears in the text of a passage its own sentence cites; otherwise a Markdown
+link keeps its words, unlinked, and a bare or autolinked address is removed (both counted as removed
+mentions, named by the address).
 """
 
 from __future__ import annotations
@@ -22,7 +37,7 @@ import re
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from footnote.answer.types import Note
@@ -92,6 +107,32 @@ def skel(text: str) -> str:
     return skeleton(text)[0].strip()
 
 
+def _loosen(s: str, idx: list[int]) -> tuple[str, list[int]]:
+    """A skeleton made loose: Markdown emphasis marks dropped, ``_`` read as a space, a run of spaces as one."""
+    out: list[str] = []
+    oidx: list[int] = []
+    for ch, i in zip(s, idx, strict=True):
+        if ch in "*`~":
+            continue
+        if ch == "_":
+            ch = " "
+        if ch == " " and out and out[-1] == " ":
+            continue
+        out.append(ch)
+        oidx.append(i)
+    return "".join(out), oidx
+
+
+def loose_skeleton(text: str) -> tuple[str, list[int]]:
+    """The lower-case skeleton of ``text`` made loose (:func:`_loosen`), with its index map."""
+    return _loosen(*skeleton(text))
+
+
+def loose(text: str) -> str:
+    """A name compared loosely: its lower-case skeleton, no Markdown emphasis, one space between words."""
+    return loose_skeleton(text)[0].strip()
+
+
 def norm_label(text: str) -> str:
     """An address label compared loosely: skeleton, no spaces or dots between book and number."""
     return re.sub(r"[\s.]+", "", skel(text)).replace(":", ".")
@@ -99,6 +140,69 @@ def norm_label(text: str) -> str:
 
 def _addr_key(book: str, loc: str) -> str:
     return skel(book) + "|" + loc.replace(":", ".")
+
+
+_MONTH_WORDS = tuple(" ".join((
+    "january february march april may june july august september october november december",
+    "jan feb mar apr jun jul aug sep sept oct nov dec",
+    "января февраля марта апреля мая июня июля августа сентября октября ноября декабря",
+    "январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь",
+)).split(" "))
+_YEAR_WORDS = ("года", "год", "г")
+
+
+def _alts(words: Iterable[str]) -> str:
+    return "|".join(sorted({re.escape(skel(w)) for w in words}, key=lambda w: (-len(w), w)))
+
+
+_MONTHS = _alts(_MONTH_WORDS)
+_DATE = (rf"(?:(?:\d{{1,2}}\s+)?(?:{_MONTHS})\.?\s+(?:\d{{1,2}},?\s+)?)?\d{{4}}(?:-\d{{2}}){{0,2}}"
+         rf"(?:\s*(?:{_alts(_YEAR_WORDS)})\.?)?")
+_DATE_TAIL = re.compile(rf"(?:\s*[,;(]|\s+-)\s*{_DATE}\s*\)?\s*$")
+_DATE_HEAD = re.compile(rf"^\s*\(?{_DATE}\)?\s*[-:,.]\s+")
+_PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
+_SUBTITLE = re.compile(r":\s+|\s+-\s+")
+_LABEL = re.compile(r"[.!?]\s+")
+_STEM_SEP = re.compile(r"[\s_\-.]+")
+_LANG_EXT = re.compile(r"^(.+)\.[a-z]{2}$")
+_EXT_TAIL = re.compile(rf"^(.+?)\.(?:{FILE_EXTS})$", re.IGNORECASE)
+
+
+def title_variants(title: str) -> set[str]:
+    """The loose forms of ``title`` without its date, subtitle or leading label (not ``title`` itself)."""
+    t = loose(title)
+    forms = {t}
+    undated = _DATE_HEAD.sub("", _DATE_TAIL.sub("", t)).strip()
+    forms.add(undated)
+    for f in list(forms):
+        forms.add(_PAREN_TAIL.sub("", f).strip())
+    for f in list(forms):
+        parts = _SUBTITLE.split(f, maxsplit=1)
+        forms.add(parts[0].strip())
+        pieces = _LABEL.split(f, maxsplit=1)
+        if len(pieces) == 2:
+            forms.add(pieces[0].strip())
+            forms.add(pieces[1].strip())
+    forms.discard(t)
+    return {f.strip(" ,;:-.") for f in forms if f.strip(" ,;:-.")}
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def stem_keys(name: str) -> set[str]:
+    """A file name's or source id's stems (no folders, no ``#part``, no extension, with and without a
+    language extension such as ``.ru``) as space-separated words; only stems of two words or more."""
+    base = skel(name).rsplit("/", 1)[-1].split("#", 1)[0]
+    m = _EXT_TAIL.match(base)
+    stems = {m.group(1) if m else base}
+    for st in list(stems):
+        lm = _LANG_EXT.match(st)
+        if lm:
+            stems.add(lm.group(1))
+    keys = {" ".join(p for p in _STEM_SEP.split(st) if p) for st in stems}
+    return {k for k in keys if len(k.split()) >= 2}
 
 
 @dataclass(frozen=True)
@@ -111,12 +215,19 @@ class KnownNames:
     title_re: re.Pattern[str] | None
     corpus_lang: str | None = None
     file_re: re.Pattern[str] | None = None  # known file names that the generic pattern misses (spaces)
+    # title variants (loose) and file stems (space-separated words) → the ids of the sources they name
+    owners: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    variant_re: re.Pattern[str] | None = None
+    stem_re: re.Pattern[str] | None = None
+    ids: frozenset[str] = frozenset()  # source ids, skeletons
+    min_variant_words: int = 3
 
     @property
     def split_titles(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """Titles with a sentence end inside (``"notes. on fog"``), with the offsets after each one."""
         out = []
-        for t in self.titles:
+        variants = tuple(k for k in self.owners if " " in k and not k.replace(" ", "").isalnum())
+        for t in (*self.titles, *variants):
             cuts = tuple(m.end() for m in re.finditer(r"[.!?…]+\s+", t))
             if cuts:
                 out.append((t, cuts))
@@ -124,18 +235,27 @@ class KnownNames:
 
 
 def names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
-    ordered = sorted(set(names), key=lambda t: (-len(t), t))
+    ordered = sorted({loose(n) for n in names} - {""}, key=lambda t: (-len(t), t))
     if not ordered:
         return None
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in ordered) + r")(?!\w)")
 
 
+def stems_pattern(keys: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted(set(keys), key=lambda t: (-len(t), t))
+    if not ordered:
+        return None
+    alts = (r"[\s_\-.]+".join(re.escape(p) for p in k.split()) for k in ordered)
+    return re.compile(r"(?<![\w/\\.-])(?:" + "|".join(alts) + r")(?![\w])")
+
+
 class MentionIndex:
     """Known titles and file names of the store, cached for ``ttl_s`` seconds."""
 
-    def __init__(self, store: Store, *, min_title_chars: int, ttl_s: float) -> None:
+    def __init__(self, store: Store, *, min_title_chars: int, ttl_s: float, min_variant_words: int = 3) -> None:
         self.store = store
         self.min_title_chars = min_title_chars
+        self.min_variant_words = min_variant_words
         self.ttl_s = ttl_s
         self._lock = threading.Lock()
         self._cached: tuple[float, KnownNames] | None = None
@@ -156,8 +276,23 @@ class MentionIndex:
         for s in sources:
             langs[s.lang] = langs.get(s.lang, 0) + 1
         corpus_lang = max(sorted(langs), key=lambda lg: langs[lg]) if langs else None
+        owners: dict[str, set[str]] = {}
+        variants: set[str] = set()
+        stems: set[str] = set()
+        for s in sources:
+            if len(s.title.strip()) >= self.min_title_chars:
+                for v in title_variants(s.title):
+                    if word_count(v) >= self.min_variant_words and len(v) >= self.min_title_chars:
+                        owners.setdefault(v, set()).add(s.id)
+                        variants.add(v)
+            for k in stem_keys(s.id) | (stem_keys(s.original_name) if s.original_name.strip() else set()):
+                owners.setdefault(k, set()).add(s.id)
+                stems.add(k)
         names = KnownNames(
-            tuple(titles), files, kinds, names_pattern(titles), corpus_lang, names_pattern(f for f in files if " " in f)
+            tuple(titles), files, kinds, names_pattern(titles), corpus_lang, names_pattern(f for f in files if " " in f),
+            owners={k: frozenset(v) for k, v in owners.items()}, variant_re=names_pattern(variants),
+            stem_re=stems_pattern(stems), ids=frozenset(skel(s.id) for s in sources),
+            min_variant_words=self.min_variant_words,
         )
         with self._lock:
             self._cached = (now, names)
@@ -166,20 +301,25 @@ class MentionIndex:
 
 @dataclass
 class Carried:
-    """What the notes of this turn carry: titles, file names, address keys and their texts (skeletons)."""
+    """What the notes of this turn carry: titles, file names, address keys, source ids and their texts
+    (loose skeletons; ``by_n``: each note's own text, case-folded, for the links its sentences cite)."""
 
     titles: set[str]
     files: set[str]
     addresses: set[str]
     texts: list[str]
+    sources: set[str] = field(default_factory=set)
+    by_n: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, notes: Iterable[Note], titles_by_source: dict[str, str], files_by_source: dict[str, str]) -> Carried:
         c = cls(set(), set(), set(), [])
         for note in notes:
             f = note.fragment
+            c.sources.add(f.source_id)
+            c.files.add(skel(f.source_id.rsplit("/", 1)[-1]))
             if f.source_id in titles_by_source:
-                c.titles.add(skel(titles_by_source[f.source_id]))
+                c.titles.add(loose(titles_by_source[f.source_id]))
             if f.source_id in files_by_source:
                 c.files.add(skel(files_by_source[f.source_id]))
             loc = f.locator
@@ -188,12 +328,16 @@ class Carried:
                 c.addresses.add(norm_label(loc.label))
             elif isinstance(loc, FileLocator):
                 c.files.add(skel(loc.file.rsplit("/", 1)[-1]))
-            c.texts.append(skeleton(f.text)[0])
+            c.texts.append(loose_skeleton(f.text)[0])
+            c.by_n[note.n] = f.text.casefold()
         return c
 
     def in_text(self, mention: str) -> bool:
-        m = skel(mention)
+        m = loose(mention)
         return any(m in t for t in self.texts)
+
+    def owns(self, owners: Iterable[str]) -> bool:
+        return any(o in self.sources for o in owners)
 
 
 @dataclass
@@ -211,6 +355,24 @@ _CITE_ANY = re.compile(r"\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\]")
 _END = re.compile(r"(?:[.!?…]+[\"'»”)]*)?(?:\s*\[\s*\d{1,4}(?:\s*[,;]\s*\d{1,4})*\s*\])*[\"'»”)]*\s*$")
 _CONJ = re.compile(r"^(?:and|but|or|so|while|whereas|и|а|но|или)\b\s*", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
+_MARKS = "*_`~"
+_PATH = re.compile(r"(?<![\w/\\.:#-])[\w][\w.\-#]*(?:[/\\][\w.\-#]+)+")
+_LINK = re.compile(
+    r"\[(?P<md_text>[^\[\]\n]+)\]\(\s*<?(?P<md_url>[^()\s<>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)"
+    r"|<(?P<auto>(?:https?|ftp)://[^<>\s]+|www\.[^<>\s]+)>"
+    r"|(?<![\w@/(<\[])(?P<bare>(?:(?:https?|ftp)://|www\.)[^\s<>\[\]\"'`]+)",
+    re.IGNORECASE,
+)
+_URL_SCHEME = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//|^www\.|(?<=//)www\.")
+
+
+def _trim_url(url: str) -> str:
+    """A bare address without the punctuation that ends its sentence (a ")" only when it opens none)."""
+    while url and url[-1] in ".,;:!?'\"»”’)":
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
 
 
 class ProseChecker:
@@ -226,32 +388,59 @@ class ProseChecker:
         """(start, end, mention) in ``text`` of every mention this turn does not carry."""
         out: list[tuple[int, int, str]] = []
         cased, cidx = skeleton(text, lower=False)
+        carried, known = self.carried, self.known
 
         def back(s: int, e: int, idx: list[int]) -> tuple[int, int, str]:
             a, b = idx[s], idx[e - 1] + 1
+            while a > 0 and b < len(text) and text[a - 1] in _MARKS and text[b] == text[a - 1]:
+                a, b = a - 1, b + 1  # **Title** goes with its emphasis
             return a, b, text[a:b]
 
         for m in FILENAME.finditer(cased):
             if not self._file_ok(m.group(0)):
                 out.append(back(m.start(), m.end(), cidx))
+        for m in _PATH.finditer(cased):
+            p = skel(m.group(0)).replace("\\", "/")
+            if self._path_named(p) and not self._path_ok(p):
+                out.append(back(m.start(), m.end(), cidx))
         for m in ADDRESS.finditer(cased):
             key = _addr_key(m.group(1), m.group(2))
-            if key in self.carried.addresses or norm_label(m.group(0)) in self.carried.addresses:
+            if key in carried.addresses or norm_label(m.group(0)) in carried.addresses:
                 continue
-            if self.carried.in_text(m.group(0)):
+            if carried.in_text(m.group(0)):
                 continue
             out.append(back(m.start(), m.end(), cidx))
         low, lidx = skeleton(text)
-        if self.known.file_re is not None:
-            for m in self.known.file_re.finditer(low):
+        if known.file_re is not None:
+            for m in known.file_re.finditer(low):
                 if not self._file_ok(m.group(0)):
                     out.append(back(m.start(), m.end(), lidx))
-        if self.known.title_re is not None:
-            for m in self.known.title_re.finditer(low):
-                t = m.group(0)
-                if t in self.carried.titles or self.carried.in_text(t):
+        if known.stem_re is not None:
+            for m in known.stem_re.finditer(low):
+                form = m.group(0)
+                key = " ".join(p for p in _STEM_SEP.split(form) if p)
+                spaced = not re.search(r"[_\-.]", form)
+                if spaced and len(key.split()) < known.min_variant_words:
+                    continue  # "harbour book": words people write, not a file's name
+                if carried.owns(known.owners.get(key, ())) or loose(form) in carried.titles or carried.in_text(form):
                     continue
                 out.append(back(m.start(), m.end(), lidx))
+        lo, loidx = loose_skeleton(text)
+        if known.title_re is not None:
+            for m in known.title_re.finditer(lo):
+                t = m.group(0)
+                if t in carried.titles or carried.in_text(t):
+                    continue
+                out.append(back(m.start(), m.end(), loidx))
+        if known.variant_re is not None:
+            for m in known.variant_re.finditer(lo):
+                v = m.group(0)
+                if carried.owns(known.owners.get(v, ())) or v in carried.titles or carried.in_text(v):
+                    continue
+                out.append(back(m.start(), m.end(), loidx))
+        links = [(m.start(), m.end()) for m in _LINK.finditer(text)]  # what is left of them is approved
+        if links:
+            out = [sp for sp in out if not any(a <= sp[0] and sp[1] <= b for a, b in links)]
         return _merge(out)
 
     def _file_ok(self, name: str) -> bool:
@@ -259,7 +448,67 @@ class ProseChecker:
         base = n.rsplit("/", 1)[-1]
         if base in self.carried.files or n in self.carried.files:
             return True
+        if self._stem_carried(base):
+            return True
         return self.carried.in_text(name)
+
+    def _path_named(self, path: str) -> bool:
+        """Whether a path-shaped token (``demo/letters/x.md``, ``letters/x``) names a file or a source."""
+        base = path.rsplit("/", 1)[-1].split("#", 1)[0]
+        if _EXT_TAIL.match(base) or path in self.known.ids:
+            return True
+        if any(i.endswith("/" + path) for i in self.known.ids):
+            return True
+        return any(k in self.known.owners for k in stem_keys(base))
+
+    def _path_ok(self, path: str) -> bool:
+        base = path.rsplit("/", 1)[-1]
+        if base in self.carried.files or self._stem_carried(base):
+            return True
+        for sid in self.carried.sources:
+            s = skel(sid)
+            if s == path or s.endswith("/" + path) or path.endswith("/" + s):
+                return True
+        return self.carried.in_text(path)
+
+    def _stem_carried(self, name: str) -> bool:
+        return any(self.carried.owns(self.known.owners.get(k, ())) for k in stem_keys(name))
+
+    # -- links -----------------------------------------------------------------------------------
+    def links(self, text: str) -> tuple[str, list[str]]:
+        """``text`` with every link whose address no passage its sentence cites carries unlinked (a
+        Markdown link keeps its words) or removed (a bare or autolinked address); (text, those addresses)."""
+        if "://" not in text and "www." not in text.casefold() and "](" not in text:
+            return text, []
+        units = unit_bounds(text)
+        out: list[str] = []
+        names: list[str] = []
+        last = 0
+        for m in _LINK.finditer(text):
+            url = m.group("md_url") or m.group("auto") or m.group("bare")
+            start, end = m.start(), m.end()
+            if m.group("bare"):
+                trimmed = _trim_url(url)
+                end -= len(url) - len(trimmed)
+                url = trimmed
+            unit = next((u for u in units if u[0] <= start < u[1]), (0, len(text)))
+            if self._approved(url, text[unit[0]:unit[1]]):
+                continue
+            out.append(text[last:start])
+            out.append(m.group("md_text") or "")
+            names.append(url)
+            last = end
+        if not names:
+            return text, []
+        out.append(text[last:])
+        return _tidy("".join(out)), names
+
+    def _approved(self, url: str, unit: str) -> bool:
+        key = _URL_SCHEME.sub("", url.casefold()).rstrip("/")
+        if len(key) < 4:
+            return False
+        nums = {int(x) for c in _CITE_ANY.finditer(unit) for x in re.findall(r"\d+", c.group(0))}
+        return any(key in self.carried.by_n.get(n, "") for n in nums)
 
     def cut_ok(self, head: str) -> bool:
         """False when ``head`` ends inside a known title that has a sentence end in it ("Notes. On
@@ -276,9 +525,10 @@ class ProseChecker:
     # -- removing ------------------------------------------------------------------------------
     def check(self, text: str) -> ProseResult:
         """The text with every uncarried mention removed with its clause (see the module docstring)."""
+        text, links = self.links(text)
         spans = self.spans(text)
         if not spans:
-            return ProseResult(text)
+            return ProseResult(text, len(links), links)
         units = unit_bounds(text)
         cuts: list[tuple[int, int, str]] = []  # (start, end, citations to keep)
         whole: set[int] = set()
@@ -317,11 +567,11 @@ class ProseChecker:
                 tail = tail[:1].upper() + tail[1:]
                 head = head if not head.strip() else head.rstrip() + " "
             out = head + tail
-        return ProseResult(_tidy(out), len(spans), [s[2] for s in spans], len(whole))
+        return ProseResult(_tidy(out), len(spans) + len(links), links + [s[2] for s in spans], len(whole))
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    spans.sort()
+    spans.sort(key=lambda s: (s[0], -s[1]))  # of two mentions at one place, the longer names it
     out: list[tuple[int, int, str]] = []
     for s in spans:
         if out and s[0] < out[-1][1]:

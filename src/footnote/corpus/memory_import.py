@@ -1,6 +1,7 @@
 """Importing curated memory notes (``footnote memory import``, ``POST/PUT /api/memory``).
 
-Each note is checked (front matter, kind, body, sources present in the store), embedded — its
+Each note is checked (front matter, kind, body, sources present in the store; a pinned note's body too:
+:meth:`MemoryImporter.check_body`), embedded — its
 triggers as queries, its title and body chunks as passages, all with the store's embedder — and
 written with its vectors in one transaction. A note whose content hash is unchanged and whose
 vectors came from the current embedder is skipped (idempotent, like ``ingest``). A note that fails
@@ -19,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from footnote.corpus.memory import load_note, note_files, note_texts
+from footnote.corpus.memory_checks import body_problem
+from footnote.corpus.memory_checks import file_line as _file_line
 from footnote.errors import InputError, StoreError
 from footnote.models.protocols import Embedder
-from footnote.records.memory import MemoryNote
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.memory import resolve_refs
 from footnote.settings import Settings
@@ -107,9 +110,28 @@ class MemoryImporter:
             raise InputError(path, "source(s) not in the store: " + ", ".join(repr(m) for m in got.missing)
                              + " (a source id, the end of one such as 'lectures/02-fog-and-tides.vtt', or an address such as 'HB 2.1')")
 
+    def check_body(self, note: MemoryNote, path: str | Path) -> None:
+        """InputError naming ``path`` and the line when a pinned note's body (shown to readers as the editors'
+        answer) carries what the corpus does not back: a ``[n]`` that is not one of its own sources (``[1]``
+        is the first entry of ``sources``), a file name or source path no source of the store has, an
+        address the corpus lacks or one written with look-alike or invisible characters, or a link whose
+        address appears in none of the passages of its own sources."""
+        if note.kind is not NoteKind.PINNED:
+            return
+        if self._books is None:
+            self._books = BookIndex.from_rows(self.store.list_addresses())
+        problem = body_problem(self.store, note, address_aliases(self.settings, self._books))
+        if problem is None:
+            return
+        line, why = problem
+        if isinstance(path, Path) or Path(str(path)).is_file():
+            raise InputError(path, why, line=_file_line(Path(path), note.body, line))
+        raise InputError(path, f"body line {line}: {why}")
+
     def put(self, note: MemoryNote, *, path: str | Path, replace_only: bool = False) -> tuple[MemoryNote, bool]:
         """Check, embed and write ``note``; (stored note, whether anything was written)."""
         self.check_sources(note, path)
+        self.check_body(note, path)
         name = self.embedder.name if self.embedder else None
         old = self.store.get_memory_note(note.id)
         if old is not None and old.content_hash == note.content_hash and self.store.memory_embedders().get(note.id) == name:

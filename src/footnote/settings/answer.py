@@ -40,6 +40,11 @@ class AnswerSettings(_Frozen):
         0.3, description="Share of a fallback sentence's terms a probe chunk must carry to be cited for it."
     )
     prose_min_title_chars: int = Field(4, description="Source titles shorter than this are not checked in prose.")
+    prose_min_variant_words: int = Field(
+        3, ge=1, description="A title's shorter forms (no date, no subtitle, no leading label) and a file stem written "
+        "with spaces are names in the prose check only with at least this many words (two-word pieces such as "
+        "'Harbour Book' or a person's name are words people write).",
+    )
     mention_cache_s: float = Field(30.0, description="Seconds the list of known titles/file names is cached.")
     stream_flush_chars: int = Field(
         320, description="Streamed text outside corpus mode is cleaned and shown per sentence, or after this many characters "
