@@ -26,6 +26,7 @@ setup: $(STAMP)
 # the default embedder's ONNX graph at its install); a .venv that
 # already has the dev tools (make setup / make test) is used as it is.
 $(RUN_STAMP): pyproject.toml
+	@echo "make run: setting up $(VENV) (pip install, once; a minute or two)…"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[graph]'

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, get_args
 
@@ -75,14 +76,23 @@ class ProgressBar:
     """A progress callback ``(done, total, label)`` drawing a bar on stderr, created when the total is
     first known; does nothing when ``enabled`` is false (callers pass ``sys.stderr.isatty()``)."""
 
-    def __init__(self, enabled: bool, label: str) -> None:
+    def __init__(self, enabled: bool, label: str, *, lines_every_s: float | None = None) -> None:
+        """``lines_every_s``: when no bar is drawn (not a terminal: ``make run`` in a log), a plain
+        ``label done/total`` line at most this often, and at the end."""
         self.enabled = enabled
         self.label = label
+        self.lines_every_s = lines_every_s
         self._bar: Any = None
         self._done = 0
+        self._said = 0.0
 
     def __call__(self, done: int, total: int, label: str) -> None:
         if not self.enabled:
+            if self.lines_every_s is not None:
+                now = time.monotonic()
+                if now - self._said >= self.lines_every_s or done >= total:
+                    self._said = now
+                    click.echo(f"{self.label} {done}/{total}", err=True)
             return
         if self._bar is None:
             self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr, show_pos=True,

@@ -53,7 +53,8 @@ from footnote.settings.measured import file_name, measured_dir, write_table
 @click.option("--write/--no-write", default=True, show_default=True,
               help="Write the thresholds into the settings file.")
 @click.option("--settings-file", "settings_file", default=None, type=click.Path(path_type=Path),
-              help="The TOML file to write (created if missing); default: --config, else ./footnote.toml.")
+              help="The TOML file to write (created if missing); default: --config (FOOTNOTE_CONFIG). With neither, "
+              "nothing is written (a ./footnote.toml would change every later command run from that folder).")
 @click.option("--into-package", "into_package", is_flag=True,
               help="Write into the package's measured tables (settings/measured/<embedder>.toml: the defaults "
               "Footnote ships) instead of a settings file; for a developer's checkout.")
@@ -110,9 +111,10 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
     half = "all questions" if all_questions else "the fit half (split by gold paragraph / question id)"
     fitted_on = (f"{questions.name}: {len(qs)} questions, fitted on {half}; corpus "
                  f"{', '.join(c.name for c in corpus)}; {datetime.now(UTC).date().isoformat()}")
-    target = _target(ctx, settings_file, into_package, emb)
-    if write:
-        _write(target, into_package, "gate", emb, fit.settings_update(emb, fitted_on)["gate"]["by_embedder"][emb])
+    target = _target(ctx, settings_file, into_package, emb) if write else None
+    gate_values = fit.settings_update(emb, fitted_on)["gate"]["by_embedder"][emb]
+    if target is not None:
+        _write(target, into_package, "gate", emb, gate_values)
     result: dict[str, Any] = {
         "embedder": emb,
         "fitted_on": fitted_on,
@@ -127,7 +129,7 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
         "derived_check": derived,
         "table": table,
         "in_effect_table": in_effect,
-        "written_to": str(target) if write else None,
+        "written_to": str(target) if target is not None else None,
     }
     if ctx.as_json:
         ctx.emit(result)
@@ -146,15 +148,18 @@ def calibrate(ctx: Ctx, corpus: tuple[Path, ...], questions: Path | None, memory
                    f"{d.good_enough} (signal = (max − {d.background_weight}×background + {d.sentence_weight}×best "
                    f"sentence) ÷ background spread); prefloor {d.prefloor}; what a pair nobody calibrated gets, each "
                    "pair left out of the fit in turn:")
-        for line in format_table(derived):
-            click.echo(line)
+        if derived:
+            for line in format_table(derived):
+                click.echo(line)
+        else:
+            click.echo("  (no check: the questions have one language pair with enough rows, and a pair is checked "
+                       "on thresholds derived from the others)")
     if in_effect:
         click.echo(f"in effect before this run (gate.by_embedder.{emb}; `footnote settings` says where they come "
                    "from), on the same searches:")
         for line in format_table(in_effect):
             click.echo(line)
-    if write:
-        click.echo(f"written to {target} under gate.by_embedder.{emb} (default: {fit.default_pair})")
+    _say_written(target, write, "gate", emb, gate_values)
 
 
 def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions: Path | None, margin: float,
@@ -186,30 +191,45 @@ def _calibrate_memory(ctx: Ctx, corpus: tuple[Path, ...], notes: Path, questions
     fitted_on = (f"{qpath.name}: {len(qs)} questions, fitted on the fit half (lowest score no fit question "
                  f"written for no note reaches, + {margin}); AUROC fit {result['fit']['auroc']} test "
                  f"{result['test']['auroc']}; {datetime.now(UTC).date().isoformat()}")
-    target = _target(ctx, settings_file, into_package, emb)
-    if write:
-        _write(target, into_package, "memory", emb,
-               {"default": {"match": threshold, "fitted_on": fitted_on}, "by_lang_pair": {}})
+    target = _target(ctx, settings_file, into_package, emb) if write else None
+    memory_values = {"default": {"match": threshold, "fitted_on": fitted_on}, "by_lang_pair": {}}
+    if target is not None:
+        _write(target, into_package, "memory", emb, memory_values)
     if ctx.as_json:
         ctx.emit({"embedder": emb, "threshold": threshold, "fitted_on": fitted_on, "outcomes": result,
-                  "written_to": str(target) if write else None})
+                  "written_to": str(target) if target is not None else None})
         return
     click.echo(f"memory match threshold for {emb}: {threshold}")
     for split in ("fit", "test"):
         s = result[split]
         click.echo(f"  {split}: hit rate {s['hit_rate']} of {s['n_for_notes']}, false matches {s['false_matches']} of "
                    f"{s['n_for_none']}, wrong note {s['wrong_note']}, AUROC {s['auroc']}")
-    if write:
-        click.echo(f"written to {target} under memory.by_embedder.{emb}")
+    _say_written(target, write, "memory", emb, memory_values)
 
 
-def _target(ctx: Ctx, settings_file: Path | None, into_package: bool, embedder: str) -> Path:
-    """Where the fit goes: the package's measured tables, else --settings-file, --config or ./footnote.toml."""
+def _target(ctx: Ctx, settings_file: Path | None, into_package: bool, embedder: str) -> Path | None:
+    """Where the fit goes: the package's measured tables, else --settings-file or --config; None (nothing
+    written) without any: a ./footnote.toml written by default silently changed every later command run
+    from that folder."""
     if into_package:
         if settings_file is not None:
             raise UsageError("--into-package and --settings-file name two places to write: give one")
         return measured_dir() / file_name(embedder)
-    return settings_file or (Path(ctx.config) if ctx.config else Path("footnote.toml"))
+    return settings_file or (Path(ctx.config) if ctx.config else None)
+
+
+def _say_written(target: Path | None, write: bool, table: str, embedder: str, values: dict[str, Any]) -> None:
+    """What was written where (the TOML itself), or how to write it."""
+    import tomlkit
+
+    if not write:
+        return
+    doc = tomlkit.dumps({table: {"by_embedder": {embedder: values}}}).strip()
+    if target is None:
+        click.echo(f"not written: no settings file named. To use these thresholds, add to a settings file (or run "
+                   f"again with --settings-file PATH):\n{doc}", err=True)
+    else:
+        click.echo(f"written to {target} (under {table}.by_embedder.{embedder}):\n{doc}")
 
 
 def _write(target: Path, into_package: bool, table: str, embedder: str, values: dict[str, Any]) -> None:

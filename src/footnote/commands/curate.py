@@ -84,7 +84,7 @@ def remove(ctx: Ctx, targets: tuple[str, ...], collection: str | None, dry_run: 
             click.echo(f"{verb}: {sid}")
         for t in sel.unmatched:
             click.echo(f"no stored source matches {t!r}", err=True)
-        click.echo(f"{len(removed)} sources {verb}")
+        click.echo(f"{len(removed)} source{'s' if len(removed) != 1 else ''} {verb}")
     if sel.unmatched:
         sys.exit(1)
 

@@ -19,6 +19,7 @@ from footnote.errors import UsageError
 from footnote.eval.questions import load_questions
 from footnote.eval.report import write_report
 from footnote.eval.runner import OnResult, prepare_engine, refuse_backlog, run_questions
+from footnote.eval.table import aligned
 
 
 def _answers_module() -> Any:
@@ -38,10 +39,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         return "    –" if x is None else f"{x:5.3f}" if isinstance(x, float) else f"{x:5}"
 
     cols = ("n", "recall@1", "recall@5", "recall@16", "mrr", "answer_rate", "abstain_rate", "crag")
-    lines = [f"{'cell':<28}" + "".join(f"{c:>13}" for c in cols)]
     rows = [("overall", report["overall"]), *report["by_category_lang"].items()]
-    for name, cell in rows:
-        lines.append(f"{name:<28}" + "".join(f"{f(cell.get(c)):>13}" for c in cols))
+    lines = aligned(["cell", *cols], [[name, *(f(cell.get(c)).strip() for c in cols)] for name, cell in rows])
     lines.append("auroc: " + ", ".join(f"{k} {f(v).strip()}" for k, v in report["auroc"].items()))
     for pair, p in report.get("by_pair", {}).items():
         lines.append(f"{pair}: recall@1 {f(p['recall@1']).strip()} (dense cosine alone {f(p['recall@1_dense']).strip()}), "

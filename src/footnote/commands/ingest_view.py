@@ -117,13 +117,26 @@ def transcribed_lines(report: IngestReport) -> Iterator[str]:
 
 def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
     """(to stderr?, line) per file: every source's outcome, every skipped file with its reason."""
+    # the entries of one file with one outcome (the rows of a JSON Lines file: a source each) are one line
+    groups: dict[tuple[str, str], list[int]] = {}
+    for e in report.entries:
+        if e.status is not IngestStatus.FAILED:
+            g = groups.setdefault((e.status.value, e.path), [0, 0])
+            g[0] += 1
+            g[1] += e.fragments
     for e in report.entries:
         if e.status is IngestStatus.FAILED:
             msg = e.error or "failed"
             yield True, (f"failed: {msg}" if e.path in msg else f"failed: {e.path}: {msg}")
-        else:
-            n = f"{e.fragments} fragment{'s' if e.fragments != 1 else ''}"
-            yield False, f"{e.status.value:<9} {e.path} ({n})"
+            continue
+        key = (e.status.value, e.path)
+        if key not in groups:  # said already, with the file's other entries
+            continue
+        g = groups.pop(key)
+        n = f"{g[1]} fragment{'s' if g[1] != 1 else ''}"
+        if g[0] > 1:
+            n = f"{g[0]:,} sources, {n}"
+        yield False, f"{e.status.value:<9} {e.path} ({n})"
     failed = {e.path for e in report.entries if e.status is IngestStatus.FAILED}
     for note in report.notes:
         if not note.skipped and note.path in failed:  # "ingested; no playable track" about a file that failed

@@ -124,6 +124,8 @@ def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
             click.echo(f"embedder {name} ({reason}): no model to install", err=True)
         return
     t0 = time.monotonic()
+    if not ctx.as_json and installer.manifest(name) is not None:  # hashing 1 GB takes a while on a busy machine
+        click.echo(f"{name}: checking the install in {installer.path(name)} (sha256 of its files)…", err=True)
     ok, detail = installer.verify(name)
     if ok:
         manifest = installer.manifest(name) or {}
@@ -157,7 +159,8 @@ def ensure(ctx: Ctx, accept_license: bool, progress: bool | None) -> None:
         if not click.confirm("Accept these terms and install?", default=False, err=True):
             raise LicenseNotAccepted(f"{name}: licence not accepted")
     show = sys.stderr.isatty() if progress is None else progress
-    down, build = ProgressBar(show, "download"), ProgressBar(show, "build")
+    every = None if progress is False else 5.0  # no terminal (a log): a progress line every few seconds
+    down, build = ProgressBar(show, "download", lines_every_s=every), ProgressBar(show, "build", lines_every_s=every)
     try:
         result = installer.install(name, accept_license=True, download_progress=down, build_progress=build,
                                    force=installer.manifest(name) is not None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -69,15 +71,27 @@ def release_freed_memory() -> bool:
     return True
 
 
-def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None = None) -> str:
+def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None = None,
+                         say: Callable[[str], None] | None = None) -> str:
     """Ingest ``demo`` when the store holds no source, then import the demo's curated memory notes
-    (``memory``) into it; return a line saying what happened."""
+    (``memory``) into it; return a line saying what happened. ``say``: progress lines meanwhile (the demo
+    takes about a minute on a loaded machine: `make run` is not silent for it)."""
     stats = engine.store.stats()
     if stats.sources:
         return f"store {stats.url}: {stats.sources} sources, {stats.fragments} fragments"
     if demo is None:
         return f"store {stats.url} is empty and no demo corpus was found; add sources with `footnote ingest PATH`"
-    report = engine.ingest([demo])  # README files are skipped when a folder is walked
+    display = None
+    if say is not None:
+        from footnote.commands.ingest_view import StageDisplay
+
+        say(f"the store {stats.url} is empty: ingesting the demo corpus {demo} (a minute or so, once)")
+        display = StageDisplay(sys.stderr, every_s=5.0)
+    try:  # README files are skipped when a folder is walked
+        report = engine.ingest([demo], events=display.ingest if display is not None else None)
+    finally:
+        if display is not None:
+            display.close()
     after = engine.store.stats()
     line = f"ingested the demo corpus {demo}: {after.sources} sources, {after.fragments} fragments in {report.seconds:.1f} s"
     if report.failed:
@@ -124,7 +138,8 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     # a store that does not exist is created only to hold the demo corpus (`make run` on a fresh clone)
     with Engine.from_settings(settings, create=demo_dir is not None) as engine:
         memory_dir = resolve_demo_dir(settings.server.demo_memory) if demo_dir is not None and demo is None else None
-        click.echo(ingest_demo_if_empty(engine, demo_dir, memory_dir), err=True)
+        click.echo(ingest_demo_if_empty(engine, demo_dir, memory_dir, say=lambda line: click.echo(line, err=True)),
+                   err=True)
         status = engine.status()
         embedding = status.get("embedding") or {}
         if embedding.get("state") in ("embedding", "paused"):

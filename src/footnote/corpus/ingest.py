@@ -57,6 +57,7 @@ from footnote.corpus.ingest_report import (
 )
 from footnote.corpus.inventory import take_inventory
 from footnote.corpus.loaders import LoadContext, iter_files, load_entries
+from footnote.corpus.notices import notice_reason
 from footnote.corpus.pairing import plan_tracks
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
@@ -203,7 +204,8 @@ class Ingestor:
         refused: list[tuple[Path, str]] = []
         audio_found: list[tuple[Path, Path]] = []
         files = iter_files(paths, self.settings.corpus.audio_extensions, self.settings.corpus.skip_stems,
-                           refused=refused, audio_found=audio_found)
+                           refused=refused, audio_found=audio_found,
+                           is_notice=lambda f: notice_reason(f, self.settings.corpus))
         plan = plan_tracks(files, self.settings, audio_found=audio_found,
                            explicit_audio=Path(audio) if audio is not None else None)
         files = plan.files

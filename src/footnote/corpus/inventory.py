@@ -15,6 +15,8 @@ from pathlib import Path
 
 from footnote.corpus.loaders import supported_suffixes
 from footnote.corpus.loaders.transcripts import TRANSCRIPT_SUFFIXES
+from footnote.corpus.notices import SKIP_HINT as NOTICE_HINT
+from footnote.corpus.notices import notice_reason
 from footnote.settings import Settings
 
 
@@ -81,6 +83,8 @@ def take_inventory(
                                           "or recognise its speech with --transcribe)"))
             elif f.name.split(".")[0].lower() in skip_stems:
                 notes.append(FileNote(str(f), "skipped by name (settings.corpus.skip_stems; name the file to ingest it)"))
+            elif suffix in known and (why := notice_reason(f, settings.corpus)):
+                notes.append(FileNote(str(f), f"{why}: not corpus ({NOTICE_HINT})"))
             elif suffix not in known:
                 notes.append(FileNote(str(f), f"unsupported file type {suffix or '(no extension)'}"))
     paired = {_key(p) for p in with_audio}

@@ -29,6 +29,7 @@ from footnote.answer.types import AbstentionReason, Answer, AnswerMode
 from footnote.eval.judge import judge_inputs
 from footnote.eval.metrics import mean, percentile
 from footnote.eval.support import SupportScorer, support_cell, support_fields
+from footnote.eval.table import aligned
 from footnote.text import fold
 
 if TYPE_CHECKING:
@@ -193,11 +194,10 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         return "–" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
     lines = ["answers — by string: the gold string in the answer text (gold_in_answer / declined / wrong); "
-             "by source: a cited note from a gold source (src_correct / src_wrong); CRAG of each",
-             f"{'cell':<30}" + "".join(f"{_HEADS.get(c, c):>16}" for c in COLUMNS)]
+             "by source: a cited note from a gold source (src_correct / src_wrong); CRAG of each"]
     rows = [("overall", report["overall"]), *report["by_lang"].items(), *report["by_category_lang"].items()]
-    for name, cell in rows:
-        lines.append(f"{name:<30}" + "".join(f"{f(cell.get(c)):>16}" for c in COLUMNS))
+    lines += aligned(["cell", *(_HEADS.get(c, c) for c in COLUMNS)],
+                     [[name, *(f(cell.get(c)) for c in COLUMNS)] for name, cell in rows])
     ab = report.get("abstentions")
     if isinstance(ab, Mapping):
         lines.append("abstention reasons (answers that are not corpus answers, by reason)")

@@ -399,11 +399,10 @@ def in_effect_table(rows: Sequence[LabelledSignal], thresholds: Callable[[str, s
 def format_table(table: Sequence[dict[str, Any]]) -> list[str]:
     cols = ["pair", "half", "bail_out", "answer:in_corpus", "abstain:near_miss", "abstain:off_topic",
             "auroc", "band:round2", "band:good_enough"]
-    lines = ["  ".join(f"{c:>17}" for c in cols)]
-    for row in table:
-        cells = []
-        for c in cols:
-            v = row.get(c)
-            cells.append(f"{v:>17.3f}" if isinstance(v, float) else f"{'–' if v is None else v!s:>17}")
-        lines.append("  ".join(cells) + ("   ← chosen" if row.get("chosen") else ""))
-    return lines
+    from footnote.eval.table import aligned
+
+    def cell(v: Any) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v)
+
+    lines = aligned(cols, [[cell(row.get(c)) for c in cols] for row in table], first_left=False)
+    return [lines[0]] + [line + ("   ← chosen" if row.get("chosen") else "") for line, row in zip(lines[1:], table, strict=True)]

@@ -101,6 +101,26 @@ class CorpusSettings(_Frozen):
         "it is not corpus. Named explicitly on the command line they are still ingested.",
     )
 
+    skip_notices: bool = Field(
+        True, description="Skip licence and notice files when walking a folder (a word in the ingest report says "
+        "so): names matching notice_globs, and short text files naming a notice_markers phrase (a LibriVox.txt "
+        "saying the recordings are in the public domain). false ingests them; a file named on the command line "
+        "is always ingested."
+    )
+    notice_globs: tuple[str, ...] = Field(
+        ("license*", "licence*", "copying*", "notice*", "*licen[sc]e*", "*copyright*"),
+        description="File name patterns (fnmatch, lower-cased) of licence and notice files (skip_notices).",
+    )
+    notice_max_chars: int = Field(
+        1000, ge=0, description="A .txt or .md file this short that names a notice_markers phrase is a notice "
+        "(skip_notices); longer files are corpus whatever they say."
+    )
+    notice_markers: tuple[str, ...] = Field(
+        ("public domain", "all rights reserved", "licensed under", "license", "licence", "copyright",
+         "terms of use"),
+        description="Phrases (lower-cased) that make a short text file a licence or notice (skip_notices).",
+    )
+
     def group_of(self, kind: str) -> KindGroup:
         return self.kind_groups.get(kind, KindGroup.LIBRARY)
 

@@ -72,6 +72,7 @@ def iter_files(
     *,
     refused: list[tuple[Path, str]] | None = None,
     audio_found: list[tuple[Path, Path]] | None = None,
+    is_notice: Callable[[Path], object] | None = None,
 ) -> list[tuple[Path, Path]]:
     """(file, root) for every source file under ``paths``, sorted within each directory.
 
@@ -131,6 +132,8 @@ def iter_files(
                 if not f.is_file():
                     continue
                 if suffix in known:
+                    if is_notice is not None and is_notice(f):  # a licence or notice (the inventory says so)
+                        continue
                     add(f, p)
                 elif audio_found is not None:
                     audio_found.append((f, p))
