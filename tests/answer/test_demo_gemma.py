@@ -45,14 +45,25 @@ def _answer(engine: Engine, question_id: str) -> Any:
     return q, engine.ask(q["question"])
 
 
-def test_the_russian_red_lamp_question_gets_a_cited_answer(engine: Engine) -> None:
+def test_the_russian_red_lamp_question_gets_a_cited_answer_in_russian(engine: Engine) -> None:
+    """The editors' English note matches the README's Russian question, but Lecture 4 answers it in Russian and
+    ranks first: the note serves, it does not override (docs/memory.md)."""
     _, a = _answer(engine, "demo-ru-red-lamp")
     assert a.mode is AnswerMode.CORPUS and a.citations, a.answer
+    first = a.citations[0].to_dict()
+    assert first["kind"] != "pinned" and first["source_id"] == "demo/lectures/04-signalnye-fonari.srt"
+    assert "бар непроходим" in a.answer and "[1]" in a.answer
+    assert a.trace is not None
+    red = next(m for m in a.trace.memory if m["id"] == "red-lamp")
+    assert red["did"] == "not used: a passage in the reader's language ranks first"
+
+
+def test_the_english_red_lamp_question_still_gets_the_pinned_note(engine: Engine) -> None:
+    a = engine.ask("What does the red lamp on the gallery mean?")
     first = a.citations[0].to_dict()
     assert first["kind"] == "pinned" and first["locator"]["note"] == "red-lamp"
     sources = {c.fragment.source_id for c in a.citations[1:]}
     assert "demo/verses/harbour-book.md" in sources  # the note's sources beside it
-    assert "bar" in a.answer and "[1]" in a.answer
 
 
 def test_the_fog_horn_question_gets_the_pinned_rule_and_its_gold(engine: Engine) -> None:

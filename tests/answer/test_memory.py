@@ -52,7 +52,6 @@ PARAPHRASES = [
     "When must the keeper start the fog horn?",  # the trigger itself
     "When must the keeper on watch start the fog horn?",
     "fog horn rule: when does the keeper start it?",
-    "Когда смотритель включает горн?",  # the other language
 ]
 
 
@@ -93,6 +92,37 @@ def test_pinned_question_and_paraphrases_get_the_pinned_answer_lean_with_no_mode
     assert a.model_calls == 0
     mem = d["trace"]["memory"]
     assert mem[0]["id"] == "fog-horn-rule" and mem[0]["did"] == "pinned" and mem[0]["score"] >= mem[0]["threshold"]
+
+
+def test_a_note_in_another_language_yields_to_a_passage_in_the_readers_language(with_notes: Any) -> None:
+    """The note serves, it does not override: a Russian question whose best passage is Russian is answered from
+    that passage, in Russian; the English note matched but did not pin, and the trace says why."""
+    a = with_notes().ask("Когда смотритель включает горн?")
+    d = a.to_dict()
+    assert a.mode is AnswerMode.CORPUS and d["citations"][0]["kind"] != "pinned"
+    assert d["citations"][0]["source_id"] == "corpus/tuman.ru.md" and "горн" in a.answer
+    mem = d["trace"]["memory"]
+    assert mem[0]["id"] == "fog-horn-rule" and mem[0]["did"] == "not used: a passage in the reader's language ranks first"
+    assert d["trace"]["policy"] == "wide"
+
+
+def test_a_question_naming_another_source_is_answered_from_it(with_notes: Any) -> None:
+    """(The test corpus's handbook speaks of paraffin, not the fog horn: the turn answers from it or says it has
+    nothing — never the pinned note in its place.)"""
+    a = with_notes().ask("According to The Keeper's Handbook, when must the keeper start the fog horn?")
+    d = a.to_dict()
+    assert all(c["kind"] != "pinned" for c in d["citations"])
+    mem = d["trace"]["memory"]
+    assert mem[0]["id"] == "fog-horn-rule" and mem[0]["did"].startswith("not used: the question names another source")
+
+
+def test_a_near_miss_to_the_notes_subject_does_not_pin(with_notes: Any) -> None:
+    a = with_notes().ask("When must the keeper trim the wicks of the fog horn lamp?")
+    d = a.to_dict()
+    assert not d["citations"] or d["citations"][0]["kind"] != "pinned"
+    for m in d["trace"]["memory"]:
+        if m["id"] == "fog-horn-rule":
+            assert m["did"] != "pinned"
 
 
 def test_the_search_resolves_what_the_pinned_note_names_once_for_the_turn(with_notes: Any) -> None:

@@ -116,6 +116,30 @@ def near_miss_text(lang: str, titles: Sequence[str], queries: Sequence[str], kin
     return f"{_NEAR_MISS[lg].format(titles=names)} {_searched(lg, queries, kinds)}"
 
 
+_INDEX_INCOMPLETE = {
+    "en": "Only {pct} % of the corpus is searchable by meaning yet, so this may be there: I won't guess. {when}",
+    "ru": "Пока только {pct} % корпуса доступно для поиска по смыслу, так что ответ может там быть: гадать не буду. {when}",
+}
+_ASK_AGAIN = {
+    "en": ("Ask again in about {eta}.", "Ask again when indexing has finished."),
+    "ru": ("Спросите ещё раз примерно через {eta}.", "Спросите ещё раз, когда индексация закончится."),
+}
+
+
+def index_incomplete_text(lang: str, percent: float, eta_s: float | None) -> str:
+    """An unfinished index is a state, not an answer: how much of the corpus is searchable by meaning, and
+    when to ask again (``eta_s``: the backlog's estimate, None when no worker runs)."""
+    lg = _lang(lang)
+    pct = int(percent)
+    if eta_s is None:
+        when = _ASK_AGAIN[lg][1]
+    else:
+        minutes = max(1, round(eta_s / 60))
+        eta = (f"{minutes} min" if lg == "en" else f"{minutes} мин")
+        when = _ASK_AGAIN[lg][0].format(eta=eta)
+    return _INDEX_INCOMPLETE[lg].format(pct=pct, when=when)
+
+
 _QUOTES_IN = {
     "en": "The quoted passages are in {langs}.",
     "ru": "Цитаты приведены на языке источников: {langs}.",

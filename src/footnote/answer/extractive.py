@@ -47,6 +47,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from footnote.answer.answerable import AnswerCheck
 from footnote.answer.candidates import (
     Cand,
     Prepared,
@@ -106,6 +107,7 @@ class SentenceRanker:
         self._cache = SentenceVectorCache(self.settings.extractive.cache.vectors, kept, self.settings.extractive.cache.stop_check_sentences)
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
             self.settings.extractive.cache.notes)
+        self.check = AnswerCheck(self.settings.extractive.answerable, embedder, self.scorer)
 
     @property
     def embedded_sentences(self) -> int:
@@ -228,6 +230,13 @@ class SentenceRanker:
                                              a.extractive.max_sentences)
             if why:
                 info["continuation"] = why
+        if a.extractive.answerable.enabled:
+            judged = self.check.judge(question, qlang, ranked, self._subject(cands), sims)
+            info["answerable"] = judged.to_info()
+            if not judged.answers:
+                info["declined"] = "no chosen sentence answers the question"
+                info["chosen"] = 0
+                return [], info
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info
@@ -331,6 +340,22 @@ class SentenceRanker:
                 + (a.extractive.focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
+
+    def _subject(self, cands: list[Cand]) -> Callable[[str, str], bool]:
+        """Whether a word is the collection's own subject in this turn: at least ``names.common_share`` of the
+        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it."""
+        a = self.settings.extractive.names
+        by_note: dict[int, frozenset[str]] = {}
+        for c in cands:
+            by_note[c.note.n] = by_note.get(c.note.n, frozenset()) | c.terms
+        enough = len(by_note) >= a.common_min_notes
+
+        def subject(word: str, lang: str) -> bool:
+            stems = set(self.scorer.terms(word, lang))
+            if not enough or not stems:
+                return False
+            return sum(stems <= terms for terms in by_note.values()) >= a.common_share * len(by_note)
+        return subject
 
     def _telling_names(self, qnames: set[str], cands: list[Cand], cand_names: list[set[str]]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject

@@ -48,6 +48,7 @@ from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
 from footnote.answer.support import SupportScorer
 from footnote.answer.synthesizer import synth_messages
+from footnote.answer.trace import last_stage
 from footnote.answer.turn import RetrieverLike, TurnState, final_answer
 from footnote.answer.types import (
     Abstention,
@@ -200,6 +201,11 @@ class Answerer(Endings):
         notes = tuple(
             Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(result.candidates[: a.max_notes_for_planner], 1)
         )
+        index = turn.corpus.index() if turn.corpus is not None else None
+        incomplete = index is not None and not index.complete
+        if result.verdict is Verdict.BAIL_OUT and incomplete:
+            yield from self._index_incomplete(turn)  # "nothing close" is not true of vectors not made yet
+            return
         if result.verdict is Verdict.BAIL_OUT:
             # (an exact address hit never bails out: the gate counts it as good enough)
             gate = Abstention(AbstentionReason.NO_RELEVANT_CONTENT, AbstentionStage.GATE)
@@ -209,6 +215,11 @@ class Answerer(Endings):
                 yield from self._not_found(turn, "bail_out", gate)
             return
         outline, picks = yield from self._plan(turn, notes)
+        if incomplete and (outline.empty or (picks is not None and _by_meaning_only(turn))):
+            # a partial index's nearest passages are the nearest among those embedded so far: an answer only
+            # their meaning vouches for may cite the wrong verse, and a miss says nothing of the rest
+            yield from self._index_incomplete(turn)
+            return
         if outline.empty:
             why = outline_abstention(turn.stages)
             related = notes[: a.extractive.candidate_notes] if picks is not None else notes
@@ -221,6 +232,20 @@ class Answerer(Endings):
         ctx = compact(notes, outline)
         yield turn.stage("compact", t0, {"notes_in": len(notes), "notes_out": len(ctx.notes)})
         yield from self._synthesize(turn, ctx, picks)
+
+    def _index_incomplete(self, turn: TurnState) -> Iterator[Event]:
+        """Fragments still wait for vectors and the lexical lanes alone found no answer: say how much of the
+        corpus is searchable by meaning and when to ask again (``index_incomplete``), never "nothing close"."""
+        assert turn.corpus is not None
+        index = turn.corpus.index()
+        text = disclaimers.index_incomplete_text(turn.lang, index.percent, index.eta_s)
+        yield turn.stage("index", time.perf_counter(), {"fragments": index.fragments, "embedded": index.embedded},
+                         percent=round(index.percent, 1), eta_s=None if index.eta_s is None else round(index.eta_s, 1))
+        yield Token(text)
+        yield from self._finish(
+            turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, reason="index_incomplete",
+            abstention=Abstention(AbstentionReason.INDEX_INCOMPLETE, AbstentionStage.INDEX),
+        )
 
     # -- plan ----------------------------------------------------------------------------------
     def _plan(
@@ -434,6 +459,15 @@ def _cue_texts(notes: Sequence[Note], cues_of: Callable[[str, int, int | None], 
             if cues:
                 out[n.fragment.id] = cues
     return out
+
+
+def _by_meaning_only(turn: TurnState) -> bool:
+    """Whether the extractive answer's only evidence was the sentences' meaning (their cosine to the question),
+    with no shared terms or names and no address named."""
+    outline = last_stage(turn.stages, "outline")
+    info = outline.info if outline is not None else {}
+    evidence = info.get("evidence") or ()
+    return bool(evidence) and set(evidence) <= {"similarity"} and not info.get("addressed")
 
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:

@@ -31,12 +31,14 @@ class AbstentionReason(StrEnum):
     ANSWER_NOT_IN_PASSAGES = "answer_not_in_passages"  # related passages, but no sentence of them answers
     WEAKLY_GROUNDED = "weakly_grounded"  # the server's checks removed every sentence of the answer
     OUT_OF_SCOPE = "out_of_scope"  # the fallback model declined: outside what the library covers
+    INDEX_INCOMPLETE = "index_incomplete"  # fragments still wait for vectors: the answer may be among them
 
 
 class AbstentionStage(StrEnum):
     """The stage of the turn that decided the abstention."""
 
     GATE = "gate"
+    INDEX = "index"
     PLANNER = "planner"
     ANSWER = "answer"
     SUPPORT = "support"

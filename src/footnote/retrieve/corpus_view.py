@@ -11,7 +11,9 @@ citations, a near miss's titles, a pinned note's sources).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from footnote.records.fragments import Cue, Fragment, Source
@@ -23,6 +25,24 @@ if TYPE_CHECKING:
     from footnote.models.protocols import Embedder
     from footnote.settings import Settings
     from footnote.store import Store
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """How much of the corpus is searchable by meaning as a turn opens (fragments waiting for vectors are
+    found by the lexical lanes only)."""
+
+    fragments: int
+    embedded: int
+    eta_s: float | None  # the backlog's estimate while a worker runs, else None
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.embedded / self.fragments if self.fragments else 100.0
+
+    @property
+    def complete(self) -> bool:
+        return self.embedded >= self.fragments
 
 
 class TurnCorpus:
@@ -37,6 +57,7 @@ class TurnCorpus:
         self._sources: dict[str, Source | None] = {}
         self._fragments_of: dict[str, list[Fragment]] = {}
         self._size: int | None = None
+        self._index: IndexState | None = None
 
     @property
     def aliases(self) -> Mapping[str, str]:
@@ -76,6 +97,18 @@ class TurnCorpus:
         """What a memory note's references name (source ids, unique path tails, addresses)."""
         return resolve_refs(self._store, refs, self.aliases)
 
+    def index(self) -> IndexState:
+        """How far embedding has come, read once per turn (a store without an embedder counts as complete: its
+        lexical lanes are all it has)."""
+        if self._index is None:
+            if self.embedder is None:
+                self._index = IndexState(0, 0, None)
+            else:
+                bl = self._store.backlog()
+                running = bl.pending > 0 and bl.rate > 0 and time.time() - bl.rate_at <= self.settings.backlog.rate_stale_s
+                self._index = IndexState(bl.fragments, bl.embedded, bl.pending / bl.rate if running else None)
+        return self._index
+
     def term_share(self, term: str, lang: str) -> float:
         """The share of the corpus's fragments that match ``term`` lexically (stemmed, in ``lang``), counted
         up to ``conversation.new_subject_max_share`` (past it the follow-up rule's answer is the same)."""
@@ -86,4 +119,4 @@ class TurnCorpus:
         return len(self._store.search_lexical(term, cap, stemmed=True, lang=lang)) / total
 
 
-__all__ = ["TurnCorpus"]
+__all__ = ["IndexState", "TurnCorpus"]

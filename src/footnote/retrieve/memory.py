@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from footnote.records.memory import NoteKind
+from footnote.records.memory import MemoryNote, NoteKind
 from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
 from footnote.store.protocol import Store
-from footnote.text import Analyzer, content_terms
+from footnote.text import Analyzer, content_terms, fold
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,31 @@ def pinned_of(matched: Sequence[MemoryMatch]) -> MemoryMatch | None:
     question another note matches better is about that note's topic, not the pinned question)."""
     best = max((m for m in matched if m.matched), key=lambda m: (m.score, m.note.id), default=None)
     return best if best is not None and best.note.kind is NoteKind.PINNED else None
+
+
+def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None, final: Sequence[Candidate],
+             titles: Mapping[str, str], settings: Settings, analyzer: Analyzer) -> str | None:
+    """Why a matched pinned note must not pin this question (None: it pins). The note serves, it does not
+    override: a passage in the reader's language that ranks first, a source the question names by its title
+    (``titles``: source id → title, of the ranked candidates' sources), or a question whose words the note does
+    not carry (a near miss to its subject) each win over it (docs/memory.md)."""
+    m = settings.memory
+    own = refs.source_ids if refs is not None else frozenset()
+    if m.pin_yields_to_named_source:
+        q = fold(question)
+        for sid, title in titles.items():
+            t = fold(title).strip()
+            t = t[4:] if t.startswith("the ") else t
+            if len(t) >= 6 and t in q and sid not in own:
+                return f"the question names another source ({title})"
+    if m.pin_yields_to_reader_language and note.lang != qlang and final and final[0].fragment.lang == qlang:
+        return "a passage in the reader's language ranks first"
+    if note.lang == qlang:
+        qterms = content_terms(question, qlang, analyzer)
+        carried = content_terms(" ".join([note.title, *note.triggers, note.body]), qlang, analyzer)
+        if qterms and len(qterms & carried) / len(qterms) <= m.pin_min_term_share:
+            return "the question's words are not the note's (a near miss to its subject)"
+    return None
 
 
 def apply_boosts(

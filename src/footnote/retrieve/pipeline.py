@@ -28,7 +28,7 @@ from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries
-from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pinned_of
+from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pin_veto, pinned_of
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
@@ -79,6 +79,7 @@ class _Memory:
     unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
     repeated: str | None = None  # a pinned note that matched best but already answered the turn this follows up
     pinned_refs: Resolved | None = None  # what the pinned note's references resolved to
+    vetoed: tuple[str, str] | None = None  # a pinned note that matched best, and why it did not pin (pin_veto)
 
     def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
         used = {nid for per in given.values() for nid in per}
@@ -89,6 +90,7 @@ class _Memory:
                 did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
                     "not used: none of its sources is in the store" if m.note.id == self.unbacked else \
                     "not used: it answered the turn this question follows up" if m.note.id == self.repeated else \
+                    f"not used: {self.vetoed[1]}" if self.vetoed is not None and m.note.id == self.vetoed[0] else \
                     "not used: another note matched better"
             elif k is NoteKind.BOOST:
                 did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
@@ -210,6 +212,11 @@ class Retriever:
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
         ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
+        if mem.pinned is not None and (why := self._pin_veto(question, plan.lang, mem, ranked, view)):
+            # the note serves, it does not override: the search goes on as if it had not matched
+            mem = replace(mem, pinned=None, pinned_refs=None, vetoed=(mem.pinned.note.id, why))
+            lean, keep_top = False, s.retrieve.keep_top
+            ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
         rounds, calls = 1, 0
         plans = [plan]
         max_rounds = 1 if lean else s.gate.max_rounds  # lean policy: no second round, no regeneration call
@@ -361,6 +368,13 @@ class Retriever:
             "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
         return _Memory(matched, pinned, boosts, named, texts, unbacked, repeated, got)
+
+    def _pin_veto(self, question: str, qlang: str, mem: _Memory, ranked: _Ranked, view: TurnCorpus) -> str | None:
+        assert mem.pinned is not None
+        srcs = view.sources(c.fragment.source_id for c in ranked.final[: self.settings.memory.lean_keep_top])
+        titles = {sid: src.title for sid, src in srcs.items() if src.title}
+        return pin_veto(question, qlang, mem.pinned.note, mem.pinned_refs, ranked.final, titles, self.settings,
+                        self.matcher.analyzer)
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,

@@ -104,6 +104,32 @@ class ExtractiveCacheSettings(_Frozen):
     )
 
 
+class AnswerableSettings(_Frozen):
+    """``answer.extractive.answerable``: the answer-level check — does a chosen sentence answer the question
+    (answer/answerable.py; docs/answering.md, "The answer-level check")."""
+
+    section = "answer.extractive.answerable"
+    enabled: bool = Field(
+        True, description="Decline as answer_not_in_passages (a near miss) when no chosen sentence carries the "
+        "question's focus words and what it asks for (a number, a colour, a name). Off: the evidence floors alone decide.",
+    )
+    ablation_drop: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": -0.03},
+        description="By embedder: a question word a chosen sentence does not carry verbatim is carried when the "
+        "question without the word is at least this much less like the sentence (a negative value: not more "
+        "like it by more than this). An embedder not listed judges only what the question asks for (a number, a "
+        "colour, a name), not its focus words. How the value was fitted: docs/defaults.md.",
+    )
+    missing_share: float = Field(
+        0.0, ge=0.0, le=1.0,
+        description="Share of the question's focus words (rounded down) an answering sentence may lack (0: none; "
+        "0.25: one of four to seven).",
+    )
+    sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    query_cache: int = Field(
+        4096, ge=0, description="Question variants (a question less one word) whose vectors are kept in memory between turns.")
+
+
 class ExtractiveSettings(_Frozen):
     section = "answer.extractive"
     max_sentences: int = Field(4, description="Sentences in an extractive answer, at most.")
@@ -189,4 +215,5 @@ class ExtractiveSettings(_Frozen):
     names: NamesSettings = Field(default_factory=NamesSettings, description="Names the question shares with a sentence, compared across scripts.")
     duplicates: DuplicateSettings = Field(default_factory=DuplicateSettings, description="When a further sentence repeats one already chosen.")
     address: AddressAnswerSettings = Field(default_factory=AddressAnswerSettings, description="A question that names an address (a verse, a page).")
+    answerable: AnswerableSettings = Field(default_factory=AnswerableSettings, description="The answer-level check: does a chosen sentence answer the question.")
     cache: ExtractiveCacheSettings = Field(default_factory=ExtractiveCacheSettings, description="What the extractive answer keeps in memory between turns, and how a turn embeds.")

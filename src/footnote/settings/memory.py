@@ -58,6 +58,20 @@ class MemorySettings(_Frozen):
     pinned_source_notes: int = Field(
         3, ge=0, description="Fragments of a pinned note's named sources cited beside it, at most."
     )
+    pin_min_term_share: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="A pinned note pins a question in its own language only when it (title, triggers, body) carries "
+        "more than this share of the question's content words: 'When is the lamp lit?' is a near miss to the "
+        "red-lamp note's subject, not its question (docs/memory.md, \"When a pinned note does not pin\").",
+    )
+    pin_yields_to_reader_language: bool = Field(
+        True, description="A pinned note in another language than the question does not pin when a passage in "
+        "the reader's language ranks first: that passage answers, in the reader's language.",
+    )
+    pin_yields_to_named_source: bool = Field(
+        True, description="A pinned note does not pin a question that names a source (by its title) the note "
+        "does not cite: 'according to the Keeper's Handbook' is answered from the handbook.",
+    )
     max_memory_notes: int = Field(
         2, ge=0, description="Background (memory) notes given to the planner and synthesizer, at most."
     )

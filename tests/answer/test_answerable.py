@@ -1,0 +1,102 @@
+"""The answer-level check (answer/answerable.py): what a question asks for, its focus words, and a near miss —
+the topic in the corpus, the fact not — declined as ``answer_not_in_passages`` while the question the corpus
+does answer is still answered. Real SQLite store, hash embedder (words compared lexically)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footnote.answer.answerable import AskedKind, asked_kind, carries_kind, focus_words
+from footnote.answer.types import AbstentionReason, AnswerMode
+
+from .conftest import CORPUS
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many steps does the tower have?", AskedKind.NUMBER),
+    ("What was Ada Penhallow's yearly salary?", None),
+    ("In which year was the tower built?", AskedKind.NUMBER),
+    ("Сколько ступеней в башне?", AskedKind.NUMBER),
+    ("Wie viele Stufen hat der Turm?", AskedKind.NUMBER),
+    ("Quantas pessoas vivem lá?", AskedKind.NUMBER),
+    ("What colour is the Black Skerry lamp?", AskedKind.COLOUR),
+    ("Какого цвета фонарь?", AskedKind.COLOUR),
+    ("Welche Farbe hat die Lampe?", AskedKind.COLOUR),
+    ("Who built the lighthouse?", AskedKind.NAME),
+    ("Кто построил маяк?", AskedKind.NAME),
+    ("Wer hat den Turm gebaut?", AskedKind.NAME),
+    ("Как звали жену Карпова?", AskedKind.NAME),
+    ("Why is the log kept in ink?", None),
+])
+def test_what_a_question_asks_for(question: str, kind: AskedKind | None) -> None:
+    assert asked_kind(question) is kind
+
+
+def test_focus_words_leave_out_the_words_that_only_name_the_kind() -> None:
+    assert focus_words("What is the name of the Marrowick lifeboat?") == ["Marrowick", "lifeboat"]
+    assert focus_words("Какого цвета фонарь на Чёрной Шхере?") == ["фонарь", "Чёрной", "Шхере"]
+    assert focus_words("Wie viele Stufen hat der Turm?") == ["Stufen", "Turm"]
+    assert focus_words("Quantas pessoas vivem em Lisboa?") == ["pessoas", "vivem", "Lisboa"]
+
+
+def test_a_sentence_carries_the_kind_only_when_the_question_does_not_already_say_it() -> None:
+    q = "What colour is the lamp on the Black Skerry?"
+    assert carries_kind("A red lamp means the bar cannot be crossed.", q, AskedKind.COLOUR)
+    assert not carries_kind("The Black Skerry beacon stands on a bare rock.", q, AskedKind.COLOUR)
+    n = "How many gallons may the oil store hold?"
+    assert carries_kind("It holds 600 gallons.", n, AskedKind.NUMBER)
+    assert carries_kind("Туман стоял тридцать один час.", "Сколько часов стоял туман?", AskedKind.NUMBER)
+    assert not carries_kind("The oil store is at the foot of the tower.", n, AskedKind.NUMBER)
+    assert carries_kind("The tower was built by Robert Stevenson.", "Who built the tower?", AskedKind.NAME)
+
+
+NEAR = {
+    "marrowick.md": "# Marrowick Light\n\n"
+    "The Marrowick Light was built on the headland in 1851. The Marrowick Light was the first light on that coast.\n\n"
+    "The Marrowick Light has a white tower of granite. The keepers of the Marrowick Light lived in two cottages.\n",
+}
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for name, text in {**CORPUS, **NEAR}.items():
+        (d / name).write_text(text, encoding="utf-8")
+    return d
+
+
+#: the hash embedder (tests only) has no fitted drop; 0.0 judges its focus words (its vectors are bags of tokens)
+LEXICAL_FLOOR = {"answer.extractive.min_overlap": 0.3, "answer.extractive.answerable.ablation_drop": {"hash": 0.0}}
+
+
+@pytest.mark.parametrize("question", [
+    "How many steps does the Marrowick Light tower have?",   # the tower is there, its steps are not
+    "What colour are the cottages of the Marrowick Light keepers?",  # the cottages yes, their colour no
+    "Who built the Marrowick Light on the headland?",        # built yes, by whom no
+])
+def test_a_near_miss_is_declined_as_answer_not_in_passages(build_engine: Any, question: str) -> None:
+    a = build_engine(**LEXICAL_FLOOR).ask(question)
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    assert a.answer.startswith("The closest passages in the corpus come from")
+    outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
+    judged = outline.info["answerable"]
+    assert judged["answers"] is False and (judged["missing"] or not judged["carries"])
+
+
+def test_the_same_check_lets_an_answered_question_through(build_engine: Any) -> None:
+    a = build_engine(**LEXICAL_FLOOR).ask("In which year was the Marrowick Light built on the headland?")
+    assert a.mode is AnswerMode.CORPUS and "1851" in a.answer, a.answer
+    outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
+    assert outline.info["answerable"]["answers"] is True
+
+
+def test_the_check_can_be_turned_off(build_engine: Any) -> None:
+    a = build_engine(**LEXICAL_FLOOR, **{"answer.extractive.answerable.enabled": False}).ask(
+        "How many steps does the Marrowick Light tower have?")
+    outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
+    assert "answerable" not in outline.info
