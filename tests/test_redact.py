@@ -65,3 +65,41 @@ def test_mask_url_hide_user_drops_the_user_name_too() -> None:
     assert mask_url("https://alice:s3cret@h:8080/v1?api_key=k", hide_user=True) == "https://***@h:8080/v1?api_key=***"
     assert mask_url("https://alice@h/v1", hide_user=True) == "https://***@h/v1"
     assert mask_url("https://alice:s3cret@h/v1") == "https://alice:***@h/v1"
+
+
+# --- issue 44 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["http://x@[::1", "postgresql://bob:pw-secret@[::1:8829/db", "https://a:b@[zz/x?token=t1234"])
+def test_a_url_that_does_not_parse_is_masked_without_recursion(url: str) -> None:
+    shown = mask_url(url)  # the old code went mask_url -> urlsplit's ValueError -> redact -> mask_url -> ...
+    assert "pw-secret" not in shown and "t1234" not in shown
+    assert redact(f"no conversation {url!r}").startswith("no conversation")
+    assert "pw-secret" not in redact(f"at {url} here") and "pw-secret" not in mask_url(url, hide_user=True)
+
+
+def test_every_encoding_of_a_secret_is_masked() -> None:
+    import base64
+    from urllib.parse import quote
+
+    key = "k3y/with+odd=chars"
+    for prefix in (b"", b"a", b"ab", b"user:"):  # each alignment of the key inside a base64 blob
+        for enc in (base64.b64encode, base64.urlsafe_b64encode):
+            blob = enc(prefix + key.encode() + b"!").decode()
+            out = redact(f"echo {blob}", [key])
+            assert "***" in out and len(out) < len(f"echo {blob}") - 10, (prefix, out)
+    assert redact(f"sent {quote(key, safe='')}", [key]) == "sent ***"
+    # a URL given as a secret brings its password (a model base_url's)
+    assert redact("upstream said PW-0123456", ["http://alice:PW-0123456@h/v1"]) == "upstream said ***"
+
+
+@pytest.mark.parametrize("url", ["postgresql://bob:pw-secret@[::1:8829/db", "postgresql://a:pw-secret@h:99999/db",
+                                 "sqlite://u:pw-secret@x/y", "ftp://u:pw-secret@x/y"])
+def test_a_malformed_store_url_exits_2_with_the_reason(url: str) -> None:
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    r = CliRunner().invoke(main, ["status", "--store", url])
+    assert r.exit_code == 2, r.output
+    assert "pw-secret" not in r.output and "Traceback" not in r.output and "URL" in r.output

@@ -74,6 +74,13 @@ class StoreMissing(StoreError):
     exit_code = 2
 
 
+class StoreURLError(StoreError):
+    """The store URL itself is malformed (an unclosed IPv6 ``[``, a bad port, an unknown scheme, a libpq
+    string): a settings error, found before any connection."""
+
+    exit_code = 2
+
+
 class ModelError(FootnoteError):
     """A model (embedder, reranker, chat model) failed: unreachable, timed out, or answered malformed output."""
 

@@ -3,10 +3,11 @@
 - :func:`mask_url` — a URL or connection string as it may be shown: the password of ``user:pass@``,
   any secret-named query parameter (``?password=``, ``sslpassword``, ``api_key``, ``token``…) and any
   secret-named ``key=value`` pair of a libpq connection string (``host=db password=s3cret``) become
-  ``***``.
+  ``***``. A URL that does not parse (``http://x@[::1``) is masked by pattern.
 - :func:`redact` — free text (an upstream error body, an exception message): every URL in it masked as
   above, ``Authorization: Bearer …`` values, ``sk-…``-style keys, ``"api_key": "…"`` JSON fields, and
-  every known secret passed in are replaced by ``***``.
+  every known secret passed in — as is, URL-encoded or base64-encoded; a URL passed as a secret brings
+  its password — are replaced by ``***``.
 
 Used where text crosses the process edge: ``/api/status``, error responses, log lines built from model
 or store errors, and ``trace.degraded``.
@@ -14,11 +15,12 @@ or store errors, and ``trace.degraded``.
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 if TYPE_CHECKING:
     from footnote.settings import Settings
@@ -60,8 +62,10 @@ def mask_url(url: str, *, hide_user: bool = False) -> str:
         return _KV.sub(lambda m: m.group("k") + m.group("eq") + MASK, url)
     try:
         parts = urlsplit(url)
-    except ValueError:
-        return redact(url)
+    except ValueError:  # "http://x@[::1": not parsable, masked by pattern (never through redact: it calls us)
+        return _mask_unparsable(url, hide_user=hide_user)
+    if not parts.scheme or not parts.netloc:  # "://u:p@h", "x+:/://u:p@h": nothing parsed as the user info
+        return _mask_unparsable(url, hide_user=hide_user)
     netloc = parts.netloc
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
@@ -83,12 +87,67 @@ def mask_url(url: str, *, hide_user: bool = False) -> str:
     return out
 
 
+def _mask_unparsable(url: str, *, hide_user: bool) -> str:
+    """A URL :func:`urllib.parse.urlsplit` refuses (an unclosed ``[`` of an IPv6 host): everything up to
+    the last ``@`` is taken as the user info (masked as :func:`mask_url` would), secret-named ``k=v``
+    pairs after it are masked."""
+    scheme, rest = url.split("://", 1)
+    if "@" in rest:
+        userinfo, host = rest.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        if hide_user or any(c in user for c in "/?#"):
+            rest = f"{MASK}@{host}"
+        else:
+            rest = f"{user}:{MASK}@{host}" if ":" in userinfo else f"{userinfo}@{host}"
+    return _KV.sub(lambda m: m.group("k") + m.group("eq") + MASK, f"{scheme}://{rest}")
+
+
+def _b64_cores(secret: bytes) -> set[str]:
+    """The base64 text that ``secret`` becomes wherever it sits in an encoded string: for each of the three
+    byte alignments, the characters that depend on the secret's bytes only (an echoed ``Basic`` header,
+    ``user:key`` encoded, a key in a base64 blob)."""
+    out: set[str] = set()
+    n = len(secret)
+    for pad in range(3):
+        enc = base64.b64encode(b"\0" * pad + secret).decode("ascii")
+        core = enc[-(-8 * pad // 6) : (8 * (pad + n)) // 6]
+        if len(core) >= 5:
+            out |= {core, core.replace("+", "-").replace("/", "_")}
+    return out
+
+
+def secret_forms(secret: str) -> set[str]:
+    """``secret`` as it may be echoed: as is, URL-encoded (``quote``, ``quote_plus``), base64 (standard and
+    URL-safe, at any alignment); a URL (a model's ``base_url``) adds its password in each of these forms."""
+    forms: set[str] = set()
+    if not secret:
+        return forms
+    raw = [secret]
+    if "://" in secret:
+        try:
+            pw = urlsplit(secret).password
+        except ValueError:
+            pw = None
+        if pw:
+            raw += [pw, unquote(pw)]
+    for s in raw:
+        if len(s) < 4:
+            continue
+        forms |= {s, quote(s, safe=""), quote_plus(s), *_b64_cores(s.encode("utf-8", "surrogatepass"))}
+    return {f for f in forms if len(f) >= 4}
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Free text with URLs masked, tokens and known ``secrets`` replaced by ``***``."""
+    """Free text with URLs masked, tokens and known ``secrets`` (in each of their :func:`secret_forms`)
+    replaced by ``***``. Never raises, never recurses."""
     if not text:
         return text
     out = text
-    for s in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            forms |= secret_forms(secret)
+    for s in sorted(forms, key=len, reverse=True):
         out = out.replace(s, MASK)
     out = _URL.sub(lambda m: mask_url(m.group(0)), out)
     out = _USERINFO.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{MASK}@", out)

@@ -7,13 +7,14 @@ import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from footnote.commands.base import Ctx, common_options
 from footnote.engine import Engine
 from footnote.errors import ServeError, UsageError
-from footnote.settings import default_config_path
+from footnote.settings import Settings, default_config_path
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,6 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
     import uvicorn
 
     from footnote.server.app import create_app
-    from footnote.server.slowclients import protocol_class
 
     settings = ctx.settings
     if demo is not None and not demo.is_dir():
@@ -157,9 +157,19 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
         if settings.mcp.enabled:
             click.echo(f"MCP (streamable HTTP): http://{shown}:{port}/mcp", err=True)
-        config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=5,
-                                http=protocol_class(settings.server.header_timeout_s))
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(uvicorn_config(app, settings, log_level)).run(sockets=[sock])
+
+
+def uvicorn_config(app: Any, settings: Settings, log_level: str = "warning") -> Any:
+    """How ``serve`` runs uvicorn: request headers within ``server.header_timeout_s``, idle kept-alive
+    connections closed after ``server.keep_alive_s`` (longer than the clients' own limits: see the setting)."""
+    import uvicorn
+
+    from footnote.server.slowclients import protocol_class
+
+    return uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=5,
+                          timeout_keep_alive=settings.server.keep_alive_s,
+                          http=protocol_class(settings.server.header_timeout_s))
 
 
 def register(group: click.Group) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from footnote.corpus.loaders.frontmatter import split_front_matter
 from footnote.errors import InputError
-from footnote.records.memory import NOTE_ID_RE, MemoryNote, NoteKind, note_hash
+from footnote.records.memory import LANG_TAG_RE, NOTE_ID_RE, MemoryNote, NoteKind, note_hash
 from footnote.text import clean_text
 
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -40,6 +40,14 @@ def make_note(
 ) -> MemoryNote:
     """A checked note (InputError naming ``path`` and the problem otherwise). Sources are checked
     against the store later, by the importer."""
+    fields = [("id", note_id), ("kind", kind), ("body", body), ("title", title), ("author", author),
+              ("lang", lang or ""), *(("triggers", t) for t in triggers), *(("sources", s) for s in sources)]
+    for name, value in fields:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:  # "\ud800" in a JSON body: no hash, no store can take it
+            raise InputError(path, f"{name} is not valid text: a lone surrogate (U+{ord(value[e.start]):04X}) "
+                             f"at character {e.start}") from None
     nid = note_id.strip()
     if not NOTE_ID_RE.match(nid):
         raise InputError(path, f"note id {nid!r} is not valid (letters, digits, '-', '_', '.'; at most 80)")
@@ -62,6 +70,8 @@ def make_note(
     from footnote.text import detect_lang
 
     lg = (lang or "").strip() or detect_lang(" ".join([*trig, text]), default_lang)
+    if not LANG_TAG_RE.match(lg):
+        raise InputError(path, f"lang {lg[:40]!r} is not a language tag (like en, ru, pt-BR)")
     auth, ttl = " ".join(author.split()), " ".join(title.split())
     return MemoryNote(id=nid, kind=k, body=text, triggers=trig, sources=srcs, author=auth, title=ttl, lang=lg,
                       content_hash=note_hash(k, text, trig, srcs, auth, ttl, lg), origin=str(path))

@@ -159,8 +159,13 @@ class OpenAIChatModel:
             text = resp.read().decode("utf-8", "replace")[:300]
         except httpx.HTTPError:
             text = ""
-        text = redact(text, [self.settings.api_key, self.base_url])
+        text = redact(text, self._secrets())
         return f"HTTP {resp.status_code}" + (f": {text.strip()}" if text.strip() else "")
+
+    def _secrets(self) -> list[str]:
+        """What an upstream's text must not repeat: the key, and the base_url (its password, in every
+        encoding: :func:`~footnote.redact.secret_forms`)."""
+        return [self.settings.api_key, self.base_url]
 
     def _timeout(self, budget: Budget | None) -> float:
         """The per-request (and per-read) timeout: ``timeout_s``, or less when the turn's deadline is nearer."""
@@ -201,7 +206,7 @@ class OpenAIChatModel:
                 last = _Retryable(f"timed out after {self.settings.timeout_s:g} s ({type(e).__name__})", timeout=True)
             except httpx.TransportError as e:
                 check_budget(budget, self._where())
-                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e))}")
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e), self._secrets())}")
             else:
                 if resp.status_code == 400 and fmt_i + 1 < len(formats):
                     log.info("%s rejected response_format %s; trying a simpler one", self._where(), formats[fmt_i])
@@ -229,7 +234,8 @@ class OpenAIChatModel:
             data = resp.json()
             content = data["choices"][0]["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
-            raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): {resp.text[:200]!r}") from e
+            raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
+                             f"{redact(resp.text[:200], self._secrets())!r}") from e
         return str(content or "")
 
     # -- stream --------------------------------------------------------------------------------
@@ -259,7 +265,7 @@ class OpenAIChatModel:
                         watch = watch_response(resp, budget)
                         try:
                             chars = 0
-                            for deltas, delta in enumerate(_sse_deltas(resp.iter_lines(), self._where()), 1):
+                            for deltas, delta in enumerate(_sse_deltas(resp.iter_lines(), self._where(), self._secrets()), 1):
                                 check_budget(budget, self._where())
                                 chars += len(delta)
                                 if deltas > cap or chars > cap * CHARS_PER_TOKEN_CAP:
@@ -283,8 +289,8 @@ class OpenAIChatModel:
             except httpx.TransportError as e:
                 check_budget(budget, self._where())
                 if started:
-                    raise ModelError(f"{self._where()}: stream broke: {type(e).__name__}: {redact(str(e))}") from e
-                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e))}")
+                    raise ModelError(f"{self._where()}: stream broke: {type(e).__name__}: {redact(str(e), self._secrets())}") from e
+                last = _Retryable(f"cannot reach the endpoint: {type(e).__name__}: {redact(str(e), self._secrets())}")
             log.warning("%s: %s (attempt %d of %d)", self._where(), last, attempt + 1, self._attempts())
             if attempt + 1 < self._attempts():
                 self._backoff(attempt, budget)
@@ -292,7 +298,7 @@ class OpenAIChatModel:
         self._raise_final(last)
 
 
-def _sse_deltas(lines: Iterator[str], where: str) -> Iterator[str]:
+def _sse_deltas(lines: Iterator[str], where: str, secrets: Sequence[str] = ()) -> Iterator[str]:
     for line in lines:
         line = line.strip()
         if not line or line.startswith(":") or not line.startswith("data:"):
@@ -303,9 +309,9 @@ def _sse_deltas(lines: Iterator[str], where: str) -> Iterator[str]:
         try:
             data = json.loads(payload)
         except ValueError as e:
-            raise ModelError(f"{where}: malformed stream chunk {payload[:120]!r}") from e
+            raise ModelError(f"{where}: malformed stream chunk {redact(payload[:120], secrets)!r}") from e
         if isinstance(data, dict) and data.get("error"):
-            raise ModelError(f"{where}: error in stream: {str(data['error'])[:200]}")
+            raise ModelError(f"{where}: error in stream: {redact(str(data['error'])[:200], secrets)}")
         try:
             choice = data["choices"][0]
         except (KeyError, IndexError, TypeError):

@@ -22,6 +22,7 @@ import httpx
 
 from footnote.errors import ConfigError, ModelError, ModelTimeout
 from footnote.models.protocols import Reranker
+from footnote.redact import mask_url, redact
 from footnote.settings import RetrieveSettings
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,10 @@ class HttpReranker:
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"retrieve.rerank.url {url!r}: expected an http:// or https:// URL")
         self.url = url
+        self.shown_url = mask_url(url)  # a user:password in the URL never reaches a log line or an error
+        self._secrets = (api_key, url)
         self.model = model
-        self.name = f"http:{model or url}"
+        self.name = f"http:{model or self.shown_url}"
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
         self.backoff_s = backoff_s
@@ -68,29 +71,31 @@ class HttpReranker:
                 resp = self._client.post(self.url, json=payload)
             except httpx.TimeoutException:
                 last = f"timed out after {self.timeout_s:g} s"
-                log.warning("rerank %s: %s (attempt %d/%d)", self.url, last, attempt + 1, self.retries + 1)
+                log.warning("rerank %s: %s (attempt %d/%d)", self.shown_url, last, attempt + 1, self.retries + 1)
                 if attempt == self.retries:
-                    raise ModelTimeout(f"reranker {self.url}: {last} ({self.retries + 1} attempts)") from None
+                    raise ModelTimeout(f"reranker {self.shown_url}: {last} ({self.retries + 1} attempts)") from None
                 continue
             except httpx.HTTPError as e:
-                last = f"cannot reach it: {e}"
-                log.warning("rerank %s: %s (attempt %d/%d)", self.url, last, attempt + 1, self.retries + 1)
+                last = f"cannot reach it: {redact(str(e), self._secrets)}"
+                log.warning("rerank %s: %s (attempt %d/%d)", self.shown_url, last, attempt + 1, self.retries + 1)
                 if attempt == self.retries:
-                    raise ModelError(f"reranker {self.url}: {last} ({self.retries + 1} attempts)") from None
+                    raise ModelError(f"reranker {self.shown_url}: {last} ({self.retries + 1} attempts)") from None
                 continue
             if resp.status_code >= 500 or resp.status_code == 429:
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                log.warning("rerank %s: %s (attempt %d/%d)", self.url, last, attempt + 1, self.retries + 1)
+                last = f"HTTP {resp.status_code}: {redact(resp.text[:200], self._secrets)}"
+                log.warning("rerank %s: %s (attempt %d/%d)", self.shown_url, last, attempt + 1, self.retries + 1)
                 if attempt == self.retries:
-                    raise ModelError(f"reranker {self.url}: {last} ({self.retries + 1} attempts)")
+                    raise ModelError(f"reranker {self.shown_url}: {last} ({self.retries + 1} attempts)")
                 continue
             if resp.status_code >= 400:
-                raise ModelError(f"reranker {self.url}: HTTP {resp.status_code}: {resp.text[:200]}")
+                raise ModelError(f"reranker {self.shown_url}: HTTP {resp.status_code}: "
+                             f"{redact(resp.text[:200], self._secrets)}")
             try:
                 return resp.json()
             except ValueError:
-                raise ModelError(f"reranker {self.url}: reply is not JSON: {resp.text[:200]!r}") from None
-        raise ModelError(f"reranker {self.url}: {last}")  # pragma: no cover - loop always returns or raises
+                raise ModelError(f"reranker {self.shown_url}: reply is not JSON: "
+                             f"{redact(resp.text[:200], self._secrets)!r}") from None
+        raise ModelError(f"reranker {self.shown_url}: {last}")  # pragma: no cover - loop always returns or raises
 
     def rerank(self, question: str, passages: Sequence[str]) -> list[float]:
         """One score per passage, in the passages' order (higher is better)."""
@@ -100,16 +105,18 @@ class HttpReranker:
         data = self._post(payload)
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
-            raise ModelError(f"reranker {self.url}: reply has no 'results' list: {str(data)[:200]!r}")
+            raise ModelError(f"reranker {self.shown_url}: reply has no 'results' list: "
+                             f"{redact(str(data)[:200], self._secrets)!r}")
         scores: list[float | None] = [None] * len(passages)
         for r in results:
             try:
                 i = int(r["index"])
                 s = float(r.get("relevance_score", r.get("score")))
             except (KeyError, TypeError, ValueError):
-                raise ModelError(f"reranker {self.url}: malformed result {str(r)[:200]!r}") from None
+                raise ModelError(f"reranker {self.shown_url}: malformed result "
+                                 f"{redact(str(r)[:200], self._secrets)!r}") from None
             if not 0 <= i < len(passages):
-                raise ModelError(f"reranker {self.url}: result index {i} out of range (0..{len(passages) - 1})")
+                raise ModelError(f"reranker {self.shown_url}: result index {i} out of range (0..{len(passages) - 1})")
             scores[i] = s
         floor = min((s for s in scores if s is not None), default=0.0)
         # A server honouring top_n < n leaves some passages unscored: they rank below every scored one.

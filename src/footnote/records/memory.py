@@ -14,6 +14,9 @@ from footnote.records.fragments import sha256_text
 
 #: A note id: letters, digits, ``-``, ``_`` and ``.``, 1–80 characters, starting with a letter or digit.
 NOTE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+#: A note's language: a BCP 47-like tag (``en``, ``ru``, ``pt-BR``, ``sr-Latn``), never a path or markup.
+LANG_TAG_PATTERN = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$"
+LANG_TAG_RE = re.compile(LANG_TAG_PATTERN)
 
 
 class NoteKind(StrEnum):

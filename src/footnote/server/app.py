@@ -29,7 +29,7 @@ from footnote.errors import AuthError, FootnoteError, UsageError
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
 from footnote.server.backlog import BacklogWorker
-from footnote.server.guard import BodyLimit, HostGuard, make_key_dependency, presented_key
+from footnote.server.guard import BodyLimit, CrashGuard, HostGuard, make_key_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.readers import Reader, hand_out, new_reader_token, reader_of
 from footnote.server.routes_mcp import mount_mcp
@@ -160,6 +160,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.footnote = state
+    app.add_middleware(CrashGuard)  # innermost: a crash is a 500 on a connection that stays usable
     app.add_middleware(BodyLimit, limit=srv.max_request_bytes)
     app.add_middleware(HostGuard, settings=srv)
     _install_handlers(app, secrets)

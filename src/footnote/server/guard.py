@@ -9,6 +9,9 @@
   Bearer KEY``, ``X-API-Key: KEY``, or the HttpOnly cookie that ``POST /api/session`` sets for the web
   chat (an ``<audio>`` or ``<img>`` element cannot send a header). A miss raises ``AuthError``, which
   the one exception handler turns into 401.
+- :class:`CrashGuard` (innermost): an exception no handler took is logged once, with its traceback, and
+  answered 500 with the API's JSON error body — and not raised on to the server, which would then close
+  the connection under the client (a reset, a ``ReadError``, where a 500 was due).
 - :class:`BodyLimit` is pure ASGI middleware: it wraps ``receive`` so that a body declared or found to
   be larger than ``max_request_bytes`` raises 413 when the endpoint reads it — inside the app, so the
   same handler formats the error. Responses (streams included) pass through untouched.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 from typing import Any
 
 from fastapi import Request
@@ -27,6 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from footnote.errors import AuthError, Forbidden
 from footnote.settings import ServerSettings
+
+log = logging.getLogger(__name__)
 
 
 def presented_key(request: Request, cookie_name: str) -> str | None:
@@ -64,6 +70,37 @@ def make_key_dependency(settings: ServerSettings) -> Any:
             raise AuthError("this server needs an API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
 
     return require_key
+
+
+class CrashGuard:
+    """A 500 with the JSON error body for an exception no handler took, the connection left as it was (see
+    module doc). An exception after the response started can only end the connection: it is raised on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            if started:
+                raise
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            body = json.dumps({"error": "internal error", "type": "InternalError"}).encode()
+            await send({"type": "http.response.start", "status": 500,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
 
 
 class BodyLimit:

@@ -3,7 +3,8 @@ view's API and the HTTP form of ``footnote memory``. Behind the API key when one
 ``/api`` route; writing (add, replace, remove) needs a server with an API key, presented in a header —
 a note tells readers what the editors say, so nobody who merely reaches the port may write one (the
 same rule as removing a source; ``footnote memory import`` works on the store without it). A note that does not check out (unknown kind, no body, a pinned note without
-sources, a source not in the store) is a 422 with the reason."""
+sources, a source not in the store, a language that is not a tag like ``en`` or ``pt-BR``, text with a lone
+surrogate) is a 422 with the reason."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from footnote.corpus.memory import make_note
 from footnote.errors import InputError, NotFound
-from footnote.records.memory import NOTE_ID_RE, MemoryNote
+from footnote.records.memory import LANG_TAG_PATTERN, NOTE_ID_RE, MemoryNote
 from footnote.server.guard import require_key_in_header
 from footnote.server.state import JSON, ServerState
 
@@ -30,7 +31,8 @@ class NoteIn(BaseModel):
     triggers: list[str] = Field(default_factory=list, max_length=50, description="Questions or phrases it answers.")
     sources: list[str] = Field(default_factory=list, max_length=50, description="Source ids or addresses it rests on.")
     author: str = Field("", max_length=200)
-    lang: str | None = Field(None, max_length=12, description="Its language (detected when absent).")
+    lang: str | None = Field(None, max_length=20, pattern=LANG_TAG_PATTERN,
+                             description="Its language, a tag like en, ru, pt-BR (detected when absent).")
 
 
 def _note(body: NoteIn, default_lang: str, max_chars: int) -> MemoryNote:

@@ -37,6 +37,11 @@ class ServerSettings(_Frozen):
     header_timeout_s: float = Field(
         10.0, gt=0, description="A client must finish sending its request headers within this many seconds (slow clients are disconnected)."
     )
+    keep_alive_s: int = Field(
+        20, gt=0, description="An idle kept-alive connection is closed after this many seconds. Longer than the "
+        "clients' own idle limits (httpx 5 s, aiohttp 15 s): a server that closes first races the client's next "
+        "request on that connection, which then fails with a reset and nothing in the server's log.",
+    )
     allowed_hosts: tuple[str, ...] = Field(
         (),
         description="Host names (besides the bind address, localhost and IP literals) accepted in the Host header when "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from footnote.errors import StoreError, StoreMissing
+from footnote.errors import StoreMissing, StoreURLError
 from footnote.records.fragments import Source
 from footnote.redact import looks_like_libpq, mask_url
 from footnote.settings import StoreSettings
@@ -28,7 +28,7 @@ def sqlite_path_from_url(url: str) -> Path:
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///"):])
     if url.startswith("sqlite://"):
-        raise StoreError(f"store URL {url!r}: use sqlite:///path or a plain path")
+        raise StoreURLError(f"store URL {mask_url(url)!r}: use sqlite:///path or a plain path")
     return Path(url)
 
 
@@ -41,7 +41,7 @@ def open_store(url: str, settings: StoreSettings | None = None, *, create: bool 
     if looks_like_libpq(url):
         # "host=db user=me password=… dbname=x" is not a path: taken as one, it created a SQLite file named
         # with the password
-        raise StoreError(
+        raise StoreURLError(
             f"store URL {mask_url(url)!r} is a libpq key=value connection string; write it as a URL: "
             "postgresql://user:password@host:port/dbname"
         )
@@ -50,7 +50,7 @@ def open_store(url: str, settings: StoreSettings | None = None, *, create: bool 
 
         return PostgresStore(url, settings)
     if "://" in url and not url.startswith("sqlite:"):
-        raise StoreError(f"store URL {mask_url(url)!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
+        raise StoreURLError(f"store URL {mask_url(url)!r}: unknown scheme (expected a path, sqlite:///path or postgresql://…)")
     from footnote.store.sqlite import SqliteStore
 
     path = sqlite_path_from_url(url)

@@ -22,7 +22,7 @@ from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 
 from footnote import redact
-from footnote.errors import StoreError
+from footnote.errors import StoreError, StoreURLError
 from footnote.redact import mask_url as mask_url  # re-exported: the store modules mask with it
 
 log = logging.getLogger(__name__)
@@ -54,15 +54,15 @@ def check_url(url: str) -> None:
         parts = urlsplit(url)
         port = parts.port  # raises ValueError on a non-numeric or out-of-range port
     except ValueError as e:
-        raise StoreError(f"malformed PostgreSQL URL {mask_url(url)!r}: {e}") from e
+        raise StoreURLError(f"malformed PostgreSQL URL {mask_url(url)!r}: {e}") from e
     if parts.scheme not in ("postgresql", "postgres"):
-        raise StoreError(f"not a PostgreSQL URL: {mask_url(url)!r} (expected postgresql://user:pass@host:port/db)")
+        raise StoreURLError(f"not a PostgreSQL URL: {mask_url(url)!r} (expected postgresql://user:pass@host:port/db)")
     if port == 0:
-        raise StoreError(f"malformed PostgreSQL URL {mask_url(url)!r}: port 0")
+        raise StoreURLError(f"malformed PostgreSQL URL {mask_url(url)!r}: port 0")
     try:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error as e:
-        raise StoreError(f"malformed PostgreSQL URL {mask_url(url)!r}: {_first_line(e)}") from e
+        raise StoreURLError(f"malformed PostgreSQL URL {mask_url(url)!r}: {_first_line(e)}") from e
 
 
 def _first_line(e: BaseException) -> str:
