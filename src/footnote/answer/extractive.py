@@ -47,6 +47,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from footnote.answer.addressed import per_address
 from footnote.answer.answerable import AnswerCheck
 from footnote.answer.candidates import (
     Cand,
@@ -421,6 +422,8 @@ class SentenceRanker:
                     continue
                 scored.append((verse + prose - 0.02 * pos, note.n, pos, text))
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
+        if ranged := per_address(scored, notes, a.extractive.address.range_verses, a.extractive.address.range_sentences):
+            return ranged  # several addresses ("BG 2.11-13"): each of them, in order
         out: list[Pick] = []
         per_note: dict[int, int] = {}
         for score, n, pos, text in scored:

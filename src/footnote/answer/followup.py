@@ -23,6 +23,12 @@ A follow-up such as "What about at night?" says nothing on its own. Before the t
   else by setting the addresses of the verses it cited, and titles) — appended before a dash, so both
   the lexical and the dense lanes see them.
 
+Before either, a follow-up asking for "the next verse" / "the previous verse" ("а следующий стих?") after a
+turn about an address is resolved against the book's own locations (:func:`relative_address`): "And what does
+the next verse say?" after BG 2.47 searches "And what does BG 2.48 say?" (``conversation.next_words``,
+``conversation.previous_words``, the nouns of ``corpus.verse_words``). Past the book's end the address is
+still asked for, and the plan says plainly that the corpus lacks it.
+
 The reader is shown the standalone question ("Searching for: …"); the gate judges it; the trace keeps
 it as ``rewritten_question``.
 """
@@ -31,12 +37,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from footnote.errors import Cancelled, FootnoteError
 from footnote.models.protocols import ChatMessage, ChatModel
+from footnote.records.fragments import AddressLocator
+from footnote.retrieve.books import BookIndex
 from footnote.retrieve.plan import keywords, parse_addresses
 from footnote.settings import ConversationSettings
 from footnote.text import content_terms, detect_lang
@@ -168,6 +176,57 @@ def rule_rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationS
     return Rewrite(f"{base}{_JOIN}{question.strip()}", "rule", tuple(keywords(base)))
 
 
+def _relative(cfg: ConversationSettings, verse_words: Collection[str]) -> re.Pattern[str]:
+    def alts(words: Collection[str]) -> str:
+        return "|".join(re.escape(w) for w in sorted({w.lower() for w in words if w}, key=len, reverse=True))
+
+    nouns = alts({*verse_words, "one"})
+    return re.compile(
+        rf"\b(?:(?:the|this|that)\s+)?(?P<dir>{alts((*cfg.next_words, *cfg.previous_words))})\b"
+        rf"(?:\s+(?:{nouns})\b|(?=[\s?!.…]*$))",
+        re.IGNORECASE,
+    )
+
+
+def _step(loc: str, by: int) -> str:
+    """The location ``by`` past ``loc`` by its last number, for a book that has no such location ("18.78" → "18.79")."""
+    m = re.search(r"(\d+)(?!.*\d)", loc)
+    if m is None:
+        return loc
+    return f"{loc[: m.start()]}{max(0, int(m.group(1)) + by)}{loc[m.end():]}"
+
+
+def relative_address(question: str, history: Sequence[PriorTurn], cfg: ConversationSettings,
+                     aliases: Mapping[str, str], books: BookIndex | None,
+                     verse_words: Collection[str] = ()) -> Rewrite | None:
+    """"The next verse" / "the previous verse" after a turn about an address: the question with that phrase
+    replaced by the book's next (previous) location ("And what does BG 2.48 say?"); None when the question
+    says no such thing, names an address of its own, or the previous turn was about no address of a known book.
+    From a range, the next verse follows its last one and the previous precedes its first."""
+    if not history or books is None or not books.books or parse_addresses(question, aliases):
+        return None
+    m = _relative(cfg, verse_words).search(question)
+    if m is None:
+        return None
+    step = 1 if m.group("dir").lower() in {w.lower() for w in cfg.next_words} else -1
+    prev = history[-1]
+    addrs = parse_addresses(subject_of(prev), aliases) or [
+        a for label in prev.cited_addresses for a in parse_addresses(label, aliases)]
+    anchor: AddressLocator | None = addrs[-1] if step > 0 and addrs else (addrs[0] if addrs else None)
+    book = books.get(anchor.book) if anchor is not None else None
+    if anchor is None or book is None:
+        return None
+    span = [anchor.loc] if anchor.loc in book.locs else BookIndex.within(book, anchor.loc)
+    if not span:
+        return None
+    edge = span[-1] if step > 0 else span[0]
+    i = book.locs.index(edge) + step
+    loc = book.locs[i] if 0 <= i < len(book.locs) else _step(edge, step)  # past the book: said "not in the corpus"
+    label = f"{book.code} {loc}"
+    text = " ".join(f"{question[: m.start()]}{label}{question[m.end():]}".split())
+    return Rewrite(text, "rule", (label,))
+
+
 _SYSTEM = (
     "You rewrite the reader's last message into one standalone question for a search engine, in the "
     "language of that message. Resolve what it refers to ('it', 'there', 'what about …') from the "
@@ -198,10 +257,14 @@ def model_rewrite(model: ChatModel, question: str, history: Sequence[PriorTurn],
 
 
 def rewrite(question: str, history: Sequence[PriorTurn], cfg: ConversationSettings, models: Mapping[str, ChatModel],
-            aliases: Mapping[str, str], max_chars: int, share: TermShare | None = None) -> Rewrite:
-    """The standalone question for a conversation's turn (see the module docstring)."""
+            aliases: Mapping[str, str], max_chars: int, share: TermShare | None = None,
+            books: BookIndex | None = None, verse_words: Collection[str] = ()) -> Rewrite:
+    """The standalone question for a conversation's turn (see the module docstring). ``books``: the corpus's
+    books, whose locations "the next verse" steps through (with ``verse_words``, corpus.verse_words)."""
     if not history:
         return Rewrite(question, "unchanged")
+    if (relative := relative_address(question, history, cfg, aliases, books, verse_words)) is not None:
+        return relative
     model = None
     if cfg.rewrite_role != "none":
         model = models.get(cfg.rewrite_role) or models.get("router") or models.get("planner")

@@ -163,7 +163,8 @@ class Answerer(Endings):
         t0 = time.perf_counter()
         turn.corpus = reads = self.retriever.corpus()  # the search reads the same books and hands it on
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
-                    reads.aliases, self.settings.answer.max_question_chars, reads.term_share)
+                    reads.aliases, self.settings.answer.max_question_chars, reads.term_share,
+                    books=reads.books, verse_words=self.settings.corpus.verse_words)
         turn.rewrite = r
         if r.note:
             turn.degrade(r.note)

@@ -45,4 +45,16 @@ class ConversationSettings(_Frozen):
         description="Deterministic rule: titles of the previous turn's cited sources carried (by citation order). 0: "
         "a title's words pull its whole source into the lexical lanes, measured worse on the demo follow-ups.",
     )
+    next_words: tuple[str, ...] = Field(
+        ("next", "following", "subsequent", "следующий", "следующего", "следующем", "следующую", "следующая",
+         "следующее", "дальнейший"),
+        description="Words (lower-cased) for 'the next verse' after a turn about an address: with a verse word "
+        "(corpus.verse_words, or 'one'; none when it ends the question: 'а следующий?') the follow-up asks for the "
+        "book's next location ('BG 2.47' → 'BG 2.48'), with a model or without.",
+    )
+    previous_words: tuple[str, ...] = Field(
+        ("previous", "preceding", "prior", "предыдущий", "предыдущего", "предыдущем", "предыдущую", "предыдущая",
+         "предыдущее", "прошлый"),
+        description="Words (lower-cased) for 'the previous verse': as next_words, the book's location before.",
+    )
     list_limit_max: int = Field(200, description="GET /api/conversations: largest page.")

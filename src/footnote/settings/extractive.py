@@ -84,6 +84,16 @@ class AddressAnswerSettings(_Frozen):
     min_prose: float = Field(
         0.2, description="Address answers skip sentences reading less like prose than this (transliterations, glosses)."
     )
+    range_verses: int = Field(
+        12, ge=1,
+        description="A question naming several addresses (a range 'BG 2.11-13', a chapter, a list) quotes each of them, "
+        "in the book's order, up to this many (a single address quotes 'sentences').",
+    )
+    range_sentences: int = Field(
+        2, ge=1,
+        description="Sentences quoted of each address of a range: its best note's (the verse's, when the corpus has it) "
+        "best ones, in reading order.",
+    )
 
 
 class ExtractiveCacheSettings(_Frozen):
