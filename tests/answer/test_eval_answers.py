@@ -81,3 +81,18 @@ def test_runner_hook_scores_real_turns(build_engine: Any) -> None:
 def test_answering_an_unanswerable_question_is_wrong_even_with_a_plausible_string() -> None:
     s = score_answer(_answer("They gave up 308 points [1]."), ["308"], ["doc"], answerable=False)
     assert s.points == -1 and not s.correct and s.points_by_source == -1
+
+
+def test_the_report_gives_the_answer_level_signals_auroc(build_engine: Any) -> None:
+    """`footnote eval --answers` reports the answer-level check's AUROC beside the gate's: here an answered
+    question scores above a near miss (the oil store is there, its colour is not)."""
+    eng = build_engine(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0}})
+    qs = [Question("q1", "How many gallons of paraffin may the oil store hold?", "en", True, "in_corpus",
+                   ("handbook.md",), ("600",)),
+          Question("q2", "What colour is the door of the oil store of paraffin?", "en", False, "near_miss")]
+    outcomes = run_questions(lambda q: eng.search(q), qs, progress=False, on_result=make_scorer(eng))
+    scores = [o.extra["answer"]["answer_level"] for o in outcomes]
+    assert scores[0] is not None and scores[1] is not None and scores[0] > scores[1], scores
+    rep = answer_report(outcomes)
+    assert rep["answer_level_auroc"]["en"] == {"n": 2, "auroc": 1.0, "by_negative": {"near_miss": 1.0}}
+    assert any(line.startswith("en     n 2 auroc 1.000") for line in summary_lines(rep))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from footnote.answer.types import AbstentionReason, Answer, AnswerMode
 from footnote.eval.judge import judge_inputs
-from footnote.eval.metrics import mean, percentile
+from footnote.eval.metrics import auroc, mean, percentile
 from footnote.eval.support import SupportScorer, support_cell, support_fields
 from footnote.eval.table import aligned
 from footnote.text import fold
@@ -127,10 +127,51 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
             "abstention": answer.abstention.reason.value if answer.abstention is not None else None,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
             "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
+            "answer_level": answer_level_score(answer),
             **support_fields(support, answer), **judge_inputs(q.question, answer),
         }}
 
     return on_result
+
+
+def answer_level_score(answer: Answer) -> float | None:
+    """The answer-level check's signal for a turn (``answer/answerable.py``): the share of the question's focus
+    words the best judged sentence carries, less 1 when it lacks the kind of thing asked — None when the check
+    did not judge the turn (the gate bailed out, an address answered, no sentence reached the floors)."""
+    if answer.trace is None:
+        return None
+    for st in reversed(answer.trace.stages):
+        if st.name == "outline":
+            judged = st.info.get("answerable")
+            if not isinstance(judged, Mapping):
+                return None
+            return float(judged.get("coverage", 0.0)) - (0.0 if judged.get("carries", True) else 1.0)
+    return None
+
+
+def answer_level_auroc(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """AUROC of the answer-level signal (answerable questions against the others), among the turns the check
+    judged, per language and per negative category (beside the gate's ``auroc``)."""
+    by_lang: dict[str, list[tuple[float, bool, str]]] = {}
+    for o in outcomes:
+        sc = o.extra.get("answer", {}).get("answer_level")
+        if sc is not None:
+            by_lang.setdefault(o.question.lang, []).append((float(sc), o.question.answerable, o.question.category))
+    out: dict[str, Any] = {}
+    for lang, pts in sorted(by_lang.items()):
+        pos = [p for p in pts if p[1]]
+        cats = sorted({p[2] for p in pts if not p[1]})
+        out[lang] = {
+            "n": len(pts),
+            "auroc": _r(auroc([p[0] for p in pts], [p[1] for p in pts])),
+            "by_negative": {c: _r(auroc([p[0] for p in pos + [q for q in pts if q[2] == c]],
+                                        [p[1] for p in pos + [q for q in pts if q[2] == c]])) for c in cats},
+        }
+    return out
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -179,6 +220,7 @@ def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "by_category_lang": {k: _cell(v) for k, v in sorted(cells.items())},
         "abstentions": {"overall": abstention_counts(outcomes),
                         "by_category_lang": {k: abstention_counts(v) for k, v in sorted(cells.items())}},
+        "answer_level_auroc": answer_level_auroc(outcomes),
     }
 
 
@@ -203,6 +245,13 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append("abstention reasons (answers that are not corpus answers, by reason)")
         for name, counts in [("overall", ab.get("overall", {})), *ab.get("by_category_lang", {}).items()]:
             lines.append(f"{name:<30}" + (" · ".join(f"{r} {n}" for r, n in counts.items()) or "–"))
+    al = report.get("answer_level_auroc")
+    if isinstance(al, Mapping) and al:
+        lines.append("answer-level check: AUROC of its signal among the turns it judged (answerable vs not), "
+                     "beside the gate's")
+        for lang, cell in al.items():
+            negs = " · ".join(f"vs {c} {f(v)}" for c, v in cell.get("by_negative", {}).items())
+            lines.append(f"{lang:<6} n {cell.get('n')} auroc {f(cell.get('auroc'))}" + (f" ({negs})" if negs else ""))
     return lines
 
 

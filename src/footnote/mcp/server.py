@@ -128,7 +128,8 @@ def build_server(engine: Engine) -> FootnoteMCP:
         `fallback` (general knowledge: repeat the `disclaimer`), `declined` (out of scope), and `abstention`:
         null for a corpus answer, else {reason, stage} saying why the corpus gave no answer (`no_relevant_content`,
         `insufficient_coverage`, `planner_found_nothing`, `answer_not_in_passages` — related passages, none
-        answers —, `weakly_grounded`, `out_of_scope`). Every citation resolves to a stored passage; do not add
+        answers —, `weakly_grounded`, `out_of_scope`, `index_incomplete` — the corpus is still being indexed and the
+        answer may be in the part not yet searchable: ask again later). Every citation resolves to a stored passage; do not add
         claims or sources the answer does not carry."""
         return await _run(lambda: tools.ask(question, fallback))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -197,3 +197,37 @@ def resolve_refs(store: Store, refs: Sequence[str], aliases: Mapping[str, str], 
                 continue
         missing.append(r)
     return Resolved(frozenset(sources), frozenset(frags), tuple(missing))
+
+
+@dataclass(frozen=True)
+class TurnMemory:
+    """The curated notes matched for this search: the pinned one (lean policy), the boosts with what
+    their sources resolve to and their vectors."""
+
+    matched: tuple[MemoryMatch, ...] = ()
+    pinned: MemoryMatch | None = None
+    boosts: tuple[MemoryMatch, ...] = ()
+    named: dict[str, Resolved] = field(default_factory=dict)
+    texts: dict[str, np.ndarray] = field(default_factory=dict)
+    unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
+    repeated: str | None = None  # a pinned note that matched best but already answered the turn this follows up
+    pinned_refs: Resolved | None = None  # what the pinned note's references resolved to
+    vetoed: tuple[str, str] | None = None  # a pinned note that matched best, and why it did not pin (pin_veto)
+
+    def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
+        used = {nid for per in given.values() for nid in per}
+        out = []
+        for m in self.matched:
+            k = m.note.kind
+            if k is NoteKind.PINNED:
+                did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
+                    "not used: none of its sources is in the store" if m.note.id == self.unbacked else \
+                    "not used: it answered the turn this question follows up" if m.note.id == self.repeated else \
+                    f"not used: {self.vetoed[1]}" if self.vetoed is not None and m.note.id == self.vetoed[0] else \
+                    "not used: another note matched better"
+            elif k is NoteKind.BOOST:
+                did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
+            else:
+                did = "framed"
+            out.append(replace(m, did=did))
+        return tuple(out)

@@ -28,7 +28,7 @@ from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
 from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries
-from footnote.retrieve.memory import MemoryMatcher, Resolved, apply_boosts, pin_veto, pinned_of
+from footnote.retrieve.memory import MemoryMatcher, Resolved, TurnMemory, apply_boosts, pin_veto, pinned_of
 from footnote.retrieve.plan import first_round_plan, second_round_plan
 from footnote.retrieve.pool import majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
@@ -39,7 +39,6 @@ from footnote.retrieve.types import (
     GateSignal,
     Lane,
     LaneHit,
-    MemoryMatch,
     QueryPlan,
     SearchResult,
     StageTrace,
@@ -64,40 +63,6 @@ class _Ranked:
     verdict: Verdict
     thresholds: GateThresholds
     boosts: dict[str, dict[str, float]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Memory:
-    """The curated notes matched for this search: the pinned one (lean policy), the boosts with what
-    their sources resolve to and their vectors."""
-
-    matched: tuple[MemoryMatch, ...] = ()
-    pinned: MemoryMatch | None = None
-    boosts: tuple[MemoryMatch, ...] = ()
-    named: dict[str, Resolved] = field(default_factory=dict)
-    texts: dict[str, np.ndarray] = field(default_factory=dict)
-    unbacked: str | None = None  # a pinned note that matched best but none of whose sources is in the store
-    repeated: str | None = None  # a pinned note that matched best but already answered the turn this follows up
-    pinned_refs: Resolved | None = None  # what the pinned note's references resolved to
-    vetoed: tuple[str, str] | None = None  # a pinned note that matched best, and why it did not pin (pin_veto)
-
-    def described(self, given: dict[str, dict[str, float]]) -> tuple[MemoryMatch, ...]:
-        used = {nid for per in given.values() for nid in per}
-        out = []
-        for m in self.matched:
-            k = m.note.kind
-            if k is NoteKind.PINNED:
-                did = "pinned" if self.pinned is not None and m.note.id == self.pinned.note.id else \
-                    "not used: none of its sources is in the store" if m.note.id == self.unbacked else \
-                    "not used: it answered the turn this question follows up" if m.note.id == self.repeated else \
-                    f"not used: {self.vetoed[1]}" if self.vetoed is not None and m.note.id == self.vetoed[0] else \
-                    "not used: another note matched better"
-            elif k is NoteKind.BOOST:
-                did = "boosted" if m.note.id in used else "boosted nothing: no candidate of its sources or topic"
-            else:
-                did = "framed"
-            out.append(replace(m, did=did))
-        return tuple(out)
 
 
 def embeds_first(embedder: Embedder | None, store: Store) -> bool:
@@ -340,7 +305,7 @@ class Retriever:
         return qvec, (vecs[[row[t] for t in texts]] if texts else np.zeros((0, vecs.shape[1]), dtype=np.float32))
 
     def _memory(self, question: str, qvec: np.ndarray | None, qlang: str, traces: list[StageTrace],
-                view: TurnCorpus, not_pinned: Collection[str] = ()) -> _Memory:
+                view: TurnCorpus, not_pinned: Collection[str] = ()) -> TurnMemory:
         """Score the curated notes for the question; resolve what the matched boosts name."""
         t0 = time.perf_counter()
         scored = self.matcher.score(question, qvec, qlang)
@@ -367,9 +332,9 @@ class Retriever:
         traces.append(StageTrace("memory", _ms(t0), {
             "notes": len(scored.scores), "matched": len(matched), "pinned": int(pinned is not None), "boosts": len(boosts),
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
-        return _Memory(matched, pinned, boosts, named, texts, unbacked, repeated, got)
+        return TurnMemory(matched, pinned, boosts, named, texts, unbacked, repeated, got)
 
-    def _pin_veto(self, question: str, qlang: str, mem: _Memory, ranked: _Ranked, view: TurnCorpus) -> str | None:
+    def _pin_veto(self, question: str, qlang: str, mem: TurnMemory, ranked: _Ranked, view: TurnCorpus) -> str | None:
         assert mem.pinned is not None
         srcs = view.sources(c.fragment.source_id for c in ranked.final[: self.settings.memory.lean_keep_top])
         titles = {sid: src.title for sid, src in srcs.items() if src.title}
@@ -378,7 +343,7 @@ class Retriever:
 
     def _rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: _Memory | None = None,
+        lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: TurnMemory | None = None,
         rows_min: float | None = None,
     ) -> _Ranked:
         """``rows_min``: the floor the dense lanes left rows out below (:meth:`rows_floor`)."""
