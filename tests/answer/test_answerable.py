@@ -4,6 +4,7 @@ does answer is still answered. Real SQLite store, hash embedder (words compared 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,9 @@ import pytest
 
 from footnote.answer.answerable import AskedKind, asked_kind, carries_kind, focus_words
 from footnote.answer.types import AbstentionReason, AnswerMode
+from footnote.testing.openai_server import Reply
 
-from .conftest import CORPUS
+from .conftest import CORPUS, model_overrides
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -100,3 +102,15 @@ def test_the_check_can_be_turned_off(build_engine: Any) -> None:
         "How many steps does the Marrowick Light tower have?")
     outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
     assert "answerable" not in outline.info
+
+
+def test_a_near_miss_is_declined_before_a_model_planner_is_called(build_engine: Any, scripted: Any) -> None:
+    """With a model planner configured the check runs first: a near miss asks no model what the passages do
+    not say (the scripted planner, over real HTTP, would have cited the tower's note)."""
+    srv = scripted({"planner-m": [Reply(json.dumps({"theses": [{"text": "The tower", "notes": [1]}]}))]})
+    eng = build_engine(**LEXICAL_FLOOR, **model_overrides(srv.base_url, "planner"))
+    a = eng.ask("How many steps does the Marrowick Light tower have?")
+    assert a.mode is AnswerMode.NOT_FOUND and a.model_calls == 0 and srv.requests_for("planner-m") == []
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    b = eng.ask("In which year was the Marrowick Light built on the headland?")  # answered: the planner is asked
+    assert len(srv.requests_for("planner-m")) == 1 and b.model_calls == 1

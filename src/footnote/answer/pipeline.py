@@ -255,6 +255,10 @@ class Answerer(Endings):
         a = self.settings.answer
         t0 = time.perf_counter()
         planner = turn.models.get("planner")
+        if planner is not None and notes and a.extractive.answerable.enabled and (
+                declined := self._near_miss_first(turn, notes)) is not None:
+            yield turn.stage("outline", t0, {"theses": 0, "sentences": 0}, planner="extractive", **declined)
+            return Outline(()), []  # a near miss: no model is asked what the passages do not say
         if planner is not None and notes:
             try:
                 res = plan_outline(
@@ -295,6 +299,17 @@ class Answerer(Endings):
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks
+
+    def _near_miss_first(self, turn: TurnState, notes: tuple[Note, ...]) -> dict[str, Any] | None:
+        """Before a model planner is called: the answer-level check over the extractive choice. Its finding
+        (the outline stage's info) when it declines the question as a near miss, else None."""
+        assert turn.result is not None
+        if _addressed(turn.result, notes):
+            return None
+        picks, info = self.ranker.select(turn.question, turn.lang, notes, cues=self._cues(turn, notes),
+                                         stopped=turn.budget.stopped)
+        judged = info.get("answerable")
+        return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
     # -- synthesize ----------------------------------------------------------------------------
     def _synthesize(self, turn: TurnState, ctx: Compacted, picks: list[Pick] | None) -> Iterator[Event]:
