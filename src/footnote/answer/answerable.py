@@ -10,8 +10,9 @@ well. What tells it apart is what the answer would say. A chosen sentence *answe
   kind of thing is asked — "name", "year", "colour" — and the collection's own subject, a word most of the
   turn's notes carry) is in the sentence, in the heading or sentence it continues, elsewhere in its passage,
   or — across languages and paraphrase — carried by meaning: the question without the word is less like the
-  sentence (``answer.extractive.answerable.ablation_drop``, fitted per embedder; an embedder without one is
-  judged by the next rule only); ``missing_share`` may let a long question leave some uncovered;
+  sentence (``answer.extractive.answerable.ablation_drop``, fitted per embedder — ``ablation_drop_short`` for a
+  question of at most ``short_focus_words`` focus words, where every word is its point; an embedder without
+  one is judged by the next rule only); ``missing_share`` may let a long question leave some uncovered;
 - and it holds **what the question asks for** when the question says (:func:`asked_kind`): a number for how
   many/how much/what year, a colour for what colour, a name for who/whose/where — one the question does not
   already say.
@@ -193,6 +194,8 @@ class AnswerCheck:
         kind = asked_kind(question)
         floor = self.drop_floor()
         focus = tuple(focus_words(question)) if floor is not None and vecs is not None else ()
+        if floor is not None and self.embedder is not None and len(focus) <= s.short_focus_words:
+            floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         best: Judged | None = None
         for i, c in enumerate(chosen[: s.sentences]):

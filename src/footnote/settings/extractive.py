@@ -130,6 +130,15 @@ class AnswerableSettings(_Frozen):
         "like it by more than this). An embedder not listed judges only what the question asks for (a number, a "
         "colour, a name), not its focus words. How the value was fitted: docs/defaults.md.",
     )
+    ablation_drop_short: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.0},
+        description="By embedder: ablation_drop for a question of at most short_focus_words focus words, where "
+        "every word is the point of the question (\"How many steps does the tower have?\"). An embedder not listed "
+        "uses its ablation_drop.",
+    )
+    short_focus_words: int = Field(
+        3, ge=0, description="A question with at most this many focus words is held to ablation_drop_short.",
+    )
     missing_share: float = Field(
         0.0, ge=0.0, le=1.0,
         description="Share of the question's focus words (rounded down) an answering sentence may lack (0: none; "

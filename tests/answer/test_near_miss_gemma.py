@@ -1,0 +1,53 @@
+"""Near misses on the demo as `make run` serves it (EmbeddingGemma, extractive): the topic is in the corpus,
+the fact is not — declined as ``answer_not_in_passages`` in English, Russian and German, naming where the
+closest passages come from; the questions the corpus does answer, in the same languages, are still answered.
+(CI installs the model with `make models`; elsewhere these skip when it is missing.)"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.types import AbstentionReason, AnswerMode
+from footnote.engine import Engine
+from footnote.settings import Settings, load_settings
+from footnote.store import open_store
+
+from .conftest import copy_store
+
+
+@pytest.fixture(scope="module")
+def engine(gemma_settings: Settings, gemma_embedder: object, demo_dir: Path, gemma_demo_store: tuple[Path, str],
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    db, _ = gemma_demo_store
+    copy = copy_store(db, tmp_path_factory.mktemp("near-miss-gemma"))
+    s = load_settings(demo_dir / "footnote.toml", **{"store.url": str(copy),
+                                                     "models.dir": str(gemma_settings.models.dir_path)})
+    eng = Engine(s, open_store(s.store.url, s.store), gemma_embedder)  # type: ignore[arg-type]
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("What is the diameter of the Marrowick lens?", "The closest passages in the corpus come from"),
+    ("Кто построил маяк Марровик?", "Ближе всего к вопросу отрывки из"),
+    ("Wie hoch war das Jahresgehalt von Ada Penhallow?", "The closest passages in the corpus come from"),
+])
+def test_a_near_miss_is_declined_in_three_languages(engine: Engine, question: str, start: str) -> None:
+    a = engine.ask(question)
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    assert a.answer.startswith(start)
+    assert a.trace is not None and a.trace.near_miss_titles
+
+
+@pytest.mark.parametrize(("question", "gold"), [
+    ("How many gallons of paraffin may the oil store hold?", "600"),
+    ("Каким узлом крепят трос часового груза?", "марровикск"),
+    ("Was bedeutet die rote Lampe auf der Galerie?", "bar"),
+])
+def test_what_the_corpus_answers_is_still_answered(engine: Engine, question: str, gold: str) -> None:
+    a = engine.ask(question)
+    assert a.mode is AnswerMode.CORPUS and gold in a.answer.lower(), a.answer
