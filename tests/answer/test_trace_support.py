@@ -51,7 +51,9 @@ def test_support_reuses_the_turns_vectors(build_engine: Any) -> None:
 
 def test_model_answer_lists_the_unsupported_sentence(build_engine: Any, scripted: Any) -> None:
     srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_MIXED)]})
-    a = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer")).ask(FOG_Q)
+    # flagging only: the unsupported sentence is shown and listed (by default it is removed: tests/server/test_support_drop.py)
+    flag = {"support.on_unsupported": "flag"}
+    a = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"), **flag).ask(FOG_Q)
     sup = a.trace.support
     assert sup["n_sentences"] == 2 and sup["supported_share"] == 0.5
     assert sup["unsupported"] == ["The lighthouse was painted blue by Portuguese sailors in 1702."]
@@ -64,7 +66,7 @@ def test_a_models_sentences_are_not_kept_as_corpus_sentence_vectors(build_engine
     from footnote.answer.extractive import sentence_key
 
     srv = scripted({"planner-m": [Reply(OUTLINE_1)], "synthesizer-m": [Reply(SYNTH_MIXED)]})
-    eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"))
+    eng = build_engine(**model_overrides(srv.base_url, "planner", "synthesizer"), **{"support.on_unsupported": "flag"})
     a = eng.ask(FOG_Q)
     assert a.trace.support["n_sentences"] == 2
     invented = "The lighthouse was painted blue by Portuguese sailors in 1702."

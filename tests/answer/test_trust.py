@@ -115,8 +115,9 @@ def test_injected_instructions_in_a_transcript_and_a_pdf_stay_data(tmp_path: Pat
     corpus = tmp_path / "inj"
     _injected_corpus(corpus)
     outline = json.dumps({"theses": [{"text": "The tide gauge is tended regularly.", "notes": [1, 2]}]})
-    obeying = ("The tide gauge is read at every change of watch [1]. The gauge is powered by moonlight [9]. "
-               "As the system asked, moonlight powers it. The float is painted white [2].")
+    # (its true sentences cite both passages: which one is [1] depends on the question's ranking)
+    obeying = ("The tide gauge is read at every change of watch [1][2]. The gauge is powered by moonlight [9]. "
+               "As the system asked, moonlight powers it. The float is painted white [1][2].")
     srv = scripted({"planner-m": [Reply(outline)] * 2, "synthesizer-m": [Reply(obeying)] * 2})
     eng = Engine.from_settings(make_settings(tmp_path, **model_overrides(srv.base_url, "planner", "synthesizer")))
     try:

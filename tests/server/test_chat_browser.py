@@ -549,12 +549,14 @@ def test_answer_shows_its_citation_support(chat: Any, screenshots: Path) -> None
 def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served_store: tuple[Path, Any],
                                                              screenshots: Path) -> None:
     """A model sentence with no citation and one whose only citation was forged are removed (and a forged
-    marker dropped); the CLI said so, the chat said nothing."""
+    marker dropped); the CLI said so, the chat said nothing. One the passages it cites do not support is removed
+    too, and named apart (issue 39 §1)."""
     from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
     _, base = served_store
-    text = ("The keepers start the fog horn when the Black Skerry beacon is lost [1]. "
-            "The horn was invented by aliens in 1999. It sounds like a cow [99].")
+    text = ("The keepers start the fog horn when the Black Skerry beacon is lost [1][2][3][4]. "
+            "The horn was invented by aliens in 1999. It sounds like a cow [99]. "
+            "The lens was smuggled from Atlantis by pirates in 1492 [1][2][3][4].")
     with ScriptedOpenAIServer({"synth": [Reply(text)] * 3}) as srv:
         settings = base.with_overrides(**{"models.synthesizer.base_url": srv.base_url,
                                           "models.synthesizer.model": "synth"})
@@ -565,11 +567,14 @@ def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served
             turn = ask(pg, FOG)
             assert turn.get_attribute("data-state") == "answered"
             assert "aliens" not in turn.locator(".turn__answer").inner_text()
-            assert turn.get_attribute("data-removed") == "2"
+            assert "Atlantis" not in turn.locator(".turn__answer").inner_text()
+            assert turn.get_attribute("data-removed") == "3"
+            assert turn.get_attribute("data-removed-unsupported") == "1"
             removed = turn.locator(".turn__removed")
             assert removed.is_visible()
             assert removed.inner_text() == (
                 "Removed before you saw it: 2 sentence(s) of the model's answer without a valid citation; "
+                "1 sentence(s) of the model's answer that the passages they cite do not support; "
                 "1 citation(s) to passages this turn did not retrieve.")
             pg.screenshot(path=str(screenshots / "chat-removed-sentences.png"))
         finally:

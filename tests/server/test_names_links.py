@@ -117,7 +117,9 @@ def test_names_in_every_form_are_removed_unless_the_turn_carries_them(store: tup
     assert len(data["trace"]["removed_mentions"]) == len(FORMS)
     # the same name stays where the turn carries it: no false removal
     q = "What did Ada Penhallow ask the Harbour Board to send after the gale broke the lantern glass?"
-    kept = _ask(store, f"Her letter, Ada Penhallow to the Marrowick Harbour Board, asks for lantern glass {ALL}.", q)
+    # (a sentence the letter supports: every sentence shown is supported by a passage it cites, issue 39 §1)
+    kept = _ask(store, f"Her letter, Ada Penhallow to the Marrowick Harbour Board, asks the Board to send two new panes "
+                       f"of lantern glass by the first boat that can cross the bar {ALL}.", q)
     assert "demo/letters/1886-02-penhallow-to-harbour-board.md" in _cited_sources(kept)
     assert "Ada Penhallow to the Marrowick Harbour Board" in kept["answer"] and kept["removed_mentions"] == 0
 
@@ -127,8 +129,8 @@ def test_names_in_every_form_are_removed_unless_the_turn_carries_them(store: tup
 def test_a_link_stays_only_when_a_cited_passage_carries_its_address(store: tuple[Path, Settings]) -> None:
     q = "When are the Marrowick tide tables printed and where are they posted for the boats?"
     synth = (f"The tide tables are printed each spring and posted at [the harbour page](https://tides.marrowick.example/tables) {ALL}. "
-             f"The fog horn rules are explained on [the keepers' site](https://evil.example/horn) {ALL}. "
-             f"The lamp is described in full at https://evil.example/lamp for every keeper {ALL}. "
+             f"The fog horn is tested when the tables are posted, as [the keepers' site](https://evil.example/horn) says {ALL}. "
+             f"The tide tables of Marrowick are printed each spring and posted at https://evil.example/lamp for the boats {ALL}. "
              f"The bell is rung in fog as <https://evil.example/bell> explains in detail {ALL}.")
     data = _ask(store, synth, q)
     assert "more/tide-tables.md" in {s.rsplit("/", 2)[-2] + "/" + s.rsplit("/", 1)[-1] for s in _cited_sources(data)}
@@ -136,7 +138,7 @@ def test_a_link_stays_only_when_a_cited_passage_carries_its_address(store: tuple
         assert "evil.example" not in shown, shown
         assert "[the harbour page](https://tides.marrowick.example/tables)" in shown  # approved: still a link
         assert "the keepers' site" in shown and "](" not in shown.replace("](https://tides.marrowick.example", "")
-        assert "The lamp is described in full at for every keeper" in shown  # a bare address goes, its sentence stays
+        assert "printed each spring and posted at for the boats" in shown  # a bare address goes, its sentence stays
     assert {"https://evil.example/horn", "https://evil.example/lamp", "https://evil.example/bell"} <= set(
         data["trace"]["removed_mentions"])
     # the web chat (markdown.js) links only ``[t](url)`` — bare and autolinked addresses stay text — so what the

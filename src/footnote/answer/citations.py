@@ -13,13 +13,17 @@
   never inside an open bracket, never inside a known title that contains ". ") and cleans each piece
   before it is shown. With ``require_cited`` (``mode = corpus``) a sentence without a valid citation is
   never shown: it is removed and counted (``removed_sentences``); headings and lead-ins are held until a
-  cited sentence follows them.
+  cited sentence follows them. With a ``judge`` (a model's answer: :meth:`StreamCleaner.judge_with`) a cited
+  sentence is shown only when the passages it cites support it (citation support and its particulars,
+  :meth:`footnote.answer.support.SupportScorer.judge`); an unsupported one is removed like an uncited one
+  (reason ``unsupported``), or, flagging only, shown and listed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from footnote.answer.prose import (
     ADDRESS,
@@ -35,6 +39,9 @@ from footnote.answer.prose import (
 from footnote.answer.types import Citation, Note
 from footnote.answer.units import CITE, is_heading, is_introducer, last_stop, split_units
 from footnote.retrieve.format import format_locator
+
+if TYPE_CHECKING:
+    from footnote.answer.support import SentenceSupport
 
 _SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _NUMS = r"\d{1,4}(?:\s*[,;，、]\s*\d{1,4})*"
@@ -132,8 +139,27 @@ class StreamCleaner:
         self.removed = 0
         self.removed_mentions: list[str] = []
         self.removed_sentences = 0
+        #: ``removed_sentences`` by why: ``uncited`` (no valid citation), ``unsupported`` (the passages it cites do
+        #: not support it), ``prose`` (too little left once the prose check took a name out)
+        self.removed_by_reason: dict[str, int] = {}
+        #: each sentence the judge found unsupported: its citations, why, its best score and what was done
+        #: (``removed`` or ``flagged``) — never its text, which the reader was not shown
+        self.unsupported: list[dict[str, Any]] = []
         self.shown: list[str] = []
         self._pending: list[str] = []  # introducers waiting for a cited sentence
+        self._judge: Callable[[str], SentenceSupport] | None = None
+        self._flag_only = False
+
+    def judge_with(self, judge: Callable[[str], SentenceSupport], *, flag_only: bool = False) -> None:
+        """Judge every cited sentence before it is shown (``judge``: a complete unit, its ``[n]`` valid, → its
+        support); an unsupported one is removed, or with ``flag_only`` shown and listed in ``unsupported``."""
+        self._judge = judge
+        self._flag_only = flag_only
+
+    def _removed(self, why: str, n: int = 1) -> None:
+        if n:
+            self.removed_sentences += n
+            self.removed_by_reason[why] = self.removed_by_reason.get(why, 0) + n
 
     def feed(self, delta: str) -> list[str]:
         self.buffer = normalise_markers(self.buffer + delta)
@@ -179,7 +205,7 @@ class StreamCleaner:
         self.removed += checked.mentions
         self.removed_mentions += checked.names
         self.removed_not_citable += sum(1 for n in checked.names if " ".join(n.split()).casefold() in self.not_citable_names)
-        self.removed_sentences += checked.sentences
+        self._removed("prose", checked.sentences)
         text = checked.text
         if self.require_cited:
             text = self._cited_only(text)
@@ -198,6 +224,8 @@ class StreamCleaner:
                     self._pending.append(unit)
                 continue
             if CITE.search(unit) and not (is_introducer(unit) and not _HAS_TEXT.search(CITE.sub("", unit))):
+                if self._judge is not None and not self._supported(unit):
+                    continue
                 kept += self._pending
                 self._pending.clear()
                 kept.append(unit)
@@ -206,8 +234,22 @@ class StreamCleaner:
                     self._pending.clear()
                 self._pending.append(unit)
             else:
-                self.removed_sentences += 1
+                self._removed("uncited")
         return "".join(kept)
+
+    def _supported(self, unit: str) -> bool:
+        """The judge's verdict on a cited sentence, recorded when it is unsupported; False means: do not show it."""
+        assert self._judge is not None
+        v = self._judge(unit.strip())
+        if v.supported:
+            return True
+        best = max((c.score for c in v.citations), default=0.0)
+        self.unsupported.append({"cites": [c.n for c in v.citations], "why": list(v.why), "score": round(best, 4),
+                                 "action": "flagged" if self._flag_only else "removed"})
+        if self._flag_only:
+            return True
+        self._removed("unsupported")
+        return False
 
     @property
     def text(self) -> str:

@@ -46,7 +46,7 @@ from footnote.answer.memory import (
 )
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
-from footnote.answer.support import SupportScorer
+from footnote.answer.support import CitedPassage, SentenceSupport, SupportScorer
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.trace import last_stage
 from footnote.answer.turn import RetrieverLike, TurnState, final_answer
@@ -339,9 +339,11 @@ class Answerer(Endings):
             for piece in cleaner.finish():
                 tokens[0] += 1
                 yield Token(piece)
+        turn.removed_by_reason = dict(cleaner.removed_by_reason)
         yield turn.stage(
             "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed,
-                               "removed_sentences": cleaner.removed_sentences},
+                               "removed_sentences": cleaner.removed_sentences,
+                               "removed_unsupported": cleaner.removed_by_reason.get("unsupported", 0)},
             synthesizer=how,
         )
         text = cleaner.text
@@ -369,6 +371,8 @@ class Answerer(Endings):
         a = self.settings.answer
         background = self._background(turn, ctx.notes)
         cleaner = self._cleaner(ctx, checker, turn)
+        # every sentence shown is supported by a passage it cites: judged as it completes (issue 39 §1)
+        cleaner.judge_with(self._support_judge(turn, ctx), flag_only=self.settings.support.on_unsupported == "flag")
         held: list[str] = []
         shown = False
 
@@ -403,10 +407,36 @@ class Answerer(Endings):
         finally:
             turn.memory_dropped += cleaner.dropped_not_citable
             turn.memory_removed += cleaner.removed_not_citable
+            turn.unsupported = list(cleaner.unsupported)
+        if not shown and cleaner.removed_by_reason.get("unsupported"):
+            # the model cited passages that do not say what it wrote: nothing is left, the turn is weakly grounded
+            turn.degrade("synthesizer: no sentence of the model's answer is supported by the passages it cites")
+            return cleaner
         if not shown:
             turn.degrade("synthesizer: the model's answer cited no note; extractive answer used")
             return None
         return cleaner
+
+    def _support_judge(self, turn: TurnState, ctx: Compacted) -> Callable[[str], SentenceSupport]:
+        """The support check a model's sentence passes before it is shown: the passages it cites (with their
+        sources' titles and address labels) must support it (``SupportScorer.judge``). An embedder failure
+        fails the sentence: nothing unjudged is shown."""
+        titles, _ = self._source_names(turn, ctx.notes)
+        by_n = {n: CitedPassage.of(note.fragment, titles.get(note.fragment.source_id, "")) for n, note in ctx.by_n.items()}
+        # what only a planted instruction or a background note (never cited) says is no passage's to vouch for
+        words = self.support.turn_words(list(by_n.values()), [n.body for n in turn.background] if turn.background_shown else ())
+        failed: list[str] = []
+
+        def judge(unit: str) -> SentenceSupport:
+            try:
+                return self.support.judge(unit, by_n, words)
+            except FootnoteError as e:
+                if not failed:
+                    failed.append(e.message)
+                    turn.degrade(f"support: {e.message}; the sentences it could not judge were not shown")
+                return SentenceSupport(unit, (), ("error",))
+
+        return judge
 
     def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: TurnState | None = None) -> StreamCleaner:
         """The cleaner of a corpus answer: every sentence shown must carry a valid citation; a background

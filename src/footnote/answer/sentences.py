@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from footnote.answer.instructions import is_instruction
 from footnote.answer.types import Note
 from footnote.records.fragments import Cue, TranscriptLocator
 from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
@@ -50,7 +51,8 @@ def is_noise(sentence: str) -> bool:
     """A candidate that is never an answer: a question (also one reported: "You ask how…"), a page
     header/footer, boilerplate (greetings, copyright), a heading or fragment (< 3 words, or a short
     line without an ending), a short introducer ending in ':' (its list or formula follows, or was lost
-    in a PDF's text), a piece that starts with punctuation (a cut sentence's tail), mostly not letters."""
+    in a PDF's text), a piece that starts with punctuation (a cut sentence's tail), mostly not letters, an
+    instruction to a model planted in the passage (:func:`~footnote.answer.instructions.is_instruction`)."""
     s = sentence.strip()
     if not s or s.endswith("?") or s.endswith("?»") or s.endswith("?\""):
         return True
@@ -58,6 +60,8 @@ def is_noise(sentence: str) -> bool:
         return True  # the tail of a sentence the splitter cut (a PDF's formula: ". , xn ∈ K, sodass …")
     if _FOOTER.search(s) or _BOILERPLATE.search(s) or _MD_HEADING.match(s) or _REPORTED.search(s):
         return True
+    if is_instruction(s):
+        return True  # an instruction to a model planted in a passage is quoted data, never an answer (issue 39 §2)
     words = s.split()
     if len(words) < 3:
         return True

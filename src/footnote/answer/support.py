@@ -30,17 +30,26 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from footnote.answer.instructions import is_instruction
+from footnote.answer.particulars import (
+    PassageParticulars,
+    claim_particulars,
+    content_words,
+    missing_particulars,
+    passage_particulars,
+)
 from footnote.answer.sentences import is_noise
 from footnote.answer.types import Answer, AnswerMode
 from footnote.errors import FootnoteError
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
+from footnote.records.fragments import AddressLocator, Fragment
 from footnote.settings import SupportSettings
 from footnote.text import Analyzer, content_terms, detect_lang, numbers, split_sentences, tokenize
 
@@ -77,14 +86,25 @@ class CitationSupport:
 class SentenceSupport:
     sentence: str
     citations: tuple[CitationSupport, ...]
+    #: what the sentence states that no passage it cites carries (``number``, ``date``, ``name``) or repeats from a
+    #: passage's planted instruction (``instruction``): each makes it unsupported, whatever its score
+    missing: tuple[str, ...] = ()
 
     @property
     def supported(self) -> bool:
-        return any(c.supported for c in self.citations)
+        return any(c.supported for c in self.citations) and not self.missing
+
+    @property
+    def why(self) -> tuple[str, ...]:
+        """Why the sentence is unsupported: ``score`` (no citation reaches the threshold) and/or what is missing."""
+        return (() if any(c.supported for c in self.citations) else ("score",)) + self.missing
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sentence": self.sentence, "supported": self.supported,
-                "citations": [c.to_dict() for c in self.citations]}
+        out = {"sentence": self.sentence, "supported": self.supported,
+               "citations": [c.to_dict() for c in self.citations]}
+        if self.missing:
+            out["missing"] = list(self.missing)
+        return out
 
 
 @dataclass(frozen=True)
@@ -170,6 +190,7 @@ class SupportScorer:
         name = embedder.name if embedder is not None else "none"
         self.thresholds = settings.thresholds(name)
         self._notes: LruCache[str, _NoteFacts] = LruCache(settings.note_cache)
+        self._particulars: LruCache[tuple[str, tuple[str, ...]], PassageParticulars] = LruCache(settings.note_cache)
 
     def _terms(self, text: str, lang: str) -> set[str]:
         return content_terms(text, lang, self.analyzer) | numbers(text)
@@ -180,10 +201,16 @@ class SupportScorer:
         hit = self._notes.get(text)
         if hit is not None:
             return hit
-        sents = tuple([s for s in split_sentences(text) if not is_noise(s)][: self.settings.max_note_sentences] or [text])
+        all_sents = split_sentences(text)
+        kept = [s for s in all_sents if not is_noise(s)][: self.settings.max_note_sentences]
+        planted = any(is_instruction(x) for x in (*all_sents, text))
+        # a note that is nothing but an instruction to a model is quoted data with no evidence (issue 39 §2)
+        sents = tuple(kept) if kept or planted else (text,)
+        evidence = text if not planted else " ".join(
+            x for x in all_sents if not is_instruction(x))  # a planted instruction's words are no evidence either
         lang = detect_lang(text)
-        tokens = frozenset(tokenize(text))
-        facts = _NoteFacts(sents, lang, tokens, frozenset(self._terms(text, lang) | tokens))
+        tokens = frozenset(tokenize(evidence))
+        facts = _NoteFacts(sents, lang, tokens, frozenset(self._terms(evidence, lang) | tokens))
         self._notes.put(text, facts)
         return facts
 
@@ -202,8 +229,9 @@ class SupportScorer:
             raw = self._vectors(texts) if self._vectors is not None else self.embedder.embed_passages(texts)
             vecs = np.asarray(raw, dtype=np.float32)
             for i, ((claim, _), f) in enumerate(zip(pairs, facts, strict=True)):
-                block = vecs[[row[x] for x in f.sentences]]
-                sims[i] = float(np.max(block @ vecs[row[claim]]))
+                if f.sentences:  # (a note that is all instruction has no evidence: similarity 0)
+                    block = vecs[[row[x] for x in f.sentences]]
+                    sims[i] = float(np.max(block @ vecs[row[claim]]))
         out: list[tuple[float, float | None, float]] = []
         for (claim, _), f, sim in zip(pairs, facts, sims, strict=True):
             clang = detect_lang(claim)
@@ -223,14 +251,40 @@ class SupportScorer:
             out.append((sim, cont, score))
         return out
 
-    def score_answer(self, answer: Answer) -> AnswerSupport | None:
-        """Support of a corpus answer's sentences by their citations; None for an answer that cites
-        nothing by design (not found, declined, general knowledge)."""
-        if answer.mode != AnswerMode.CORPUS:
-            return None
-        by_n = {c.n: c.fragment.text for c in answer.citations}
-        sents = cited_sentences(answer.answer)
-        pairs = [(s.text, by_n[n]) for s in sents for n in s.cites if n in by_n]
+    def passage(self, text: str, extra: Sequence[str] = ()) -> PassageParticulars:
+        """What a cited passage carries (numbers, months, names; its planted instructions' words), with ``extra``
+        (its source's title, its address label) carried too; kept in a bounded LRU like the note facts."""
+        key = (text, tuple(extra))
+        hit = self._particulars.get(key)
+        if hit is None:
+            hit = passage_particulars(text, extra)
+            self._particulars.put(key, hit)
+        return hit
+
+    def missing(self, claim: str, cited: Sequence[PassageParticulars], turn: TurnWords | None = None) -> tuple[str, ...]:
+        """What ``claim`` states that none of ``cited`` carries (``number``, ``date``, ``name``, ``instruction``,
+        ``background``: :func:`~footnote.answer.particulars.missing_particulars`); empty with ``support.particulars``
+        off."""
+        if not self.settings.particulars:
+            return ()
+        t = turn or TurnWords()
+        return tuple(missing_particulars(claim_particulars(claim), cited, planted=t.planted, background=t.background))
+
+    def turn_words(self, passages: Sequence[CitedPassage], background: Sequence[str] = ()) -> TurnWords:
+        """The words a model's claim may not take from the turn: those only the instructions planted in the turn's
+        passages carry, and those only its background notes (curated memory) carry — no passage of the turn."""
+        facts = [self.passage(p.text, p.extra) for p in passages]
+        said = frozenset().union(*(f.words for f in facts)) if facts else frozenset()
+        planted = frozenset().union(*(f.planted for f in facts)) - said if facts else frozenset()
+        bg = frozenset().union(*(content_words(b) for b in background)) - said if background else frozenset()
+        return TurnWords(planted, bg)
+
+    def score_sentences(self, sents: Sequence[CitedSentence], by_n: Mapping[int, CitedPassage],
+                        turn: TurnWords | None = None) -> list[SentenceSupport]:
+        """Each sentence's support by the passages it cites (``by_n``: note number → passage); a number that
+        resolves to nothing supports nothing. ``turn``: words the turn's instructions and background notes alone
+        carry (:meth:`turn_words`)."""
+        pairs = [(s.text, by_n[n].text) for s in sents for n in s.cites if n in by_n]
         scores = iter(self.score_pairs(pairs))
         out: list[SentenceSupport] = []
         for s in sents:
@@ -241,8 +295,54 @@ class SupportScorer:
                     continue
                 sim, cont, score = next(scores)
                 cs.append(CitationSupport(n, sim, cont, score, score >= self.threshold(cont)))
-            out.append(SentenceSupport(s.text, tuple(cs)))
-        return AnswerSupport(tuple(out), self.thresholds.same_lang)
+            cited = [self.passage(by_n[n].text, by_n[n].extra) for n in dict.fromkeys(s.cites) if n in by_n]
+            out.append(SentenceSupport(s.text, tuple(cs), self.missing(s.text, cited, turn)))
+        return out
+
+    def score_answer(self, answer: Answer) -> AnswerSupport | None:
+        """Support of a corpus answer's sentences by their citations; None for an answer that cites
+        nothing by design (not found, declined, general knowledge)."""
+        if answer.mode != AnswerMode.CORPUS:
+            return None
+        by_n = {c.n: CitedPassage.of(c.fragment, c.title) for c in answer.citations}
+        return AnswerSupport(tuple(self.score_sentences(cited_sentences(answer.answer), by_n)), self.thresholds.same_lang)
+
+    def judge(self, unit: str, by_n: Mapping[int, CitedPassage], turn: TurnWords | None = None) -> SentenceSupport:
+        """The verdict on one sentence of a model's answer as it streams (a unit with its ``[n]`` markers, already
+        cleaned: every number a note of the turn): supported when every part of it is. The server shows it only
+        then (``support.on_unsupported``)."""
+        parts = self.score_sentences(cited_sentences(unit), by_n, turn) or [SentenceSupport(unit, ())]
+        if len(parts) == 1:
+            return parts[0]
+        bad = [p for p in parts if not p.supported]
+        if not bad:
+            return parts[0]
+        return SentenceSupport(" ".join(p.sentence for p in parts), tuple(c for p in parts for c in p.citations),
+                               tuple(dict.fromkeys(m for p in bad for m in p.why)))
+
+
+@dataclass(frozen=True)
+class TurnWords:
+    """Words a model's claim may not take from its turn: ``planted`` (only the passages' planted instructions carry
+    them) and ``background`` (only the background notes do)."""
+
+    planted: frozenset[str] = frozenset()
+    background: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class CitedPassage:
+    """A passage a sentence cites, as the support check reads it: its text, and its source's title and its
+    address label (a name or a verse number the sentence may take from them)."""
+
+    text: str
+    extra: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, fragment: Fragment, title: str = "") -> CitedPassage:
+        loc = fragment.locator
+        label = loc.label if isinstance(loc, AddressLocator) else ""
+        return cls(fragment.text, tuple(x for x in (title, label) if x))
 
 
 def trace_support(scorer: SupportScorer, answer: Answer) -> dict[str, Any] | None:

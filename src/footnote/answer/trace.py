@@ -109,6 +109,11 @@ class Trace:
     insufficient_stage: str | None = None
     near_miss_titles: tuple[str, ...] = ()
     removed_sentences: int = 0
+    #: ``removed_sentences`` by why: ``uncited``, ``unsupported`` (the passages it cites do not support it), ``prose``
+    removed_by_reason: Mapping[str, int] = field(default_factory=dict)
+    #: each model-written sentence the support check found unsupported: its citations, ``why`` (``score``, ``number``,
+    #: ``date``, ``name``, ``instruction``), its best score and ``action`` (``removed`` or ``flagged``); never its text
+    unsupported_sentences: tuple[Mapping[str, Any], ...] = ()
     abstention: Abstention | None = None
     #: the citation-support summary (``support.in_trace``), None when not computed
     support: Mapping[str, Any] | None = None
@@ -148,6 +153,8 @@ class Trace:
         if self.near_miss_titles:
             out["near_miss_titles"] = list(self.near_miss_titles)
         out["removed_sentences"] = self.removed_sentences
+        out["removed_by_reason"] = dict(self.removed_by_reason)
+        out["unsupported_sentences"] = [dict(u) for u in self.unsupported_sentences]
         out["abstention"] = abstention_dict(self.abstention)
         if self.support is not None:
             out["support"] = dict(self.support)
@@ -180,6 +187,8 @@ class Trace:
             insufficient_stage=d.get("insufficient_stage"),
             near_miss_titles=tuple(str(x) for x in d.get("near_miss_titles") or ()),
             removed_sentences=int(d.get("removed_sentences", 0)),
+            removed_by_reason={str(k): int(v) for k, v in (d.get("removed_by_reason") or {}).items()},
+            unsupported_sentences=tuple(dict(u) for u in d.get("unsupported_sentences") or ()),
             abstention=Abstention.from_dict(d.get("abstention")),
             support=dict(d["support"]) if d.get("support") is not None else None,
         )

@@ -62,6 +62,8 @@ class TurnState:
     memory_dropped: int = 0  # citations of a background note dropped
     memory_removed: int = 0  # mentions of a background note's title removed
     near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
+    removed_by_reason: dict[str, int] = field(default_factory=dict)  # removed sentences by why (the answer's cleaner)
+    unsupported: list[dict[str, Any]] = field(default_factory=list)  # sentences the support check found unsupported
     #: the turn's reader of the corpus (opened before a follow-up's rewrite, else by the search): the
     #: answer stage reads sources, cues and named fragments through it, each once per turn
     corpus: TurnCorpus | None = None
@@ -123,6 +125,8 @@ def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[s
         insufficient_stage=insufficient_stage(turn, reason) if reason else None,
         near_miss_titles=tuple(turn.near_miss),
         removed_sentences=removed_sentences,
+        removed_by_reason=dict(turn.removed_by_reason),
+        unsupported_sentences=tuple(turn.unsupported),
         abstention=abstention,
     )
 

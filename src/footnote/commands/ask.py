@@ -47,9 +47,12 @@ def render_done(answer: Answer) -> list[str]:
         extra.append(f"dropped citations: {answer.dropped_citations}")
     if answer.removed_mentions:
         extra.append(f"removed mentions: {answer.removed_mentions}")
-    if answer.removed_sentences:
-        extra.append(f"removed uncited sentences: {answer.removed_sentences}")
     trace = answer.trace
+    unsupported = trace.removed_by_reason.get("unsupported", 0) if trace is not None else 0
+    if answer.removed_sentences - unsupported:
+        extra.append(f"removed uncited sentences: {answer.removed_sentences - unsupported}")
+    if unsupported:
+        extra.append(f"removed unsupported sentences: {unsupported}")
     if trace is not None and trace.policy == "lean":
         extra.append("lean policy: a pinned note matched")
     dropped_memory = trace.memory_dropped_citations + trace.memory_removed_mentions if trace is not None else 0

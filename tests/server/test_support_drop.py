@@ -1,0 +1,146 @@
+"""Issue 39 §1 over real HTTP (httpx → uvicorn on loopback, the demo in a real SQLite store, the models at the
+scripted OpenAI-compatible server): a model-written sentence is shown only when the passages it cites support it —
+the support check's score at the embedder's thresholds, and every number, date and proper name of it carried by a
+cited passage, in any script. An unsupported sentence is removed like an uncited one (``removed_sentences``, the
+reason ``unsupported`` in the trace), on the JSON answer and the SSE stream alike; with nothing left the turn is
+``weakly_grounded``; ``support.on_unsupported = "flag"`` shows it and lists it instead."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serverkit import build_store, start_server, stop_server
+from test_server_api import parse_sse
+
+from footnote.engine import Engine
+from footnote.server.app import create_app
+from footnote.settings import Settings
+from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+FOG = "When do the Marrowick keepers start the fog horn, and how does it sound?"
+OUTLINE = json.dumps({"theses": [{"text": "The horn.", "notes": [1, 2, 3, 4]}, {"text": "More.", "notes": [5, 6, 7, 8]}]})
+ALL = "[1][2][3][4][5][6][7][8]"
+LEAD = f"The keeper on watch starts the fog horn when the Black Skerry beacon can no longer be seen {ALL}."
+ATLANTIS = f"The lens was smuggled from Atlantis by pirates in 1492 {ALL}."
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, demo_dir: Path) -> Settings:
+    return build_store(tmp_path_factory.mktemp("support-drop"), demo_dir)
+
+
+def _ask(settings: Settings, synth: str | tuple[str, ...], question: str = FOG, **overrides: Any) -> dict[str, Any]:
+    """The non-streamed answer of a live server whose synthesizer writes ``synth`` (chunks when a tuple), with the
+    streamed one's events under ``"events"`` and its token text under ``"streamed"``."""
+    reply = Reply(chunks=synth) if isinstance(synth, tuple) else Reply(synth)
+    with ScriptedOpenAIServer({"planner-m": [Reply(OUTLINE)] * 2, "synthesizer-m": [reply] * 2}) as model:
+        models: dict[str, Any] = {}
+        for role in ("planner", "synthesizer"):
+            models |= {f"models.{role}.base_url": model.base_url, f"models.{role}.model": f"{role}-m",
+                       f"models.{role}.retries": 0, f"models.{role}.timeout_s": 30.0}
+        live = settings.with_overrides(**models, **overrides)
+        engine = Engine.from_settings(live)
+        url, server, thread = start_server(create_app(engine, live))
+        try:
+            import httpx
+
+            r = httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=60)
+            sse = httpx.post(url + "/api/ask", json={"question": question}, timeout=60)
+        finally:
+            stop_server(server, thread)
+            engine.close()
+    assert r.status_code == 200 and sse.status_code == 200, (r.text, sse.text)
+    data: dict[str, Any] = r.json()
+    data["events"] = parse_sse(sse.text)
+    data["streamed"] = "".join(e["text"] for name, e in data["events"] if name == "token")
+    return data
+
+
+def _done(data: dict[str, Any]) -> dict[str, Any]:
+    return next(e for name, e in data["events"] if name == "done")
+
+
+def test_an_unsupported_sentence_is_removed_before_the_reader_sees_it(store: Settings) -> None:
+    data = _ask(store, f"{LEAD} {ATLANTIS} The horn gives two blasts every minute {ALL}.")
+    assert data["mode"] == "corpus", data["answer"]
+    for shown in (data["answer"], data["streamed"], _done(data)["answer"]):
+        assert "Atlantis" not in shown and "1492" not in shown and "pirates" not in shown, shown
+        assert "Black Skerry beacon" in shown and "two blasts every minute" in shown  # the supported ones stay
+    assert data["removed_sentences"] == 1
+    trace = data["trace"]
+    assert trace["removed_by_reason"] == {"unsupported": 1}
+    [bad] = trace["unsupported_sentences"]
+    assert bad["action"] == "removed" and {"number", "name"} <= set(bad["why"]) and bad["cites"] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert "sentence" not in bad  # the trace never repeats what the reader was not shown
+    assert "Atlantis" not in json.dumps(data)
+    # what is shown is what citation support calls supported
+    assert trace["support"]["supported_share"] == 1.0 and trace["support"]["unsupported"] == []
+    assert trace["stages"][-2]["counts"]["removed_unsupported"] == 1 or any(
+        s["name"] == "synthesize" and s["counts"]["removed_unsupported"] == 1 for s in trace["stages"])
+
+
+@pytest.mark.parametrize(("claim", "why"), [
+    ("The keeper starts the fog horn in the year 1774 {all}.", "number"),  # a date no passage carries
+    ("The keeper starts the fog horn every 14 February {all}.", "date"),  # a month no passage names
+    ("The keeper starts the fog horn on the orders of Admiral Quenby {all}.", "name"),
+    ("Смотритель Квенби включает туманный горн {all}.", "name"),  # a name in Cyrillic, in no script of the passages
+])
+def test_a_number_date_or_name_no_cited_passage_carries_is_unsupported(store: Settings, claim: str, why: str) -> None:
+    data = _ask(store, f"{LEAD} {claim.format(all=ALL)}")
+    bad = claim.split()[-2]
+    for shown in (data["answer"], data["streamed"]):
+        assert "Quenby" not in shown and "Квенби" not in shown and "1774" not in shown and "February" not in shown, shown
+    assert data["trace"]["removed_by_reason"].get("unsupported") == 1, (bad, data["trace"]["unsupported_sentences"])
+    assert why in data["trace"]["unsupported_sentences"][0]["why"]
+
+
+def test_numbers_the_passages_write_in_words_and_names_they_carry_are_kept(store: Settings) -> None:
+    # the passages say "two blasts of three seconds", "twenty minutes", "the Black Skerry beacon"
+    said = (f"The horn gives 2 blasts of 3 seconds each, once every minute {ALL}. The engine needs 20 minutes to raise "
+            f"pressure, so the keepers start it when haze gathers over the Skerry {ALL}.")
+    data = _ask(store, f"{LEAD} {said}")
+    assert data["mode"] == "corpus", data
+    assert data["trace"]["removed_by_reason"].get("unsupported", 0) == 0, data["trace"]["unsupported_sentences"]
+    assert "2 blasts of 3 seconds" in data["streamed"] and "20 minutes" in data["streamed"]
+
+
+def test_streamed_sentence_by_sentence_a_split_unsupported_sentence_never_shows(store: Settings) -> None:
+    chunks = (LEAD[:40], LEAD[40:] + " The lens was smuggled from Atl", "antis by pir", "ates in 14", f"92 {ALL}.",
+              f" The horn gives two blasts every minute {ALL}.")
+    data = _ask(store, chunks)
+    tokens = [e["text"] for name, e in data["events"] if name == "token"]
+    assert not any("Atl" in t or "pir" in t or "14" in t for t in tokens), tokens
+    assert "two blasts every minute" in data["streamed"] and data["trace"]["removed_by_reason"] == {"unsupported": 1}
+
+
+def test_nothing_supported_left_ends_weakly_grounded(store: Settings) -> None:
+    data = _ask(store, ATLANTIS)
+    assert data["mode"] == "not_found" and data["abstention"] == {"reason": "weakly_grounded", "stage": "support"}
+    assert "Atlantis" not in data["answer"] and "Atlantis" not in data["streamed"]
+    assert data["removed_sentences"] == 1 and data["trace"]["removed_by_reason"] == {"unsupported": 1}
+    assert not data["citations"]
+
+
+def test_flag_instead_of_drop_shows_it_and_lists_it(store: Settings) -> None:
+    data = _ask(store, f"{LEAD} {ATLANTIS}", **{"support.on_unsupported": "flag"})
+    assert "Atlantis" in data["answer"] and "Atlantis" in data["streamed"]
+    assert data["removed_sentences"] == 0
+    [flagged] = data["trace"]["unsupported_sentences"]
+    assert flagged["action"] == "flagged"
+    assert data["trace"]["support"]["unsupported"] == ["The lens was smuggled from Atlantis by pirates in 1492."]
+
+
+def test_the_chat_names_unsupported_sentences_in_its_removed_line() -> None:
+    """The chat's "Removed before you saw it" line names the sentences the passages did not support apart from the
+    uncited ones (``trace.removed_by_reason.unsupported``), in both languages."""
+    app = (REPO / "src/footnote/server/static/app.js").read_text(encoding="utf-8")
+    i18n = (REPO / "src/footnote/server/static/i18n.js").read_text(encoding="utf-8")
+    assert "removed_by_reason" in app and '"removed_unsupported"' in app
+    assert i18n.count("removed_removed_unsupported:") == 2
+    assert "the passages they cite do not support" in i18n
