@@ -152,7 +152,17 @@ def note_sentences(note: Note, cues: Sequence[str] | None, max_words: int) -> li
     sents = split_sentences(text)
     if cues and any(len(s.split()) > max_words for s in sents):
         return transcript_units(cues, max_words)
-    return sents
+    return [without_marker(s) for s in sents]
+
+
+#: A list item's marker at a sentence's start: "2)", "(iii)", "a)", "(b)", "•" — the list's, not the
+#: sentence's (a PDF's enumerations: "2) Jeder metrische Raum …" is quoted as "Jeder metrische Raum …").
+_MARKER = re.compile(r"^(?:\(?(?:\d{1,2}|[a-zA-Z]|[ivxIVX]{2,5})\)|[•‣▪◦·])\s+(?=\S)")
+
+
+def without_marker(sentence: str) -> str:
+    """``sentence`` without a leading list marker (unchanged when nothing would be left)."""
+    return _MARKER.sub("", sentence, count=1)
 
 
 LEADING_LOC = re.compile(r"^\d+(?:[.:]\d+)+\s+(?=\w)")

@@ -87,8 +87,10 @@ def _sentences(paragraph: str, max_chars: int) -> list[str]:
     return parts
 
 
-def pack_text(text: str, cfg: ChunkSettings) -> list[str]:
-    """Pack paragraphs (then sentences, then words) into chunks of about ``text_target_chars``."""
+def pack_text(text: str, cfg: ChunkSettings, *, paragraphs: bool = True) -> list[str]:
+    """Pack paragraphs (then sentences, then words) into chunks of about ``text_target_chars``. Without
+    ``paragraphs`` the text is one paragraph: a PDF page, whose blank lines only set its headings apart
+    for the sentence splitter (``corpus/loaders/pdf_text.py``), is packed by its sentences as it always was."""
     target, cap = cfg.text_target_chars, max(cfg.text_max_chars, cfg.text_target_chars)
     chunks: list[str] = []
     cur: list[str] = []
@@ -101,7 +103,7 @@ def pack_text(text: str, cfg: ChunkSettings) -> list[str]:
             chunks.append(sep.join(cur))
         cur, size = [], 0
 
-    for para in _PARA.split(text):
+    for para in _PARA.split(text) if paragraphs else [text]:
         para = para.strip()
         if not para:
             continue
@@ -189,7 +191,7 @@ def chunk_document(doc: Document, settings: Settings) -> list[Fragment]:
             add(text, src.kind, src.lang, TranscriptLocator(src.id, start, end))
     for block in doc.blocks:
         loc = _block_locator(block, src.id)
-        pieces = pack_text(block.text, cfg)
+        pieces = pack_text(block.text, cfg, paragraphs=src.media_type != "application/pdf")
         sections = _piece_sections(block, pieces) if block.section_marks else [block.section] * len(pieces)
         for text, section in zip(pieces, sections, strict=True):
             if isinstance(loc, FileLocator) and section != loc.section:

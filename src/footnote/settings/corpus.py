@@ -120,6 +120,16 @@ class CorpusSettings(_Frozen):
          "terms of use"),
         description="Phrases (lower-cased) that make a short text file a licence or notice (skip_notices).",
     )
+    pdf_heading_size_ratio: float = Field(
+        1.15, ge=1.0,
+        description="PDF: a short line whose letters are this much larger than the page's body text is a heading "
+        "(kept apart from the sentence that follows: '1.1 Topologische Räume' / 'Ein topologischer Raum …').",
+    )
+    pdf_heading_max_words: int = Field(
+        12, ge=1,
+        description="PDF: a line of at most this many words, set all in bold or large (pdf_heading_size_ratio), and "
+        "not ending a sentence, is a heading ('Definition 1', 'Beispiel 1 (Topologien)').",
+    )
 
     def group_of(self, kind: str) -> KindGroup:
         return self.kind_groups.get(kind, KindGroup.LIBRARY)

@@ -4,6 +4,10 @@ a page's ``section`` is the title of the last entry that starts before the page 
 section whose heading it starts with (else the one in force), so a passage's caption is the section
 that contains it, not the last one on its page.
 
+The text layer is read with its fonts (``pdf_text``): a heading line (bold or large, short) is set apart
+as a paragraph of its own, so no sentence starts with it, and TeX's math-extension glyphs stored under
+ASCII codes are read as the symbols they draw (⋃, not "[").
+
 Pages without a text layer are skipped; a PDF with none at all, an encrypted PDF that needs a
 password, and a corrupt file are InputErrors.
 """
@@ -20,6 +24,7 @@ from typing import Any
 import pypdfium2 as pdfium
 
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
+from footnote.corpus.loaders.pdf_text import PageText, page_text, read_page, unmapped_math_fonts
 from footnote.errors import InputError
 from footnote.records.fragments import Block, Document
 
@@ -66,7 +71,8 @@ def _page_text(raw: str) -> str:
     text = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = _SOFT_HYPHEN.sub("", text)
     text = _HYPHEN.sub(r"\1", text)
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
+    text = "\n".join(line.rstrip() for line in text.split("\n")).strip()
+    return re.sub(r"\n{3,}", "\n\n", text)  # headings set apart: one blank line between paragraphs
 
 
 def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
@@ -75,16 +81,21 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
     try:
         kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
         starts, titles = _outline(pdf)
-        pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
+        c = ctx.settings.corpus
+        read: list[PageText] = []
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
                 textpage = page.get_textpage()
-                text = _page_text(textpage.get_text_range())
+                read.append(read_page(textpage, c.pdf_heading_size_ratio, c.pdf_heading_max_words))
                 textpage.close()
                 page.close()
             except pdfium.PdfiumError as e:
                 raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
+        math_fonts = unmapped_math_fonts(read)
+        pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
+        for i, got in enumerate(read):
+            text = _page_text(page_text(got, math_fonts))
             if not text:
                 continue
             before = bisect.bisect_left(starts, i) - 1  # the last entry starting before this page
