@@ -117,20 +117,45 @@ def test_five_turns_stay_in_view_and_reload_keeps_them(browser: Any, live: LiveS
     assert not errors, errors
 
 
-def test_unknown_permalink_starts_fresh(browser: Any, live: LiveServer) -> None:
-    ctx, pg, errors = open_chat(browser, live.url + "/?c=" + "0" * 32)
+def assert_says_not_yours_or_gone(pg: Any) -> None:
+    """The welcome screen says plainly that the linked conversation is not this reader's or is gone."""
+    notice = pg.locator("#welcome-notice")
+    assert notice.is_visible()
+    text = notice.inner_text()
+    assert "another reader" in text and "deleted" in text, text
+    assert notice.get_attribute("role") == "alert"
+
+
+def test_a_mistyped_permalink_is_said(browser: Any, live: LiveServer) -> None:
+    ctx, pg, errors = open_chat(browser, live.url + "/?c=not-an-id")
     try:
         pg.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
         assert "c=" not in pg.url
-        ask(pg, FOG)
-        assert re.search(r"c=[0-9a-f]{32}", pg.url)
+        assert_says_not_yours_or_gone(pg)
     finally:
         ctx.close()
     assert not errors, errors
 
 
-def test_another_reader_cannot_open_my_permalink(browser: Any, live: LiveServer) -> None:
-    """A permalink is the reader's own: another browser (another reader cookie) gets a fresh chat."""
+def test_unknown_permalink_starts_fresh(browser: Any, live: LiveServer) -> None:
+    ctx, pg, errors = open_chat(browser, live.url + "/?c=" + "0" * 32)
+    try:
+        pg.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
+        assert "c=" not in pg.url
+        assert_says_not_yours_or_gone(pg)
+        ask(pg, FOG)
+        assert re.search(r"c=[0-9a-f]{32}", pg.url)
+        pg.click("#new-chat")  # a new conversation's welcome is a plain one
+        pg.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
+        assert not pg.locator("#welcome-notice").is_visible()
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def test_another_reader_cannot_open_my_permalink(browser: Any, live: LiveServer, screenshots: Path) -> None:
+    """A permalink is the reader's own: another browser (another reader cookie) gets a fresh chat, and is
+    told why."""
     ctx, pg, errors = open_chat(browser, live.url + "/")
     other = None
     try:
@@ -140,6 +165,8 @@ def test_another_reader_cannot_open_my_permalink(browser: Any, live: LiveServer)
         other, pg2, errors2 = open_chat(browser, link)
         pg2.wait_for_selector("#welcome:not([hidden])", timeout=TIMEOUT_MS)
         assert pg2.locator(".turn").count() == 0 and "c=" not in pg2.url
+        assert_says_not_yours_or_gone(pg2)
+        pg2.screenshot(path=str(screenshots / "permalink-of-another-reader.png"))
         assert not errors2, errors2
         # the owner follows the permalink from another site (a cross-site top-level navigation): the reader
         # cookie goes along (SameSite=Lax), so the conversation comes back and no new reader is minted

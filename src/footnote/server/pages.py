@@ -40,6 +40,8 @@ class RenderedPage:
     highlights: int
     width: int
     height: int
+    #: the highlighted passage's bounding box in image pixels (left, top, right, bottom); None: nothing lit
+    box: tuple[int, int, int, int] | None = None
 
 
 def _words(text: str) -> list[tuple[str, int, int]]:
@@ -185,7 +187,11 @@ def render_page(job: _Job) -> RenderedPage | _Failure:
         image = Image.alpha_composite(image, overlay)
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="PNG", optimize=False)
-    return RenderedPage(buf.getvalue(), job.page, pages, len(boxes), image.width, image.height)
+    box = None
+    if boxes:  # where the reader's eye goes: a phone's viewer scrolls the zoomed page to it
+        box = (max(0, int(min(b[0] for b in boxes)) - 2), max(0, int(min(b[1] for b in boxes)) - 2),
+               min(image.width, int(max(b[2] for b in boxes)) + 3), min(image.height, int(max(b[3] for b in boxes)) + 3))
+    return RenderedPage(buf.getvalue(), job.page, pages, len(boxes), image.width, image.height, box)
 
 
 def _boxes(page: object, passage: str, scale: float, min_words: int) -> list[tuple[float, float, float, float]]:

@@ -207,16 +207,15 @@ def make_router(state: ServerState) -> APIRouter:
                 passage = q if q and quoted_in(q, found[0].text) else found[0].text
             original = _original(source_id)
             out = state.pages.render(original.data, original.name, page, passage)
-            return Response(
-                out.png,
-                media_type="image/png",
-                headers={
-                    "X-Footnote-Page": str(out.page),
-                    "X-Footnote-Pages": str(out.pages),
-                    "X-Footnote-Highlights": str(out.highlights),
-                    "Cache-Control": "private, max-age=3600",
-                },
-            )
+            headers = {
+                "X-Footnote-Page": str(out.page),
+                "X-Footnote-Pages": str(out.pages),
+                "X-Footnote-Highlights": str(out.highlights),
+                "Cache-Control": "private, max-age=3600",
+            }
+            if out.box is not None:  # the lit passage in image pixels: left,top,right,bottom
+                headers["X-Footnote-Highlight-Box"] = ",".join(str(v) for v in out.box)
+            return Response(out.png, media_type="image/png", headers=headers)
 
         if q is not None and len(q) > max_chars:
             raise UsageError(f"'q' is {len(q)} characters long; the limit is {max_chars}")

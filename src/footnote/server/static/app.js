@@ -7,7 +7,7 @@
   const $ = (sel) => document.querySelector(sel);
   const state = {
     lang: "en", key: sessionStorage.getItem("footnote-key") || "", status: null, busy: false,
-    conversationId: null, follow: true, lastFocus: null,
+    conversationId: null, follow: true, lastFocus: null, notice: null,
   };
   const CONV_RE = /^[0-9a-f]{32}$/;
 
@@ -470,11 +470,21 @@
     $("#new-chat").hidden = !id;
   }
 
+  /* A permalink that does not open (another reader's, deleted, mistyped) is said on the welcome screen,
+     never a silent fresh chat: the server answers 404 alike for "not yours" and "gone" (it does not say
+     which conversations exist); anything else is a failure to load. */
   async function restoreConversation() {
     const id = new URL(location.href).searchParams.get("c");
-    if (!id || !CONV_RE.test(id)) { if (id) setConversation(null); return false; }
-    const resp = await fetch("/api/conversations/" + id, { headers: headers() });
-    if (!resp.ok) { setConversation(null); return false; }
+    if (!id) return false;
+    if (!CONV_RE.test(id)) { setConversation(null); state.notice = { key: "conversation_gone" }; return false; }
+    let resp = null;
+    try { resp = await fetch("/api/conversations/" + id, { headers: headers() }); } catch (e) { resp = null; }
+    if (!resp || !resp.ok) {
+      setConversation(null);
+      state.notice = resp && resp.status === 404 ? { key: "conversation_gone" }
+        : { key: "conversation_unreadable", why: resp ? "HTTP " + resp.status : I.t(state.lang, "stream_broken") };
+      return false;
+    }
     const conv = await resp.json();
     for (const t of conv.turns || []) {
       const lang = (t.answer && t.answer.lang === "ru") ? "ru" : (I.detectLang(t.question) || state.lang);
@@ -596,7 +606,11 @@
     try { return new Intl.DisplayNames([lang], { type: "language" }).of(code) || code; } catch (e) { return code; }
   }
 
-  function hideWelcome() { const w = $("#welcome"); if (w) w.hidden = true; }
+  function hideWelcome() {
+    const w = $("#welcome");
+    if (w) w.hidden = true;
+    state.notice = null;  // said once: a new conversation's welcome is a plain one
+  }
 
   async function showWelcome() {
     const w = $("#welcome");
@@ -604,6 +618,11 @@
     w.hidden = false;
     const s = state.status;
     const lang = state.lang;
+    const notice = $("#welcome-notice");
+    if (notice) {
+      notice.hidden = !state.notice;
+      notice.textContent = state.notice ? I.t(lang, state.notice.key, { why: state.notice.why || "" }) : "";
+    }
     const facts = $("#welcome-facts");
     facts.replaceChildren();
     if (s) {
@@ -739,6 +758,41 @@
     }
   }
 
+  /* A PDF page on a phone: drawn to the width of the screen, a page's text is ~6 px high. The viewer shows it
+     at 1 image pixel per CSS pixel instead (the server renders 1.5 px per point: 11 pt text ≈ 16 px),
+     scrolled to the lit passage (X-Footnote-Highlight-Box), pinch-zoomable, with a button for the whole page. */
+  const narrowViewer = () => window.innerWidth < 700;
+
+  async function pageBox(pageUrl) {
+    try {
+      const r = await fetch(pageUrl, { headers: headers() });  // the browser's cache answers: the image just loaded
+      return (r.ok && r.headers.get("X-Footnote-Highlight-Box")) || "";
+    } catch (e) { return ""; }
+  }
+
+  function applyZoom() {
+    const fig = $("#viewer-page");
+    const img = $("#page-image");
+    const box = $("#page-box");
+    const zoomed = fig.dataset.zoom === "passage";
+    const lang = fig.dataset.lang || state.lang;
+    $("#page-zoom").textContent = I.t(lang, zoomed ? "zoom_page" : "zoom_passage");
+    $("#page-zoom").setAttribute("aria-pressed", String(zoomed));
+    if (!img.naturalWidth) return;
+    img.style.width = zoomed ? img.naturalWidth + "px" : "";
+    const lit = (fig.dataset.box || "").split(",").map(Number);
+    if (lit.length !== 4 || lit.some(Number.isNaN)) return;
+    const k = img.getBoundingClientRect().width / img.naturalWidth;  // CSS px per image px
+    if (zoomed) {
+      box.scrollLeft = Math.max(0, lit[0] * k - 12);
+      box.scrollTop = Math.max(0, lit[1] * k - 24);
+    } else {
+      const outer = $("#viewer .viewer__box");
+      const top = img.getBoundingClientRect().top - outer.getBoundingClientRect().top + outer.scrollTop;
+      outer.scrollTop = Math.max(0, top + lit[1] * k - 48);
+    }
+  }
+
   /* The quoted sentence marked inside a passage's text (text nodes and a <mark>; never HTML). */
   function markQuote(node, text, claim) {
     const q = (claim || "").replace(/\s+/g, " ").trim();
@@ -783,12 +837,21 @@
       }
     } else if (type === "pdf") {
       const img = $("#page-image");
+      const fig = $("#viewer-page");
       img.alt = citationLabel(c, lang);
       img.setAttribute("data-page", String(loc.page));
-      img.src = url + "/pages/" + encodeURIComponent(loc.page) + "?fragment=" + encodeURIComponent(c.fragment_id || "") +
+      const pageUrl = url + "/pages/" + encodeURIComponent(loc.page) + "?fragment=" + encodeURIComponent(c.fragment_id || "") +
         (claim ? "&q=" + encodeURIComponent(claim.slice(0, 400)) : "");
+      // a phone shows the page zoomed to a readable size, scrolled to the lit passage; a wide screen the whole page
+      fig.dataset.zoom = narrowViewer() ? "passage" : "page";
+      fig.dataset.box = "";
+      fig.dataset.lang = lang;
+      img.style.width = "";
+      img.onload = () => { pageBox(pageUrl).then((box) => { fig.dataset.box = box; applyZoom(); }); applyZoom(); };
+      img.src = pageUrl;
       $("#page-caption").textContent = I.t(lang, "page_long") + " " + loc.page + (loc.section ? " — " + loc.section : "");
-      $("#viewer-page").hidden = false;
+      fig.hidden = false;
+      applyZoom();
     } else if (type === "pinned") {
       $("#viewer-meta").textContent = I.t(lang, "editors_answer_long") + " — " + editorsLine(loc, lang);
       text.hidden = false;
@@ -841,6 +904,11 @@
     });
     $("#key-form").addEventListener("submit", submitKey);
     $("#viewer-close").addEventListener("click", closeViewer);
+    $("#page-zoom").addEventListener("click", () => {
+      const fig = $("#viewer-page");
+      fig.dataset.zoom = fig.dataset.zoom === "passage" ? "page" : "passage";
+      applyZoom();
+    });
     $("#viewer").addEventListener("click", (ev) => { if (ev.target === $("#viewer")) closeViewer(); });
     document.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") { if (!$("#viewer").hidden) closeViewer(); else closeSources(); } else trapFocus(ev);
