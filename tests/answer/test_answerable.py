@@ -48,6 +48,11 @@ def test_a_sentence_carries_the_kind_only_when_the_question_does_not_already_say
     q = "What colour is the lamp on the Black Skerry?"
     assert carries_kind("A red lamp means the bar cannot be crossed.", q, AskedKind.COLOUR)
     assert not carries_kind("The Black Skerry beacon stands on a bare rock.", q, AskedKind.COLOUR)
+    assert not carries_kind("The fog horn stands two miles from the Black Skerry.", "What colour is the fog horn?",
+                            AskedKind.COLOUR)  # a name, not a colour
+    assert carries_kind("Red lamp: the bar is not to be crossed.", "What colour is the lamp?", AskedKind.COLOUR)
+    assert not carries_kind("The Black Skerry beacon stands on a bare rock.", "What colour is the fog horn?",
+                            AskedKind.COLOUR)
     n = "How many gallons may the oil store hold?"
     assert carries_kind("It holds 600 gallons.", n, AskedKind.NUMBER)
     assert carries_kind("Туман стоял тридцать один час.", "Сколько часов стоял туман?", AskedKind.NUMBER)

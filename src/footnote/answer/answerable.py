@@ -37,7 +37,7 @@ from footnote.models.protocols import Embedder
 from footnote.settings.extractive import AnswerableSettings
 from footnote.text import clean_text, fold, keywords
 
-__all__ = ["AnswerCheck", "AskedKind", "Judged", "asked_kind", "focus_words"]
+__all__ = ["AnswerCheck", "AskedKind", "Judged", "asked_kind", "carries_kind", "focus_words", "without"]
 
 
 class AskedKind(Enum):
@@ -132,7 +132,9 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
         return True
     if kind is AskedKind.COLOUR:
         qwords = {fold(w) for w in keywords(question)}
-        words = [fold(w) for w in keywords(sentence)]
+        # a capitalised colour word past the sentence's first is a name ("the Black Skerry beacon"), not a colour
+        words = [fold(w) for i, w in enumerate(re.findall(r"[^\W\d_]+", clean_text(sentence)))
+                 if i == 0 or not w[:1].isupper()]
         return any(w.startswith(c) and w not in qwords for w in words for c in _COLOURS)
     if kind is AskedKind.NUMBER:
         return carries_answer_type(sentence, question, "number") or _number_word(sentence, question)
@@ -225,7 +227,7 @@ class AnswerCheck:
         question without that word; one that lacks it is as like it, or more."""
         if c.row < 0 or c.sim is None:
             return missing
-        qv = self._queries([_without(question, w) for w in missing])
+        qv = self._queries([without(question, w) for w in missing])
         sv = vecs[c.row]
         return tuple(w for w, v in zip(missing, qv, strict=True) if c.sim - float(v @ sv) < floor)
 
@@ -247,7 +249,7 @@ class AnswerCheck:
         return [out[t] for t in texts]
 
 
-def _without(question: str, word: str) -> str:
+def without(question: str, word: str) -> str:
     """``question`` with ``word`` (every occurrence, as a whole word) taken out."""
     out = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", " ", question)
     return " ".join(out.split())
