@@ -14,7 +14,8 @@ from footnote.answer.particulars import (
 )
 
 PASSAGE = ("The lens came from Paris in 1887 and was carried up by Ada Penhallow and Howard Quayle. The Panthers gave "
-           "up 308 points and had four Pro Bowl selections. The fog lasted thirty-one hours on 11 November.")
+           "up 308 points and had four Pro Bowl selections. The fog lasted thirty-one hours on 11 November. In the 1930s the "
+           "town had 281,754 inhabitants.")
 
 
 def _missing(claim: str, passage: str = PASSAGE, extra: tuple[str, ...] = ()) -> list[str]:
@@ -28,6 +29,7 @@ def _missing(claim: str, passage: str = PASSAGE, extra: tuple[str, ...] = ()) ->
     "The fog lasted 31 hours, until 11 November.",  # a number the passage writes in words; its month
     "Туман стоял 31 час, до 11 ноября.",  # the month in Russian
     "The Marrowick keepers carried the lens.",  # a name the source's title carries
+    "В 1930-х годах в городе было 281 754 жителя.",  # a number grouped another way; a decade
 ])
 def test_what_the_passage_carries_in_any_script_or_in_words_is_carried(claim: str) -> None:
     assert _missing(claim, extra=("Marrowick Light",)) == [], claim

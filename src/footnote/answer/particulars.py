@@ -162,6 +162,19 @@ _OPENING = re.compile(r"^[\s\-–—*•>#\d.)(\"'«“„‘]*")
 _SENTENCE_START = re.compile(r"(?:[.!?…:;]\s+|\n\s*|[(«\"“]\s*)$")
 
 
+# a number written with thousands separators: "281,754", "281 754", "2 818" (one number, whichever way it is grouped)
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?![\d]|[.,]\d)")
+
+
+def _join(m: re.Match[str]) -> str:
+    return re.sub(r"\D", "", m.group(0))
+
+
+def _grouped(text: str) -> set[str]:
+    """The numbers of ``text`` written with thousands separators, joined (``281,754`` → ``281754``)."""
+    return {_join(m).lstrip("0") or "0" for m in _GROUPED.finditer(text)}
+
+
 def _skeletons(word: str) -> set[str]:
     sk = name_skeleton(word)
     bare = sk[0] + sk[1:].replace("v", "") if sk else sk
@@ -180,6 +193,7 @@ class PassageParticulars:
     foreign_names: frozenset[tuple[str, str]]  # … and (script, skeleton) of every word, for a name in another script
     planted: frozenset[str]
     words: frozenset[str]  # every folded word of its evidence (not of its instructions)
+    script: str = "latn"  # the script most of its letters are in
 
 
 @dataclass(frozen=True)
@@ -202,7 +216,10 @@ def passage_particulars(text: str, extra: Iterable[str] = ()) -> PassageParticul
     planted_text = " ".join(s for s in sents if is_instruction(s))
     ev = " ".join(evidence)
     toks = tokenize(ev)
-    nums = {t for t in toks if t.isdigit()} | {t.lstrip("0") or "0" for t in toks if t.isdigit()} | number_words(ev)
+    digits = re.findall(r"\d+", ev)  # also inside a token: "1930s", "4th", "1930-х"
+    nums = set(digits) | {t.lstrip("0") or "0" for t in digits} | _grouped(ev) | number_words(ev)
+    cyr = sum(1 for ch in ev if "\u0400" <= ch <= "\u04ff")
+    latn = sum(1 for ch in ev if ch.isascii() and ch.isalpha())
     words = [w for w in _WORD.findall(ev) if len(w) >= 2]
     names: set[tuple[str, str]] = set()
     for w in words:
@@ -213,14 +230,14 @@ def passage_particulars(text: str, extra: Iterable[str] = ()) -> PassageParticul
     ev_words = set(toks)
     planted = {t for t in tokenize(planted_text) if len(t) >= 4 and t not in _STOPS and not t.isdigit()} - ev_words
     return PassageParticulars(frozenset(nums), frozenset(_months(ev, claim=False)), frozenset(sk for _, sk in names if sk),
-                              frozenset(n for n in names if n[1]), frozenset(planted), frozenset(ev_words))
+                              frozenset(n for n in names if n[1]), frozenset(planted), frozenset(ev_words),
+                              "cyrl" if cyr > latn else "latn")
 
 
 def claim_particulars(claim: str) -> ClaimParticulars:
     """The numbers (digits), months and proper names of a claim (its ``[n]`` markers already removed)."""
     text = _fold(claim)
-    toks = tokenize(text)
-    nums = {t.lstrip("0") or "0" for t in toks if t.isdigit()}
+    nums = {m.group(0).lstrip("0") or "0" for m in re.finditer(r"\d+", _GROUPED.sub(_join, text))}
     start = _OPENING.match(text)
     body_from = start.end() if start else 0
     names: list[tuple[str, frozenset[str]]] = []
@@ -293,12 +310,16 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def missing_particulars(claim: ClaimParticulars, cited: Iterable[PassageParticulars], *,
-                        planted: frozenset[str] = frozenset(), background: frozenset[str] = frozenset()) -> list[str]:
+                        planted: frozenset[str] = frozenset(), background: frozenset[str] = frozenset(),
+                        cross_script_names: str = "one") -> list[str]:
     """What the claim states that none of its cited passages carries, by kind: ``number``, ``date``,
     ``name``; ``instruction`` when it repeats a content word only a cited passage's instructions carry (or
     ``planted``: only the instructions of the turn's passages); ``background`` when it repeats one only the turn's
     background notes carry (``background``: their words that no passage of the turn carries). Empty when every
-    particular is carried."""
+    particular is carried. A name written in the script of a cited passage's text must be carried; of the names
+    written in another script (a translation: capitalised words that are names in one language and common words
+    in the other — "Super Bowl" / "Суперкубок", "Executive Vice President" — and transliterations a skeleton
+    misses) ``cross_script_names`` says how many must be: ``all``, ``half`` or ``one``."""
     cs = list(cited)
     nums = frozenset().union(*(c.numbers for c in cs)) if cs else frozenset()
     months = frozenset().union(*(c.months for c in cs)) if cs else frozenset()
@@ -310,7 +331,11 @@ def missing_particulars(claim: ClaimParticulars, cited: Iterable[PassageParticul
         out.append("number")
     if claim.months - months:
         out.append("date")
-    if any(not _name_carried(sks, sc, cs) for (_, sks), sc in zip(claim.names, claim.scripts, strict=True)):
+    own = {c.script for c in cs}
+    same = [_name_carried(sks, sc, cs) for (_, sks), sc in zip(claim.names, claim.scripts, strict=True) if sc in own]
+    other = [_name_carried(sks, sc, cs) for (_, sks), sc in zip(claim.names, claim.scripts, strict=True) if sc not in own]
+    need = {"all": len(other), "half": (len(other) + 1) // 2, "one": min(1, len(other))}.get(cross_script_names, len(other))
+    if not all(same) or sum(other) < need:
         out.append("name")
     if claim.words & (planted | turn_planted):  # (``planted`` is already less every passage's words)
         out.append("instruction")

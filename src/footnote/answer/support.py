@@ -268,7 +268,8 @@ class SupportScorer:
         if not self.settings.particulars:
             return ()
         t = turn or TurnWords()
-        return tuple(missing_particulars(claim_particulars(claim), cited, planted=t.planted, background=t.background))
+        return tuple(missing_particulars(claim_particulars(claim), cited, planted=t.planted, background=t.background,
+                                         cross_script_names=self.settings.cross_script_names))
 
     def turn_words(self, passages: Sequence[CitedPassage], background: Sequence[str] = ()) -> TurnWords:
         """The words a model's claim may not take from the turn: those only the instructions planted in the turn's

@@ -59,6 +59,12 @@ class SupportSettings(_Frozen):
         "proper name of a sentence to be carried by a passage it cites (or its source's title or address), names "
         "compared across scripts on a consonant skeleton; off: the score alone decides."
     )
+    cross_script_names: Literal["all", "half", "one"] = Field(
+        "one", description="Of a sentence's names written in another script than the passages it cites (a translation), "
+        "how many a cited passage must carry: 'all', 'half' or 'one' (names in the passages' own script must all be): "
+        "capitalised words are names in one language and common words in the other ('Super Bowl' / 'Суперкубок'); "
+        "what each costs on faithful translations: docs/answering.md."
+    )
 
     def thresholds(self, embedder: str) -> SupportThresholds:
         return self.by_embedder.get(embedder) or self.by_embedder[self.uncalibrated_fallback]
