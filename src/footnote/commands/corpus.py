@@ -48,11 +48,12 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
     kinds = ctx.settings.corpus.kinds
     if kind is not None and kind not in kinds:
         raise UsageError(f"--kind {kind!r} is not a known kind (known: {', '.join(kinds)})")
-    missing = [p for p in paths if not p.exists() and not p.is_symlink()]
+    missing = [(p, why) for p in paths if (why := _unreadable(p))]
     if paths and len(missing) == len(paths) and not prune:  # nothing to read (with --prune a gone path is
         # how a removed file's sources are pruned): say so before a store file is created
-        raise InputError(", ".join(str(p) for p in missing),
-                         "no such file or directory; nothing was ingested and no store was created")
+        reasons = "; ".join(dict.fromkeys(why for _, why in missing))
+        raise InputError(", ".join(str(p) for p, _ in missing),
+                         f"{reasons}; nothing was ingested and no store was created")
     display = StageDisplay(sys.stderr, say_searchable=not ctx.as_json)
     with ctx.engine(create=True) as engine:
         try:
@@ -181,3 +182,12 @@ def status(ctx: Ctx) -> None:
 def register(group: click.Group) -> None:
     group.add_command(ingest)
     group.add_command(status)
+
+
+def _unreadable(p: Path) -> str | None:
+    """Why ``p`` cannot be read as given (None: it exists, or is a symlink the ingest will speak of): no such
+    file, or the system's own reason (a name longer than it allows)."""
+    try:
+        return None if p.exists() or p.is_symlink() else "no such file or directory"
+    except OSError as e:
+        return (e.strerror or str(e)).lower()

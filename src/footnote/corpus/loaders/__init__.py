@@ -102,7 +102,14 @@ def iter_files(
             out.append((f, root))
 
     for p in map(Path, paths):
-        if p.is_dir():
+        try:
+            is_dir = p.is_dir()
+        except OSError as e:  # a name the system cannot take (ENAMETOOLONG): the file's own error says so
+            if refused is not None:
+                refused.append((p, f"cannot be read: {e.strerror or e}"))
+                continue
+            is_dir = False
+        if is_dir:
             for f in sorted(p.rglob("*")):
                 if _hidden(f, p) or f.name.split(".")[0].lower() in skip:
                     continue
@@ -165,7 +172,11 @@ def load_entries(
     ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent,
                       collection=collection, known_ids=known_ids or {}, audio=audio)
     suffix = path.suffix.lower()
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as e:  # e.g. a name longer than the system allows
+        raise InputError(path, f"cannot be read: {e.strerror or e}") from e
+    if not exists:
         raise InputError(path, "no such file or directory")
     if suffix in JSONL_SUFFIXES:
         yield from load_jsonl_entries(path, ctx)
