@@ -184,10 +184,30 @@ def test_sigterm_and_ctrl_c_exit_130_without_aborted(tmp_path: Path) -> None:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert proc.stdout is not None
-            assert "serving" in proc.stdout.readline()
+            line = proc.stdout.readline()
+            assert "serving" in line
+            _wait_until_answering(line.split("serving ", 1)[1].split()[0])  # the signal lands on a running server
             proc.send_signal(sig)
             _out, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
         assert proc.returncode == 130, (sig, err)
         assert "Aborted!" not in err and "interrupted" in err
+
+
+def _wait_until_answering(url: str, timeout_s: float = 90.0) -> None:
+    """Poll ``url`` until the server answers (any HTTP status): "serving" is printed before uvicorn has started,
+    and on a loaded machine a signal sent in between was seen to leave the process running."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"{url} did not answer within {timeout_s} s")
