@@ -180,8 +180,10 @@ def test_sigterm_and_ctrl_c_exit_130_without_aborted(tmp_path: Path) -> None:
     subprocess.run([*cli, "ingest", str(tmp_path / "a.md"), "--store", str(db), "--embedder", "hash"], env=env,
                    check=True, capture_output=True, timeout=120)
     for sig in (signal.SIGINT, signal.SIGTERM):
+        # a pytest-xdist worker runs with SIGINT ignored, and a child inherits that: give it a terminal's default
         proc = subprocess.Popen([*cli, "serve", "--store", str(db), "--no-demo", "--port", "0"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline()
