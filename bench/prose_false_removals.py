@@ -14,12 +14,11 @@ whose notes are every passage it was shown). Prints the answers checked, the men
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from footnote.answer.prose import Carried, ProseChecker
 from footnote.answer.types import Note
-from footnote.eval.questions import load_questions
+from footnote.eval.questions import question_texts
 from footnote.eval.runner import prepare_engine
 from footnote.settings import load_settings
 
@@ -36,11 +35,7 @@ def main() -> None:
     ns = ap.parse_args()
     config = ROOT / "demo/footnote.toml" if ns.corpus == ROOT / "demo" else None
     settings = load_settings(config, **{"embedder.name": ns.embedder})
-    if ns.questions.suffix == ".json":
-        data = json.loads(ns.questions.read_text(encoding="utf-8"))["questions"]
-        questions = [q["question"] for q in data][: ns.limit]
-    else:
-        questions = [q.question for q in load_questions(ns.questions, limit=ns.limit)]
+    questions = question_texts(ns.questions, limit=ns.limit)
     engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)
     checked = removed = 0
     names: list[tuple[str, str]] = []

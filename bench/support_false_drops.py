@@ -30,7 +30,7 @@ from pathlib import Path
 
 from footnote.answer.support import CitedPassage, SupportScorer
 from footnote.answer.units import CITE, is_introducer, split_units
-from footnote.eval.questions import load_questions
+from footnote.eval.questions import question_texts
 from footnote.eval.runner import prepare_engine
 from footnote.settings import load_settings
 from footnote.text import split_sentences
@@ -120,11 +120,7 @@ def main() -> None:
     ns = ap.parse_args()
     config = ROOT / "demo/footnote.toml" if ns.corpus == ROOT / "demo" else None
     settings = load_settings(config, **{"embedder.name": ns.embedder})
-    if ns.questions.suffix == ".json":
-        data = json.loads(ns.questions.read_text(encoding="utf-8"))["questions"]
-        questions = [q["question"] for q in data][: ns.limit]
-    else:
-        questions = [q.question for q in load_questions(ns.questions, limit=ns.limit)]
+    questions = question_texts(ns.questions, limit=ns.limit)
     if ns.translations is not None and ns.limit == 0:
         questions = []
     engine, _ = prepare_engine(settings, [ns.corpus], out_dir=ns.out, progress=False)

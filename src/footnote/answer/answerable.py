@@ -200,12 +200,16 @@ class AnswerCheck:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         best: Judged | None = None
+        note_terms: dict[str, set[str]] = {}  # a passage's terms, read once however many of its sentences are judged
         for i, c in enumerate(chosen[: s.sentences]):
             missing = tuple(w for w in focus if not self._lexical(w, c) and not subject(w, c.lang))
             if missing and floor is not None and vecs is not None:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
             if missing:  # a word the sentence's own passage carries elsewhere (its heading, a sentence before)
-                note = set(self.scorer.terms(c.note.fragment.text, c.lang))
+                f = c.note.fragment
+                if f.id not in note_terms:
+                    note_terms[f.id] = set(self.scorer.terms(f.text, c.lang))
+                note = note_terms[f.id]
                 missing = tuple(w for w in missing if not set(self.scorer.terms(w, c.lang)) <= note)
             carries = carries_kind(c.text, question, kind)
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0

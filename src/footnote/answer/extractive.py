@@ -188,7 +188,8 @@ class SentenceRanker:
         sims = self._similarities(question, cands, stopped)
         info["embedded"] = sims is not None
         info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
-        self._score(question, qlang, cands)
+        note_terms = _note_terms(cands)
+        self._score(question, qlang, cands, note_terms)
         cands.sort(key=lambda c: (-c.score, c.rank, c.position))
         best = cands[0]
         min_sim = self.min_similarity()
@@ -232,7 +233,7 @@ class SentenceRanker:
             if why:
                 info["continuation"] = why
         if a.extractive.answerable.enabled:
-            judged = self.check.judge(question, qlang, ranked, self._subject(cands), sims)
+            judged = self.check.judge(question, qlang, ranked, self._subject(note_terms), sims)
             info["answerable"] = judged.to_info()
             if not judged.answers:
                 info["declined"] = "no chosen sentence answers the question"
@@ -301,7 +302,7 @@ class SentenceRanker:
             c.sim, c.row = float(s), i
         return vecs
 
-    def _score(self, question: str, qlang: str, cands: list[Cand]) -> None:
+    def _score(self, question: str, qlang: str, cands: list[Cand], by_note: Mapping[int, set[str]]) -> None:
         a = self.settings
         qnums = numbers(question)
         qnames = cross_script_names(question)
@@ -310,9 +311,6 @@ class SentenceRanker:
         focus = focus_word(question)
         kind = answer_type(question) if a.extractive.type_weight else None
         df: dict[str, int] = {}
-        by_note: dict[int, set[str]] = {}
-        for c in cands:
-            by_note.setdefault(c.note.n, set()).update(c.terms)
         for terms in by_note.values():
             for t in terms:
                 df[t] = df.get(t, 0) + 1
@@ -342,13 +340,11 @@ class SentenceRanker:
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
             )
 
-    def _subject(self, cands: list[Cand]) -> Callable[[str, str], bool]:
+    def _subject(self, by_note: Mapping[int, set[str]]) -> Callable[[str, str], bool]:
         """Whether a word is the collection's own subject in this turn: at least ``names.common_share`` of the
-        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it."""
+        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it.
+        ``by_note``: the candidates' terms by note (:func:`_note_terms`)."""
         a = self.settings.extractive.names
-        by_note: dict[int, frozenset[str]] = {}
-        for c in cands:
-            by_note[c.note.n] = by_note.get(c.note.n, frozenset()) | c.terms
         enough = len(by_note) >= a.common_min_notes
 
         def subject(word: str, lang: str) -> bool:
@@ -434,6 +430,15 @@ class SentenceRanker:
             if len(out) >= a.extractive.address.sentences:
                 break
         return out
+
+
+def _note_terms(cands: Sequence[Cand]) -> dict[int, set[str]]:
+    """The terms of a turn's candidate sentences, by note: the notes' term counts for the scores and the
+    collection's subject for the answer-level check."""
+    by_note: dict[int, set[str]] = {}
+    for c in cands:
+        by_note.setdefault(c.note.n, set()).update(c.terms)
+    return by_note
 
 
 def select_sentences(

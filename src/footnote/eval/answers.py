@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from footnote.answer.types import AbstentionReason, Answer, AnswerMode
 from footnote.eval.judge import judge_inputs
 from footnote.eval.metrics import auroc, mean, percentile
+from footnote.eval.metrics import rounded as _r
 from footnote.eval.support import SupportScorer, support_cell, support_fields
 from footnote.eval.table import aligned
 from footnote.text import fold
@@ -168,10 +169,6 @@ def answer_level_auroc(outcomes: Sequence[Outcome]) -> dict[str, Any]:
                                         [p[1] for p in pos + [q for q in pts if q[2] == c]])) for c in cats},
         }
     return out
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
 
 
 def _cell(outcomes: Sequence[Outcome]) -> dict[str, Any]:

@@ -119,3 +119,10 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def rounded(x: float | None, nd: int = 4) -> float | None:
+    """``x`` rounded to ``nd`` places for a report; None (and NaN) stay None."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return round(float(x), nd)

@@ -117,3 +117,16 @@ def stratified_limit(questions: Sequence[Question], limit: int) -> list[Question
                 chosen.append(idx[depth])
         depth += 1
     return [questions[i] for i in sorted(chosen)]
+
+
+def question_texts(path: str | Path, *, limit: int | None = None) -> list[str]:
+    """The questions of a question file (:func:`load_questions`), or of the demo's ``questions.json``
+    (``{"questions": [{"question": …}, …]}``): the texts only, the first ``limit``."""
+    p = Path(path)
+    if p.suffix == ".json":
+        import json
+
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("questions"), list):
+            return [str(q["question"]) for q in data["questions"]][:limit]
+    return [q.question for q in load_questions(p, limit=limit)]

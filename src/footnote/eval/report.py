@@ -37,16 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from footnote.eval.metrics import abstention_pr, auroc, crag_points, mean, mrr, percentile, recall_at_k
+from footnote.eval.metrics import rounded as _r
 from footnote.eval.rounds import auroc_round1, rounds_cell
 from footnote.eval.runner import Outcome
 
 RECALL_KS = (1, 5, 16)
-
-
-def _r(x: float | None, nd: int = 4) -> float | None:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return None
-    return round(float(x), nd)
 
 
 def cell_metrics(outcomes: Sequence[Outcome]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from footnote.eval.metrics import auroc, first_hit_rank, percentile, recall_at_k
+from footnote.eval.metrics import rounded as _r
 from footnote.retrieve.types import SearchResult
 
 ROUND_STAGE = "round2"
@@ -35,10 +36,6 @@ def round_effect(result: SearchResult, gold: Sequence[str]) -> dict[str, Any]:
             "rank_before": first_hit_rank(before, gold),
         }
     return {}
-
-
-def _r(x: float | None, nd: int = 4) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), nd)
 
 
 def rounds_cell(effects: Sequence[Mapping[str, Any]], ranks: Sequence[int | None], has_gold: Sequence[bool],
