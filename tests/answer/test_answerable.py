@@ -119,3 +119,17 @@ def test_a_near_miss_is_declined_before_a_model_planner_is_called(build_engine: 
     assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
     b = eng.ask("In which year was the Marrowick Light built on the headland?")  # answered: the planner is asked
     assert len(srv.requests_for("planner-m")) == 1 and b.model_calls == 1
+
+
+def test_a_very_long_question_costs_a_bounded_number_of_embeddings(build_engine: Any) -> None:
+    """Each focus word a sentence lacks verbatim costs one query embedding: a 2,000-character question of
+    made-up words would cost hundreds. At most ``max_ablated_words`` are judged by meaning; the rest are missing."""
+    eng = build_engine(**{**LEXICAL_FLOOR, "answer.extractive.answerable.max_ablated_words": 5,
+                          "answer.extractive.min_overlap": 0.01, "answer.extractive.min_terms": 1})
+    filler = " ".join(f"zq{i}x" for i in range(12))
+    a = eng.ask(f"How many gallons of paraffin may the oil store hold {filler}?")
+    outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
+    judged = outline.info["answerable"]  # the check ran, and found the made-up words missing
+    assert judged["answers"] is False and len(judged["missing"]) >= 7
+    assert len(eng.answerer.ranker.check._queries_cache) <= 5  # the question less each of at most five words
+    assert a.mode is AnswerMode.NOT_FOUND

@@ -231,9 +231,10 @@ class AnswerCheck:
         question without that word; one that lacks it is as like it, or more."""
         if c.row < 0 or c.sim is None:
             return missing
-        qv = self._queries([without(question, w) for w in missing])
+        judged, beyond = missing[: self.settings.max_ablated_words], missing[self.settings.max_ablated_words:]
+        qv = self._queries([without(question, w) for w in judged])
         sv = vecs[c.row]
-        return tuple(w for w, v in zip(missing, qv, strict=True) if c.sim - float(v @ sv) < floor)
+        return tuple(w for w, v in zip(judged, qv, strict=True) if c.sim - float(v @ sv) < floor) + beyond
 
     def _queries(self, texts: list[str]) -> list[np.ndarray]:
         """Query vectors of ``texts`` through a bounded cache shared by turns."""

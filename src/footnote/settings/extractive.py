@@ -145,6 +145,10 @@ class AnswerableSettings(_Frozen):
         "0.25: one of four to seven).",
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    max_ablated_words: int = Field(
+        24, ge=1, description="Focus words at most that are judged by meaning (one query embedding each, per turn); "
+        "further words a sentence does not carry verbatim count as missing. Bounds what a very long question costs.",
+    )
     query_cache: int = Field(
         4096, ge=0, description="Question variants (a question less one word) whose vectors are kept in memory between turns.")
 
