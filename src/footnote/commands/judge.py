@@ -27,14 +27,14 @@ def judge(ctx: Ctx, run_dir: Path | None, compare: tuple[Path, Path] | None) -> 
     if not js.configured:
         raise ConfigError("models.judge is not configured: set models.judge.base_url and models.judge.model")
     js = js.model_copy(update={"temperature": 0.0})
-    model = make_chat_model("judge", js)
+    model = make_chat_model("judge", js, ctx.settings.models)
     attempts = ctx.settings.judge.attempts
     if compare is not None:
-        section = compare_runs(model, js.model, compare[0], compare[1], attempts=attempts)
+        section = compare_runs(model, js.model or model.name, compare[0], compare[1], attempts=attempts)
         key, where = "judge_compare", compare[0]
     else:
         assert run_dir is not None
-        section = judge_run(model, js.model, run_dir, attempts=attempts,
+        section = judge_run(model, js.model or model.name, run_dir, attempts=attempts,
                             faithful_min=ctx.settings.judge.faithful_min_score,
                             supported_min=ctx.settings.judge.supported_share_min)
         key, where = "judge", run_dir

