@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace as dc_replace
@@ -238,15 +239,43 @@ class Engine:
         wait: bool = True,
         workers: int | None = None,
         transcribe: bool | None = None,
+        warm_sentences: bool = True,
     ) -> IngestReport:
-        """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning.
+        """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning, then
+        (``warm_sentences``) the sentence vectors searches compare with (:meth:`warm_sentences`).
         ``transcribe`` (None: ``settings.asr.enabled``) recognises the speech of audio without a transcript."""
         from footnote.corpus.ingest import Ingestor
 
-        return Ingestor(self.settings, self.store, self.embedder).run(
+        report = Ingestor(self.settings, self.store, self.embedder).run(
             paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio,
             events=events, wait=wait, workers=workers, transcribe=transcribe
         )
+        if warm_sentences and wait and not report.interrupted:
+            report = self.warm_sentences(report)
+        return report
+
+    def warm_sentences(self, report: IngestReport) -> IngestReport:
+        """Once every fragment has its vector: the sentence vectors the gate and the extractive answer compare a
+        question with, made now rather than by the first searches that touch each passage
+        (``backlog.warm_sentences_max_fragments``). Ctrl-C stops it: what is made is kept, the rest is made on use."""
+        cap = self.settings.backlog.warm_sentences_max_fragments
+        if self.embedder is None or cap <= 0:
+            return report
+        stats = self.store.stats()
+        if stats.fragments > cap:
+            return dc_replace(report, sentences_skipped=f"{stats.fragments:,} fragments > "
+                                                        f"backlog.warm_sentences_max_fragments ({cap:,})")
+        if self.store.backlog().pending:
+            return dc_replace(report, sentences_skipped="fragments still wait for vectors")
+        t0 = time.perf_counter()
+        skipped = ""
+        made = 0
+        try:
+            made = self.answerer.warm_sentences(self.store, cap)
+        except KeyboardInterrupt:
+            skipped = "interrupted (the rest are made when first used)"
+        return dc_replace(report, sentences_warmed=made, sentences_seconds=time.perf_counter() - t0,
+                          sentences_skipped=skipped)
 
     def embed_backlog(
         self, *, progress: EmbedProgressSink | None = None, workers: int | None = None,

@@ -100,6 +100,21 @@ def test_a_number_date_or_name_no_cited_passage_carries_is_unsupported(store: Se
     assert why in data["trace"]["unsupported_sentences"][0]["why"]
 
 
+@pytest.mark.parametrize("echo", [
+    f"When do the Marrowick keepers start the fog horn {ALL}?",
+    f"Когда смотрители Марровика включают туманный горн? {ALL}",
+])
+def test_a_question_the_model_writes_is_no_claim_and_is_removed(store: Settings, echo: str) -> None:
+    """A small local model echoed the reader's question with a citation in 4 of 34 answers (bench/local_model.py):
+    it states nothing a passage supports, however like the passage it reads."""
+    data = _ask(store, f"{echo} {LEAD}")
+    assert data["mode"] == "corpus", data["answer"]
+    for shown in (data["answer"], data["streamed"]):
+        assert "?" not in shown and "Black Skerry beacon" in shown, shown
+    [bad] = data["trace"]["unsupported_sentences"]
+    assert "question" in bad["why"]
+
+
 def test_numbers_the_passages_write_in_words_and_names_they_carry_are_kept(store: Settings) -> None:
     # the passages say "two blasts of three seconds", "twenty minutes", "the Black Skerry beacon"
     said = (f"The horn gives 2 blasts of 3 seconds each, once every minute {ALL}. The engine needs 20 minutes to raise "

@@ -133,6 +133,16 @@ class SentenceRanker:
             self._cache.vectors(self.embedder, list(texts), stopped=stopped)
         return self._cache.embedded - before
 
+    def warm_texts(self, texts: Sequence[str], stopped: Callable[[], bool] | None = None) -> int:
+        """Make (and keep in the store) the vectors of ``texts`` — the gate's sentences, split its own way
+        (:func:`~footnote.retrieve.signal.gate_sentences`), which share the store's sentence vectors by text.
+        Returns how many were embedded now."""
+        if self.embedder is None or not texts:
+            return 0
+        before = self._cache.embedded
+        self._cache.vectors(self.embedder, list(dict.fromkeys(texts)), stopped=stopped)
+        return self._cache.embedded - before
+
     def passage_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already).
         Nothing new is kept in the store: these texts include a model's answer sentences, not the corpus's."""

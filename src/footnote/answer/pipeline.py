@@ -71,6 +71,7 @@ from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import settings_secrets
+from footnote.retrieve.signal import gate_sentences
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
 from footnote.store import Store
@@ -115,8 +116,11 @@ class Answerer(Endings):
         for source in store.list_sources():
             if stop is not None and stop.is_set():
                 break
-            notes = [Note(i, f, 0.0) for i, f in enumerate(store.fragments_of(source.id), 1)]
+            fragments = store.fragments_of(source.id)
+            notes = [Note(i, f, 0.0) for i, f in enumerate(fragments, 1)]
             made += self.ranker.warm(notes, _cue_texts(notes, store.get_cues), stopped)
+            # the gate's sentences too: it splits them its own way, and a search touching a cold passage embeds them
+            made += self.ranker.warm_texts([s for f in fragments for s in gate_sentences([f], 1 << 30)], stopped)
         return made
 
     def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:

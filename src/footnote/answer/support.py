@@ -59,6 +59,8 @@ _MARK = re.compile(r"\[(\d{1,3})\]")
 _MARK_END = re.compile(r"\s*\[\d{1,3}\](?=\s*(?:\[\d{1,3}\]\s*)*[.!?…;:,)»”\"']|\s*$)")  # before punctuation / at the end
 _MARK_WS = re.compile(r"\s*\[\d{1,3}\]\s*")
 _LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
+#: a sentence that asks: ends with a question mark (Latin, full-width, Arabic, Greek), closing quotes aside
+_QUESTION = re.compile(r"[?？؟\u037e]\s*[\"'»”)]*\s*$")
 _AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
 
 
@@ -87,7 +89,8 @@ class SentenceSupport:
     sentence: str
     citations: tuple[CitationSupport, ...]
     #: what the sentence states that no passage it cites carries (``number``, ``date``, ``name``) or repeats from a
-    #: passage's planted instruction (``instruction``): each makes it unsupported, whatever its score
+    #: passage's planted instruction (``instruction``), or ``question`` (a model's sentence that asks rather than
+    #: states): each makes it unsupported, whatever its score
     missing: tuple[str, ...] = ()
 
     @property
@@ -311,15 +314,17 @@ class SupportScorer:
     def judge(self, unit: str, by_n: Mapping[int, CitedPassage], turn: TurnWords | None = None) -> SentenceSupport:
         """The verdict on one sentence of a model's answer as it streams (a unit with its ``[n]`` markers, already
         cleaned: every number a note of the turn): supported when every part of it is. The server shows it only
-        then (``support.on_unsupported``)."""
+        then (``support.on_unsupported``). A question states nothing a passage could support (a small model
+        often echoes the reader's question with a citation): it is unsupported, ``question``."""
         parts = self.score_sentences(cited_sentences(unit), by_n, turn) or [SentenceSupport(unit, ())]
-        if len(parts) == 1:
-            return parts[0]
-        bad = [p for p in parts if not p.supported]
-        if not bad:
-            return parts[0]
-        return SentenceSupport(" ".join(p.sentence for p in parts), tuple(c for p in parts for c in p.citations),
-                               tuple(dict.fromkeys(m for p in bad for m in p.why)))
+        if len(parts) == 1 or not (bad := [p for p in parts if not p.supported]):
+            verdict = parts[0]
+        else:
+            verdict = SentenceSupport(" ".join(p.sentence for p in parts), tuple(c for p in parts for c in p.citations),
+                                      tuple(dict.fromkeys(m for p in bad for m in p.why)))
+        if _QUESTION.search(_MARK.sub("", unit)):
+            return SentenceSupport(verdict.sentence, verdict.citations, (*verdict.missing, "question"))
+        return verdict
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,15 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,
                                    collection=collection, audio=audio, wait=wait, workers=workers,
-                                   transcribe=transcribe)
+                                   transcribe=transcribe, warm_sentences=False)
+            cap = ctx.settings.backlog.warm_sentences_max_fragments
+            if wait and not report.interrupted and engine.embedder is not None \
+                    and 0 < engine.store.stats().fragments <= cap:
+                display.close()
+                if not ctx.as_json:
+                    click.echo("sentence vectors: making them now, so that no reader's search waits for them "
+                               "(Ctrl-C: the rest are made when first used)…", err=True)
+                report = engine.warm_sentences(report)
         except KeyboardInterrupt:  # outside the loops that commit what is complete (e.g. a second Ctrl-C)
             display.close()
             stats = engine.store.stats()
@@ -104,6 +112,9 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             click.echo(embed_summary(report.embed))
             if report.embed.error:
                 click.echo(f"error: {report.embed.error}", err=True)
+        if report.sentences_warmed or report.sentences_skipped.startswith("interrupted"):
+            click.echo(f"sentence vectors: {report.sentences_warmed:,} made ({report.sentences_seconds:.0f} s)"
+                       + (f"; {report.sentences_skipped}" if report.sentences_skipped else ""))
         if embedding["state"] in ("embedding", "paused"):
             click.echo(f"search: {embedding['message']}")
         hint = multilingual_hint(stats.by_lang, stats.embedder, ctx.settings.corpus.multilingual_hint_min_share,

@@ -89,7 +89,8 @@ def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None 
         say(f"the store {stats.url} is empty: ingesting the demo corpus {demo} (a minute or so, once)")
         display = StageDisplay(sys.stderr, every_s=5.0)
     try:  # README files are skipped when a folder is walked
-        report = engine.ingest([demo], events=display.ingest if display is not None else None)
+        # the server makes the sentence vectors in the background once it listens (server.warm_sentences_max_fragments)
+        report = engine.ingest([demo], events=display.ingest if display is not None else None, warm_sentences=False)
     finally:
         if display is not None:
             display.close()

@@ -80,6 +80,11 @@ class IngestReport:
     lexical_seconds: float = 0.0  # from the start until every fragment was indexed (searchable)
     #: recordings whose speech this run recognised (or found recognised in the cache)
     transcribed: tuple[Transcribed, ...] = ()
+    #: sentence vectors made after the embedding, ahead of the first searches (``backlog.warm_sentences_max_fragments``)
+    sentences_warmed: int = 0
+    sentences_seconds: float = 0.0
+    #: why they were not made, when they were not ("", "too many fragments", "interrupted", …)
+    sentences_skipped: str = ""
 
     @property
     def skipped(self) -> tuple[FileNote, ...]:
@@ -139,4 +144,6 @@ class IngestReport:
                 "collections": [{"path": p, "collection": c} for p, c in self.collections],
                 "skipped": [n.to_dict() for n in self.notes if n.skipped],
                 "notes": [n.to_dict() for n in self.notes if not n.skipped], "hidden": self.hidden,
-                "transcribed": [t.to_dict() for t in self.transcribed]}
+                "transcribed": [t.to_dict() for t in self.transcribed],
+                "sentence_vectors": {"made": self.sentences_warmed, "seconds": round(self.sentences_seconds, 1),
+                                     "skipped": self.sentences_skipped}}

@@ -15,7 +15,7 @@ from footnote.records.fragments import Fragment
 from footnote.store.protocol import SentenceVectorStore
 from footnote.text import Analyzer, content_terms, split_sentences, text_stems
 
-__all__ = ["address_only", "best_sentence_cosine", "content_terms", "lexical_overlap"]
+__all__ = ["address_only", "best_sentence_cosine", "content_terms", "gate_sentences", "lexical_overlap"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,18 @@ def address_only(question: str, lang: str, aliases: Mapping[str, str], analyzer:
     return not content_terms(text, lang, analyzer)
 
 
+def gate_sentences(fragments: Sequence[Fragment], limit: int) -> list[str]:
+    """The sentences whose vectors :func:`best_sentence_cosine` compares, in the fragments' order, at most ``limit``
+    (what warming the store makes ahead of the readers: ``Answerer.warm_sentences``)."""
+    seen: dict[str, None] = {}
+    for f in fragments:
+        for s in split_sentences(f.text):
+            seen.setdefault(s, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)[:limit]
+
+
 def best_sentence_cosine(qvec: np.ndarray, fragments: Sequence[Fragment], embedder: Embedder, store: object,
                          limit: int) -> float:
     """The best cosine between the question and one sentence of ``fragments`` (at most ``limit`` sentences,
@@ -52,13 +64,7 @@ def best_sentence_cosine(qvec: np.ndarray, fragments: Sequence[Fragment], embedd
     SHA-1 of the text) when ``store`` keeps them; the missing ones are embedded as passages in one batch and
     kept. 0 with none."""
     kept = store if isinstance(store, SentenceVectorStore) else None
-    seen: dict[str, None] = {}
-    for f in fragments:
-        for s in split_sentences(f.text):
-            seen.setdefault(s, None)
-        if len(seen) >= limit:
-            break
-    texts = list(seen)[:limit]
+    texts = gate_sentences(fragments, limit)
     if not texts:
         return 0.0
     keys = {hashlib.sha1(t.encode("utf-8")).hexdigest(): t for t in texts}

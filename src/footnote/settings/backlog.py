@@ -63,3 +63,12 @@ class BacklogSettings(_Frozen):
         10, description="CPU niceness added to the server's background embedding processes (queries go first)."
     )
     serve_poll_s: float = Field(10.0, description="How often the server's background worker looks for new backlog.")
+    warm_sentences_max_fragments: int = Field(
+        2_000, ge=0,
+        description="After `footnote ingest` has embedded every fragment, it embeds the sentences the gate and the "
+        "extractive answer compare a question with (kept in the store) when the store holds at most this many "
+        "fragments, so that no reader's search makes them on first touch (what made search's slow tenth: "
+        "docs/retrieval.md, 'Sentence vectors at ingest'). It costs about three quarters of the passages' own "
+        "embedding, on one core; Ctrl-C keeps what is made. 0: never (the server makes them in the background for "
+        "stores up to server.warm_sentences_max_fragments, the searches the rest).",
+    )
