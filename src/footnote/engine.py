@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from footnote.blas import limit_blas_threads
 from footnote.errors import (
     ConfigError,
+    FootnoteError,
     InvalidQuestion,
     ModelNotInstalled,
     NotFound,
@@ -274,6 +275,9 @@ class Engine:
             made = self.answerer.warm_sentences(self.store, cap)
         except KeyboardInterrupt:
             skipped = "interrupted (the rest are made when first used)"
+        except FootnoteError as e:  # the corpus is in and embedded: a failed head start never fails the ingest
+            log.warning("sentence vectors were not made ahead: %s", e.message)
+            skipped = f"failed ({e.message}); they are made when first used"
         return dc_replace(report, sentences_warmed=made, sentences_seconds=time.perf_counter() - t0,
                           sentences_skipped=skipped)
 

@@ -128,7 +128,8 @@ def test_a_stopped_turn_stops_embedding_and_keeps_what_it_made() -> None:
 
 
 def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any) -> None:
-    eng = build_engine(**{"answer.extractive.cache.stop_check_sentences": 1})
+    # a store whose sentence vectors ingest did not make (backlog.warm_sentences_max_fragments = 0)
+    eng = build_engine(**{"answer.extractive.cache.stop_check_sentences": 1, "backlog.warm_sentences_max_fragments": 0})
     stop = threading.Event()
     ranker = eng.answerer.ranker
     emb = StopAfterFirstPiece(stop)
@@ -142,7 +143,7 @@ def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any
 
 
 def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
-    eng = build_engine()
+    eng = build_engine(**{"backlog.warm_sentences_max_fragments": 0})  # the server's warm-up, not ingest's
     ans = eng.answerer
     made = ans.warm_sentences(eng.store, 10_000)
     assert made > 0

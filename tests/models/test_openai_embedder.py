@@ -184,7 +184,8 @@ def test_wrong_dimension_during_ingest_writes_no_vector(tmp_path: Path) -> None:
     with ScriptedOpenAIServer([Reply(dim=8), Reply(dim=8), Reply(dim=9)]) as srv:
         settings = load_settings(None, **{"store.url": db, "embedder.name": "openai",
                                           "embedder.openai.base_url": [srv.base_url],
-                                          "embedder.openai.model": "m", "embedder.openai.retry_backoff_s": 0})
+                                          "embedder.openai.model": "m", "embedder.openai.retry_backoff_s": 0,
+                                          "backlog.warm_sentences_max_fragments": 0})  # one reply per passage call
         with Engine.from_settings(settings) as eng:  # binding probes the dimension once (8)
             assert eng.store.embedder_info() == ("openai/m", 8)
             first = eng.ingest([corpus])

@@ -115,6 +115,20 @@ def test_a_question_the_model_writes_is_no_claim_and_is_removed(store: Settings,
     assert "question" in bad["why"]
 
 
+def test_a_model_answer_in_its_sources_language_says_so_in_the_readers() -> None:
+    """Five of 14 Russian answers of the local model came back in English (bench/local_model.py): the reader is
+    told, in Russian; an answer in the reader's own language gets no such note."""
+    from footnote.answer.disclaimers import model_language_note
+    from footnote.answer.pipeline import _written_in
+
+    english = LEAD.replace(ALL, "[1]")
+    assert _written_in(english, "ru", ["en", "en"]) == "en"
+    assert model_language_note("ru", "en") == "Модель ответила не на языке вопроса, а на языке: английский."
+    russian = "Смотритель на вахте включает туманный горн, когда огонь Чёрной Шхеры больше не виден [1]."
+    assert _written_in(russian, "ru", ["en"]) is None and model_language_note("ru", None) is None
+    assert _written_in("Yes [1].", "ru", ["en"]) is None  # too little to tell
+
+
 def test_numbers_the_passages_write_in_words_and_names_they_carry_are_kept(store: Settings) -> None:
     # the passages say "two blasts of three seconds", "twenty minutes", "the Black Skerry beacon"
     said = (f"The horn gives 2 blasts of 3 seconds each, once every minute {ALL}. The engine needs 20 minutes to raise "

@@ -144,6 +144,10 @@ _QUOTES_IN = {
     "en": "The quoted passages are in {langs}.",
     "ru": "Цитаты приведены на языке источников: {langs}.",
 }
+_MODEL_IN = {
+    "en": "The model wrote this answer in {langs}, not in the language of your question.",
+    "ru": "Модель ответила не на языке вопроса, а на языке: {langs}.",
+}
 #: Language names for the quotes note, by the reader's language (a code not listed is shown as it is).
 _LANG_NAMES_IN: dict[str, dict[str, str]] = {
     "en": {**{code: name.capitalize() for code, name in SNOWBALL.items()}, "sa": "Sanskrit", "uk": "Ukrainian",
@@ -169,3 +173,12 @@ def quotes_language_note(lang: str, quote_langs: Sequence[str]) -> str | None:
     if not others:
         return None
     return _QUOTES_IN[lg].format(langs=language_names(others, lg))
+
+
+def model_language_note(lang: str, answer_lang: str | None) -> str | None:
+    """A note in the reader's language when a model's answer came back in another language (a small local
+    model copies its passages' language); None when it is in ``lang`` or its language is unknown."""
+    if not answer_lang or answer_lang == lang:
+        return None
+    lg = _lang(lang)
+    return _MODEL_IN[lg].format(langs=language_names([answer_lang], lg))

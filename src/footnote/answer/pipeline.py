@@ -68,7 +68,7 @@ from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, 
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, ChatModel
 from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
-from footnote.records.lang import question_lang
+from footnote.records.lang import lang_guess, question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import settings_secrets
 from footnote.retrieve.signal import gate_sentences
@@ -361,7 +361,8 @@ class Answerer(Endings):
         quoted = [ctx.by_n[int(x)].fragment.lang for x in CITE.findall(text) if x.isdigit() and int(x) in ctx.by_n]
         yield from self._finish(
             turn, text, ctx.by_n, AnswerMode.CORPUS, corpus_insufficient=False,
-            disclaimer=disclaimers.quotes_language_note(turn.lang, quoted) if how == "extractive" else None,
+            disclaimer=(disclaimers.quotes_language_note(turn.lang, quoted) if how == "extractive"
+                        else disclaimers.model_language_note(turn.lang, _written_in(text, turn.lang, quoted))),
             dropped=cleaner.dropped, removed=cleaner.removed, removed_names=cleaner.removed_mentions, notes=ctx.notes,
             removed_sentences=cleaner.removed_sentences,
         )
@@ -529,6 +530,16 @@ def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:
         n.n for n in notes
         if isinstance(n.fragment.locator, AddressLocator) and (n.fragment.locator.book, n.fragment.locator.loc) in wanted
     }
+
+
+def _written_in(text: str, reader: str, quoted: Sequence[str]) -> str | None:
+    """The language a model's answer is written in when it is one of its cited passages' and the detector is
+    sure of it (a small model copying its sources' language); else None."""
+    words = CITE.sub(" ", text)
+    if sum(ch.isalpha() for ch in words) < 40:
+        return None
+    lang, confidence = lang_guess(words, tuple(dict.fromkeys([reader, *quoted])))
+    return lang if confidence >= 0.9 and lang in quoted else None
 
 
 def _leading(ctx: Compacted) -> list[Pick]:
