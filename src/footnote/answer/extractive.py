@@ -173,12 +173,13 @@ class SentenceRanker:
     def select(
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
-        stopped: Callable[[], bool] | None = None,
+        stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
         of transcript notes by fragment id. ``stopped``: the turn's stop flag (a client that hung up),
-        checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`)."""
+        checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`). ``expired``: the turn's
+        deadline passed — sentences not embedded by then are scored by their words alone (``unembedded``)."""
         a = self.settings
         info: dict[str, object] = {"notes": len(notes)}
         if not notes:
@@ -195,8 +196,10 @@ class SentenceRanker:
             info["chosen"] = 0
             return [], info
         t0 = time.perf_counter()
-        sims = self._similarities(question, cands, stopped)
+        sims = self._similarities(question, cands, stopped, expired)
         info["embedded"] = sims is not None
+        if sims is not None and (short := int(np.count_nonzero(~sims.any(axis=1)))):
+            info["unembedded"] = short
         info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
         note_terms = _note_terms(cands)
         self._score(question, qlang, cands, note_terms)
@@ -301,12 +304,12 @@ class SentenceRanker:
         self._prep.put(key, out)
         return out
 
-    def _similarities(self, question: str, cands: list[Cand], stopped: Callable[[], bool] | None = None
-                      ) -> np.ndarray | None:
+    def _similarities(self, question: str, cands: list[Cand], stopped: Callable[[], bool] | None = None,
+                      expired: Callable[[], bool] | None = None) -> np.ndarray | None:
         if self.embedder is None:
             return None
         q = np.asarray(self.embedder.embed_queries([question]), dtype=np.float32)[0]
-        vecs = self._cache.vectors(self.embedder, [c.text for c in cands], stopped=stopped)
+        vecs = self._cache.vectors(self.embedder, [c.text for c in cands], stopped=stopped, expired=expired)
         sims = vecs @ q
         for i, (c, s) in enumerate(zip(cands, sims, strict=True)):
             c.sim, c.row = float(s), i

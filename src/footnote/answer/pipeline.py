@@ -293,13 +293,16 @@ class Answerer(Endings):
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped,
+                stopped=turn.budget.stopped, expired=turn.budget.expired,
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped,
+                stopped=turn.budget.stopped, expired=turn.budget.expired,
             )
+        if info.get("unembedded"):
+            turn.degrade(f"extractive: the turn's deadline came with {info['unembedded']} sentences not embedded; "
+                         "they were scored by their words alone")
         outline = outline_from_picks(picks)
         yield turn.stage("outline", t0, {"theses": len(outline.theses), "sentences": len(picks)}, planner="extractive", **info)
         return outline, picks
@@ -311,7 +314,7 @@ class Answerer(Endings):
         if _addressed(turn.result, notes):
             return None
         picks, info = self.ranker.select(turn.question, turn.lang, notes, cues=self._cues(turn, notes),
-                                         stopped=turn.budget.stopped)
+                                         stopped=turn.budget.stopped, expired=turn.budget.expired)
         judged = info.get("answerable")
         return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
@@ -331,7 +334,7 @@ class Answerer(Endings):
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
                 picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(turn, ctx.notes),
-                                              stopped=turn.budget.stopped)
+                                              stopped=turn.budget.stopped, expired=turn.budget.expired)
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:

@@ -40,12 +40,14 @@ class SentenceVectorCache:
         self.embedded = 0  # sentences this process embedded (tests, the bench)
 
     def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True,
-                stopped: Callable[[], bool] | None = None) -> np.ndarray:
+                stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None) -> np.ndarray:
         """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
         (and kept in the store when ``keep``: corpus sentences only, never a model's text). A text another
         turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
         checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
-        :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding)."""
+        :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding). ``expired``
+        (the turn's deadline passed) is checked as often: the texts not embedded by then get zero vectors,
+        neither kept nor remembered — the turn ends in time, scoring them by their words alone."""
         if not texts:
             return np.zeros((0, embedder.dim), np.float32)
         found: dict[str, np.ndarray] = {}
@@ -64,7 +66,7 @@ class SentenceVectorCache:
                     mine.append(t)
         if mine:
             try:
-                found.update(self._fetch(embedder, mine, keep, stopped))
+                found.update(self._fetch(embedder, mine, keep, stopped, expired))
             finally:
                 with self._lock:
                     done = [self._inflight.pop(t) for t in mine]
@@ -80,19 +82,26 @@ class SentenceVectorCache:
             else:
                 found[t] = v
         if late:
-            found.update(self._fetch(embedder, late, keep, stopped))
-        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
+            found.update(self._fetch(embedder, late, keep, stopped, expired))
+        zero = np.zeros(embedder.dim, np.float32)
+        return np.stack([np.asarray(found[t], dtype=np.float32) if t in found else zero for t in texts])
 
     def _fetch(self, embedder: Embedder, texts: list[str], keep: bool,
-               stopped: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
-        """The store's kept vectors of ``texts``, the rest embedded; all remembered."""
+               stopped: Callable[[], bool] | None = None,
+               expired: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
+        """The store's kept vectors of ``texts``, the rest embedded (until ``expired``); all remembered."""
         got = self._kept(embedder, texts)
         todo = [t for t in texts if t not in got]
         try:
-            step = self.stop_every if stopped is not None else max(1, len(todo))
+            watched = stopped is not None or expired is not None
+            step = self.stop_every if watched else max(1, len(todo))
             for i in range(0, len(todo), step):
                 if stopped is not None and stopped():
                     raise Cancelled("the client went away; the turn was stopped while embedding its sentences")
+                if expired is not None and expired():
+                    log.warning("the turn's deadline came with %d sentences not embedded: scored by their words",
+                                len(todo) - i)
+                    break
                 piece = todo[i : i + step]
                 vecs = np.asarray(embedder.embed_passages(piece), dtype=np.float32)
                 fresh = dict(zip(piece, vecs, strict=True))
