@@ -31,11 +31,20 @@ needs_model = pytest.mark.skipif(not (HAS_XLLAMACPP and INSTALLED.is_file()),
 
 
 def test_a_local_url_names_an_installed_model_or_a_file(tmp_path: Path) -> None:
-    assert resolve_gguf(f"llama-cpp://{NAME}", tmp_path) == tmp_path / NAME / GGUF
-    assert resolve_gguf("llama-cpp:///abs/m.gguf", tmp_path) == Path("/abs/m.gguf")
+    assert resolve_gguf(f"llama-cpp://{NAME}", tmp_path, [NAME]) == tmp_path / NAME / GGUF
+    assert resolve_gguf("llama-cpp:///abs/m.gguf", tmp_path, [NAME]) == Path("/abs/m.gguf")
     for bad in ("llama-cpp://", "llama-cpp://a/b.gguf", "llama-cpp://..", "llama-cpp://."):
-        with pytest.raises(ConfigError, match="installed model"):
+        with pytest.raises(ConfigError, match="local chat model"):
             resolve_gguf(bad, tmp_path, [NAME])
+
+
+def test_a_mistyped_or_foreign_model_name_is_a_startup_error_naming_the_chat_models() -> None:
+    """A stranger's typo (`llama-cpp://qwen-typo`) said "GGUF file not found … install qwen2.5-coder-1.5b" on the
+    first ask, and the speech model was offered as a chat model."""
+    for bad in ("llama-cpp://qwen-typo", "llama-cpp://whisper-base"):
+        with pytest.raises(ConfigError, match=r"no local chat model is called .*known: qwen2\.5-coder-1\.5b;") as e:
+            make_chat_models(ModelsSettings(synthesizer=ChatModelSettings(base_url=bad)))
+        assert "whisper-base;" not in str(e.value)
 
 
 def test_one_setting_makes_the_local_model_the_synthesizer_and_nothing_loads_yet(
@@ -66,7 +75,8 @@ def test_roles_naming_one_model_share_one_server() -> None:
 def test_a_missing_model_says_how_to_install_it(tmp_path: Path) -> None:
     ms = ModelsSettings(dir=str(tmp_path), synthesizer=ChatModelSettings(base_url=f"llama-cpp://{NAME}"))
     m = make_chat_models(ms)["synthesizer"]
-    expected = "make llm-local" if HAS_XLLAMACPP else "xllamacpp is not installed"
+    expected = (f"the local model {NAME} is not installed in .* \\(run `footnote models install {NAME}`" if HAS_XLLAMACPP
+                else "xllamacpp is not installed")
     with pytest.raises(ModelError, match=expected):
         m.complete([ChatMessage("user", "hi")])
     with pytest.raises(ModelError, match=expected):

@@ -168,6 +168,12 @@ def _seed_requests() -> list[tuple[str, str, Any]]:
     for odd in ("\ud800", "http://x@[::1", "a" * 5000, "\x00"):
         out.append(("POST", "/api/ask", {"question": f"fog {odd}", "stream": False}))
         out.append(("POST", "/api/ask", {"question": f"fog {odd}"}))
+    # integers past a database column's (the long run found `offset=2**63` a 500: SQLite's OverflowError)
+    lecture = quote("demo/lectures/01-lamp-and-lens.srt", safe="")
+    for big in (2**63, 2**64 + 1, 10**30):
+        out += [("GET", f"/api/conversations?offset={big}", None), ("GET", f"/api/sources?offset={big}", None),
+                ("GET", f"/api/sources/{lecture}/cues?start_ms={big}", None),
+                ("GET", f"/api/sources/{lecture}/cues?end_ms={big}", None)]
     return out
 
 

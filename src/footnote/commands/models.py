@@ -37,8 +37,8 @@ def list_models(ctx: Ctx) -> None:
         return
     for i in infos:
         state = f"installed ({', '.join(i.variants)})" if i.installed else "not installed"
-        click.echo(f"{i.name:<16} {state:<22} {_mb(i.size_bytes):>8}  {i.license:<20} {i.path}")
-        click.echo(f"{'':<16} {i.description}")
+        click.echo(f"{i.name:<20} {state:<22} {_mb(i.size_bytes):>8}  {i.license:<26} {i.path}")
+        click.echo(f"{'':<20} {i.description}")
 
 
 @models.command("install")

@@ -406,7 +406,8 @@ def make_chat_model(role: str, settings: ChatModelSettings, models: ModelsSettin
         from footnote.models.llama_local import LlamaCppChatModel, resolve_gguf
 
         ms = models or ModelsSettings()
-        path = resolve_gguf(settings.base_url, ms.dir_path, sorted(ms.split_installable))
+        path = resolve_gguf(settings.base_url, ms.dir_path,
+                            sorted(n for n, m in ms.split_installable.items() if m.runtime == "gguf"))
         shared = local.get(path) if local is not None else None
         model = LlamaCppChatModel(role, settings, path=path, shared=shared)
         if local is not None:

@@ -39,23 +39,29 @@ SCHEME = LOCAL_SCHEME
 GGUF = "model.gguf"
 
 
-def resolve_gguf(base_url: str, models_dir: Path, installable: Sequence[str] = ()) -> Path:
-    """The GGUF file a ``llama-cpp://`` URL names: an absolute path, or an installed model's name."""
+def resolve_gguf(base_url: str, models_dir: Path, installable: Sequence[str] | None = None) -> Path:
+    """The GGUF file a ``llama-cpp://`` URL names: an absolute path, or the name of a GGUF model ``footnote models
+    install`` knows (``installable``; None: any name). Anything else is a :class:`ConfigError` naming them."""
     rest = base_url[len(SCHEME):]
     if rest.startswith("/"):
         return Path(rest)
+    known = ", ".join(installable) if installable else "none"
     if not rest or "/" in rest or rest in (".", ".."):
-        known = ", ".join(installable) or "none"
-        raise ConfigError(f"{base_url!r}: expected llama-cpp:///abs/path/model.gguf or llama-cpp://NAME of an installed "
-                          f"model (installable: {known})")
+        raise ConfigError(f"{base_url!r}: expected llama-cpp:///abs/path/model.gguf or llama-cpp://NAME of a local "
+                          f"chat model (footnote models install NAME; known: {known})")
+    if installable is not None and rest not in installable:
+        raise ConfigError(f"{base_url!r}: no local chat model is called {rest!r} (known: {known}; `footnote models "
+                          "list`), and an absolute path to a GGUF file is written llama-cpp:///abs/path/model.gguf")
     return models_dir / rest / GGUF
 
 
 class LocalServer:
     """llama.cpp's server for one GGUF file in this process: started on first use, shared by roles."""
 
-    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, parallel: int = 1, batch: int = 128) -> None:
+    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, parallel: int = 1, batch: int = 128,
+                 name: str = "") -> None:
         self.path = path
+        self.name = name  # the installed model's name (llama-cpp://NAME), "" for a file named by its path
         self.batch = batch
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -84,8 +90,10 @@ class LocalServer:
         except ImportError as e:
             raise ModelError("xllamacpp is not installed: run `make llm-local` (or pip install 'footnote[llm-local]')") from e
         if not self.path.is_file():
-            raise ModelError(f"{self.path}: GGUF model file not found (install one with `make llm-local`, or "
-                             "`footnote models install qwen2.5-coder-1.5b`)")
+            if self.name:
+                raise ModelError(f"the local model {self.name} is not installed in {self.path.parent.parent} (run "
+                                 f"`footnote models install {self.name}`, or `make llm-local`)")
+            raise ModelError(f"{self.path}: GGUF model file not found")
         p = xllamacpp.CommonParams()
         p.model.path = str(self.path)
         p.n_ctx = self.n_ctx * self.parallel  # each slot gets n_ctx
@@ -125,8 +133,10 @@ class LlamaCppChatModel:
         self.settings = settings
         label = path.parent.name if path.name == GGUF else path.name
         self.name = f"llama-cpp:{label}"
+        rest = settings.base_url[len(SCHEME):]
         self.server = shared or LocalServer(path, n_ctx=settings.local_n_ctx, n_threads=settings.local_threads,
-                                            parallel=settings.local_parallel, batch=settings.local_batch)
+                                            parallel=settings.local_parallel, batch=settings.local_batch,
+                                            name="" if rest.startswith("/") else rest)
         self._http: Any = None
         self._lock = threading.Lock()
         self.calls = 0

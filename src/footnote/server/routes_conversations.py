@@ -10,6 +10,7 @@ from footnote.errors import NotFound
 from footnote.server.readers import presented_token
 from footnote.server.state import JSON, ServerState
 from footnote.store.conversations import check_conversation_id, owner_of
+from footnote.store.protocol import INT_MAX
 
 
 def make_router(state: ServerState) -> APIRouter:
@@ -25,7 +26,7 @@ def make_router(state: ServerState) -> APIRouter:
     async def list_conversations(
         request: Request,
         limit: int = Query(50, ge=1, le=max_limit, description="Conversations per page."),
-        offset: int = Query(0, ge=0, description="Conversations to skip (most recently updated first)."),
+        offset: int = Query(0, ge=0, le=INT_MAX, description="Conversations to skip (most recently updated first)."),
     ) -> JSON:
         """The reader's conversations, most recently updated first: id, title (the first question), times,
         turn count. A reader with no token (cookie or `X-Footnote-Reader`) has none."""

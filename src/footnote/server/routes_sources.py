@@ -21,6 +21,7 @@ from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.source_view import render_source
 from footnote.server.state import JSON, ServerState, error_body
 from footnote.store import Original
+from footnote.store.protocol import INT_MAX
 
 PDF = "application/pdf"
 # Types a browser could execute if opened directly: served as uploaded, but sandboxed.
@@ -123,7 +124,7 @@ def make_router(state: ServerState) -> APIRouter:
         lang: Annotated[str | None, Query(max_length=35, description="Only sources in this language.")] = None,
         collection: Annotated[str | None, Query(max_length=200, description="Only this collection.")] = None,
         limit: Annotated[int | None, Query(ge=1, le=10_000, description="At most this many (a page).")] = None,
-        offset: Annotated[int, Query(ge=0, description="Skip this many first.")] = 0,
+        offset: Annotated[int, Query(ge=0, le=INT_MAX, description="Skip this many first.")] = 0,
     ) -> JSON:
         """The stored sources (id, kind, title, language, media type, collection), ordered by id, filtered
         and paged; ``total`` counts every match."""
@@ -138,8 +139,8 @@ def make_router(state: ServerState) -> APIRouter:
     @router.get("/api/sources/{source_id:path}/cues")
     async def cues(
         source_id: str,
-        start_ms: Annotated[int, Query(ge=0, description="Only cues ending after this time.")] = 0,
-        end_ms: Annotated[int | None, Query(ge=0, description="Only cues starting before this time.")] = None,
+        start_ms: Annotated[int, Query(ge=0, le=INT_MAX, description="Only cues ending after this time.")] = 0,
+        end_ms: Annotated[int | None, Query(ge=0, le=INT_MAX, description="Only cues starting before this time.")] = None,
     ) -> JSON:
         """The timed cues of a track (its transcript), optionally those overlapping ``start_ms–end_ms``:
         the chat narrows a citation's window to the cues of the sentence it quotes."""

@@ -34,6 +34,10 @@ from footnote.records.fragments import Cue, Fragment, Source
 from footnote.store.conversations import ConversationStore
 from footnote.store.memory import MemoryStore
 
+#: The largest integer a store's column holds (SQLite's INTEGER, PostgreSQL's BIGINT): an offset or a time past it is
+#: refused at the edge (a 422), never sent to the database (SQLite raised OverflowError: a 500).
+INT_MAX = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class Hit:
