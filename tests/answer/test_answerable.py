@@ -133,3 +133,35 @@ def test_a_very_long_question_costs_a_bounded_number_of_embeddings(build_engine:
     assert judged["answers"] is False and len(judged["missing"]) >= 7
     assert len(eng.answerer.ranker.check._queries_cache) <= 5  # the question less each of at most five words
     assert a.mode is AnswerMode.NOT_FOUND
+
+
+def test_a_focus_word_in_the_passages_heading_is_carried() -> None:
+    """A stranger's "Как Карпов счищает лёд на стёклах фонаря?" was declined although Karpov's letter answers it:
+    its sentence says "Мы счищаем лёд…", and "Карпов" is in the letter's heading ("Илья Карпов — Аде Пенхеллоу …"),
+    not in the passage's text."""
+    import numpy as np
+
+    from footnote.answer.answerable import AnswerCheck
+    from footnote.answer.candidates import Cand, TermScorer
+    from footnote.answer.types import Note
+    from footnote.models.embedders import HashEmbedder
+    from footnote.records.fragments import FileLocator, Fragment
+    from footnote.settings import load_settings
+
+    text = "Мы счищаем лёд тёплой солёной водой, в которую добавляем немного спирта."
+    scorer = TermScorer()
+    settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0}})
+    check = AnswerCheck(settings.answer.extractive.answerable, HashEmbedder(8), scorer)
+    q = "Как Карпов счищает лёд на стёклах фонаря?"
+
+    def judged(section: str | None) -> Any:
+        f = Fragment("l#0", "letters/karpov.ru.md", 0, "letter", "ru", text,
+                     FileLocator("letters/karpov.ru.md", section=section), "h")
+        c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "ru")), frozenset(), "ru")
+        # the lantern's panes are the collection's subject here; no sentence vector: the words alone decide
+        return check.judge(q, "ru", [c], lambda w, lang: w in ("стёклах", "фонаря"), vecs=np.zeros((1, 8), np.float32))
+
+    without, with_heading = judged(None), judged("Илья Карпов — Аде Пенхеллоу, 15 января 1888 года")
+    assert "Карпов" in focus_words(q)
+    assert "Карпов" in without.missing and not without.answers
+    assert "Карпов" not in with_heading.missing and with_heading.answers

@@ -207,8 +207,9 @@ class AnswerCheck:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
             if missing:  # a word the sentence's own passage carries elsewhere (its heading, a sentence before)
                 f = c.note.fragment
-                if f.id not in note_terms:
-                    note_terms[f.id] = set(self.scorer.terms(f.text, c.lang))
+                if f.id not in note_terms:  # the passage with its section heading (a letter's "Karpov to Penhallow")
+                    section = getattr(f.locator, "section", None) or ""
+                    note_terms[f.id] = set(self.scorer.terms(f"{section}\n{f.text}", c.lang))
                 note = note_terms[f.id]
                 missing = tuple(w for w in missing if not set(self.scorer.terms(w, c.lang)) <= note)
             carries = carries_kind(c.text, question, kind)
