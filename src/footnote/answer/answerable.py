@@ -8,7 +8,7 @@ well. What tells it apart is what the answer would say. A chosen sentence *answe
 
 - it carries the question's **focus**: every content word of the question (less the words that only say what
   kind of thing is asked — "name", "year", "colour" — and the collection's own subject, a word most of the
-  turn's notes carry) is in the sentence, in the heading or sentence it continues, elsewhere in its passage,
+  turn's notes carry) is in the sentence, in the heading or sentence it continues, elsewhere in its passage or its section heading,
   or — across languages and paraphrase — carried by meaning: the question without the word is less like the
   sentence (``answer.extractive.answerable.ablation_drop``, fitted per embedder — ``ablation_drop_short`` for a
   question of at most ``short_focus_words`` focus words, where every word is its point; an embedder without
