@@ -165,3 +165,18 @@ def test_a_focus_word_in_the_passages_heading_is_carried() -> None:
     assert "Карпов" in focus_words(q)
     assert "Карпов" in without.missing and not without.answers
     assert "Карпов" not in with_heading.missing and with_heading.answers
+
+
+@pytest.mark.parametrize(("word", "sentence", "carried"), [
+    ("Бронкос", "The Broncos defeated the Pittsburgh Steelers in the divisional round.", True),
+    ("Клипперс", "The Los Angeles Clippers are a basketball team.", True),
+    ("Мэннинг", "Peyton Manning became the first quarterback to lead two teams.", True),
+    ("Бронкос", "The Panthers defeated the Arizona Cardinals.", False),  # another team
+    ("гимн", "Lady Gaga sang the national anthem.", False),  # not a name: meaning is the ablation's to judge
+])
+def test_a_name_written_in_another_script_is_carried(word: str, sentence: str, carried: bool) -> None:
+    """xquad's Russian questions over the English corpus: the ablation took "Бронкос" for missing from a sentence
+    about the Broncos (the question without it was *more* like the sentence), and an answered question was declined."""
+    from footnote.answer.answerable import _name_in
+
+    assert _name_in(word, sentence) is carried

@@ -31,7 +31,7 @@ from enum import Enum
 import numpy as np
 
 from footnote.answer.candidates import Cand, TermScorer
-from footnote.answer.sentences import carries_answer_type
+from footnote.answer.sentences import carries_answer_type, cross_script_names, name_skeleton, names_shared
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings.extractive import AnswerableSettings
@@ -174,6 +174,16 @@ class Judged:
         }
 
 
+def _name_in(word: str, sentence: str) -> bool:
+    """A name of the question that the sentence writes in another script or spelling (Бронкос — Broncos,
+    Клипперс — Clippers): the same consonant skeleton (:func:`~footnote.answer.sentences.name_skeleton`). The
+    ablation misread these: a question without "Бронкос" could be *more* like an English sentence about the Broncos."""
+    if not word[:1].isupper():
+        return False
+    sk = name_skeleton(word)
+    return len(sk) >= 3 and names_shared({sk}, cross_script_names(sentence)) > 0
+
+
 class AnswerCheck:
     """Judges a turn's chosen sentences (see the module docstring). Shared by concurrent turns."""
 
@@ -223,7 +233,7 @@ class AnswerCheck:
 
     def _lexical(self, word: str, c: Cand) -> bool:
         stems = set(self.scorer.terms(word, c.lang))
-        return bool(stems) and stems <= (c.terms | c.context)
+        return (bool(stems) and stems <= (c.terms | c.context)) or _name_in(word, c.text)
 
     def _by_ablation(self, question: str, missing: tuple[str, ...], c: Cand, vecs: np.ndarray,
                      floor: float) -> tuple[str, ...]:
