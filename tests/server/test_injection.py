@@ -23,6 +23,7 @@ from test_server_api import parse_sse
 from footnote.engine import Engine
 from footnote.server.app import create_app
 from footnote.settings import Settings, load_settings
+from footnote.testing.documents import text_pdf
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
@@ -80,15 +81,7 @@ TRUE = ("The tide gauge is read at every change of watch", "The tide gauge is cl
 
 
 def _pdf(path: Path, lines: list[str]) -> None:
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
-    y = 800
-    for line in lines:
-        c.drawString(20, y, line)
-        y -= 16
-    c.save()
+    text_pdf(path, lines, page="A4", top=800, left=20)
 
 
 def _planted(kind: str) -> list[str]:
