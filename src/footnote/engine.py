@@ -255,10 +255,11 @@ class Engine:
             report = self.warm_sentences(report)
         return report
 
-    def warm_sentences(self, report: IngestReport) -> IngestReport:
+    def warm_sentences(self, report: IngestReport, announce: Callable[[], None] | None = None) -> IngestReport:
         """Once every fragment has its vector: the sentence vectors the gate and the extractive answer compare a
         question with, made now rather than by the first searches that touch each passage
-        (``backlog.warm_sentences_max_fragments``). Ctrl-C stops it: what is made is kept, the rest is made on use."""
+        (``backlog.warm_sentences_max_fragments``). ``announce`` is called just before they are made (not when the
+        store is over the cap or still embedding). Ctrl-C stops it: what is made is kept, the rest is made on use."""
         cap = self.settings.backlog.warm_sentences_max_fragments
         if self.embedder is None or cap <= 0:
             return report
@@ -268,6 +269,10 @@ class Engine:
                                                         f"backlog.warm_sentences_max_fragments ({cap:,})")
         if self.store.backlog().pending:
             return dc_replace(report, sentences_skipped="fragments still wait for vectors")
+        if not stats.fragments:
+            return report
+        if announce is not None:
+            announce()
         t0 = time.perf_counter()
         skipped = ""
         made = 0

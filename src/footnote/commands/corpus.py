@@ -60,14 +60,15 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,
                                    collection=collection, audio=audio, wait=wait, workers=workers,
                                    transcribe=transcribe, warm_sentences=False)
-            cap = ctx.settings.backlog.warm_sentences_max_fragments
-            if wait and not report.interrupted and engine.embedder is not None \
-                    and 0 < engine.store.stats().fragments <= cap:
-                display.close()
-                if not ctx.as_json:
-                    click.echo("sentence vectors: making them now, so that no reader's search waits for them "
-                               "(Ctrl-C: the rest are made when first used)…", err=True)
-                report = engine.warm_sentences(report)
+            if wait and not report.interrupted:
+
+                def announce() -> None:
+                    display.close()
+                    if not ctx.as_json:
+                        click.echo("sentence vectors: making them now, so that no reader's search waits for them "
+                                   "(Ctrl-C: the rest are made when first used)…", err=True)
+
+                report = engine.warm_sentences(report, announce)
         except KeyboardInterrupt:  # outside the loops that commit what is complete (e.g. a second Ctrl-C)
             display.close()
             stats = engine.store.stats()
