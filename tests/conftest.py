@@ -86,3 +86,18 @@ def gemma_embedder(gemma_settings: Settings) -> Any:
     from footnote.models.embedders import make_embedder
 
     return make_embedder(gemma_settings.embedder, gemma_settings.models.dir_path)
+
+
+@pytest.fixture(scope="session")
+def ocr_installed() -> None:
+    """Tesseract with the project's languages (``make ocr``; ``make test`` installs it): skipped without it,
+    except under CI, where its absence is a missing install step."""
+    from footnote.corpus.ocr import Ocr
+    from footnote.errors import OcrUnavailable
+
+    try:
+        Ocr(Settings().ocr).check()
+    except OcrUnavailable as e:
+        if under_ci():
+            pytest.fail(f"{e} — under CI the OCR tests must run")
+        pytest.skip(str(e))

@@ -97,6 +97,19 @@ class ModelNotInstalled(ModelError):
     http_status = 503
 
 
+class OcrUnavailable(ModelError):
+    """Tesseract, or a language model it was asked to read with, is not installed (``make ocr``)."""
+
+    exit_code = 2
+    http_status = 503
+
+
+class OcrFailed(ModelError):
+    """Tesseract failed on a page (a crash, a page past ``ocr.page_timeout_s``): its source fails alone."""
+
+    http_status = 422
+
+
 class ModelTimeout(ModelError):
     """A model call ran past its timeout after the bounded retries."""
 

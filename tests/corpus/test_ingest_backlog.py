@@ -343,23 +343,23 @@ def test_cli_skipped_files_and_nothing_ingestible(tmp_path: Path) -> None:
     d.mkdir()
     (d / "talk.srt").write_text("1\n00:00:00,000 --> 00:00:02,000\nA lecture line.\n", encoding="utf-8")
     (d / "song.mp3").write_bytes(b"ID3\x00")
-    (d / "photo.png").write_bytes(b"\x89PNG")
+    (d / "sheet.xlsx").write_bytes(b"PK\x03\x04")
     (d / ".hidden.md").write_text("secret", encoding="utf-8")
     db = str(tmp_path / "s.db")
     code, out, err = _run(["ingest", str(d), "--store", db, "--embedder", "hash"])
     assert code == 0
     assert f"skipped: {d / 'song.mp3'}: audio without a transcript" in err
-    assert f"skipped: {d / 'photo.png'}: unsupported file type .png" in err
+    assert f"skipped: {d / 'sheet.xlsx'}: unsupported file type .xlsx" in err
     assert f"note: {d / 'talk.srt'}: transcript without audio" in out
     assert "(1 hidden file left out)" in out and "2 skipped" in out
     code, out, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--json"])
     data = json.loads(out)
-    assert {s["path"] for s in data["skipped"]} == {str(d / "song.mp3"), str(d / "photo.png")}
+    assert {s["path"] for s in data["skipped"]} == {str(d / "song.mp3"), str(d / "sheet.xlsx")}
     empty = tmp_path / "empty"
     empty.mkdir()
-    (empty / "only.png").write_bytes(b"\x89PNG")
+    (empty / "only.xlsx").write_bytes(b"PK\x03\x04")
     code, out, err = _run(["ingest", str(empty), "--store", db, "--embedder", "hash"])
-    assert code == 1 and f"nothing ingestible under {empty}" in err and "only.png" in err
+    assert code == 1 and f"nothing ingestible under {empty}" in err and "only.xlsx" in err
 
 
 def test_eval_refuses_a_store_with_backlog(hash_settings: Settings, tmp_path: Path) -> None:

@@ -247,16 +247,16 @@ def test_content_hash_covers_options(tmp_path: Path) -> None:
 def test_iter_files(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / ".hidden").mkdir()
-    for name in ("a.md", "sub/b.srt", "sub/b.mp3", "c.xhtml", ".hidden/d.md", ".e.txt", "f.pdf", "README.md",
+    for name in ("a.md", "sub/b.srt", "sub/b.mp3", "c.rtf", ".hidden/d.md", ".e.txt", "f.pdf", "README.md",
                  "sub/LICENSE.txt"):
         (tmp_path / name).write_bytes(b"x")
     got = [(f.relative_to(tmp_path).as_posix(), r) for f, r in iter_files([tmp_path])]
     assert got == [("a.md", tmp_path), ("f.pdf", tmp_path), ("sub/b.srt", tmp_path)]
     # explicit audio stands for its transcript; explicit unknown files are listed (and fail on load)
-    got2 = iter_files([tmp_path / "sub/b.mp3", tmp_path / "c.xhtml"])
-    assert got2 == [(tmp_path / "sub/b.srt", tmp_path / "sub"), (tmp_path / "c.xhtml", tmp_path)]
+    got2 = iter_files([tmp_path / "sub/b.mp3", tmp_path / "c.rtf"])
+    assert got2 == [(tmp_path / "sub/b.srt", tmp_path / "sub"), (tmp_path / "c.rtf", tmp_path)]
     with pytest.raises(InputError, match="unsupported file type"):
-        list(load_path(tmp_path / "c.xhtml", settings=S))
+        list(load_path(tmp_path / "c.rtf", settings=S))
 
 
 def test_jsonl_bad_line_entries(tmp_path: Path) -> None:

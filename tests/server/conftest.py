@@ -15,8 +15,14 @@ from pathlib import Path
 import pytest
 from serverkit import LiveServer, build_store, serving
 
-from footnote.settings import Settings
+from footnote.corpus.ingest_report import IngestStatus
+from footnote.corpus.ocr import Ocr
+from footnote.engine import Engine
+from footnote.settings import Settings, load_settings
 from footnote.testing import under_ci
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+HAVE_OCR = Ocr(Settings().ocr).available()
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +38,26 @@ def live(served_store: tuple[Path, Settings]) -> Iterator[LiveServer]:
     root, settings = served_store
     with serving(settings, root) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def archive(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Iterator[LiveServer]:
+    """A live server over one file of each archive format (tests/data/formats; a scan when Tesseract is there)."""
+    root = tmp_path_factory.mktemp("archive")
+    folder = root / "archive"
+    folder.mkdir()
+    for name in ("report.docx", "book.epub", "marrowick-light.html", "lecture.mp4"):
+        shutil.copy(FORMATS / name, folder / name)
+    if HAVE_OCR:
+        shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "phototest.tif")
+    settings = load_settings(None, **{"store.url": str(root / "store.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as engine:
+        report = engine.ingest([folder])
+        assert report.ok and report.count(IngestStatus.ADDED) == (5 if HAVE_OCR else 4), report.summary()
+        again = engine.ingest([folder])  # an unchanged folder writes nothing
+        assert again.count(IngestStatus.UNCHANGED) == report.count(IngestStatus.ADDED), again.summary()
+    with serving(settings, root) as live:
+        yield live
 
 
 # --- browser -----------------------------------------------------------------------------------

@@ -76,7 +76,8 @@ class Endings:
             loc = n.fragment.locator
             if isinstance(loc, NoteLocator):  # a pinned note: titled by itself
                 titles[n.fragment.source_id] = loc.title
-        keys = (*self.settings.answer.citation_meta_keys, "transcript_by")  # a machine transcript always says so
+        # a machine transcript and a page read by OCR always say so
+        keys = (*self.settings.answer.citation_meta_keys, "transcript_by", "ocr_confidence")
         citations = resolve(used, by_n, titles,
                             {k: {m: str(s.meta[m]) for m in keys if s.meta.get(m)} for k, s in cited.items()})
         for c in citations:

@@ -8,7 +8,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from footnote.errors import FootnoteError
-from footnote.records.fragments import Fragment, fragment_dict, locator_from_dict
+from footnote.records.fragments import (
+    FileLocator,
+    Fragment,
+    fragment_dict,
+    locator_from_dict,
+    page_confidence,
+)
 from footnote.retrieve.types import Verdict
 
 if TYPE_CHECKING:
@@ -124,6 +130,8 @@ class Citation:
             "title": self.title,
             "source_meta": dict(self.source_meta),
             "transcript": self.transcript,
+            "ocr": self.ocr_confidence is not None,
+            "ocr_confidence": self.ocr_confidence,
         }
 
     @classmethod
@@ -134,6 +142,9 @@ class Citation:
         meta = {str(k): str(v) for k, v in (d.get("source_meta") or {}).items()}
         if d.get("transcript") and "transcript_by" not in meta:
             meta["transcript_by"] = str(d["transcript"])
+        loc = d.get("locator") or {}
+        if d.get("ocr_confidence") is not None and "ocr_confidence" not in meta and loc.get("page") is not None:
+            meta["ocr_confidence"] = f"{loc['page']}:{d['ocr_confidence']}"
         frag = Fragment(fid, str(d["source_id"]), int(tail) if tail.isdigit() else 0, str(d.get("kind", "")),
                         str(d.get("lang", "")), str(d.get("text", "")), locator_from_dict(d.get("locator") or {}), "")
         return cls(int(d["n"]), frag, str(d.get("title", "")), meta)
@@ -142,6 +153,12 @@ class Citation:
     def transcript(self) -> str | None:
         """``"machine"`` when the cited text is a speech recognition (the recording is the ground truth)."""
         return self.source_meta.get("transcript_by") or None
+
+    @property
+    def ocr_confidence(self) -> float | None:
+        """The cited page's mean OCR word confidence (0-100) when the page was read by OCR, else None."""
+        loc = self.fragment.locator
+        return page_confidence(self.source_meta, loc.page) if isinstance(loc, FileLocator) else None
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,26 @@ def chunk_transcript(cues: Sequence[Cue], cfg: ChunkSettings) -> list[tuple[str,
 def _block_locator(block: Block, file: str) -> Locator:
     if block.address is not None:
         return block.address
-    return FileLocator(file=file, page=block.page, section=block.section)
+    return FileLocator(file=file, page=block.page, section=block.section, para=block.para)
+
+
+def _piece_paras(block: Block, pieces: Sequence[str]) -> list[int | None]:
+    """The number of the paragraph each packed piece starts in (``block.para`` numbers the block's first):
+    a piece opens with the start of one of the block's paragraphs or of a sentence inside one, found by
+    its first words, searched forward from the previous piece's paragraph."""
+    if block.para is None:
+        return [None] * len(pieces)
+    paras = [" ".join(p.split()) for p in _PARA.split(block.text) if p.strip()]
+    out: list[int | None] = []
+    at = 0
+    for piece in pieces:
+        head = " ".join(piece.split())[:60]
+        found = next((i for i in range(at, len(paras)) if head in paras[i]), None)
+        if found is None:  # never expected: the piece came from these paragraphs; keep the last place
+            found = at
+        at = found
+        out.append(block.para + found)
+    return out
 
 
 def chunk_document(doc: Document, settings: Settings) -> list[Fragment]:
@@ -193,9 +212,10 @@ def chunk_document(doc: Document, settings: Settings) -> list[Fragment]:
         loc = _block_locator(block, src.id)
         pieces = pack_text(block.text, cfg, paragraphs=src.media_type != "application/pdf")
         sections = _piece_sections(block, pieces) if block.section_marks else [block.section] * len(pieces)
-        for text, section in zip(pieces, sections, strict=True):
-            if isinstance(loc, FileLocator) and section != loc.section:
-                add(text, block.kind, block.lang, FileLocator(file=loc.file, page=loc.page, section=section))
+        paras = _piece_paras(block, pieces)
+        for text, section, para in zip(pieces, sections, paras, strict=True):
+            if isinstance(loc, FileLocator) and (section != loc.section or para != loc.para):
+                add(text, block.kind, block.lang, FileLocator(file=loc.file, page=loc.page, section=section, para=para))
             else:
                 add(text, block.kind, block.lang, loc)
     return frags

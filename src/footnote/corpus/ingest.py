@@ -29,13 +29,13 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from footnote.corpus.asr import Transcriber
 from footnote.corpus.chunkers import chunk_document
-from footnote.corpus.collections import SourceIndex, check_collection, default_collection
+from footnote.corpus.collections import SourceIndex, check_collection, default_collection, same_origin
 from footnote.corpus.embedding import BacklogEmbedder, EmbedProgress, EmbedReport
 from footnote.corpus.ingest_audio import (
     AudioMeter,
@@ -56,12 +56,13 @@ from footnote.corpus.ingest_report import (
     IngestStatus,
 )
 from footnote.corpus.inventory import take_inventory
-from footnote.corpus.loaders import LoadContext, iter_files, load_entries
+from footnote.corpus.loaders import LoadContext, early_hash, iter_files, load_entries
+from footnote.corpus.loaders.video import has_text_subtitles
 from footnote.corpus.notices import notice_reason
 from footnote.corpus.pairing import plan_tracks
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
-from footnote.records.fragments import Document, Fragment
+from footnote.records.fragments import Document, Fragment, Source
 from footnote.records.lang import detect_lang
 from footnote.settings import Settings
 from footnote.store.protocol import SourceWrite, Store
@@ -209,11 +210,16 @@ class Ingestor:
         plan = plan_tracks(files, self.settings, audio_found=audio_found,
                            explicit_audio=Path(audio) if audio is not None else None)
         files = plan.files
+        # a video that no transcript took but that carries its own subtitle track is a track of its own
+        subtitled = [(a, r) for a, r in audio_found if a in set(plan.unpaired_audio) and has_text_subtitles(a)]
+        if subtitled:
+            files = files + subtitled
+            plan.unpaired_audio = [a for a in plan.unpaired_audio if a not in {v for v, _ in subtitled}]
         exts = self.settings.corpus.audio_extensions
         asr_files: set[Path] = set()
         transcriber: Transcriber | None = None
         if self.settings.asr.enabled if transcribe is None else transcribe:
-            bare = bare_audio(files, plan.unpaired_audio, audio_found, exts)
+            bare = [x for x in bare_audio(files, plan.unpaired_audio, audio_found, exts) if not has_text_subtitles(x[0])]
             asr_files = {f for f, _ in bare}
             files = [x for x in files if x[0] not in asr_files] + bare  # text first: searchable sooner
             plan.unpaired_audio = []
@@ -264,6 +270,9 @@ class Ingestor:
                     is_asr = file in asr_files
                     kept = None if transcriber is None or not is_asr else unchanged_recording(
                         file, LoadContext(self.settings, kind, lang, root, name, ids.known_ids(name)), by_id, transcriber)
+                    if kept is None and not is_asr:
+                        kept = self._unchanged_scan(file, LoadContext(self.settings, kind, lang, root, name,
+                                                                      ids.known_ids(name)), by_id)
                     if kept is not None:  # recognised before, nothing changed: not recognised again
                         seen_ids[kept[0]] = label
                         entries.append(IngestEntry(label, kept[0], IngestStatus.UNCHANGED, kept[1]))
@@ -361,6 +370,17 @@ class Ingestor:
             transcribed=tuple(transcribed),
         )
 
+
+    def _unchanged_scan(self, file: Path, ctx: LoadContext, stored: Mapping[str, Source]) -> tuple[str, int] | None:
+        """(id, fragments) of the stored source of ``file`` when its content hash, known before loading (a
+        PDF, a scan: ``loaders.EARLY_HASH``), is the stored one: it is not loaded, nor read by OCR, again."""
+        sid = ctx.source_id(file)
+        src = stored.get(sid)
+        if src is None or not same_origin(src.origin, ctx.origin(file)):
+            return None
+        if early_hash(file, ctx) != src.content_hash:
+            return None
+        return sid, len(self.store.fragments_of(sid))
 
     def _consider(
         self, label: str, doc: Document, seen_ids: dict[str, str], entries: list[IngestEntry]

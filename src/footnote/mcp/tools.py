@@ -40,7 +40,8 @@ COVERAGE = {
 def source_summary(s: Source) -> dict[str, Any]:
     return {"source_id": s.id, "kind": s.kind, "title": s.title, "lang": s.lang,
             "media_type": s.media_type, "uri": SOURCE_URI + s.id,
-            "transcript": s.meta.get("transcript_by") or None}  # "machine": a speech recognition
+            "transcript": s.meta.get("transcript_by") or None,  # "machine": a speech recognition
+            "ocr": "ocr" in s.meta}  # some pages (ocr_pages) read by OCR
 
 
 def _fragment_dict(f: Fragment, title: str | None, *, cited: bool | None = None) -> dict[str, Any]:

@@ -48,11 +48,13 @@ class AddressLocator:
 
 @dataclass(frozen=True)
 class FileLocator:
-    """A place in a file: page (1-based, PDFs) and section (heading) where known."""
+    """A place in a file: page (1-based, PDFs and scans), section (heading, or heading path "A › B") and
+    paragraph (1-based, counted from the start of the document or EPUB chapter: DOCX, EPUB, HTML) where known."""
 
     file: str
     page: int | None = None
     section: str | None = None
+    para: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,10 @@ def locator_to_dict(loc: Locator) -> dict[str, Any]:
         return {"book": loc.book, "loc": loc.loc, "label": loc.label}
     if isinstance(loc, NoteLocator):
         return {"note": loc.note, "title": loc.title, "author": loc.author, "updated": loc.updated}
-    return {"file": loc.file, "page": loc.page, "section": loc.section}
+    out: dict[str, Any] = {"file": loc.file, "page": loc.page, "section": loc.section}
+    if loc.para is not None:  # only documents without pages have paragraph numbers
+        out["para"] = loc.para
+    return out
 
 
 def fragment_dict(f: Fragment) -> dict[str, Any]:
@@ -96,8 +101,24 @@ def locator_from_dict(d: Mapping[str, Any]) -> Locator:
         return AddressLocator(str(d["book"]), str(d["loc"]), str(d["label"]))
     if "note" in d:
         return NoteLocator(str(d["note"]), str(d.get("title", "")), str(d.get("author", "")), float(d.get("updated", 0.0)))
-    page = d.get("page")
-    return FileLocator(str(d["file"]), int(page) if page is not None else None, d.get("section"))
+    page, para = d.get("page"), d.get("para")
+    return FileLocator(str(d["file"]), int(page) if page is not None else None, d.get("section"),
+                       int(para) if para is not None else None)
+
+
+def page_confidence(meta: Mapping[str, str], page: int | None) -> float | None:
+    """The mean word confidence of ``page`` when the source's metadata says it was read by OCR (its
+    ``ocr_confidence``, ``"3:91.5,4:88.0"``: ``corpus/loaders/scans.py``), else None."""
+    if page is None or "ocr_confidence" not in meta:
+        return None
+    for item in meta["ocr_confidence"].split(","):
+        n, _, conf = item.partition(":")
+        if n.strip() == str(page):
+            try:
+                return float(conf)
+            except ValueError:
+                return None
+    return None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -170,6 +191,9 @@ class Block:
     #: names each fragment after the one whose heading it starts with, else the one in force before it
     #: (``section`` at the block's start).
     section_marks: tuple[str, ...] = ()
+    #: The number of the block's first paragraph in its document (DOCX, EPUB chapter, HTML; None elsewhere):
+    #: the chunker gives each fragment the number of the paragraph it starts in.
+    para: int | None = None
 
 
 @dataclass(frozen=True)

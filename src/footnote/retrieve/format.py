@@ -42,6 +42,8 @@ def format_locator(loc: Locator, title: str | None = None) -> str:
             out += f" p. {loc.page}"
         if loc.section:
             out += f" § {loc.section}"
+        if loc.para is not None:
+            out += f" ¶ {loc.para}"
         return out
     if isinstance(loc, NoteLocator):  # a pinned curated note: the editors' answer
         when = datetime.fromtimestamp(loc.updated, UTC).strftime("%Y-%m-%d") if loc.updated else ""

@@ -21,10 +21,14 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import Any
 
-from footnote.errors import InputError, NotFound
+from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS
+from footnote.corpus.ocr import Ocr, fit_scale, png_of
+from footnote.errors import InputError, NotFound, OcrFailed, OcrUnavailable
 from footnote.lifeline import bind_to_parent
 from footnote.lru import LruCache
+from footnote.settings import OcrSettings
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -114,12 +118,16 @@ class PageRenderer:
             for proc in procs:
                 proc.terminate()
 
-    def render(self, data: bytes, name: str, page: int, passage: str | None) -> RenderedPage:
+    def render(self, data: bytes, name: str, page: int, passage: str | None, *, image: bool = False,
+               ocr: OcrSettings | None = None, ocr_languages: str = "") -> RenderedPage:
+        """Page ``page`` of a stored PDF (or, with ``image``, frame ``page`` of a stored scan) as PNG with
+        ``passage`` lit. ``ocr``: how the source was read where a page has no text layer (the page is read
+        again to find the passage's word boxes)."""
         key = (hashlib.sha256(data).hexdigest(), page, passage or "")
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        job = _Job(data, name, page, passage, self.scale, self.min_words, self.max_pixels)
+        job = _Job(data, name, page, passage, self.scale, self.min_words, self.max_pixels, image, ocr, ocr_languages)
         try:
             out = self._executor().submit(render_page, job).result()
         except BrokenProcessPool:
@@ -142,6 +150,9 @@ class _Job:
     scale: float
     min_words: int
     max_pixels: int
+    image: bool = False
+    ocr: OcrSettings | None = None
+    ocr_languages: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,35 +161,40 @@ class _Failure:
     message: str
 
 
-def fit_scale(width_pt: float, height_pt: float, scale: float, max_pixels: int) -> float:
-    """``scale``, or less so that the rendered image has at most ``max_pixels`` pixels."""
-    area = max(1.0, width_pt * height_pt)
-    return min(scale, math.sqrt(max_pixels / area) * 0.999)
-
-
 def render_page(job: _Job) -> RenderedPage | _Failure:
     """Render one page (in a worker process): PNG with the passage's word runs highlighted."""
     import pypdfium2 as pdfium
     from PIL import Image, ImageDraw
 
-    try:
-        doc = pdfium.PdfDocument(job.data)
-    except pdfium.PdfiumError as e:
-        return _Failure("input", f"cannot open the stored PDF: {e}")
-    try:
-        pages = len(doc)
-        if job.page < 1 or job.page > pages:
-            return _Failure("not_found", f"{job.name} has no page {job.page} (it has {pages})")
-        page = doc[job.page - 1]
+    if job.image:
+        got = _scan_page(job)
+        if isinstance(got, _Failure):
+            return got
+        image, pages, boxes = got
+    else:
         try:
-            w, h = page.get_size()
-            scale = fit_scale(w, h, job.scale, job.max_pixels)
-            image = page.render(scale=scale).to_pil().convert("RGBA")
-            boxes = _boxes(page, job.passage, scale, job.min_words) if job.passage else []
+            doc = pdfium.PdfDocument(job.data)
+        except pdfium.PdfiumError as e:
+            return _Failure("input", f"cannot open the stored PDF: {e}")
+        try:
+            pages = len(doc)
+            if job.page < 1 or job.page > pages:
+                return _Failure("not_found", f"{job.name} has no page {job.page} (it has {pages})")
+            page = doc[job.page - 1]
+            try:
+                w, h = page.get_size()
+                scale = fit_scale(w, h, job.scale, job.max_pixels)
+                image = page.render(scale=scale).to_pil().convert("RGBA")
+                boxes = _boxes(page, job.passage, scale, job.min_words) if job.passage else []
+                if job.passage and not boxes and job.ocr is not None and _no_text(page):  # a scanned page
+                    ocr_scale = fit_scale(w, h, job.ocr.dpi / 72, MAX_PAGE_PIXELS)
+                    scan = page.render(scale=ocr_scale, grayscale=True).to_pil()
+                    k = scale / ocr_scale
+                    boxes = [(a * k, b * k, c * k, d * k) for a, b, c, d in _ocr_boxes(scan, job)]
+            finally:
+                page.close()
         finally:
-            page.close()
-    finally:
-        doc.close()
+            doc.close()
     if boxes:
         overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
         draw = ImageDraw.Draw(overlay)
@@ -192,6 +208,56 @@ def render_page(job: _Job) -> RenderedPage | _Failure:
         box = (max(0, int(min(b[0] for b in boxes)) - 2), max(0, int(min(b[1] for b in boxes)) - 2),
                min(image.width, int(max(b[2] for b in boxes)) + 3), min(image.height, int(max(b[3] for b in boxes)) + 3))
     return RenderedPage(buf.getvalue(), job.page, pages, len(boxes), image.width, image.height, box)
+
+
+def _no_text(page: object) -> bool:
+    textpage = page.get_textpage()  # type: ignore[attr-defined]
+    try:
+        return not textpage.get_text_range().strip()
+    finally:
+        textpage.close()
+
+
+def _scan_page(job: _Job) -> tuple[Any, int, list[tuple[float, float, float, float]]] | _Failure:
+    """Frame ``job.page`` of a stored image, scaled to the pixel budget, and the passage's OCR word boxes."""
+    from PIL import Image, ImageSequence, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+    try:
+        frames = ImageSequence.Iterator(Image.open(io.BytesIO(job.data)))
+        pages = sum(1 for _ in frames)
+        if job.page < 1 or job.page > pages:
+            return _Failure("not_found", f"{job.name} has no page {job.page} (it has {pages})")
+        scan = frames[job.page - 1].copy()
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as e:
+        return _Failure("input", f"cannot open the stored image: {e}")
+    boxes = _ocr_boxes(scan, job) if job.passage and job.ocr is not None else []
+    k = min(1.0, math.sqrt(job.max_pixels / max(1, scan.width * scan.height)))
+    image = scan.convert("RGBA")
+    if k < 1.0:
+        image = image.resize((max(1, int(scan.width * k)), max(1, int(scan.height * k))))
+        boxes = [(a * k, b * k, c * k, d * k) for a, b, c, d in boxes]
+    return image, pages, boxes
+
+
+def _ocr_boxes(scan: Any, job: _Job) -> list[tuple[float, float, float, float]]:
+    """The boxes (in ``scan``'s pixels) of the words of ``job.passage`` on the page, read again by OCR."""
+    if job.ocr is None or not job.passage:
+        return []
+    try:
+        dpi = scan.info.get("dpi")
+        page = Ocr(job.ocr, job.ocr_languages or None).recognise(png_of(scan), int(dpi[0]) if dpi else None)
+    except (OcrUnavailable, OcrFailed):
+        return []
+    text, at = "", []
+    for w in page.words:  # the page's words on one line, each word's place in it
+        if text:
+            text += " "
+        at.append((len(text), len(text) + len(w.text), w))
+        text += w.text
+    spans = match_spans(text, job.passage, job.min_words)
+    return [tuple(float(v) for v in w.box) for a, b, w in at  # type: ignore[misc]
+            if any(a < e and b > s for s, e in spans)]
 
 
 def _boxes(page: object, passage: str, scale: float, min_words: int) -> list[tuple[float, float, float, float]]:

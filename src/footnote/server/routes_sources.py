@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from footnote.corpus.loaders.scans import ocr_languages
 from footnote.errors import NotFound, UsageError
 from footnote.records.fragments import Source
 from footnote.server.guard import require_key_in_header
@@ -197,8 +198,9 @@ def make_router(state: ServerState) -> APIRouter:
 
         def render() -> Response:
             src = _source(source_id)
-            if src.media_type != PDF:
-                raise NotFound(f"source {source_id!r} is not a PDF ({src.media_type})")
+            scan = src.media_type.startswith("image/")
+            if src.media_type != PDF and not scan:
+                raise NotFound(f"source {source_id!r} is not a PDF or a scanned page ({src.media_type})")
             passage = q
             if fragment:
                 found = store.get_fragments([fragment])
@@ -207,7 +209,9 @@ def make_router(state: ServerState) -> APIRouter:
                 # the cited sentence when the fragment quotes it (extractive answers do), else the fragment
                 passage = q if q and quoted_in(q, found[0].text) else found[0].text
             original = _original(source_id)
-            out = state.pages.render(original.data, original.name, page, passage)
+            ocr = state.settings.ocr if "ocr" in src.meta else None  # a scan: its words are read again to light them
+            out = state.pages.render(original.data, original.name, page, passage, image=scan, ocr=ocr,
+                                     ocr_languages=ocr_languages(src.meta))
             headers = {
                 "X-Footnote-Page": str(out.page),
                 "X-Footnote-Pages": str(out.pages),

@@ -106,6 +106,8 @@ def render_source(src: Source, fragments: Sequence[Fragment], *, cited: str | No
             page = ""
             if isinstance(loc, FileLocator) and loc.page:
                 page = f'<p class="page-no">{_e(labels["page"])} {int(loc.page)}</p>'
+            elif isinstance(loc, FileLocator) and loc.para is not None:
+                page = f'<p class="page-no">¶ {int(loc.para)}</p>'
             body.append(f'{head}<section id="{_e(anchor)}" class="place place--passage">{page}{_piece(f, cited, "passage", lang)}</section>')
         i += 1
     note = f'<p class="note">{_e(labels["shown"])}</p>' if cut else ""

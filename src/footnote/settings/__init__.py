@@ -48,6 +48,7 @@ from footnote.settings.models import (
     ModelsSettings,
     SplitModel,
 )
+from footnote.settings.ocr import OcrSettings
 from footnote.settings.renamed import (
     RENAMED_PREFIXES,
     RETIRED_KEYS,
@@ -106,6 +107,7 @@ __all__ = [
     "MemoryThreshold",
     "ModelPart",
     "ModelsSettings",
+    "OcrSettings",
     "OpenAIEmbedderSettings",
     "PostgresSettings",
     "RerankSettings",

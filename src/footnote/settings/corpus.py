@@ -53,8 +53,9 @@ class CorpusSettings(_Frozen):
         "hour field of 20 digits is a typo, not a recording.",
     )
     audio_extensions: tuple[str, ...] = Field(
-        (".mp3", ".ogg", ".opus", ".m4a", ".wav"),
-        description="Audio files that pair with a transcript of the same stem to make one track.",
+        (".mp3", ".ogg", ".opus", ".m4a", ".wav", ".mp4", ".webm", ".mkv", ".mov"),
+        description="Recordings — audio, and video (.mp4 .webm .mkv .mov: its sound is what is recognised) — that pair "
+        "with a transcript of the same stem to make one track, or are recognised with --transcribe.",
     )
     transcript_preference: tuple[str, ...] = Field(
         (".srt", ".vtt", ".json"),

@@ -35,6 +35,7 @@ USER_SURFACE: dict[str, tuple[str, ...]] = {
     "support": ("in_trace",),
     "judge": ("attempts",),
     "asr": ("enabled", "model", "language", "beam_size", "threads", "nice"),
+    "ocr": ("enabled", "languages", "dpi", "workers", "script_retry_below"),
 }
 
 #: every user key, dotted

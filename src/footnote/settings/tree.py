@@ -18,6 +18,7 @@ from footnote.settings.memory import MemorySettings
 from footnote.settings.models import (
     ModelsSettings,
 )
+from footnote.settings.ocr import OcrSettings
 from footnote.settings.renamed import current_key
 from footnote.settings.retrieve import (
     RetrieveSettings,
@@ -51,6 +52,7 @@ class Settings(_Frozen):
     asr: AsrSettings = Field(
         default_factory=AsrSettings, description="Speech recognition of recordings without a transcript."
     )
+    ocr: OcrSettings = Field(default_factory=OcrSettings, description="Text recognition of scanned pages and images.")
 
     def with_overrides(self, **dotted: Any) -> Settings:
         """A copy with dotted-path overrides, e.g. ``with_overrides(**{"store.url": "x.db"})``."""

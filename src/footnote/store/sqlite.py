@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -235,7 +236,8 @@ class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversation
             for num, name, sql in migrations[current:]:
                 log.info("store %s: applying migration %s", self.path, name)
                 for stmt in split_sql(sql):
-                    conn.execute(stmt)
+                    if not _column_added_already(conn, stmt):
+                        conn.execute(stmt)
                 conn.execute(f"PRAGMA user_version={num}")
 
     # --- writing --------------------------------------------------------------------------------
@@ -275,7 +277,7 @@ class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversation
         frag_rows, fts_rows, tri_rows = [], [], []
         for f in fragments:
             lrow = locator_row(f.locator)
-            frag_rows.append((f.id, f.source_id, int(f.ordinal), f.kind, f.lang, f.text, *lrow, f.content_hash))
+            frag_rows.append((f.id, f.source_id, int(f.ordinal), f.kind, f.lang, f.text, *lrow[:-1], f.content_hash, lrow[-1]))
             toks = tokenize(f.text)
             plain = " ".join(toks)
             fts_rows.append((" ".join(an.stem(toks, f.lang)), plain))
@@ -312,8 +314,8 @@ class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversation
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rid_high', ?)", (str(high + len(frag_rows)),))
         conn.executemany(
             "INSERT INTO fragments (rid, id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, "
-            "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "end_ms, book, book_key, loc, addr_label, file, page, section, content_hash, para) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(rid, *row) for rid, row in zip(rids, frag_rows, strict=True)],
         )
         conn.executemany(
@@ -465,6 +467,19 @@ class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversation
                 for fid, blob in conn.execute(q, chunk):
                     out[pos[fid]] = np.frombuffer(blob, dtype="<f4", count=dim)
         return out
+
+
+_ADD_COLUMN = re.compile(r"^\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)", re.IGNORECASE)
+
+
+def _column_added_already(conn: sqlite3.Connection, stmt: str) -> bool:
+    """Whether ``stmt`` adds a column its table has already (SQLite has no ``ADD COLUMN IF NOT EXISTS``; a store
+    whose version was set back, or built by a newer schema script, must migrate all the same)."""
+    code = "\n".join(ln for ln in stmt.splitlines() if not ln.strip().startswith("--"))
+    m = _ADD_COLUMN.match(code)
+    if m is None:
+        return False
+    return any(row[1] == m.group(2) for row in conn.execute(f"PRAGMA table_info({m.group(1)})"))
 
 
 __all__ = ["SqliteStore", "book_key", "load_migrations", "split_sql"]

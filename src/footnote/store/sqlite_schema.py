@@ -29,7 +29,7 @@ MIN_SQLITE = (3, 34, 0)  # FTS5 trigram tokenizer
 
 FRAGMENT_COLS = (
     "id, source_id, ordinal, kind, lang, text, loc_type, track_id, start_ms, end_ms, "
-    "book, loc, addr_label, file, page, section, content_hash"
+    "book, loc, addr_label, file, page, section, content_hash, para"
 )
 IN_CHUNK = 500
 
@@ -65,13 +65,13 @@ def split_sql(script: str) -> list[str]:
 
 
 def locator_row(loc: Locator) -> tuple[Any, ...]:
-    """(loc_type, track_id, start_ms, end_ms, book, book_key, loc, addr_label, file, page, section)."""
+    """(loc_type, track_id, start_ms, end_ms, book, book_key, loc, addr_label, file, page, section, para)."""
     if isinstance(loc, TranscriptLocator):
-        return ("t", loc.track_id, int(loc.start_ms), int(loc.end_ms), None, None, None, None, None, None, None)
+        return ("t", loc.track_id, int(loc.start_ms), int(loc.end_ms), None, None, None, None, None, None, None, None)
     if isinstance(loc, AddressLocator):
-        return ("a", None, None, None, loc.book, book_key(loc.book), loc.loc, loc.label, None, None, None)
+        return ("a", None, None, None, loc.book, book_key(loc.book), loc.loc, loc.label, None, None, None, None)
     if isinstance(loc, FileLocator):
-        return ("f", None, None, None, None, None, None, None, loc.file, loc.page, loc.section)
+        return ("f", None, None, None, None, None, None, None, loc.file, loc.page, loc.section, loc.para)
     raise StoreError(f"unknown locator type {type(loc).__name__}")
 
 
@@ -81,14 +81,14 @@ def book_key(book: str) -> str:
 
 
 def fragment_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Fragment:
-    (fid, sid, ordinal, kind, lang, text, lt, track, start, end, book, loc, label, file, page, section, ch) = row
+    (fid, sid, ordinal, kind, lang, text, lt, track, start, end, book, loc, label, file, page, section, ch, para) = row
     locator: Locator
     if lt == "t":
         locator = TranscriptLocator(track, start, end)
     elif lt == "a":
         locator = AddressLocator(book, loc, label)
     else:
-        locator = FileLocator(file, page, section)
+        locator = FileLocator(file, page, section, para)
     return Fragment(fid, sid, ordinal, kind, lang, text, locator, ch)
 
 

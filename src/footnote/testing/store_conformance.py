@@ -218,11 +218,12 @@ class WriteTests:
         pdf, pdf_data = make_source("paper", kind="prose_chapter", original=b"%PDF-1.4 fake")
         p_frags = make_fragments(
             pdf,
-            ["Page one text.", "Page two text.", "No page, no section."],
+            ["Page one text.", "Page two text.", "No page, no section.", "A Word paragraph under a heading path."],
             locators=[
                 FileLocator("paper.pdf", 1, "Intro"),
                 FileLocator("paper.pdf", 2, None),
                 FileLocator("paper.pdf"),
+                FileLocator("paper.pdf", None, "Stores › Repairs", 11),  # a paragraph number (DOCX, EPUB, HTML)
             ],
         )
         put(store, track, track_data, t_frags)

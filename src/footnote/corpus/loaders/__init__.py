@@ -7,11 +7,16 @@ suffix                         loader
 ``.jsonl`` ``.ndjson``         corpus JSON Lines (one source per row)
 ``.md`` ``.markdown`` ``.txt`` Markdown / plain text with optional front matter
 ``.pdf``                       PDF, one block per page
+``.docx``                      Word documents: heading path + paragraph (tables, footnotes, changes)
+``.epub``                      EPUB books: chapter (spine item) + heading path + paragraph
+``.html`` ``.htm`` ``.xhtml``  saved web pages: the main content, heading path + paragraph
+``.png .jpg .jpeg .tif .tiff`` scanned pages, read by OCR (a PDF's pages without text too)
 =============================  ===================================================================
 
-Audio files ride with the transcript of the same stem, or the one a pairing names
-(``footnote.corpus.pairing``); one without a transcript is a source of its own only when its speech is
-recognised (``ingest --transcribe``: ``footnote.corpus.loaders.audio``).
+Audio and video files ride with the transcript of the same stem, or the one a pairing names
+(``footnote.corpus.pairing``); one without a transcript is a source of its own when a video holds a text
+subtitle track (``footnote.corpus.loaders.video``) or when its speech is recognised (``ingest
+--transcribe``: ``footnote.corpus.loaders.audio``).
 """
 
 from __future__ import annotations
@@ -23,16 +28,21 @@ from pathlib import Path
 from footnote.corpus.asr import AsrProgress, Transcriber
 from footnote.corpus.loaders.audio import load_audio
 from footnote.corpus.loaders.base import LoadContext
+from footnote.corpus.loaders.docx import DOCX_SUFFIXES, load_docx
+from footnote.corpus.loaders.epub import EPUB_SUFFIXES, load_epub
+from footnote.corpus.loaders.html import HTML_SUFFIXES, load_html
 from footnote.corpus.loaders.jsonl import JSONL_SUFFIXES, load_jsonl_entries
-from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf
+from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf, pdf_hash
+from footnote.corpus.loaders.scans import IMAGE_SUFFIXES, image_hash, load_image
 from footnote.corpus.loaders.text import TEXT_SUFFIXES, load_text
 from footnote.corpus.loaders.transcripts import TRANSCRIPT_SUFFIXES, find_audio, load_transcript
+from footnote.corpus.loaders.video import has_text_subtitles, is_video, load_video_subtitles
 from footnote.errors import InputError
 from footnote.records.fragments import Document
 from footnote.settings import Settings
 
 __all__ = [
-    "LOADERS", "LoadContext", "find_audio", "iter_files", "load_entries", "load_path", "outside_root",
+    "LOADERS", "LoadContext", "early_hash", "find_audio", "iter_files", "load_entries", "load_path", "outside_root",
     "supported_suffixes",
 ]
 
@@ -42,7 +52,30 @@ LOADERS: dict[str, Loader] = {
     **{s: load_transcript for s in TRANSCRIPT_SUFFIXES},
     **{s: load_text for s in TEXT_SUFFIXES},
     **{s: load_pdf for s in PDF_SUFFIXES},
+    **{s: load_docx for s in DOCX_SUFFIXES},
+    **{s: load_epub for s in EPUB_SUFFIXES},
+    **{s: load_html for s in HTML_SUFFIXES},
+    **{s: load_image for s in IMAGE_SUFFIXES},
 }
+
+
+#: Loaders whose work is heavy (OCR) and whose content hash is known from the bytes alone: ingest asks
+#: before loading, and an unchanged file is not read again.
+EARLY_HASH: dict[str, Callable[[LoadContext, bytes], str]] = {
+    **{s: pdf_hash for s in PDF_SUFFIXES},
+    **{s: image_hash for s in IMAGE_SUFFIXES},
+}
+
+
+def early_hash(path: Path, ctx: LoadContext) -> str | None:
+    """The content hash ``path`` will have, when its loader can tell before loading (see EARLY_HASH)."""
+    fn = EARLY_HASH.get(path.suffix.lower())
+    if fn is None:
+        return None
+    try:
+        return fn(ctx, path.read_bytes())
+    except OSError:
+        return None  # the loader reports it
 
 
 def supported_suffixes() -> tuple[str, ...]:
@@ -184,12 +217,16 @@ def load_entries(
     loader = LOADERS.get(suffix)
     if loader is None:
         if suffix in {e.lower() for e in settings.corpus.audio_extensions}:
+            if is_video(path) and has_text_subtitles(path):  # a human's subtitles win over recognition
+                yield from load_video_subtitles(path, ctx)
+                return
             if transcriber is not None:
                 yield from load_audio(path, ctx, transcriber, asr_progress)
                 return
-            raise InputError(path, "an audio file needs a transcript of the same stem (.srt, .vtt or .json), or "
-                             "name its transcript with it: footnote ingest TRANSCRIPT --audio FILE; or recognise "
-                             "its speech with --transcribe")
+            what = "a video needs a transcript of the same stem (.srt, .vtt or .json), a text subtitle track " \
+                "inside it," if is_video(path) else "an audio file needs a transcript of the same stem (.srt, .vtt or .json),"
+            raise InputError(path, f"{what} or name its transcript with it: footnote ingest TRANSCRIPT --audio FILE; "
+                             "or recognise its speech with --transcribe")
         raise InputError(path, f"unsupported file type {suffix or '(no suffix)'!r} "
                          f"(supported: {', '.join(sorted(supported_suffixes()))})")
     yield from loader(path, ctx)

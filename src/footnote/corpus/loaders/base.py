@@ -25,6 +25,10 @@ MEDIA_TYPES: dict[str, str] = {
     ".opus": "audio/ogg",
     ".m4a": "audio/mp4",
     ".wav": "audio/wav",
+    ".mp4": "video/mp4",
+    ".webm": "video/webm",
+    ".mkv": "video/x-matroska",
+    ".mov": "video/quicktime",
     ".srt": "application/x-subrip",
     ".vtt": "text/vtt",
     ".json": "application/json",
@@ -34,6 +38,16 @@ MEDIA_TYPES: dict[str, str] = {
     ".markdown": "text/markdown",
     ".txt": "text/plain",
     ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".epub": "application/epub+zip",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".xhtml": "text/html",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
 }
 
 

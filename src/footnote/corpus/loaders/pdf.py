@@ -8,8 +8,10 @@ The text layer is read with its fonts (``pdf_text``): a heading line (bold or la
 as a paragraph of its own, so no sentence starts with it, and TeX's math-extension glyphs stored under
 ASCII codes are read as the symbols they draw (⋃, not "[").
 
-Pages without a text layer are skipped; a PDF with none at all, an encrypted PDF that needs a
-password, and a corrupt file are InputErrors.
+Pages without a text layer are read by OCR (Tesseract, :mod:`footnote.corpus.loaders.scans`: only those
+pages, rendered at ``ocr.dpi``, in parallel) and say so in the source's metadata; with OCR off or not
+installed they are skipped. A PDF with no text at all, an encrypted PDF that needs a password, and a
+corrupt file are InputErrors.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ import pypdfium2 as pdfium
 
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
 from footnote.corpus.loaders.pdf_text import PageText, page_text, read_page, unmapped_math_fonts
+from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS, ocr_meta, recognise_pages
+from footnote.corpus.ocr import Ocr, OcrPage, fit_scale, png_of
 from footnote.errors import InputError
 from footnote.records.fragments import Block, Document
 
@@ -75,6 +80,43 @@ def _page_text(raw: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)  # headings set apart: one blank line between paragraphs
 
 
+def pdf_hash(ctx: LoadContext, data: bytes) -> str:
+    """The content hash of a PDF, known before reading it: its bytes, the options, and how its pages without
+    text would be read (an unchanged scanned PDF is not read by OCR again)."""
+    return ctx.fingerprint(data, Ocr.for_lang(ctx.settings.ocr, ctx.lang).name if _ocr_ready(ctx) else "")
+
+
+def _ocr_ready(ctx: LoadContext) -> bool:
+    return ctx.settings.ocr.enabled and Ocr.for_lang(ctx.settings.ocr, ctx.lang).available()
+
+
+def _recognise_scanned(path: Path, pdf: Any, indexes: list[int], ctx: LoadContext) -> dict[int, OcrPage]:
+    """The pages (0-based) without a text layer read by OCR; none when OCR is off or not installed (such
+    pages are skipped, as before OCR; a PDF with no text at all then says why)."""
+    if not indexes or not _ocr_ready(ctx):
+        if indexes:
+            log.info("%s: %d page(s) without a text layer skipped (OCR off or not installed)", path, len(indexes))
+        return {}
+    ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
+    lock = threading.Lock()  # PDFium is not thread-safe: pages render one at a time, OCR runs in parallel
+    scale = ctx.settings.ocr.dpi / 72
+
+    def render(i: int) -> Callable[[], tuple[bytes, int, int]]:
+        def go() -> tuple[bytes, int, int]:
+            with lock:
+                page = pdf[i]
+                try:
+                    w, h = page.get_size()
+                    image = page.render(scale=fit_scale(w, h, scale, MAX_PAGE_PIXELS), grayscale=True).to_pil()
+                finally:
+                    page.close()
+            return png_of(image), image.width, image.height
+        return go
+
+    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes])
+    return {n - 1: p for n, p in found.items()}
+
+
 def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
     pdf = _open(path, data)
@@ -93,16 +135,22 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
             except pdfium.PdfiumError as e:
                 raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
         math_fonts = unmapped_math_fonts(read)
+        texts = [_page_text(page_text(got, math_fonts)) for got in read]
+        scanned = _recognise_scanned(path, pdf, [i for i, t in enumerate(texts) if not t], ctx)
+        for i, page in scanned.items():
+            texts[i] = page.text
         pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
-        for i, got in enumerate(read):
-            text = _page_text(page_text(got, math_fonts))
+        for i, text in enumerate(texts):
             if not text:
                 continue
             before = bisect.bisect_left(starts, i) - 1  # the last entry starting before this page
             on_page = tuple(titles[bisect.bisect_left(starts, i) : bisect.bisect_right(starts, i)])
             pages.append((i + 1, text, titles[before] if before >= 0 else None, on_page))
         if not pages:
-            raise InputError(path, "PDF has no text layer (scanned images only?)")
+            if not any(texts) and not _ocr_ready(ctx):
+                raise InputError(path, "PDF has no text layer (scanned images only?) and OCR is not available: "
+                                 "`make ocr` installs Tesseract (or set ocr.enabled = true)")
+            raise InputError(path, "PDF has no text: no text layer, and OCR found none on its pages")
         meta_title = ""
         try:
             meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
@@ -114,7 +162,9 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
     blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s, section_marks=m) for p, t, s, m in pages)
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
-        content_hash=ctx.fingerprint(data), original=data, original_name=path.name,
-        media="application/pdf", origin=ctx.origin(path), collection=ctx.collection, meta={"pages": str(len(pages))},
+        content_hash=pdf_hash(ctx, data), original=data, original_name=path.name,
+        media="application/pdf", origin=ctx.origin(path), collection=ctx.collection,
+        meta={"pages": str(len(pages)), **(ocr_meta(Ocr.for_lang(ctx.settings.ocr, ctx.lang),
+                                                     {i + 1: p for i, p in scanned.items() if p.text}) if scanned else {})},
     )
     yield Document(source=source, original=data, blocks=blocks, path=path)

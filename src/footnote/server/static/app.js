@@ -60,8 +60,13 @@
         }
         return addr;
       }
-      case "pdf": return title + " " + I.t(lang, "page") + " " + loc.page;
-      default: return title + (loc.section ? " — " + loc.section : "");
+      case "pdf": {
+        // a page read by OCR says so, with how sure the recognition was: the page image is the ground truth
+        const ocr = c.ocr ? " (" + I.t(lang, "ocr_read") + (c.ocr_confidence != null ? ", " + Math.round(c.ocr_confidence) + " %" : "") + ")" : "";
+        return title + " " + I.t(lang, "page") + " " + loc.page + ocr;
+      }
+      default: return title + (loc.section ? " — " + loc.section : "") +
+        (loc.para !== undefined && loc.para !== null ? ", ¶ " + loc.para : "");
     }
   }
 
@@ -679,7 +684,9 @@
   }
 
   // ---- the viewer: audio span, PDF page, verse, passage ----------------------------------------
-  const player = () => $("#player");
+  // a recording plays in the audio element, a video lecture in the video one (the same span logic)
+  let playingVideo = false;
+  const player = () => $(playingVideo ? "#video-player" : "#player");
 
   function playSpan(src, startMs, endMs) {
     const a = player();
@@ -712,9 +719,10 @@
     $("#viewer-audio").hidden = true;
     $("#viewer-page").hidden = true;
     $("#viewer-text").hidden = true;
-    const a = player();
-    a.pause();
-    a.dataset.end = "";
+    for (const a of [$("#player"), $("#video-player")]) {
+      a.pause();
+      a.dataset.end = "";
+    }
   }
 
   /* The cues of the cited window that hold the sentence a chip stands for (extractive answers quote
@@ -749,12 +757,14 @@
     return span[1] > span[0] ? span : null;
   }
 
-  async function isAudio(url) {
+  /* "audio" or "video" when the source's original is a recording of that kind, else "". */
+  async function mediaKind(url) {
     try {
       const r = await fetch(url, { method: "HEAD", headers: headers() });
-      return r.ok && /^(audio|video)\//.test(r.headers.get("content-type") || "");
+      const m = r.ok ? /^(audio|video)\//.exec(r.headers.get("content-type") || "") : null;
+      return m ? m[1] : "";
     } catch (e) {
-      return false;
+      return "";
     }
   }
 
@@ -825,7 +835,11 @@
     if (type === "transcript") {
       $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(loc.start_ms) + "–" + fmtTime(loc.end_ms);
       text.hidden = false;
-      if (await isAudio(url)) {
+      const media = await mediaKind(url);
+      if (media) {
+        playingVideo = media === "video";
+        $("#player").hidden = playingVideo;
+        $("#video-player").hidden = !playingVideo;
         $("#viewer-audio").hidden = false;
         const span = knownSpan || (await quotedSpan(url, loc, claim)) || [loc.start_ms, loc.end_ms];
         $("#viewer-meta").textContent = I.t(lang, "recording") + " " + fmtTime(span[0]) + "–" + fmtTime(span[1]);
@@ -921,7 +935,8 @@
     $("#filter-collection").addEventListener("change", () => loadSources(false));
     $("#filter-text").addEventListener("input", paintSources);
     $("#sources-more").addEventListener("click", () => loadSources(true));
-    player().addEventListener("timeupdate", onTimeUpdate);
+    $("#player").addEventListener("timeupdate", onTimeUpdate);
+    $("#video-player").addEventListener("timeupdate", onTimeUpdate);
     $("#new-chat").addEventListener("click", newConversation);
     let lastY = window.scrollY;
     window.addEventListener("scroll", () => {

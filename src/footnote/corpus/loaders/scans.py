@@ -1,0 +1,102 @@
+"""Scanned pages: images (``.png .jpg .jpeg .tif .tiff``, a multi-page TIFF a page per frame) and the PDF
+pages that have no text layer, read with Tesseract (:mod:`footnote.corpus.ocr`).
+
+A scan is cited like a PDF: by page; the chip opens the page image with the passage's word boxes lit
+(the server reads the page again to find them: ``footnote.server.pages``). Every recognised source
+says so in its metadata — ``ocr`` (the engine and languages), ``ocr_pages`` (which pages were read by
+OCR) and ``ocr_confidence`` (each such page's mean word confidence, ``"3:91.5,4:88.0"``) — and every
+citation of such a page carries ``ocr: true`` with that page's confidence.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
+from footnote.corpus.ocr import Ocr, OcrPage, png_of
+from footnote.errors import InputError, OcrFailed, OcrUnavailable
+from footnote.records.fragments import Block, Document
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
+IMAGE_MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff",
+               ".tiff": "image/tiff"}
+#: A page image larger than this (pixels) is a poster or a bomb, not a page: refused before decoding.
+MAX_PAGE_PIXELS = 120_000_000
+
+
+def ocr_meta(ocr: Ocr, pages: Mapping[int, OcrPage]) -> dict[str, str]:
+    """The metadata that says a source (or some of its pages) was read by OCR."""
+    return {
+        "ocr": ocr.name,
+        "ocr_pages": ",".join(str(n) for n in sorted(pages)),
+        "ocr_confidence": ",".join(f"{n}:{pages[n].confidence:.1f}" for n in sorted(pages)),
+    }
+
+
+def ocr_languages(meta: Mapping[str, str]) -> str:
+    """The Tesseract languages a source was read with (from ``meta["ocr"]``, "tesseract eng+rus psm3"), or ""."""
+    parts = meta.get("ocr", "").split()
+    return parts[1] if len(parts) >= 2 and parts[0] == "tesseract" else ""
+
+
+def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], tuple[bytes, int, int]]]]) -> dict[int, OcrPage]:
+    """Every page recognised, or InputError naming the file and the page that failed."""
+    try:
+        return dict(ocr.recognise_all(renders))
+    except OcrUnavailable as e:
+        raise InputError(path, f"needs OCR, which is not available: {e}") from e
+    except OcrFailed as e:
+        raise InputError(path, f"OCR failed: {e}") from e
+
+
+def _frames(path: Path, data: bytes) -> list[Any]:
+    from PIL import Image, ImageSequence, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+    try:
+        img = Image.open(io.BytesIO(data))
+        frames = [f.copy() for f in ImageSequence.Iterator(img)]
+    except (UnidentifiedImageError, Image.DecompressionBombError) as e:
+        raise InputError(path, f"not a readable image ({e})") from e
+    except (OSError, ValueError, SyntaxError) as e:
+        raise InputError(path, f"corrupt or truncated image ({e})") from e
+    return frames
+
+
+def image_hash(ctx: LoadContext, data: bytes) -> str:
+    """The content hash of a scan, known before reading it (an unchanged scan is not read by OCR again)."""
+    return ctx.fingerprint(data, Ocr.for_lang(ctx.settings.ocr, ctx.lang).name)
+
+
+def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
+    data = read_bytes(path)
+    if not data:
+        raise InputError(path, "empty file")
+    if not ctx.settings.ocr.enabled:
+        raise InputError(path, "an image is read by OCR, which is off (ocr.enabled = false)")
+    frames = _frames(path, data)
+    ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
+
+    def render(frame: Any) -> Callable[[], tuple[bytes, int, int]]:
+        return lambda: (png_of(frame), frame.width, frame.height)
+
+    dpi = frames[0].info.get("dpi")
+    if dpi:  # the image's own resolution guides Tesseract's size assumptions
+        ocr = Ocr(ctx.settings.ocr.model_copy(update={"dpi": round(float(dpi[0]))}), ocr.languages)
+    pages = recognise_pages(path, ocr, [(n, render(f)) for n, f in enumerate(frames, start=1)])
+    read = {n: p for n, p in pages.items() if p.text.strip()}
+    if not read:
+        raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
+    kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
+    lang = ctx.choose_lang(None, "\n".join(p.text for p in list(read.values())[:20]))
+    blocks = tuple(Block(text=p.text, kind=kind, lang=lang, page=n) for n, p in sorted(read.items()))
+    meta = {"pages": str(len(frames)), **ocr_meta(ocr, read)}
+    source = make_source(
+        id=ctx.source_id(path), kind=kind, title=path.stem, lang=lang, content_hash=image_hash(ctx, data),
+        original=data, original_name=path.name, media=media_type(path), origin=ctx.origin(path),
+        collection=ctx.collection, meta=meta,
+    )
+    yield Document(source=source, original=data, blocks=blocks, path=path)

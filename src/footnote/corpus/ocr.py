@@ -1,0 +1,226 @@
+"""Text recognition of page images with Tesseract (Debian's ``tesseract-ocr``; ``make ocr``).
+
+One page is one ``tesseract`` process reading a PNG on its standard input and writing TSV (a row per
+word with its box, its confidence and its block, paragraph and line). :func:`page_from_tsv` turns that
+into the page's text — words joined on their lines, lines into paragraphs as Tesseract found them, a
+word broken at a line's end with a hyphen joined again — keeping every word's box, so that a citation
+can light the passage on the page image (``footnote.server.pages``). Words less sure than
+``ocr.min_confidence`` are left out (noise read from stains and pictures).
+
+:class:`Ocr` runs pages in parallel, a process each (``ocr.workers``), each process limited to one
+thread (Tesseract's own OpenMP threads would fight the other pages for the cores).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from footnote.errors import OcrFailed, OcrUnavailable
+from footnote.settings import OcrSettings
+
+log = logging.getLogger(__name__)
+
+#: ``--lang`` of an ingest → Tesseract's model for it.
+TESSERACT_LANGS = {"en": "eng", "ru": "rus", "de": "deu", "sa": "Devanagari", "hi": "Devanagari",
+                   "fr": "fra", "es": "spa", "it": "ita", "pt": "por", "uk": "ukr"}
+#: The script Tesseract's detection names → the model that reads it.
+SCRIPT_MODELS = {"Devanagari": "Devanagari", "Cyrillic": "rus", "Latin": "eng"}
+_HYPHEN_END = re.compile(r"[-\u00ad‐]$")
+_SCRIPT = re.compile(r"^Script:\s*(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    box: tuple[int, int, int, int]  # left, top, right, bottom in the image's pixels
+    conf: float
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """A recognised page: its text, its words with their boxes (in reading order), its mean confidence."""
+
+    text: str
+    words: tuple[Word, ...]
+    confidence: float  # mean word confidence, 0-100; 0.0 when no word was read
+    width: int
+    height: int
+
+
+def page_from_tsv(tsv: str, min_conf: float, width: int = 0, height: int = 0) -> OcrPage:
+    """The page Tesseract's TSV describes (see the module's text)."""
+    words: list[Word] = []
+    lines: dict[tuple[int, int, int], list[Word]] = {}
+    order: list[tuple[int, int, int]] = []
+    for row in tsv.splitlines()[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12 or cols[0] != "5":
+            continue
+        text = cols[11].strip()
+        try:
+            conf = float(cols[10])
+            left, top, w, h = (int(c) for c in cols[6:10])
+            key = (int(cols[2]), int(cols[3]), int(cols[4]))
+        except ValueError:
+            continue
+        if not text or conf < min_conf:
+            continue
+        word = Word(text, (left, top, left + w, top + h), conf)
+        if key not in lines:
+            lines[key] = []
+            order.append(key)
+        lines[key].append(word)
+        words.append(word)
+    paras: list[str] = []
+    current: tuple[int, int] | None = None
+    buf = ""
+    for key in order:
+        line = " ".join(w.text for w in lines[key])
+        if key[:2] != current:
+            if buf:
+                paras.append(buf)
+            buf, current = line, key[:2]
+        elif _HYPHEN_END.search(buf) and line[:1].islower():
+            buf = buf[:-1] + line  # a word broken at the line's end
+        else:
+            buf = f"{buf} {line}"
+    if buf:
+        paras.append(buf)
+    conf = sum(w.conf for w in words) / len(words) if words else 0.0
+    return OcrPage("\n\n".join(paras), tuple(words), round(conf, 1), width, height)
+
+
+class Ocr:
+    """Tesseract with the settings' languages, resolution and parallelism."""
+
+    def __init__(self, settings: OcrSettings, languages: str | None = None) -> None:
+        self.settings = settings
+        self.languages = languages or settings.languages
+        self._checked = False
+
+    @staticmethod
+    def for_lang(settings: OcrSettings, lang: str | None) -> Ocr:
+        """An Ocr for ``--lang`` (its model alone) or for the settings' languages."""
+        return Ocr(settings, TESSERACT_LANGS.get((lang or "").lower()) if lang else None)
+
+    @property
+    def name(self) -> str:
+        return f"tesseract {self.languages} psm{self.settings.page_seg_mode}"
+
+    def available(self) -> bool:
+        return shutil.which(self.settings.command) is not None
+
+    def check(self) -> None:
+        """OcrUnavailable unless Tesseract and every language asked for are installed."""
+        if self._checked:
+            return
+        exe = shutil.which(self.settings.command)
+        if exe is None:
+            raise OcrUnavailable(f"Tesseract is not installed ({self.settings.command!r} not found): `make ocr`, or "
+                                 "apt-get install tesseract-ocr tesseract-ocr-rus (docs/corpus.md)")
+        have = self._installed()
+        missing = [lang for lang in self.languages.split("+") if lang and lang not in have]
+        if missing:
+            raise OcrUnavailable(f"Tesseract has no model for {', '.join(missing)} (installed: {', '.join(sorted(have))}); "
+                                 "`make ocr` installs eng, rus, deu and Devanagari")
+        self._checked = True
+
+    def _run(self, png: bytes, args: list[str]) -> str:
+        s = self.settings
+        env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+        try:
+            out = subprocess.run([s.command, "stdin", "stdout", *args], input=png, capture_output=True,
+                                 timeout=s.page_timeout_s, env=env, check=False)
+        except subprocess.TimeoutExpired as e:
+            raise OcrFailed(f"recognition took longer than ocr.page_timeout_s = {s.page_timeout_s:g} s") from e
+        except OSError as e:
+            raise OcrUnavailable(f"Tesseract cannot run: {e}") from e
+        if out.returncode != 0:
+            err = out.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise OcrFailed(f"tesseract failed: {err[-1] if err else out.returncode}")
+        return out.stdout.decode("utf-8", "replace")
+
+    def _read(self, png: bytes, languages: str, dpi: int, width: int, height: int) -> OcrPage:
+        tsv = self._run(png, ["-l", languages, "--psm", str(self.settings.page_seg_mode), "--dpi", str(dpi), "tsv"])
+        return page_from_tsv(tsv, self.settings.min_confidence, width, height)
+
+    def recognise(self, png: bytes, dpi: int | None = None, width: int = 0, height: int = 0) -> OcrPage:
+        """One page image (PNG bytes); a page read with little confidence is read again in its own script's
+        model when that is installed and was not tried (``ocr.script_retry_below``)."""
+        self.check()
+        s = self.settings
+        dpi = dpi or s.dpi
+        page = self._read(png, self.languages, dpi, width, height)
+        if page.confidence >= s.script_retry_below:
+            return page
+        try:
+            found = _SCRIPT.search(self._run(png, ["--psm", "0", "--dpi", str(dpi)]))
+        except OcrFailed:  # too little text to tell its script: keep the first reading
+            return page
+        model = SCRIPT_MODELS.get(found.group(1)) if found else None
+        if model is None or model in self.languages.split("+") or model not in self._installed():
+            return page
+        again = self._read(png, model, dpi, width, height)
+        return again if again.confidence > page.confidence else page
+
+    def _installed(self) -> set[str]:
+        try:
+            out = subprocess.run([self.settings.command, "--list-langs"], capture_output=True, text=True, timeout=30,
+                                 check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return set()
+        return {ln.strip() for ln in out.stdout.splitlines()[1:]}
+
+    def workers(self) -> int:
+        n = self.settings.workers
+        if n > 0:
+            return n
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # pragma: no cover - not Linux
+            return max(1, os.cpu_count() or 1)
+
+    def recognise_all(self, pages: Iterable[tuple[int, Callable[[], tuple[bytes, int, int]]]],
+                      done: Callable[[int, OcrPage], None] | None = None) -> Iterator[tuple[int, OcrPage]]:
+        """(page number, page) for every (page number, render) given, in page order; ``render`` makes the
+        page's PNG (with its width and height), called in the worker; ``done`` hears of each page as it ends."""
+        self.check()
+        jobs = list(pages)
+
+        def one(job: tuple[int, Callable[[], tuple[bytes, int, int]]]) -> tuple[int, OcrPage]:
+            n, render = job
+            png, w, h = render()
+            page = self.recognise(png, width=w, height=h)
+            if done is not None:
+                done(n, page)
+            return n, page
+
+        if len(jobs) <= 1 or self.workers() == 1:
+            yield from map(one, jobs)
+            return
+        with ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr") as pool:
+            yield from pool.map(one, jobs)
+
+
+def fit_scale(width_pt: float, height_pt: float, scale: float, max_pixels: int) -> float:
+    """``scale``, or less so that a page rendered at it has at most ``max_pixels`` pixels."""
+    area = max(1.0, width_pt * height_pt)
+    return min(scale, math.sqrt(max_pixels / area) * 0.999)
+
+
+def png_of(image: Any) -> bytes:
+    """A PIL image as PNG bytes (grey, the way Tesseract reads best)."""
+    buf = io.BytesIO()
+    img = image if image.mode in ("L", "1") else image.convert("L")
+    img.save(buf, format="PNG")
+    return buf.getvalue()

@@ -1,0 +1,54 @@
+"""``ocr``: text recognition of scanned pages and images (Tesseract)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from footnote.settings.base import _Frozen
+
+
+class OcrSettings(_Frozen):
+    """Scanned PDF pages (no text layer) and images (.png .jpg .tif) are read with Tesseract, Debian's
+    ``tesseract-ocr`` (``make ocr``; ``make test`` installs it)."""
+
+    enabled: bool = Field(
+        True,
+        description="Recognise the text of images and of PDF pages that have no text layer. Off (or Tesseract "
+        "missing): such a PDF page is skipped, an image or a PDF with no text layer at all fails alone, saying so.",
+    )
+    command: str = Field("tesseract", description="The Tesseract program (a name on PATH or a path).")
+    languages: str = Field(
+        "eng+rus",
+        description="Tesseract's language models tried on every page, joined with + (installed: eng, rus, deu and "
+        "Devanagari for Sanskrit and Hindi by `make ocr`). Each one added costs time on every page; a "
+        "collection in German adds deu, one with Devanagari adds Devanagari. `ingest --lang` (ru, en, de, "
+        "sa, hi) narrows it to that language's model.",
+    )
+    dpi: int = Field(
+        300, ge=70, le=600,
+        description="Resolution a PDF page is rendered at for recognition (and an image without a resolution "
+        "of its own is taken to have): 300 is Tesseract's own advice; below 200 small print is lost.",
+    )
+    page_seg_mode: int = Field(
+        3, ge=0, le=13,
+        description="Tesseract's page segmentation mode (3: fully automatic layout, columns found; 6: one block).",
+    )
+    workers: int = Field(
+        0, ge=0,
+        description="Pages recognised at once, a Tesseract process each (0: one per core this process may use).",
+    )
+    page_timeout_s: float = Field(
+        180.0, gt=0,
+        description="Longest a page's recognition may take; a page past it fails its source alone, named.",
+    )
+    script_retry_below: float = Field(
+        70.0, ge=0, le=100,
+        description="A page read with a mean word confidence below this is checked for its script (Tesseract's "
+        "orientation and script detection); when the script's model is installed but not among ocr.languages "
+        "(Devanagari on a page of Sanskrit, say), the page is read again with it and the surer reading kept.",
+    )
+    min_confidence: float = Field(
+        30.0, ge=0, le=100,
+        description="Words Tesseract is less sure of than this (0-100) are left out of the text: noise read "
+        "from a stain or an image is most of what falls below.",
+    )

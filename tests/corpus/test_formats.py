@@ -1,0 +1,289 @@
+"""Archives as they are: Word, EPUB, saved web pages, video lectures and scans (OCR), each loaded from a
+real file (``tests/data/formats``: made with pandoc and ffmpeg, see its ``sources/README.md``; the scans
+are the Tesseract project's, ``../shared/data/scans``) and cited at its own place."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from footnote.corpus.chunkers import chunk_document
+from footnote.corpus.loaders import iter_files, load_path
+from footnote.corpus.ocr import page_from_tsv
+from footnote.engine import Engine
+from footnote.errors import InputError
+from footnote.records.fragments import FileLocator, Fragment, TranscriptLocator, page_confidence
+from footnote.settings import Settings, load_settings
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+S = Settings()
+
+
+def _frags(path: Path, settings: Settings = S, **kw: object) -> tuple[object, list[Fragment]]:
+    docs = list(load_path(path, settings=settings, **kw))  # type: ignore[arg-type]
+    assert len(docs) == 1
+    return docs[0].source, chunk_document(docs[0], settings)
+
+
+def _having(frags: list[Fragment], words: str) -> Fragment:
+    found = [f for f in frags if words in f.text]
+    assert found, f"no fragment has {words!r}: {[f.text[:60] for f in frags]}"
+    return found[0]
+
+
+# --- Word --------------------------------------------------------------------------------------------
+
+
+def test_docx_keeps_headings_tables_footnotes_and_the_accepted_text() -> None:
+    src, frags = _frags(FORMATS / "report.docx")
+    assert src.title == "The Keeper’s Report for 1887" and src.meta["author"] == "Thomas Varcoe"  # type: ignore[attr-defined]
+    assert src.media_type.endswith("wordprocessingml.document") and src.lang == "en"  # type: ignore[attr-defined]
+    text = "\n".join(f.text for f in frags)
+    # the footnote stays with the paragraph that cites it, its mark a superscript (never "[1]": answers cite so)
+    summary = _having(frags, "without a single night")
+    assert "1887.¹" in summary.text and "¹ Except the night of 14 March" in summary.text and "[1]" not in text
+    assert summary.locator == FileLocator("report.docx", None, "Summary", 3)
+    # tables as rows, under their heading
+    stores = _having(frags, "Mineral oil | 400 gallons")
+    assert stores.locator == FileLocator("report.docx", None, "Stores", 5) and "Wicks | 36 dozen" in stores.text
+    # a tracked change resolved to the accepted text; a sub-heading makes a path
+    repairs = _having(frags, "allowance for the year was fifty pounds")
+    assert "forty pounds" not in text and "was forty" not in text
+    assert repairs.locator == FileLocator("report.docx", None, "Stores › Repairs", 11)
+
+
+def test_docx_bad_files_fail_alone_naming_the_file(tmp_path: Path) -> None:
+    good = (FORMATS / "report.docx").read_bytes()
+    (tmp_path / "cut.docx").write_bytes(good[: len(good) // 2])
+    (tmp_path / "old.docx").write_bytes(b"\xd0\xcf\x11\xe0 an old binary .doc saved with the wrong name")
+    (tmp_path / "empty.docx").write_bytes(b"")
+    for name, problem in (("cut.docx", "corrupt"), ("old.docx", "not a Word document"), ("empty.docx", "empty")):
+        with pytest.raises(InputError) as e:
+            list(load_path(tmp_path / name, settings=S))
+        assert name in str(e.value) and problem in str(e.value)
+
+
+# --- EPUB --------------------------------------------------------------------------------------------
+
+
+def test_epub_book_chapter_paragraph_from_its_own_metadata() -> None:
+    src, frags = _frags(FORMATS / "book.epub")
+    assert src.title == "Записки смотрителя маяка" and src.lang == "ru"  # type: ignore[attr-defined]
+    assert src.meta["author"] == "Пётр Карпов" and src.media_type == "application/epub+zip"  # type: ignore[attr-defined]
+    winter = _having(frags, "Зимой лёд намерзал")
+    # the chapter's title from the book's table of contents; its own heading is ¶ 1, so its text starts at ¶ 2
+    assert winter.locator == FileLocator("book.epub", None, "Глава вторая. Зима", 2)
+    night = _having(frags, "подрезать фитили")
+    assert night.locator == FileLocator("book.epub", None, "Глава первая. Прибытие › Первая ночь", 4)
+
+
+def _rezip(src: Path, dst: Path, extra: dict[str, str]) -> None:
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            zout.writestr(item, zin.read(item.filename))
+        for name, text in extra.items():
+            zout.writestr(name, text)
+
+
+ENC = """<?xml version="1.0"?><encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container"
+ xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:EncryptionMethod Algorithm="{alg}"/>
+ <enc:CipherData><enc:CipherReference URI="EPUB/text/ch001.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>"""
+
+
+def test_epub_drm_is_refused_but_font_obfuscation_is_not(tmp_path: Path) -> None:
+    _rezip(FORMATS / "book.epub", tmp_path / "drm.epub",
+           {"META-INF/encryption.xml": ENC.format(alg="http://www.w3.org/2001/04/xmlenc#aes128-cbc")})
+    with pytest.raises(InputError, match="DRM") as e:
+        list(load_path(tmp_path / "drm.epub", settings=S))
+    assert "drm.epub" in str(e.value)
+    _rezip(FORMATS / "book.epub", tmp_path / "fonts.epub",
+           {"META-INF/encryption.xml": ENC.format(alg="http://www.idpf.org/2008/embedding")})
+    src, _ = _frags(tmp_path / "fonts.epub")
+    assert src.title == "Записки смотрителя маяка"  # type: ignore[attr-defined]
+    (tmp_path / "text.epub").write_text("not a zip", encoding="utf-8")
+    with pytest.raises(InputError, match="not a zip"):
+        list(load_path(tmp_path / "text.epub", settings=S))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("mimetype", "application/epub+zip")
+    (tmp_path / "hollow.epub").write_bytes(buf.getvalue())
+    with pytest.raises(InputError, match="container"):
+        list(load_path(tmp_path / "hollow.epub", settings=S))
+
+
+# --- saved web pages ---------------------------------------------------------------------------------
+
+
+def test_html_main_content_only_with_heading_paths() -> None:
+    src, frags = _frags(FORMATS / "marrowick-light.html")
+    assert src.title == "The Marrowick Light" and src.media_type == "text/html" and src.lang == "en"  # type: ignore[attr-defined]
+    text = "\n".join(f.text for f in frags)
+    for furniture in ("window.track", "Archive", "Subscribe", "All rights reserved", "Fog signals", "body{}"):
+        assert furniture not in text, furniture
+    lamp = _having(frags, "colza oil until 1879")
+    assert lamp.locator.section == "The Marrowick Light › The lamp"  # type: ignore[union-attr]
+    assert "1879 | mineral oil" in text
+    keepers = _having(frags, "alternating watches")
+    assert keepers.locator.section == "The Marrowick Light › The keepers" and keepers.locator.para == 4  # type: ignore[union-attr]
+
+
+def test_html_without_main_content_is_read_whole_and_an_empty_page_fails(tmp_path: Path) -> None:
+    page = tmp_path / "index.htm"
+    page.write_text('<html lang="ru"><body><nav>Меню</nav><div>Смотритель зажигал лампу на закате.</div>'
+                    "<script>track()</script></body></html>", encoding="utf-8")
+    src, frags = _frags(page)
+    assert src.lang == "ru" and [f.text for f in frags] == ["Смотритель зажигал лампу на закате."]  # type: ignore[attr-defined]
+    blank = tmp_path / "blank.html"
+    blank.write_text("<html><head><script>x()</script></head><body><img src=a.png></body></html>", encoding="utf-8")
+    with pytest.raises(InputError, match="no text") as e:
+        list(load_path(blank, settings=S))
+    assert "blank.html" in str(e.value)
+
+
+# --- video lectures ----------------------------------------------------------------------------------
+
+
+def test_video_with_its_own_subtitle_track_is_a_track() -> None:
+    src, frags = _frags(FORMATS / "lecture.mp4")
+    assert src.media_type == "video/mp4" and src.lang == "en"  # type: ignore[attr-defined]
+    assert all(isinstance(f.locator, TranscriptLocator) for f in frags)
+    bell = _having(frags, "In fog the bell was rung every five minutes.")
+    assert bell.locator == TranscriptLocator("lecture.mp4", 0, 6000)
+
+
+def test_video_pairs_with_a_transcript_beside_it_and_a_silent_one_fails_alone(tmp_path: Path) -> None:
+    shutil.copy(FORMATS / "lecture.webm", tmp_path / "talk.webm")  # its own track is WebVTT; the SRT beside wins
+    (tmp_path / "talk.srt").write_text("1\n00:00:01,000 --> 00:00:03,000\nThe fog bell was cast in Bristol.\n",
+                                       encoding="utf-8")
+    shutil.copy(FORMATS / "silent.mp4", tmp_path / "silent.mp4")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as engine:
+        report = engine.ingest([tmp_path])
+        by = {Path(e.path).name: e for e in report.entries}
+        assert by["talk.srt"].status.value == "added", report.summary()
+        src = engine.store.get_source(by["talk.srt"].source_id)
+        assert src is not None and src.media_type == "video/webm" and src.original_name == "talk.webm"
+        frags = engine.store.fragments_of(src.id)
+        assert frags[0].locator == TranscriptLocator(src.id, 1000, 3000)
+        assert "silent.mp4" in " ".join(report.unpaired_audio)  # no transcript, no subtitles: named, not ingested
+    with pytest.raises(InputError, match="a video needs a transcript") as e:
+        list(load_path(tmp_path / "silent.mp4", settings=S))
+    assert "silent.mp4" in str(e.value)
+
+
+# --- scans (OCR) -------------------------------------------------------------------------------------
+
+needs_tesseract = pytest.mark.usefixtures("ocr_installed")
+
+
+def test_tesseract_tsv_becomes_paragraphs_with_word_boxes() -> None:
+    head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [
+        (1, 1, 1, 1, 10, 10, 50, 20, 96, "The"), (1, 1, 1, 2, 70, 10, 80, 20, 95, "keeper's"),
+        (1, 1, 1, 3, 160, 10, 60, 20, 91, "lamp-"), (1, 1, 2, 1, 10, 40, 60, 20, 93, "room"),
+        (1, 1, 2, 2, 80, 40, 60, 20, 12, "~%"),  # noise below ocr.min_confidence
+        (1, 2, 1, 1, 10, 90, 60, 20, 90, "Next"),
+    ]
+    tsv = "\n".join([head, *("\t".join(map(str, (5, 1, *r[:5], r[5], r[6], r[7], r[8], r[9]))) for r in rows)])
+    page = page_from_tsv(tsv, 30.0)
+    assert page.text == "The keeper's lamproom\n\nNext"
+    assert [w.text for w in page.words] == ["The", "keeper's", "lamp-", "room", "Next"]
+    assert page.words[1].box == (70, 10, 150, 30) and page.confidence == pytest.approx((96 + 95 + 91 + 93 + 90) / 5, abs=0.1)
+
+
+@needs_tesseract
+def test_a_scanned_image_is_read_by_ocr_and_says_so(shared_dir: Path) -> None:
+    src, frags = _frags(shared_dir / "data/scans/phototest.tif")
+    meta = src.meta  # type: ignore[attr-defined]
+    assert src.media_type == "image/tiff" and meta["ocr"].startswith("tesseract ") and meta["ocr_pages"] == "1"  # type: ignore[attr-defined]
+    assert (page_confidence(meta, 1) or 0) > 80
+    quick = _having(frags, "quick brown dog jumped over the lazy fox")
+    assert quick.locator == FileLocator("phototest.tif", 1, None)
+
+
+@needs_tesseract
+def test_devanagari_is_found_by_its_script(shared_dir: Path) -> None:
+    src, frags = _frags(shared_dir / "data/scans/devatest.png")
+    assert "सभी मनुष्यों को गौरव" in " ".join(f.text for f in frags)
+    assert (page_confidence(src.meta, 1) or 0) > 80  # type: ignore[attr-defined]
+
+
+def _mixed_pdf(path: Path, scan: Path) -> None:
+    """A PDF whose page 1 has a text layer and page 2 is a scanned image (reportlab)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setFont("Helvetica", 12)
+    c.drawString(72, 760, "The first page has a text layer and is never read by OCR.")
+    c.showPage()
+    c.drawImage(str(scan), 40, 300, width=640 * 0.75, height=480 * 0.75)
+    c.showPage()
+    c.save()
+
+
+@needs_tesseract
+def test_a_pdf_gets_ocr_only_on_its_pages_without_text(shared_dir: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    png = tmp_path / "photo.png"
+    Image.open(shared_dir / "data/scans/phototest.tif").convert("L").save(png)
+    _mixed_pdf(tmp_path / "mixed.pdf", png)
+    src, frags = _frags(tmp_path / "mixed.pdf")
+    assert src.meta["ocr_pages"] == "2"  # type: ignore[attr-defined]
+    assert _having(frags, "never read by OCR").locator.page == 1  # type: ignore[union-attr]
+    assert _having(frags, "lazy fox").locator.page == 2  # type: ignore[union-attr]
+    off = S.with_overrides(**{"ocr.enabled": False})
+    src, frags = _frags(tmp_path / "mixed.pdf", off)
+    assert "ocr" not in src.meta and all(f.locator.page == 1 for f in frags)  # type: ignore[attr-defined,union-attr]
+
+
+@needs_tesseract
+def test_an_image_with_no_text_fails_alone(tmp_path: Path) -> None:
+    from PIL import Image
+
+    Image.new("L", (400, 300), 255).save(tmp_path / "blank.png")
+    (tmp_path / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 truncated")
+    for name, problem in (("blank.png", "no text found"), ("broken.jpg", "image")):
+        with pytest.raises(InputError, match=problem) as e:
+            list(load_path(tmp_path / name, settings=S))
+        assert name in str(e.value)
+
+
+def test_walking_a_folder_finds_every_format() -> None:
+    recordings: list[tuple[Path, Path]] = []
+    names = {f.name for f, _ in iter_files([FORMATS], audio_found=recordings)}
+    assert {"report.docx", "book.epub", "marrowick-light.html"} <= names
+    assert {"lecture.mp4", "lecture.webm", "silent.mp4"} <= {f.name for f, _ in recordings}  # videos ride as recordings
+
+
+@needs_tesseract
+def test_an_unchanged_scan_is_not_read_again_and_a_changed_docx_replaces_its_source(shared_dir: Path,
+                                                                                     tmp_path: Path) -> None:
+    import docx
+
+    folder = tmp_path / "letters"
+    folder.mkdir()
+    shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "phototest.tif")
+    shutil.copy(FORMATS / "report.docx", folder / "report.docx")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as engine:
+        first = {Path(e.path).name: e for e in engine.ingest([folder]).entries}
+        assert {e.status.value for e in first.values()} == {"added"}
+    # no Tesseract at all now: an unchanged scan must not need it
+    gone = settings.with_overrides(**{"ocr.command": str(tmp_path / "no-tesseract")})
+    d = docx.Document(str(folder / "report.docx"))
+    d.add_paragraph("A postscript: the new lens arrived from Birmingham in December.")
+    d.save(str(folder / "report.docx"))
+    with Engine.from_settings(gone) as engine:
+        again = {Path(e.path).name: e for e in engine.ingest([folder]).entries}
+        assert again["phototest.tif"].status.value == "unchanged"
+        assert again["phototest.tif"].fragments == first["phototest.tif"].fragments
+        assert again["report.docx"].status.value == "replaced"
+        assert again["report.docx"].source_id == first["report.docx"].source_id
+        texts = " ".join(f.text for f in engine.store.fragments_of(first["report.docx"].source_id))
+        assert "new lens arrived from Birmingham" in texts
