@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS
-from footnote.corpus.ocr import Ocr, fit_scale, png_of
+from footnote.corpus.ocr import Ocr, fit_scale, page_bytes
 from footnote.errors import InputError, NotFound, OcrFailed, OcrUnavailable
 from footnote.lifeline import bind_to_parent
 from footnote.lru import LruCache
@@ -246,7 +246,7 @@ def _ocr_boxes(scan: Any, job: _Job) -> list[tuple[float, float, float, float]]:
         return []
     try:
         dpi = scan.info.get("dpi")
-        page = Ocr(job.ocr, job.ocr_languages or None).recognise(png_of(scan), int(dpi[0]) if dpi else None)
+        page = Ocr(job.ocr, job.ocr_languages or None).recognise(page_bytes(scan), int(dpi[0]) if dpi else None)
     except (OcrUnavailable, OcrFailed):
         return []
     text, at = "", []

@@ -47,6 +47,16 @@ class OcrSettings(_Frozen):
         "orientation and script detection); when the script's model is installed but not among ocr.languages "
         "(Devanagari on a page of Sanskrit, say), the page is read again with it and the surer reading kept.",
     )
+    deskew_max_degrees: float = Field(
+        5.0, ge=0, le=15,
+        description="A page scanned askew is straightened before recognition when its lines lean by at least "
+        "ocr.deskew_min_degrees and at most this many degrees (found by the projection of its ink; 0: never). "
+        "Tesseract's own layout analysis drops whole paragraphs of a page leaning 2° with a little noise.",
+    )
+    deskew_min_degrees: float = Field(
+        0.3, ge=0,
+        description="Smallest lean that is straightened (below it rotating costs more sharpness than it gains).",
+    )
     min_confidence: float = Field(
         30.0, ge=0, le=100,
         description="Words Tesseract is less sure of than this (0-100) are left out of the text: noise read "

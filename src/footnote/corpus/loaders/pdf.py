@@ -29,7 +29,7 @@ import pypdfium2 as pdfium
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
 from footnote.corpus.loaders.pdf_text import PageText, page_text, read_page, unmapped_math_fonts
 from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS, ocr_meta, recognise_pages
-from footnote.corpus.ocr import Ocr, OcrPage, fit_scale, png_of
+from footnote.corpus.ocr import Ocr, OcrPage, fit_scale, page_bytes
 from footnote.errors import InputError
 from footnote.records.fragments import Block, Document
 
@@ -110,7 +110,7 @@ def _recognise_scanned(path: Path, pdf: Any, indexes: list[int], ctx: LoadContex
                     image = page.render(scale=fit_scale(w, h, scale, MAX_PAGE_PIXELS), grayscale=True).to_pil()
                 finally:
                     page.close()
-            return png_of(image), image.width, image.height
+            return page_bytes(image), image.width, image.height
         return go
 
     found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
-from footnote.corpus.ocr import Ocr, OcrPage, png_of
+from footnote.corpus.ocr import Ocr, OcrPage, page_bytes
 from footnote.errors import InputError, OcrFailed, OcrUnavailable
 from footnote.records.fragments import Block, Document
 
@@ -81,7 +81,7 @@ def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
     ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
 
     def render(frame: Any) -> Callable[[], tuple[bytes, int, int]]:
-        return lambda: (png_of(frame), frame.width, frame.height)
+        return lambda: (page_bytes(frame), frame.width, frame.height)
 
     dpi = frames[0].info.get("dpi")
     if dpi:  # the image's own resolution guides Tesseract's size assumptions
