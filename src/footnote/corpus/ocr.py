@@ -168,7 +168,7 @@ class Ocr:
             width, height = width or image.width, height or image.height
             angle = skew_angle(image, s.deskew_max_degrees)
             if abs(angle) >= max(s.deskew_min_degrees, 1e-6):
-                png = page_bytes(image.convert("L").rotate(angle, resample=Image.BICUBIC, fillcolor=255))
+                png = page_bytes(image.convert("L").rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255))
             else:
                 angle = 0.0
         page = self._recognise(png, dpi or s.dpi, width, height)
@@ -240,7 +240,7 @@ def skew_angle(image: Any, limit: float) -> float:
     ink = Image.fromarray(((np.asarray(small) < 128) * 255).astype(np.uint8))
 
     def score(deg: float) -> float:
-        rows = (np.asarray(ink.rotate(deg, resample=Image.NEAREST)) > 0).sum(axis=1).astype(np.float64)
+        rows = (np.asarray(ink.rotate(deg, resample=Image.Resampling.NEAREST)) > 0).sum(axis=1).astype(np.float64)
         return float(np.square(np.diff(rows)).sum())
 
     coarse = max(np.arange(-limit, limit + 0.25, 0.5), key=lambda d: score(float(d)))
