@@ -130,6 +130,7 @@ def main() -> int:
     ap.add_argument("--dpi", type=int, nargs="*", default=[200, 300], help="resolutions of the rendered Russian pages")
     args = ap.parse_args()
     settings = Settings()
+    settings = settings.with_overrides(**{"ocr.cache_dir": ""})  # every page read, none from the cache
     ocr = Ocr(settings.ocr)
     ocr.check()
     print(f"# OCR figures: {ocr.name}, {ocr.workers()} worker(s)")
@@ -184,11 +185,14 @@ def ingest_pdf_as_scan(settings: Settings, n: int) -> None:
         images[0].save(scan, save_all=True, append_images=images[1:], resolution=200.0)
         print(f"\n{len(images)} pages of {src.name} rendered at 200 dpi into an image-only PDF in "
               f"{time.perf_counter() - t0:.0f} s ({scan.stat().st_size / 1e6:.1f} MB)")
-        s = settings.with_overrides(**{"store.url": str(Path(tmp) / "s.db"), "embedder.name": "hash"})
+        s = settings.with_overrides(**{"store.url": str(Path(tmp) / "s.db"), "embedder.name": "hash",
+                                       "ocr.cache_dir": str(Path(tmp) / "ocr-cache")})  # every page really read
         t0 = time.perf_counter()
         with Engine.from_settings(s) as engine:
             report = engine.ingest([scan.parent])
             dt = time.perf_counter() - t0
+            if not report.ok:
+                raise SystemExit(f"the scanned PDF did not ingest: {[e.error for e in report.entries]}")
             srcs = engine.store.list_sources()
             meta = srcs[0].meta if srcs else {}
         confs = [float(x.split(":")[1]) for x in meta.get("ocr_confidence", "").split(",") if ":" in x]

@@ -13,14 +13,14 @@ import pytest
 
 from footnote.corpus.chunkers import chunk_document
 from footnote.corpus.loaders import iter_files, load_path
-from footnote.corpus.ocr import page_from_tsv
+from footnote.corpus.ocr import Ocr, page_from_tsv
 from footnote.engine import Engine
 from footnote.errors import InputError
 from footnote.records.fragments import FileLocator, Fragment, TranscriptLocator, page_confidence
 from footnote.settings import Settings, load_settings
 
 FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
-S = Settings()
+S = Settings().with_overrides(**{"ocr.cache_dir": ""})  # every page really read (the cache has its own test)
 
 
 def _frags(path: Path, settings: Settings = S, **kw: object) -> tuple[object, list[Fragment]]:
@@ -270,7 +270,8 @@ def test_an_unchanged_scan_is_not_read_again_and_a_changed_docx_replaces_its_sou
     folder.mkdir()
     shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "phototest.tif")
     shutil.copy(FORMATS / "report.docx", folder / "report.docx")
-    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash",
+                                      "ocr.cache_dir": ""})
     with Engine.from_settings(settings) as engine:
         first = {Path(e.path).name: e for e in engine.ingest([folder]).entries}
         assert {e.status.value for e in first.values()} == {"added"}
@@ -287,3 +288,31 @@ def test_an_unchanged_scan_is_not_read_again_and_a_changed_docx_replaces_its_sou
         assert again["report.docx"].source_id == first["report.docx"].source_id
         texts = " ".join(f.text for f in engine.store.fragments_of(first["report.docx"].source_id))
         assert "new lens arrived from Birmingham" in texts
+
+
+@needs_tesseract
+def test_pages_are_kept_as_they_are_read_so_a_stopped_scan_resumes(shared_dir: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from footnote.corpus.ocr import page_bytes
+
+    ocr = Ocr(S.ocr.model_copy(update={"cache_dir": str(tmp_path / "cache")}))
+    frames = [Image.open(shared_dir / "data/scans/phototest.tif").convert("L"),
+              Image.open(shared_dir / "data/scans/eurotext.tif").convert("L")]
+    rendered: list[int] = []
+
+    def render(n: int) -> object:
+        def go() -> tuple[bytes, int, int, int]:
+            rendered.append(n)
+            return page_bytes(frames[n - 1]), frames[n - 1].width, frames[n - 1].height, 300
+        return go
+
+    first = dict(ocr.recognise_all([(1, render(1))], doc_sha="ab" * 32))  # stopped after page 1
+    assert rendered == [1] and "lazy fox" in first[1].text
+    both = dict(ocr.recognise_all([(1, render(1)), (2, render(2))], doc_sha="ab" * 32))
+    assert rendered == [1, 2] and both[1] == first[1] and "faulen Hund" in both[2].text  # page 1 not read again
+    gone = Ocr(ocr.settings.model_copy(update={"command": str(tmp_path / "no-tesseract")}))
+    assert dict(gone.recognise_all([(1, render(1)), (2, render(2))], doc_sha="ab" * 32)) == both  # no Tesseract needed
+    assert rendered == [1, 2]
+    other = Ocr(ocr.settings.model_copy(update={"page_seg_mode": 6}))  # other settings: another reading
+    assert other.cached("ab" * 32, 1) is None

@@ -50,7 +50,8 @@ def archive(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Itera
         shutil.copy(FORMATS / name, folder / name)
     if HAVE_OCR:
         shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "phototest.tif")
-    settings = load_settings(None, **{"store.url": str(root / "store.db"), "embedder.name": "hash"})
+    settings = load_settings(None, **{"store.url": str(root / "store.db"), "embedder.name": "hash",
+                                      "ocr.cache_dir": str(root / "ocr-cache")})
     with Engine.from_settings(settings) as engine:
         report = engine.ingest([folder])
         assert report.ok and report.count(IngestStatus.ADDED) == (5 if HAVE_OCR else 4), report.summary()

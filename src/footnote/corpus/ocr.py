@@ -13,7 +13,9 @@ thread (Tesseract's own OpenMP threads would fight the other pages for the cores
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 import math
 import os
@@ -23,6 +25,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from footnote.errors import OcrFailed, OcrUnavailable
@@ -37,6 +40,10 @@ TESSERACT_LANGS = {"en": "eng", "ru": "rus", "de": "deu", "sa": "Devanagari", "h
 SCRIPT_MODELS = {"Devanagari": "Devanagari", "Cyrillic": "rus", "Latin": "eng"}
 _HYPHEN_END = re.compile(r"[-\u00ad‐]$")
 _SCRIPT = re.compile(r"^Script:\s*(\S+)", re.MULTILINE)
+
+
+#: A page to read: its image bytes (:func:`page_bytes`), width, height, and its resolution when it says one.
+Rendered = tuple[bytes, int, int, int | None]
 
 
 @dataclass(frozen=True)
@@ -206,17 +213,57 @@ class Ocr:
         except AttributeError:  # pragma: no cover - not Linux
             return max(1, os.cpu_count() or 1)
 
-    def recognise_all(self, pages: Iterable[tuple[int, Callable[[], tuple[bytes, int, int]]]],
+    @property
+    def fingerprint(self) -> str:
+        """What a page's reading depends on besides its pixels: the languages and every setting that shapes it."""
+        s = self.settings
+        parts = (CACHE_VERSION, self.languages, s.page_seg_mode, s.dpi, s.min_confidence, s.deskew_max_degrees,
+                 s.deskew_min_degrees, s.script_retry_below)
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+    def cached(self, doc_sha: str, page: int) -> OcrPage | None:
+        """Page ``page`` of the file whose bytes hash to ``doc_sha``, as read before with these settings."""
+        folder = self.settings.cache_path
+        if folder is None:
+            return None
+        return load_page(folder / self.fingerprint / doc_sha[:2] / f"{doc_sha}.{page}.json")
+
+    def _keep(self, doc_sha: str, page: int, got: OcrPage) -> None:
+        folder = self.settings.cache_path
+        if folder is None:
+            return
+        path = folder / self.fingerprint / doc_sha[:2] / f"{doc_sha}.{page}.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(page_json(got), ensure_ascii=False), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as e:  # a read-only cache costs the resume, not the page
+            log.warning("OCR cache %s not written: %s", path, e)
+
+    def recognise_all(self, pages: Iterable[tuple[int, Callable[[], Rendered]]], doc_sha: str = "",
                       done: Callable[[int, OcrPage], None] | None = None) -> Iterator[tuple[int, OcrPage]]:
         """(page number, page) for every (page number, render) given, in page order; ``render`` makes the
-        page's image bytes (with its width and height), called in the worker; ``done`` hears of each page as it ends."""
-        self.check()
+        page's image (:data:`Rendered`), called in the worker; ``done`` hears of each page as it
+        ends. With ``doc_sha`` (the file's sha256) each page is kept in ``ocr.cache_dir`` as it ends and a page
+        kept before is not read again: a stopped ingest resumes where it stopped."""
         jobs = list(pages)
+        if doc_sha and all(self.cached(doc_sha, n) is not None for n, _ in jobs):
+            for n, _ in jobs:  # all read before: Tesseract is not even needed
+                got = self.cached(doc_sha, n)
+                assert got is not None
+                yield n, got
+            return
+        self.check()
 
-        def one(job: tuple[int, Callable[[], tuple[bytes, int, int]]]) -> tuple[int, OcrPage]:
+        def one(job: tuple[int, Callable[[], Rendered]]) -> tuple[int, OcrPage]:
             n, render = job
-            png, w, h = render()
-            page = self.recognise(png, width=w, height=h)
+            page = self.cached(doc_sha, n) if doc_sha else None
+            if page is None:
+                image, w, h, dpi = render()
+                page = self.recognise(image, dpi, width=w, height=h)
+                if doc_sha:
+                    self._keep(doc_sha, n, page)
             if done is not None:
                 done(n, page)
             return n, page
@@ -226,6 +273,26 @@ class Ocr:
             return
         with ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr") as pool:
             yield from pool.map(one, jobs)
+
+
+CACHE_VERSION = 1
+
+
+def page_json(page: OcrPage) -> dict[str, Any]:
+    return {"v": CACHE_VERSION, "text": page.text, "confidence": page.confidence, "width": page.width,
+            "height": page.height, "words": [[w.text, *w.box, w.conf] for w in page.words]}
+
+
+def load_page(path: Path) -> OcrPage | None:
+    """A page kept by :meth:`Ocr._keep`; None when absent, damaged or from another version."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if d.get("v") != CACHE_VERSION:
+            return None
+        words = tuple(Word(str(w[0]), (int(w[1]), int(w[2]), int(w[3]), int(w[4])), float(w[5])) for w in d["words"])
+        return OcrPage(str(d["text"]), words, float(d["confidence"]), int(d["width"]), int(d["height"]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
 def skew_angle(image: Any, limit: float) -> float:

@@ -244,11 +244,14 @@ def _ocr_boxes(scan: Any, job: _Job) -> list[tuple[float, float, float, float]]:
     """The boxes (in ``scan``'s pixels) of the words of ``job.passage`` on the page, read again by OCR."""
     if job.ocr is None or not job.passage:
         return []
-    try:
-        dpi = scan.info.get("dpi")
-        page = Ocr(job.ocr, job.ocr_languages or None).recognise(page_bytes(scan), int(dpi[0]) if dpi else None)
-    except (OcrUnavailable, OcrFailed):
-        return []
+    ocr = Ocr(job.ocr, job.ocr_languages or None)
+    page = ocr.cached(hashlib.sha256(job.data).hexdigest(), job.page)  # read at ingest: no second reading
+    if page is None or (page.width, page.height) != (scan.width, scan.height):
+        try:
+            dpi = scan.info.get("dpi")
+            page = ocr.recognise(page_bytes(scan), int(dpi[0]) if dpi else None)
+        except (OcrUnavailable, OcrFailed):
+            return []
     text, at = "", []
     for w in page.words:  # the page's words on one line, each word's place in it
         if text:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from footnote.settings.base import _Frozen
@@ -57,8 +59,19 @@ class OcrSettings(_Frozen):
         0.3, ge=0,
         description="Smallest lean that is straightened (below it rotating costs more sharpness than it gains).",
     )
+    cache_dir: str = Field(
+        "~/.cache/footnote/ocr",
+        description="Where each recognised page is kept by its file's content, page number and these settings: an "
+        "ingest stopped half-way through a long scan resumes from its last page, and a citation's page lights its "
+        "words without reading the page again. Empty: no cache.",
+    )
     min_confidence: float = Field(
         30.0, ge=0, le=100,
         description="Words Tesseract is less sure of than this (0-100) are left out of the text: noise read "
         "from a stain or an image is most of what falls below.",
     )
+
+    @property
+    def cache_path(self) -> Path | None:
+        """``cache_dir`` with ``~`` expanded; None when empty."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir.strip() else None

@@ -29,7 +29,7 @@ import pypdfium2 as pdfium
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
 from footnote.corpus.loaders.pdf_text import PageText, page_text, read_page, unmapped_math_fonts
 from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS, ocr_meta, recognise_pages
-from footnote.corpus.ocr import Ocr, OcrPage, fit_scale, page_bytes
+from footnote.corpus.ocr import Ocr, OcrPage, Rendered, fit_scale, page_bytes
 from footnote.errors import InputError
 from footnote.records.fragments import Block, Document
 
@@ -90,7 +90,7 @@ def _ocr_ready(ctx: LoadContext) -> bool:
     return ctx.settings.ocr.enabled and Ocr.for_lang(ctx.settings.ocr, ctx.lang).available()
 
 
-def _recognise_scanned(path: Path, pdf: Any, indexes: list[int], ctx: LoadContext) -> dict[int, OcrPage]:
+def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ctx: LoadContext) -> dict[int, OcrPage]:
     """The pages (0-based) without a text layer read by OCR; none when OCR is off or not installed (such
     pages are skipped, as before OCR; a PDF with no text at all then says why)."""
     if not indexes or not _ocr_ready(ctx):
@@ -101,8 +101,8 @@ def _recognise_scanned(path: Path, pdf: Any, indexes: list[int], ctx: LoadContex
     lock = threading.Lock()  # PDFium is not thread-safe: pages render one at a time, OCR runs in parallel
     scale = ctx.settings.ocr.dpi / 72
 
-    def render(i: int) -> Callable[[], tuple[bytes, int, int]]:
-        def go() -> tuple[bytes, int, int]:
+    def render(i: int) -> Callable[[], Rendered]:
+        def go() -> Rendered:
             with lock:
                 page = pdf[i]
                 try:
@@ -110,10 +110,10 @@ def _recognise_scanned(path: Path, pdf: Any, indexes: list[int], ctx: LoadContex
                     image = page.render(scale=fit_scale(w, h, scale, MAX_PAGE_PIXELS), grayscale=True).to_pil()
                 finally:
                     page.close()
-            return page_bytes(image), image.width, image.height
+            return page_bytes(image), image.width, image.height, ctx.settings.ocr.dpi
         return go
 
-    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes])
+    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes], data)
     return {n - 1: p for n, p in found.items()}
 
 
@@ -136,7 +136,7 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
                 raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
         math_fonts = unmapped_math_fonts(read)
         texts = [_page_text(page_text(got, math_fonts)) for got in read]
-        scanned = _recognise_scanned(path, pdf, [i for i, t in enumerate(texts) if not t], ctx)
+        scanned = _recognise_scanned(path, pdf, data, [i for i, t in enumerate(texts) if not t], ctx)
         for i, page in scanned.items():
             texts[i] = page.text
         pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
-from footnote.corpus.ocr import Ocr, OcrPage, page_bytes
+from footnote.corpus.ocr import Ocr, OcrPage, Rendered, page_bytes
 from footnote.errors import InputError, OcrFailed, OcrUnavailable
-from footnote.records.fragments import Block, Document
+from footnote.records.fragments import Block, Document, sha256_bytes
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 IMAGE_MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff",
@@ -42,10 +42,12 @@ def ocr_languages(meta: Mapping[str, str]) -> str:
     return parts[1] if len(parts) >= 2 and parts[0] == "tesseract" else ""
 
 
-def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], tuple[bytes, int, int]]]]) -> dict[int, OcrPage]:
-    """Every page recognised, or InputError naming the file and the page that failed."""
+def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], Rendered]]],
+                    data: bytes) -> dict[int, OcrPage]:
+    """Every page recognised (kept page by page in ``ocr.cache_dir`` by the file's content: a stopped ingest
+    resumes), or InputError naming the file and the page that failed."""
     try:
-        return dict(ocr.recognise_all(renders))
+        return dict(ocr.recognise_all(renders, doc_sha=sha256_bytes(data)))
     except OcrUnavailable as e:
         raise InputError(path, f"needs OCR, which is not available: {e}") from e
     except OcrFailed as e:
@@ -80,13 +82,10 @@ def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
     frames = _frames(path, data)
     ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
 
-    def render(frame: Any) -> Callable[[], tuple[bytes, int, int]]:
-        return lambda: (page_bytes(frame), frame.width, frame.height)
-
-    dpi = frames[0].info.get("dpi")
-    if dpi:  # the image's own resolution guides Tesseract's size assumptions
-        ocr = Ocr(ctx.settings.ocr.model_copy(update={"dpi": round(float(dpi[0]))}), ocr.languages)
-    pages = recognise_pages(path, ocr, [(n, render(f)) for n, f in enumerate(frames, start=1)])
+    def render(frame: Any) -> Callable[[], Rendered]:
+        dpi = frame.info.get("dpi")  # the image's own resolution guides Tesseract's size assumptions
+        return lambda: (page_bytes(frame), frame.width, frame.height, round(float(dpi[0])) if dpi else None)
+    pages = recognise_pages(path, ocr, [(n, render(f)) for n, f in enumerate(frames, start=1)], data)
     read = {n: p for n, p in pages.items() if p.text.strip()}
     if not read:
         raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
