@@ -30,7 +30,6 @@ import subprocess
 import sys
 import zipfile
 from collections import defaultdict
-from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,38 +143,14 @@ def page_images(title: str, paras: list[str], dpi: int) -> list[object]:
 
 
 def write_sonnet(md_dir: Path, mixed_dir: Path) -> None:
-    import av
-    import numpy as np
+    from footnote.testing.documents import video_from_audio
 
     srt = SHARED / "data" / "sonnets" / "sonnet001.srt"
     lines = [b.strip().split("\n", 2)[2].replace("\n", " ") for b in srt.read_text(encoding="utf-8").split("\n\n")
              if b.strip().count("\n") >= 2]
     (md_dir / "sonnet-1.md").write_text("# Sonnet 1\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     shutil.copy(srt, mixed_dir / "sonnet-1.srt")
-    src = av.open(str(SHARED / "data" / "sonnets" / "p001.mp3"))
-    out = av.open(str(mixed_dir / "sonnet-1.mp4"), "w")
-    v = out.add_stream("libx264", rate=1)
-    v.width, v.height, v.pix_fmt = 160, 120, "yuv420p"
-    a = out.add_stream("aac", rate=22050)
-    resampler = av.AudioResampler(format="fltp", layout="mono", rate=22050)
-    seconds = 0.0
-    for frame in src.decode(audio=0):
-        for f in resampler.resample(frame):
-            seconds = max(seconds, float((f.pts or 0) / 22050) + f.samples / 22050)
-            for p in a.encode(f):
-                out.mux(p)
-    for p in a.encode(None):
-        out.mux(p)
-    grey = np.full((120, 160, 3), 90, np.uint8)
-    for i in range(int(seconds) + 1):
-        vf = av.VideoFrame.from_ndarray(grey, format="rgb24")
-        vf.pts, vf.time_base = i, Fraction(1, 1)
-        for p in v.encode(vf):
-            out.mux(p)
-    for p in v.encode(None):
-        out.mux(p)
-    out.close()
-    src.close()
+    video_from_audio(SHARED / "data" / "sonnets" / "p001.mp3", mixed_dir / "sonnet-1.mp4")
 
 
 def build(out: Path) -> tuple[Path, Path, dict[str, tuple[str, str]]]:

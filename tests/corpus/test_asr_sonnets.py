@@ -74,3 +74,23 @@ def test_a_question_about_a_sonnet_line_answers_with_a_chip_playing_that_line(tm
         line = next((b, t) for b, t in sync_lines(json.loads(
             (shared_dir / "data/sonnets/sonnet001.json").read_text(encoding="utf-8"))) if t.startswith("From fairest"))
         assert abs(span[0] - line[0]) <= 500  # the chip starts on the line ("From fairest creatures…", 2.68 s)
+
+
+def test_a_video_lecture_is_recognised_and_a_video_without_sound_fails_alone(tmp_path: Path, shared_dir: Path) -> None:
+    from footnote.testing.documents import video_from_audio
+
+    s = asr_settings(tmp_path)
+    real_transcriber(s)  # skips with the reason when the model is not installed
+    d = tmp_path / "lectures"
+    d.mkdir()
+    video_from_audio(shared_dir / "data/sonnets/p001.mp3", d / "sonnet-1.webm")
+    shutil.copy(Path(__file__).resolve().parents[1] / "data/formats/silent.mp4", d / "silent.mp4")
+    with Engine.from_settings(s) as eng:
+        report = eng.ingest([d], transcribe=True)
+        by = {Path(e.path).name: e for e in report.entries}
+        assert by["sonnet-1.webm"].status.value == "added", report.summary()
+        src = eng.store.get_source(by["sonnet-1.webm"].source_id)
+        assert src is not None and src.media_type == "video/webm" and src.meta["transcript_by"] == "machine"
+        text = " ".join(f.text for f in eng.store.fragments_of(src.id)).lower()
+        assert "fairest creatures" in text and "increase" in text
+        assert by["silent.mp4"].status.value == "failed" and "silent.mp4" in (by["silent.mp4"].error or "")
