@@ -41,6 +41,17 @@ def test_a_word_paragraph_opens_on_the_rendered_page_lit(archive: LiveServer) ->
     assert original.headers["content-type"].startswith("application/vnd.openxmlformats")
 
 
+def test_an_epub_opens_at_its_chapter_and_its_original_is_the_book(archive: LiveServer) -> None:
+    frags = archive.engine.store.fragments_of("archive/book.epub")
+    winter = next(f for f in frags if "Зимой" in f.text)
+    page = httpx.get(archive.url + _url("archive/book.epub") + "/view", params={"f": winter.id}).text
+    at = page.index(f'id="p-{winter.ordinal}"')
+    assert "Глава вторая. Зима" in page[:at] and "¶ 2" in page[at : at + 200] and 'lang="ru"' in page
+    original = httpx.get(archive.url + _url("archive/book.epub"))
+    assert original.content == (FORMATS / "book.epub").read_bytes()
+    assert original.headers["content-type"] == "application/epub+zip"
+
+
 def test_a_saved_page_is_served_sandboxed_and_read_on_our_own_page(archive: LiveServer) -> None:
     r = httpx.get(archive.url + _url("archive/marrowick-light.html"))
     assert r.status_code == 200 and "sandbox" in r.headers["content-security-policy"]  # its scripts never run here

@@ -565,8 +565,9 @@
         el("span", { class: "sources-row__title", dir: "auto", text: x.title || x.id }),
         el("span", { class: "sources-row__meta", text: I.t(state.lang, "kind_" + x.kind, {}, x.kind) + " · " + x.lang +
           (x.collection ? " · " + x.collection : "") }),
-        // text opens as a page to read (escaped, anchored); audio, PDF and the rest as uploaded
-        el("a", { class: "tool", href: sourceUrl(x.id) + (/^text\//.test(x.media_type || "") ? "/view" : ""),
+        // text, Word, EPUB and web pages open as a page to read (escaped, anchored, no script of theirs);
+        // audio, video, PDF and scans as uploaded
+        el("a", { class: "tool", href: sourceUrl(x.id) + (/^text\/|wordprocessingml|epub/.test(x.media_type || "") ? "/view" : ""),
           target: "_blank", rel: "noopener", text: I.t(state.lang, "open") }));
       if (state.key) {
         row.append(el("button", { type: "button", class: "tool tool--remove", text: I.t(state.lang, "remove"),
