@@ -271,7 +271,7 @@ class Engine:
             return dc_replace(report, sentences_skipped="fragments still wait for vectors")
         if not stats.fragments:
             return report
-        if announce is not None:
+        if announce is not None and report.fragments:  # an unchanged re-ingest has nothing new to announce
             announce()
         t0 = time.perf_counter()
         skipped = ""

@@ -45,15 +45,17 @@ def test_docx_keeps_headings_tables_footnotes_and_the_accepted_text() -> None:
     text = "\n".join(f.text for f in frags)
     # the footnote stays with the paragraph that cites it, its mark a superscript (never "[1]": answers cite so)
     summary = _having(frags, "without a single night")
-    assert "1887.¹" in summary.text and "¹ Except the night of 14 March" in summary.text and "[1]" not in text
-    assert summary.locator == FileLocator("report.docx", None, "Summary", 3)
+    # the mark before the full stop: "1887.¹" would be read as a citation of passage 1 if an answer quoted it
+    assert "1887¹." in summary.text and "¹ Except the night of 14 March" in summary.text and "[1]" not in text
+    assert ".¹" not in text and "Thomas Varcoe" not in text  # the author under the title is metadata, not text
+    assert summary.locator == FileLocator("report.docx", None, "Summary", 2)
     # tables as rows, under their heading
     stores = _having(frags, "Mineral oil | 400 gallons")
-    assert stores.locator == FileLocator("report.docx", None, "Stores", 5) and "Wicks | 36 dozen" in stores.text
+    assert stores.locator == FileLocator("report.docx", None, "Stores", 4) and "Wicks | 36 dozen" in stores.text
     # a tracked change resolved to the accepted text; a sub-heading makes a path
     repairs = _having(frags, "allowance for the year was fifty pounds")
     assert "forty pounds" not in text and "was forty" not in text
-    assert repairs.locator == FileLocator("report.docx", None, "Stores › Repairs", 11)
+    assert repairs.locator == FileLocator("report.docx", None, "Stores › Repairs", 10)
 
 
 def test_docx_bad_files_fail_alone_naming_the_file(tmp_path: Path) -> None:
@@ -74,6 +76,7 @@ def test_epub_book_chapter_paragraph_from_its_own_metadata() -> None:
     src, frags = _frags(FORMATS / "book.epub")
     assert src.title == "Записки смотрителя маяка" and src.lang == "ru"  # type: ignore[attr-defined]
     assert src.meta["author"] == "Пётр Карпов" and src.media_type == "application/epub+zip"  # type: ignore[attr-defined]
+    assert src.meta["chapters"] == "2" and "Пётр Карпов" not in " ".join(f.text for f in frags)  # type: ignore[attr-defined]  # no title page
     winter = _having(frags, "Зимой лёд намерзал")
     # the chapter's title from the book's table of contents; its own heading is ¶ 1, so its text starts at ¶ 2
     assert winter.locator == FileLocator("book.epub", None, "Глава вторая. Зима", 2)
@@ -125,10 +128,10 @@ def test_html_main_content_only_with_heading_paths() -> None:
     for furniture in ("window.track", "Archive", "Subscribe", "All rights reserved", "Fog signals", "body{}"):
         assert furniture not in text, furniture
     lamp = _having(frags, "colza oil until 1879")
-    assert lamp.locator.section == "The Marrowick Light › The lamp"  # type: ignore[union-attr]
+    assert lamp.locator.section == "The lamp"  # type: ignore[union-attr]  # the h1 repeating the title is no level
     assert "1879 | mineral oil" in text
     keepers = _having(frags, "alternating watches")
-    assert keepers.locator.section == "The Marrowick Light › The keepers" and keepers.locator.para == 4  # type: ignore[union-attr]
+    assert keepers.locator.section == "The keepers" and keepers.locator.para == 4  # type: ignore[union-attr]
 
 
 def test_html_without_main_content_is_read_whole_and_an_empty_page_fails(tmp_path: Path) -> None:
@@ -209,7 +212,7 @@ def test_a_scanned_image_is_read_by_ocr_and_says_so(shared_dir: Path) -> None:
 def test_devanagari_is_found_by_its_script(shared_dir: Path) -> None:
     src, frags = _frags(shared_dir / "data/scans/devatest.png")
     assert "सभी मनुष्यों को गौरव" in " ".join(f.text for f in frags)
-    assert (page_confidence(src.meta, 1) or 0) > 80  # type: ignore[attr-defined]
+    assert (page_confidence(src.meta, 1) or 0) > 80 and src.meta["ocr_models"] == "1:Devanagari"  # type: ignore[attr-defined]
 
 
 def _mixed_pdf(path: Path, scan: Path) -> None:
@@ -316,3 +319,76 @@ def test_pages_are_kept_as_they_are_read_so_a_stopped_scan_resumes(shared_dir: P
     assert rendered == [1, 2]
     other = Ocr(ocr.settings.model_copy(update={"page_seg_mode": 6}))  # other settings: another reading
     assert other.cached("ab" * 32, 1) is None
+
+
+WIKI = """<!DOCTYPE html><html lang="ru"><head><meta charset="windows-1251"><title>Кронштадтский маяк — Википедия</title>
+<script>RLCONF={}</script></head><body><div id="mw-navigation"><ul><li>Статья</li><li>Править</li></ul></div>
+<div id="content" role="main"><h1 id="firstHeading">Кронштадтский маяк</h1>
+<div id="siteSub">Материал из Википедии — свободной энциклопедии</div><div class="mw-parser-output">
+<p><b>Кронштадтский маяк</b> — маяк на острове Котлин в Финском заливе, построенный в 1888 году.</p>
+<div id="toc" class="toc"><h2>Содержание</h2><ul><li>1 История</li><li>2 Устройство</li></ul></div>
+<h2><span class="mw-headline">История</span><span class="mw-editsection">[<a href="?action=edit">править</a>]</span></h2>
+<p>Новый маяк из кирпича был зажжён осенью 1888 года, и его огонь был виден за четырнадцать миль.<sup class="reference"><a href="#cite_note-1">[1]</a></sup></p>
+<h2>Примечания</h2><ol class="references"><li id="cite_note-1">Морской сборник, 1889, № 3.</li></ol>
+</div></div><div id="footer"><ul><li>Текст доступен по лицензии Creative Commons.</li></ul></div>
+<div class="cookie-banner">Мы используем файлы cookie.</div></body></html>"""
+
+
+def test_a_wiki_page_loses_its_furniture_and_its_reference_marks_are_never_citation_shapes(tmp_path: Path) -> None:
+    page = tmp_path / "kronshtadt.html"
+    page.write_bytes(WIKI.encode("cp1251"))
+    src, frags = _frags(page)
+    assert src.title == "Кронштадтский маяк" and src.lang == "ru"  # type: ignore[attr-defined]
+    text = "\n".join(f.text for f in frags)
+    for furniture in ("Материал из Википедии", "Содержание", "править", "Править", "cookie", "лицензии", "RLCONF"):
+        assert furniture not in text and all(furniture not in (f.locator.section or "") for f in frags), furniture  # type: ignore[union-attr]
+    history = _having(frags, "четырнадцать миль")
+    assert history.locator.section == "История"  # type: ignore[union-attr]  # not "Кронштадтский маяк › История[править]"
+    # Wikipedia's "[1]" would be read as a citation of passage 1; a mark after the full stop too
+    assert "миль¹." in history.text and "[1]" not in text and ".¹" not in text
+    assert "¹ Морской сборник, 1889, № 3." in text  # the note keeps its number
+
+
+def test_epub_footnotes_keep_their_marks_and_lose_their_back_links(tmp_path: Path) -> None:
+    chapter = ('<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><body>'
+               "<h1>Глава первая</h1><p>Керосина хватает до марта, если экономить каждую каплю."
+               '<a href="#fn1" class="footnote-ref" epub:type="noteref">1</a></p>'
+               '<section epub:type="footnotes"><ol><li id="fn1" epub:type="footnote"><p>В 1903 году керосин подорожал.'
+               '<a href="#fnref1" role="doc-backlink">↩︎</a></p></li></ol></section></body></html>')
+    src_book = FORMATS / "book.epub"
+    with zipfile.ZipFile(src_book) as zin, zipfile.ZipFile(tmp_path / "notes.epub", "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            zout.writestr(item, chapter.encode() if item.filename.endswith("ch001.xhtml") else data)
+    _, frags = _frags(tmp_path / "notes.epub")
+    text = "\n".join(f.text for f in frags)
+    assert "каплю¹." in text and "¹ В 1903 году керосин подорожал." in text and "↩" not in text
+
+
+def test_a_section_in_another_language_gets_its_own() -> None:
+    import docx
+
+    from footnote.corpus.loaders.base import LoadContext, block_lang_of
+
+    ctx = LoadContext(settings=S, kind=None, lang=None, root=FORMATS)
+    lang_of = block_lang_of(ctx, "en")
+    ru = "Смотритель маяка зажигал лампу за полчаса до заката и гасил её на рассвете, а зимой счищал лёд со стёкол " * 2
+    assert lang_of(ru) == "ru" and lang_of("Короткая строка.") == "en"  # a short one keeps the document's
+    assert block_lang_of(LoadContext(settings=S, kind=None, lang="de", root=FORMATS), "en")(ru) == "de"  # --lang wins
+    assert docx  # python-docx is installed with the project
+
+
+def test_ocr_keeps_each_word_in_one_script_and_a_sentence_in_one_paragraph() -> None:
+    from footnote.corpus.ocr import one_script
+
+    english = ["In", "47", "В.С.", "General", "Ratko", "Ма", "said", "the", "Dubrovnik", "walls", "were", "safe", "for", "the", "tourist", "season", "this", "year"]
+    fixed = one_script(english)
+    assert fixed[2] == "B.C." and fixed[5] == "Ma" and fixed[0] == "In"  # Cyrillic look-alikes on a Latin page
+    russian = ["Смотритель", "зажигал", "лампу", "в", "1887", "году", "рядом", "c", "маяком", "Ha", "мысе", "Сторожевом"]
+    assert one_script(russian)[7] == "с" and one_script(russian)[9] == "На"
+    assert one_script(["моРЕр", "lighthouse"]) == ["моРЕр", "lighthouse"]  # no look-alike for м: left as read
+    head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [(1, 1, 1, 1, "the"), (1, 1, 1, 2, "fog"), (1, 1, 1, 3, "signal"), (1, 1, 1, 4, "failed"),
+            (1, 2, 1, 1, "of"), (1, 2, 1, 2, "the"), (1, 2, 1, 3, "fourteenth."), (1, 3, 1, 1, "Next")]
+    tsv = "\n".join([head, *(f"5\t1\t{b}\t{p}\t{ln}\t{w}\t0\t0\t10\t10\t90\t{t}" for b, p, ln, w, t in rows)])
+    assert page_from_tsv(tsv, 30.0).text == "the fog signal failed of the fourteenth.\n\nNext"

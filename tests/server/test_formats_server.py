@@ -33,7 +33,7 @@ def test_a_word_paragraph_opens_on_the_rendered_page_lit(archive: LiveServer) ->
     page = r.text
     anchor = f'id="p-{repairs.ordinal}"'
     at = page.index(anchor)
-    assert "¶ 11" in page[at : at + 200] and "Stores › Repairs" in page[:at]
+    assert "¶ 10" in page[at : at + 200] and "Stores › Repairs" in page[:at]
     assert f'class="passage cited" data-fragment="{repairs.id}"' in page
     assert "<script" not in page
     original = httpx.get(archive.url + _url("archive/report.docx"))
@@ -98,3 +98,14 @@ def test_a_docx_citation_carries_its_heading_path_and_paragraph(archive: LiveSer
     loc = cited[0]["locator"]
     assert loc["section"] and isinstance(loc.get("para"), int) and loc["page"] is None
     assert re.search(r"fifty pounds|four hundred gallons", " ".join(c["text"] for c in cited))
+
+
+def test_a_quoted_footnote_mark_is_never_read_as_a_citation(archive: LiveServer) -> None:
+    got = _ask(archive, "Was the Marrowick light ever late in 1887?")
+    answer = got["answer"]
+    assert "1887¹" in answer and not re.search(r"1887\.?\s*\[\d+\]\s*¹?\s*Except", answer), answer
+    # every [n] in the answer is a citation the server resolved, and the one after 1887 cites the report
+    shown = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
+    assert shown == {c["n"] for c in got["citations"]}
+    after = re.search(r"1887¹\.?\s*\[(\d+)\]", answer)
+    assert after and next(c for c in got["citations"] if c["n"] == int(after.group(1)))["source_id"] == "archive/report.docx"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from footnote.corpus.loaders import supported_suffixes
 from footnote.corpus.loaders.transcripts import TRANSCRIPT_SUFFIXES
+from footnote.corpus.loaders.video import is_video
 from footnote.corpus.notices import SKIP_HINT as NOTICE_HINT
 from footnote.corpus.notices import notice_reason
 from footnote.settings import Settings
@@ -78,7 +79,11 @@ def take_inventory(
                 continue
             suffix = f.suffix.lower()
             if suffix in audio:
-                if _key(f) in lonely:
+                if _key(f) in lonely and is_video(f):
+                    notes.append(FileNote(str(f), "video without a transcript or a text subtitle track (no transcript "
+                                          "names it; pair with --audio or a .audio sidecar, or recognise its speech "
+                                          "with --transcribe)"))
+                elif _key(f) in lonely:
                     notes.append(FileNote(str(f), "audio without a transcript (no transcript names it; pair with --audio or a .audio sidecar, "
                                           "or recognise its speech with --transcribe)"))
             elif f.name.split(".")[0].lower() in skip_stems:

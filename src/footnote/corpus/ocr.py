@@ -24,7 +24,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ TESSERACT_LANGS = {"en": "eng", "ru": "rus", "de": "deu", "sa": "Devanagari", "h
 #: The script Tesseract's detection names → the model that reads it.
 SCRIPT_MODELS = {"Devanagari": "Devanagari", "Cyrillic": "rus", "Latin": "eng"}
 _HYPHEN_END = re.compile(r"[-\u00ad‐]$")
+_STOP_END = re.compile(r"[.!?:;…»”\")\]]$")
 _SCRIPT = re.compile(r"^Script:\s*(\S+)", re.MULTILINE)
 
 
@@ -62,6 +63,52 @@ class OcrPage:
     confidence: float  # mean word confidence, 0-100; 0.0 when no word was read
     width: int
     height: int
+    languages: str = ""  # the Tesseract models that read it (another script's when the page was read again in it)
+
+
+#: Cyrillic letters drawn like Latin ones, and back: what a page read with eng+rus confuses (B.C. read "В.С.").
+_CYR_TO_LAT = str.maketrans("АВСЕНКМОРТХаеорсухіјѕІЈЅ", "ABCEHKMOPTXaeopcyxijsIJS")
+_LAT_TO_CYR = str.maketrans("ABCEHKMOPTXaeopcyx", "АВСЕНКМОРТХаеорсух")
+_CYR_LOOKALIKE = set("АВСЕНКМОРТХаеорсухіјѕІЈЅ")
+_LAT_LOOKALIKE = set("ABCEHKMOPTXaeopcyx")
+
+
+def _script(ch: str) -> str:
+    if "a" <= ch.lower() <= "z":
+        return "L"
+    if "\u0400" <= ch <= "\u04ff":
+        return "C"
+    return ""
+
+
+def one_script(texts: list[str]) -> list[str]:
+    """Words of a page read in two scripts, each in one: a word's Cyrillic letters that look Latin become Latin
+    when the word is mostly Latin, or — every letter of it a look-alike — when the page is (four in five of its
+    letters), and the same the other way. A word with a letter that looks like nothing in the other script
+    ("мо", "lighthouse") is left as it was read."""
+    counts = {"L": 0, "C": 0}
+    for t in texts:
+        for ch in t:
+            k = _script(ch)
+            if k:
+                counts[k] += 1
+    total = counts["L"] + counts["C"]
+    page = "L" if total and counts["L"] >= 0.8 * total else "C" if total and counts["C"] >= 0.8 * total else ""
+    out = []
+    for t in texts:
+        lat = sum(1 for ch in t if _script(ch) == "L")
+        cyr = sum(1 for ch in t if _script(ch) == "C")
+        want = "L" if lat > cyr else "C" if cyr > lat else page
+        if lat and cyr and want:  # a mixed word: its minority letters, when they all have a look-alike
+            minority = {ch for ch in t if _script(ch) == ("C" if want == "L" else "L")}
+            if minority <= (_CYR_LOOKALIKE if want == "L" else _LAT_LOOKALIKE):
+                t = t.translate(_CYR_TO_LAT if want == "L" else _LAT_TO_CYR)
+        elif cyr and not lat and page == "L" and {ch for ch in t if _script(ch) == "C"} <= _CYR_LOOKALIKE:
+            t = t.translate(_CYR_TO_LAT)
+        elif lat and not cyr and page == "C" and {ch for ch in t if _script(ch) == "L"} <= _LAT_LOOKALIKE:
+            t = t.translate(_LAT_TO_CYR)
+        out.append(t)
+    return out
 
 
 def page_from_tsv(tsv: str, min_conf: float, width: int = 0, height: int = 0) -> OcrPage:
@@ -88,15 +135,26 @@ def page_from_tsv(tsv: str, min_conf: float, width: int = 0, height: int = 0) ->
             order.append(key)
         lines[key].append(word)
         words.append(word)
+    fixed = one_script([w.text for w in words])
+    if fixed != [w.text for w in words]:
+        remap = {id(w): Word(t, w.box, w.conf) for w, t in zip(words, fixed, strict=True)}
+        words = [remap[id(w)] for w in words]
+        lines = {k: [remap[id(w)] for w in ws] for k, ws in lines.items()}
     paras: list[str] = []
     current: tuple[int, int] | None = None
     buf = ""
     for key in order:
         line = " ".join(w.text for w in lines[key])
-        if key[:2] != current:
+        # a new paragraph of Tesseract's that goes on with the sentence before it (lower case after no stop):
+        # one paragraph, so no sentence is cut in two
+        same_sentence = bool(buf) and not _STOP_END.search(buf) and line[:1].islower()
+        if key[:2] != current and not same_sentence:
             if buf:
                 paras.append(buf)
             buf, current = line, key[:2]
+        elif key[:2] != current:  # continuing the sentence across Tesseract's paragraph break
+            current = key[:2]
+            buf = buf[:-1] + line if _HYPHEN_END.search(buf) else f"{buf} {line}"
         elif _HYPHEN_END.search(buf) and line[:1].islower():
             buf = buf[:-1] + line  # a word broken at the line's end
         else:
@@ -159,7 +217,7 @@ class Ocr:
 
     def _read(self, png: bytes, languages: str, dpi: int, width: int, height: int) -> OcrPage:
         tsv = self._run(png, ["-l", languages, "--psm", str(self.settings.page_seg_mode), "--dpi", str(dpi), "tsv"])
-        return page_from_tsv(tsv, self.settings.min_confidence, width, height)
+        return replace(page_from_tsv(tsv, self.settings.min_confidence, width, height), languages=languages)
 
     def recognise(self, png: bytes, dpi: int | None = None, width: int = 0, height: int = 0) -> OcrPage:
         """One page image (:func:`page_bytes`, or any image file's bytes): straightened when it leans (``ocr.deskew_*``; the words' boxes are
@@ -194,7 +252,7 @@ class Ocr:
         if model is None or model in self.languages.split("+") or model not in self._installed():
             return page
         again = self._read(png, model, dpi, width, height)
-        return again if again.confidence > page.confidence else page
+        return replace(again, languages=model) if again.confidence > page.confidence else page
 
     def _installed(self) -> set[str]:
         try:
@@ -275,12 +333,12 @@ class Ocr:
             yield from pool.map(one, jobs)
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def page_json(page: OcrPage) -> dict[str, Any]:
     return {"v": CACHE_VERSION, "text": page.text, "confidence": page.confidence, "width": page.width,
-            "height": page.height, "words": [[w.text, *w.box, w.conf] for w in page.words]}
+            "height": page.height, "languages": page.languages, "words": [[w.text, *w.box, w.conf] for w in page.words]}
 
 
 def load_page(path: Path) -> OcrPage | None:
@@ -290,7 +348,8 @@ def load_page(path: Path) -> OcrPage | None:
         if d.get("v") != CACHE_VERSION:
             return None
         words = tuple(Word(str(w[0]), (int(w[1]), int(w[2]), int(w[3]), int(w[4])), float(w[5])) for w in d["words"])
-        return OcrPage(str(d["text"]), words, float(d["confidence"]), int(d["width"]), int(d["height"]))
+        return OcrPage(str(d["text"]), words, float(d["confidence"]), int(d["width"]), int(d["height"]),
+                       str(d.get("languages", "")))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
@@ -333,7 +392,7 @@ def unrotate(page: OcrPage, angle: float) -> OcrPage:
         box = (int(min(p[0] for p in pts)), int(min(p[1] for p in pts)),
                math.ceil(max(p[0] for p in pts)), math.ceil(max(p[1] for p in pts)))
         words.append(Word(w.text, box, w.conf))
-    return OcrPage(page.text, tuple(words), page.confidence, page.width, page.height)
+    return OcrPage(page.text, tuple(words), page.confidence, page.width, page.height, page.languages)
 
 
 def fit_scale(width_pt: float, height_pt: float, scale: float, max_pixels: int) -> float:

@@ -40,6 +40,11 @@ class CorpusSettings(_Frozen):
         (), description="Ingest: languages (ISO 639-1) the detector may choose from; empty = all it knows (~140).",
     )
     lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
+    block_lang_min_chars: int = Field(
+        200, ge=1,
+        description="Word, EPUB and web pages: a section at least this long gets the language its own text is in "
+        "(a Russian chapter of a document whose properties say English); a shorter one keeps the document's.",
+    )
     question_lang_min_confidence: float = Field(
         0.9, ge=0.0, le=1.0,
         description="Questions: the detector (py3langid, among the languages of the question's script) names a language other "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,6 +123,20 @@ class LoadContext:
         c = self.settings.corpus
         return detect_text_lang(text, c.default_lang, min_confidence=c.lang_detect_min_confidence,
                                 candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
+
+
+def block_lang_of(ctx: LoadContext, doc_lang: str) -> Callable[[str], str]:
+    """The language of one section of a document (``corpus.block_lang_min_chars``): ``--lang`` when given, the
+    document's for a short section, else the section's own text's."""
+    c = ctx.settings.corpus
+
+    def lang_of(text: str) -> str:
+        if ctx.lang or len(text) < c.block_lang_min_chars:
+            return ctx.lang or doc_lang
+        return detect_text_lang(text, doc_lang, min_confidence=c.lang_detect_min_confidence,
+                                candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
+
+    return lang_of
 
 
 def make_source(

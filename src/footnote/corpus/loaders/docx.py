@@ -7,8 +7,8 @@ its XML so that nothing python-docx's objects leave out is lost:
   whatever the interface language) or carrying an outline level; "Title" titles the source;
 - **tables** as rows: the cells of a row joined by `` | ``, one paragraph per row;
 - **footnotes and endnotes** kept with their paragraph: the reference is written as a superscript
-  number (``¹``: never ``[1]``, which is how answers cite) and the note's text follows the paragraph
-  after the same number;
+  number before the punctuation it follows (``1887¹.``: never ``[1]``, nor ``1887.¹``, which is how answers
+  cite) and the note's text follows the paragraph after the same number;
 - **tracked changes** resolved to the accepted text: insertions read, deletions and moved-away text not;
 - content controls and smart tags read through; field codes (``instrText``) not read.
 
@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
-from footnote.corpus.loaders.markup import Para, blocks_of, clean
+from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
+from footnote.corpus.loaders.markup import SUPERSCRIPT, Para, blocks_of, clean
 from footnote.errors import InputError
 from footnote.records.fragments import Document
 
@@ -35,7 +35,6 @@ DOCX_MEDIA = "application/vnd.openxmlformats-officedocument.wordprocessingml.doc
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 #: Elements whose text is not the document's accepted text.
 _NOT_ACCEPTED = {f"{W}del", f"{W}moveFrom", f"{W}instrText", f"{W}delText", f"{W}delInstrText"}
 
@@ -75,7 +74,7 @@ def _run_text(p: Any, notes: dict[str, int], order: list[str]) -> str:
             elif tag in (f"{W}footnoteReference", f"{W}endnoteReference"):
                 key = f"{'f' if 'foot' in tag else 'e'}{c.get(f'{W}id')}"
                 if key in notes:
-                    out.append(str(notes[key]).translate(_SUPERSCRIPT))
+                    out.append(str(notes[key]).translate(SUPERSCRIPT))
                     order.append(key)
             elif tag == f"{W}p":  # a text box's paragraph inside a run
                 out.append(" ")
@@ -133,6 +132,16 @@ def _level(p: Any, styles: dict[str, tuple[str, int | None]]) -> tuple[int, bool
     return 0, False
 
 
+#: Paragraph styles that hold the document's metadata (pandoc writes the author and date under the title so).
+_METADATA_STYLES = {"author", "date"}
+
+
+def _style_name(p: Any, styles: dict[str, tuple[str, int | None]]) -> str:
+    st = p.find(f"{W}pPr/{W}pStyle")
+    sid = st.get(f"{W}val") if st is not None else None
+    return styles.get(sid, ("", None))[0] if sid else ""
+
+
 def _styles(doc: Any) -> dict[str, tuple[str, int | None]]:
     """Paragraph style id → (name, outline level of the style or the styles it is based on)."""
     out: dict[str, tuple[str, int | None]] = {}
@@ -177,7 +186,9 @@ def _body_paras(doc: Any) -> tuple[list[Para], str]:
         if is_title and not title:
             title = text
             return
-        after = " ".join(f"{str(numbers[k]).translate(_SUPERSCRIPT)} {notes[k]}" for k in dict.fromkeys(order))
+        if _style_name(p, styles).lower() in _METADATA_STYLES:
+            return  # the author's name or the date under the title: the source's metadata, not its text
+        after = " ".join(f"{str(numbers[k]).translate(SUPERSCRIPT)} {notes[k]}" for k in dict.fromkeys(order))
         paras.append(Para(f"{text}\n{after}" if after and not level else text, level))
 
     def table(tbl: Any) -> None:
@@ -220,8 +231,8 @@ def load_docx(path: Path, ctx: LoadContext) -> Iterator[Document]:
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
     declared = (props.language or "").split("-")[0] or None
     lang = ctx.choose_lang(declared, "\n".join(p.text for p in paras if not p.level))
-    blocks = blocks_of(paras, kind=kind, lang=lang)
     title = clean(props.title or "") or title_para or next((p.text for p in paras if p.level == 1), "") or path.stem
+    blocks = blocks_of(paras, kind=kind, lang=block_lang_of(ctx, lang), title=title)
     meta = {k: v for k, v in (("author", clean(props.author or "")),) if v}
     if props.created is not None:
         meta["date"] = props.created.date().isoformat()

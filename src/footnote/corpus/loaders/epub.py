@@ -27,7 +27,7 @@ from urllib.parse import unquote, urldefrag
 
 import lxml.etree
 
-from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
+from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
 from footnote.corpus.loaders.html import parse_html
 from footnote.corpus.loaders.markup import blocks_of, clean, html_paras
 from footnote.errors import InputError
@@ -164,16 +164,19 @@ def load_epub(path: Path, ctx: LoadContext) -> Iterator[Document]:
     text = "\n".join(p.text for _, ps in chapters[:5] for p in ps if not p.level)
     lang = ctx.choose_lang((dc("language") or "").split("-")[0] or None, text)
     blocks: list[Block] = []
+    lang_of = block_lang_of(ctx, lang)
+    book_meta = {clean(v).casefold() for v in (dc("title"), dc("creator"), dc("date"), dc("publisher")) if v}
+    kept = 0
     for title, paras in chapters:
+        if all(p.text.casefold() in book_meta for p in paras):
+            continue  # a title page: the book's title and author, which are its metadata
+        kept += 1
         # the chapter's own heading repeating its title is not a level of the path
-        if paras and paras[0].level and paras[0].text.casefold() == title.casefold():
-            paras = paras[1:]
-            start = 2
-        else:
-            start = 1
-        blocks.extend(blocks_of(paras, kind=kind, lang=lang, prefix=(title,), start=start))
-    meta = {k: v for k, v in (("author", dc("creator")), ("date", dc("date")), ("publisher", dc("publisher"))) if v}
-    meta["chapters"] = str(len(chapters))
+        blocks.extend(blocks_of(paras, kind=kind, lang=lang_of, prefix=(title,), title=title))
+    if not blocks:
+        raise InputError(path, "no text in this EPUB (only a title page)")
+    meta = {k: v for k, v in (("author", dc("creator")), ("date", dc("date")[:10]), ("publisher", dc("publisher"))) if v}
+    meta["chapters"] = str(kept)
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=dc("title") or path.stem, lang=lang,
         content_hash=ctx.fingerprint(data), original=data, original_name=path.name, media=EPUB_MEDIA,

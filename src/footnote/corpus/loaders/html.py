@@ -25,8 +25,17 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
-from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
-from footnote.corpus.loaders.markup import SKIP_TAGS, Para, blocks_of, clean, html_paras
+from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
+from footnote.corpus.loaders.markup import (
+    SKIP_TAGS,
+    Para,
+    blocks_of,
+    clean,
+    html_paras,
+    is_backlink,
+    note_number,
+    noteref_mark,
+)
 from footnote.errors import InputError
 from footnote.records.fragments import Document
 
@@ -78,22 +87,61 @@ def parse_html(path: Path, data: bytes) -> Any:
         raise InputError(path, f"not a readable HTML page ({e})") from e
 
 
+#: Class or id words of a page's furniture in the common site engines (MediaWiki's table of contents, "edit"
+#: links, tagline and category bar; cookie banners, share bars, breadcrumbs, sidebars, newsletters, comments).
+_FURNITURE = re.compile(
+    r"(?:^|[-_])(?:toc|editsection|navbox|navigation|navbar|sitesub|contentsub|catlinks|printfooter|jump-to-nav|"
+    r"breadcrumbs?|cookies?|consent|gdpr|share|sharing|social|sidebar|related|advert|ads|promo|newsletter|subscribe|"
+    r"comments?|skip-?link|menu|masthead|banner)(?:$|[-_])", re.IGNORECASE)
+
+
+def _furniture(el: Any) -> bool:
+    words = f"{el.get('class') or ''} {el.get('id') or ''}".split()
+    return any(_FURNITURE.search(w) for w in words) or el.get("role") in ("navigation", "banner", "contentinfo",
+                                                                            "complementary", "search")
+
+
 def _drop_furniture(tree: Any) -> Any:
-    """A copy of the page without what is never content: scripts, styles, forms, navigation, footers, asides."""
+    """A copy of the page without what is never content: scripts, styles, forms, navigation, footers, asides, and
+    the elements whose class or id names them furniture (:data:`_FURNITURE`; never ``<body>`` or ``<main>``)."""
     page = copy.deepcopy(tree)
     for el in list(page.iter()):
         tag = el.tag.rsplit("}", 1)[-1].lower() if isinstance(el.tag, str) else ""
-        if tag in SKIP_TAGS and tag not in ("head", "title", "meta") and el.getparent() is not None:
+        if el.getparent() is None or tag in ("html", "body", "main", "article", "head", "title", "meta"):
+            continue
+        if tag in SKIP_TAGS or _furniture(el) or (tag == "a" and is_backlink(el)):
             el.drop_tree()
+            continue
+        mark = noteref_mark(el)  # "[1]" and "1." would read as citations: the mark as superscript digits
+        if mark is not None:
+            _replace_with_text(el, mark)
+            continue
+        number = note_number(el)  # a note's own text starts with its number, as the reference wrote it
+        if number is not None:
+            el.text = f"{number} {el.text or ''}"
     return page
 
 
+def _replace_with_text(el: Any, text: str) -> None:
+    """``el`` (and what it holds) replaced by ``text``, its tail kept."""
+    parent, prev = el.getparent(), el.getprevious()
+    joined = text + (el.tail or "")
+    if prev is not None:
+        prev.tail = (prev.tail or "") + joined
+    else:
+        parent.text = (parent.text or "") + joined
+    parent.remove(el)
+
+
 def _main_content(tree: Any) -> tuple[list[Para], dict[str, str]]:
-    """trafilatura's main content as paragraphs, and the title/author it found; empty when it found none."""
+    """trafilatura's main content (of the page without its furniture) as paragraphs, and the title/author it
+    found; empty when it found none."""
     import trafilatura  # imported on first use: its date and language helpers cost a second at import
 
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)  # "discarding data: None" is not the reader's business
+
     try:
-        xml = trafilatura.extract(_drop_furniture(tree), output_format="xml", include_tables=True, include_comments=False,
+        xml = trafilatura.extract(tree, output_format="xml", include_tables=True, include_comments=False,
                                   include_images=False, favor_recall=True, with_metadata=True, deduplicate=False)
     except Exception as e:  # trafilatura's own failure on an odd page: the whole page is read instead
         log.debug("trafilatura failed: %s", e)
@@ -125,9 +173,10 @@ def _main_content(tree: Any) -> tuple[list[Para], dict[str, str]]:
 def load_html(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
     tree = parse_html(path, data)
-    paras, found = _main_content(tree)
+    cleaned = _drop_furniture(tree)
+    paras, found = _main_content(cleaned)
     if not any(p.level == 0 for p in paras):
-        paras = list(html_paras(tree.find("body") if tree.find("body") is not None else tree))
+        paras = list(html_paras(cleaned.find("body") if cleaned.find("body") is not None else cleaned))
     if not any(p.level == 0 for p in paras):
         raise InputError(path, "no text in this page (only markup, scripts or images)")
     page_title = clean(tree.findtext(".//title") or "")
@@ -135,8 +184,8 @@ def load_html(path: Path, ctx: LoadContext) -> Iterator[Document]:
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
     text = "\n".join(p.text for p in paras if not p.level)
     lang = ctx.choose_lang(declared or None, text)
-    blocks = blocks_of(paras, kind=kind, lang=lang)
     title = found.get("title") or page_title or next((p.text for p in paras if p.level == 1), "") or path.stem
+    blocks = blocks_of(paras, kind=kind, lang=block_lang_of(ctx, lang), title=title)
     meta = {"author": found["author"]} if found.get("author") else {}
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=title, lang=lang, content_hash=ctx.fingerprint(data),

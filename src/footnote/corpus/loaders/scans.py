@@ -28,12 +28,17 @@ MAX_PAGE_PIXELS = 120_000_000
 
 
 def ocr_meta(ocr: Ocr, pages: Mapping[int, OcrPage]) -> dict[str, str]:
-    """The metadata that says a source (or some of its pages) was read by OCR."""
-    return {
+    """The metadata that says a source (or some of its pages) was read by OCR; ``ocr_models`` names the pages
+    read again in their own script's model (``"1:Devanagari"``)."""
+    meta = {
         "ocr": ocr.name,
         "ocr_pages": ",".join(str(n) for n in sorted(pages)),
         "ocr_confidence": ",".join(f"{n}:{pages[n].confidence:.1f}" for n in sorted(pages)),
     }
+    other = [f"{n}:{pages[n].languages}" for n in sorted(pages) if pages[n].languages not in ("", ocr.languages)]
+    if other:
+        meta["ocr_models"] = ",".join(other)
+    return meta
 
 
 def ocr_languages(meta: Mapping[str, str]) -> str:
