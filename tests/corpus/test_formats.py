@@ -108,7 +108,7 @@ def test_epub_drm_is_refused_but_font_obfuscation_is_not(tmp_path: Path) -> None
     src, _ = _frags(tmp_path / "fonts.epub")
     assert src.title == "Записки смотрителя маяка"  # type: ignore[attr-defined]
     (tmp_path / "text.epub").write_text("not a zip", encoding="utf-8")
-    with pytest.raises(InputError, match="not a zip"):
+    with pytest.raises(InputError, match="not a readable zip archive"):
         list(load_path(tmp_path / "text.epub", settings=S))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -392,3 +392,96 @@ def test_ocr_keeps_each_word_in_one_script_and_a_sentence_in_one_paragraph() -> 
             (1, 2, 1, 1, "of"), (1, 2, 1, 2, "the"), (1, 2, 1, 3, "fourteenth."), (1, 3, 1, 1, "Next")]
     tsv = "\n".join([head, *(f"5\t1\t{b}\t{p}\t{ln}\t{w}\t0\t0\t10\t10\t90\t{t}" for b, p, ln, w, t in rows)])
     assert page_from_tsv(tsv, 30.0).text == "the fog signal failed of the fourteenth.\n\nNext"
+
+
+# --- hostile files (an attack on the loaders) ----------------------------------------------------------
+
+
+def test_paragraph_numbers_hold_for_short_paragraphs() -> None:
+    from footnote.corpus.loaders.markup import Para, blocks_of
+    from footnote.records.fragments import Document, Source
+
+    paras = [Para("Heading", 1)] + [Para(f"Line {i} is short.") for i in range(1, 301)]
+    src = Source("d.docx", "prose_chapter", "t", "en", "h", "b", "d.docx", "x")
+    frags = chunk_document(Document(src, b"", blocks=tuple(blocks_of(paras, kind="prose_chapter", lang="en"))), S)
+    assert len(frags) > 3
+    for f in frags:  # "Line N" is paragraph N + 1 (the heading is the first)
+        n = int(f.text.split()[1])
+        assert f.locator.para == n + 1, (f.locator, f.text[:20])  # type: ignore[union-attr]
+
+
+def test_zip_bombs_and_repeated_chapters_are_refused_or_read_once(tmp_path: Path) -> None:
+    small = S.with_overrides(**{"corpus.max_unpacked_bytes": 200_000})
+    good = (FORMATS / "report.docx").read_bytes()
+    with zipfile.ZipFile(io.BytesIO(good)) as zin, zipfile.ZipFile(tmp_path / "bomb.docx", "w", zipfile.ZIP_DEFLATED) as z:
+        for item in zin.infolist():
+            z.writestr(item, zin.read(item.filename))
+        z.writestr("word/media/zeros.bin", b"\0" * 1_000_000)  # 1 MB of zeros: a kilobyte zipped
+    with pytest.raises(InputError, match="max_unpacked_bytes") as e:
+        list(load_path(tmp_path / "bomb.docx", settings=small))
+    assert "bomb.docx" in str(e.value)
+    # an EPUB whose spine names one chapter ten thousand times: read once
+    with zipfile.ZipFile(FORMATS / "book.epub") as zin, zipfile.ZipFile(tmp_path / "spine.epub", "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("content.opf"):
+                text = data.decode()
+                ref = '<itemref idref="ch001_xhtml" />'
+                assert ref in text, text
+                data = text.replace(ref, ref * 10_000).encode()
+            zout.writestr(item, data)
+    src, frags = _frags(tmp_path / "spine.epub")
+    assert src.meta["chapters"] == "2" and sum("подрезать фитили" in f.text for f in frags) == 1  # type: ignore[attr-defined]
+    tiny = S.with_overrides(**{"corpus.max_html_bytes": 1024})
+    with pytest.raises(InputError, match="max_html_bytes"):
+        list(load_path(FORMATS / "book.epub", settings=tiny))
+    with pytest.raises(InputError, match="max_html_bytes"):
+        list(load_path(FORMATS / "marrowick-light.html", settings=tiny))
+
+
+def test_odd_declarations_in_a_page_are_not_trusted(tmp_path: Path) -> None:
+    from footnote.corpus.loaders.base import declared_lang
+
+    assert [declared_lang(v) for v in ("en-GB", "RU", "pt_BR", "<b>weird lang", "", None, "x-klingon")] == \
+        ["en", "ru", "pt", None, None, None, None]
+    page = tmp_path / "odd.html"
+    page.write_bytes(b'<html lang="&lt;b&gt;weird"><head><meta charset="undefined"></head><body><p>The keeper lit the '
+                     b"lamp at dusk and trimmed the wicks at midnight, as the Board's rules required.</p></body></html>"
+)
+    src, frags = _frags(page)
+    assert src.lang == "en" and "trimmed the wicks" in frags[0].text  # type: ignore[attr-defined]
+
+
+@needs_tesseract
+def test_images_too_large_or_with_too_many_pages_are_refused_undecoded(tmp_path: Path) -> None:
+    from PIL import Image
+
+    pages = [Image.new("1", (200, 100), 1) for _ in range(5)]
+    pages[0].save(tmp_path / "many.tif", save_all=True, append_images=pages[1:])
+    with pytest.raises(InputError, match=r"ocr\.max_pages"):
+        list(load_path(tmp_path / "many.tif", settings=S.with_overrides(**{"ocr.max_pages": 4})))
+    Image.new("1", (4000, 3000), 1).save(tmp_path / "poster.png")
+    with pytest.raises(InputError, match="max_page_pixels") as e:
+        list(load_path(tmp_path / "poster.png", settings=S.with_overrides(**{"ocr.max_page_pixels": 10_000_000})))
+    assert "poster.png" in str(e.value)
+
+
+def test_a_blank_page_never_reaches_tesseract(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from footnote.corpus.ocr import page_bytes
+
+    gone = Ocr(S.ocr.model_copy(update={"command": "true"}))  # "tesseract" that reads nothing: never asked
+    gone._checked = True  # the blank test comes before any call
+    page = gone.recognise(page_bytes(Image.new("L", (2480, 3508), 250)), 300)
+    assert page.text == "" and page.words == () and (page.width, page.height) == (2480, 3508)
+
+
+def test_a_video_named_like_an_ffmpeg_protocol_is_read_as_a_file(tmp_path: Path) -> None:
+    shutil.copy(FORMATS / "lecture.mp4", tmp_path / "lecture.mp4")
+    (tmp_path / "pipe:0.mkv").write_bytes(b"not a video")  # "pipe:0" would read standard input
+    (tmp_path / "concat:lecture.mp4|lecture.mp4.mkv").write_bytes(b"not a video either")
+    for name in ("pipe:0.mkv", "concat:lecture.mp4|lecture.mp4.mkv"):
+        with pytest.raises(InputError) as e:
+            list(load_path(tmp_path / name, settings=S))
+        assert name in str(e.value) and "subtitle" in str(e.value)

@@ -95,12 +95,18 @@ def _av_errors() -> tuple[type[BaseException], ...]:
     return (av.error.FFmpegError, OSError, ValueError, IndexError)
 
 
+def local_media(path: Path) -> str:
+    """``path`` as FFmpeg must read it: a local file, never a URL or protocol (a file named ``concat:a|b`` or
+    ``pipe:0.mkv`` would otherwise read other files, or standard input)."""
+    return "file:" + os.path.abspath(path)
+
+
 def probe_duration(path: Path) -> float:
     """Seconds of audio in ``path`` from its headers (decoded and counted when they say nothing)."""
     import av
 
     try:
-        with av.open(str(path), metadata_errors="ignore") as c:
+        with av.open(local_media(path), metadata_errors="ignore") as c:
             if not c.streams.audio:
                 raise InputError(path, "no audio stream in the file")
             st = c.streams.audio[0]
@@ -127,7 +133,7 @@ def iter_samples(path: Path, skip_s: float = 0.0, block_s: float = 30.0) -> Iter
     pending: list[np.ndarray] = []
     have = 0
     try:
-        with av.open(str(path), metadata_errors="ignore") as c:
+        with av.open(local_media(path), metadata_errors="ignore") as c:
             if not c.streams.audio:
                 raise InputError(path, "no audio stream in the file")
             resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)

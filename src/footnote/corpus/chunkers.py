@@ -185,8 +185,11 @@ def _piece_paras(block: Block, pieces: Sequence[str]) -> list[int | None]:
     out: list[int | None] = []
     at = 0
     for piece in pieces:
-        head = " ".join(piece.split())[:60]
-        found = next((i for i in range(at, len(paras)) if head in paras[i]), None)
+        # the piece's first paragraph (packing joins whole paragraphs with a blank line), its first 60 characters:
+        # never across a paragraph break, which would match no paragraph (a poem's short lines, a table's rows)
+        first = next((p for p in _PARA.split(piece) if p.strip()), piece)
+        head = " ".join(first.split())[:60]
+        found = next((i for i in range(at, len(paras)) if paras[i].startswith(head) or head in paras[i]), None)
         if found is None:  # never expected: the piece came from these paragraphs; keep the last place
             found = at
         at = found

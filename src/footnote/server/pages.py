@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS
+from footnote.corpus.loaders.scans import open_frame
 from footnote.corpus.ocr import Ocr, fit_scale, page_bytes
 from footnote.errors import InputError, NotFound, OcrFailed, OcrUnavailable
 from footnote.lifeline import bind_to_parent
@@ -187,7 +187,7 @@ def render_page(job: _Job) -> RenderedPage | _Failure:
                 image = page.render(scale=scale).to_pil().convert("RGBA")
                 boxes = _boxes(page, job.passage, scale, job.min_words) if job.passage else []
                 if job.passage and not boxes and job.ocr is not None and _no_text(page):  # a scanned page
-                    ocr_scale = fit_scale(w, h, job.ocr.dpi / 72, MAX_PAGE_PIXELS)
+                    ocr_scale = fit_scale(w, h, job.ocr.dpi / 72, job.ocr.max_page_pixels)
                     scan = page.render(scale=ocr_scale, grayscale=True).to_pil()
                     k = scale / ocr_scale
                     boxes = [(a * k, b * k, c * k, d * k) for a, b, c, d in _ocr_boxes(scan, job)]
@@ -220,16 +220,15 @@ def _no_text(page: object) -> bool:
 
 def _scan_page(job: _Job) -> tuple[Any, int, list[tuple[float, float, float, float]]] | _Failure:
     """Frame ``job.page`` of a stored image, scaled to the pixel budget, and the passage's OCR word boxes."""
-    from PIL import Image, ImageSequence, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError
 
-    Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
     try:
-        frames = ImageSequence.Iterator(Image.open(io.BytesIO(job.data)))
-        pages = sum(1 for _ in frames)
+        pages = int(getattr(Image.open(io.BytesIO(job.data)), "n_frames", 1) or 1)
         if job.page < 1 or job.page > pages:
             return _Failure("not_found", f"{job.name} has no page {job.page} (it has {pages})")
-        scan = frames[job.page - 1].copy()
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as e:
+        limit = job.ocr.max_page_pixels if job.ocr is not None else OcrSettings().max_page_pixels
+        scan = open_frame(job.data, job.page - 1, limit)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as e:
         return _Failure("input", f"cannot open the stored image: {e}")
     boxes = _ocr_boxes(scan, job) if job.passage and job.ocr is not None else []
     k = min(1.0, math.sqrt(job.max_pixels / max(1, scan.width * scan.height)))

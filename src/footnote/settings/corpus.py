@@ -40,6 +40,16 @@ class CorpusSettings(_Frozen):
         (), description="Ingest: languages (ISO 639-1) the detector may choose from; empty = all it knows (~140).",
     )
     lang_detect_chars: int = Field(10_000, ge=100, description="Ingest: characters of a source's text the detector reads.")
+    max_unpacked_bytes: int = Field(
+        256 * 1024 * 1024, ge=1024,
+        description="A Word document or an EPUB whose parts would unpack to more than this (bytes, all parts together, "
+        "a part read once) is refused before it is read: a few MB of zip can hold GBs (a zip bomb).",
+    )
+    max_html_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024,
+        description="A web page (or an EPUB chapter) larger than this (bytes) is refused: reading its main content "
+        "takes about 3 s a MB.",
+    )
     block_lang_min_chars: int = Field(
         200, ge=1,
         description="Word, EPUB and web pages: a section at least this long gets the language its own text is in "

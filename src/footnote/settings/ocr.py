@@ -59,6 +59,20 @@ class OcrSettings(_Frozen):
         0.3, ge=0,
         description="Smallest lean that is straightened (below it rotating costs more sharpness than it gains).",
     )
+    max_pages: int = Field(
+        2000, ge=1,
+        description="A file with more pages (or image frames) to read by OCR than this is refused whole, before any "
+        "is read (at ~2 s a page on two cores, 2,000 pages is an hour).",
+    )
+    max_page_pixels: int = Field(
+        120_000_000, ge=1_000_000,
+        description="A page image larger than this (pixels; an A3 page at 600 dpi is 70 million) is refused before it "
+        "is decoded: a small file can describe an enormous picture (a decompression bomb).",
+    )
+    blank_ink_share: float = Field(
+        0.0005, ge=0, le=1,
+        description="A page with less of its area dark than this share is blank: not sent to Tesseract.",
+    )
     cache_dir: str = Field(
         "~/.cache/footnote/ocr",
         description="Where each recognised page is kept by its file's content, page number and these settings: an "

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import re
+import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +126,34 @@ class LoadContext:
         c = self.settings.corpus
         return detect_text_lang(text, c.default_lang, min_confidence=c.lang_detect_min_confidence,
                                 candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
+
+
+_LANG_CODE = re.compile(r"^[a-z]{2,3}$")
+
+
+def declared_lang(value: str | None) -> str | None:
+    """A language a file declares (``<html lang>``, ``dc:language``, a Word document's property) as the corpus
+    writes it — its primary subtag, lower case ("en-GB" → "en") — or None when it is not a language code (then the
+    text's own language is detected)."""
+    primary = (value or "").strip().lower().replace("_", "-").split("-")[0]
+    return primary if _LANG_CODE.match(primary) else None
+
+
+def open_zip(path: Path, data: bytes, what: str, limit: int) -> zipfile.ZipFile:
+    """A Word document's or an EPUB's zip, refused when not a zip or when its parts would unpack to more than
+    ``limit`` bytes (``corpus.max_unpacked_bytes``; each name once: the sizes the zip declares, which reading never
+    exceeds)."""
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise InputError(path, f"not a readable zip archive, so not a whole {what} (corrupt or truncated?): {e}") from e
+    sizes = {i.filename: i.file_size for i in z.infolist()}
+    total = sum(sizes.values())
+    if total > limit:
+        z.close()
+        raise InputError(path, f"its parts unpack to {total:,} bytes, more than corpus.max_unpacked_bytes "
+                         f"({limit:,}): refused unread (a zip bomb, or raise the limit)")
+    return z
 
 
 def block_lang_of(ctx: LoadContext, doc_lang: str) -> Callable[[str], str]:

@@ -25,7 +25,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
+from footnote.corpus.loaders.base import (
+    LoadContext,
+    block_lang_of,
+    declared_lang,
+    make_source,
+    open_zip,
+    read_bytes,
+)
 from footnote.corpus.loaders.markup import SUPERSCRIPT, Para, blocks_of, clean
 from footnote.errors import InputError
 from footnote.records.fragments import Document
@@ -39,7 +46,7 @@ _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
 _NOT_ACCEPTED = {f"{W}del", f"{W}moveFrom", f"{W}instrText", f"{W}delText", f"{W}delInstrText"}
 
 
-def _open(path: Path, data: bytes) -> Any:
+def _open(path: Path, data: bytes, limit: int) -> Any:
     import docx  # python-docx
     from docx.opc.exceptions import PackageNotFoundError
 
@@ -47,6 +54,7 @@ def _open(path: Path, data: bytes) -> Any:
         raise InputError(path, "empty file")
     if not data.startswith(b"PK"):
         raise InputError(path, "not a Word document (.docx is a zip archive; an old .doc must be saved as .docx)")
+    open_zip(path, data, "Word document", limit).close()  # python-docx reads every part whole: sizes first
     try:
         return docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
@@ -218,7 +226,7 @@ def _body_paras(doc: Any) -> tuple[list[Para], str]:
 
 def load_docx(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
-    doc = _open(path, data)
+    doc = _open(path, data, ctx.settings.corpus.max_unpacked_bytes)
     try:
         paras, title_para = _body_paras(doc)
     except InputError:
@@ -229,7 +237,7 @@ def load_docx(path: Path, ctx: LoadContext) -> Iterator[Document]:
         raise InputError(path, "no text in this Word document (only headings, images or empty paragraphs)")
     props = doc.core_properties
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
-    declared = (props.language or "").split("-")[0] or None
+    declared = declared_lang(props.language)
     lang = ctx.choose_lang(declared, "\n".join(p.text for p in paras if not p.level))
     title = clean(props.title or "") or title_para or next((p.text for p in paras if p.level == 1), "") or path.stem
     blocks = blocks_of(paras, kind=kind, lang=block_lang_of(ctx, lang), title=title)

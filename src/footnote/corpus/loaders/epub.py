@@ -17,17 +17,23 @@ book (``META-INF/encryption.xml`` naming anything but the font obfuscation EPUB 
 
 from __future__ import annotations
 
-import io
 import posixpath
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag
 
 import lxml.etree
 
-from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
+from footnote.corpus.loaders.base import (
+    LoadContext,
+    block_lang_of,
+    declared_lang,
+    make_source,
+    open_zip,
+    read_bytes,
+)
 from footnote.corpus.loaders.html import parse_html
 from footnote.corpus.loaders.markup import blocks_of, clean, html_paras
 from footnote.errors import InputError
@@ -74,7 +80,7 @@ def _check_drm(path: Path, z: zipfile.ZipFile) -> None:
         raise InputError(path, "DRM-protected EPUB (its content is encrypted): only DRM-free books can be read")
 
 
-def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str) -> dict[str, str]:
+def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str, member: Callable[[str, str], bytes]) -> dict[str, str]:
     """Chapter file (zip name) → its title in the book's own table of contents."""
     titles: dict[str, str] = {}
     manifest = opf.find("opf:manifest", _NS)
@@ -82,8 +88,9 @@ def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str) -> dict[str
     nav = next((i for i in items if "nav" in (i.get("properties") or "").split()), None)
     if nav is not None and nav.get("href"):
         name = posixpath.normpath(posixpath.join(base, unquote(nav.get("href"))))
+        raw = member(name, "navigation document") if name in z.namelist() else b""
         try:
-            doc = parse_html(path, z.read(name)) if name in z.namelist() else None
+            doc = parse_html(path, raw) if raw else None
         except InputError:  # an empty navigation document: the NCX, or the chapters' own headings
             doc = None
         if doc is not None:
@@ -116,10 +123,17 @@ def load_epub(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
     if not data:
         raise InputError(path, "empty file")
-    try:
-        z = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as e:
-        raise InputError(path, "not an EPUB (not a zip archive)") from e
+    c = ctx.settings.corpus
+    z = open_zip(path, data, "EPUB", c.max_unpacked_bytes)
+    names = set(z.namelist())
+
+    def member(name: str, what: str) -> bytes:
+        info = z.getinfo(name)
+        if info.file_size > c.max_html_bytes:
+            raise InputError(path, f"EPUB {what} {name!r} is {info.file_size:,} bytes, more than corpus.max_html_bytes "
+                             f"({c.max_html_bytes:,})")
+        return z.read(name)
+
     with z:
         _check_drm(path, z)
         container = _xml(path, z, "META-INF/container.xml", "container")
@@ -138,19 +152,22 @@ def load_epub(path: Path, ctx: LoadContext) -> Iterator[Document]:
         manifest = {i.get("id"): i for i in opf.iterfind("opf:manifest/opf:item", _NS)}
         spine = [manifest.get(r.get("idref")) for r in opf.iterfind("opf:spine/opf:itemref", _NS)
                  if r.get("linear", "yes") != "no"]
-        toc = _toc_titles(path, z, opf, base)
+        toc = _toc_titles(path, z, opf, base, member)
         kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
         chapters: list[tuple[str, list[Any]]] = []
+        read: set[str] = set()
         for n, item in enumerate(spine, start=1):
             if item is None or item.get("media-type") not in _XHTML_TYPES or not item.get("href"):
                 continue
             name = posixpath.normpath(posixpath.join(base, unquote(item.get("href"))))
-            if name not in z.namelist():
+            if name in read:
+                continue  # a spine naming one chapter twice (or ten thousand times): read once
+            read.add(name)
+            if name not in names:
                 raise InputError(path, f"not a valid EPUB: chapter {name!r} named in the spine is missing")
-            if z.getinfo(name).file_size > _MAX_MEMBER:
-                raise InputError(path, f"EPUB chapter {name!r} is too large to be text")
+            raw = member(name, "chapter")
             try:
-                doc = parse_html(path, z.read(name))
+                doc = parse_html(path, raw)
             except InputError:
                 continue  # an empty chapter file (a cover page with no text)
             body = doc.find(".//body")
@@ -162,7 +179,7 @@ def load_epub(path: Path, ctx: LoadContext) -> Iterator[Document]:
     if not chapters:
         raise InputError(path, "no text in this EPUB (images only, or every chapter is empty)")
     text = "\n".join(p.text for _, ps in chapters[:5] for p in ps if not p.level)
-    lang = ctx.choose_lang((dc("language") or "").split("-")[0] or None, text)
+    lang = ctx.choose_lang(declared_lang(dc("language")), text)
     blocks: list[Block] = []
     lang_of = block_lang_of(ctx, lang)
     book_meta = {clean(v).casefold() for v in (dc("title"), dc("creator"), dc("date"), dc("publisher")) if v}

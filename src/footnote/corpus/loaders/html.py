@@ -25,7 +25,7 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
-from footnote.corpus.loaders.base import LoadContext, block_lang_of, make_source, read_bytes
+from footnote.corpus.loaders.base import LoadContext, block_lang_of, declared_lang, make_source, read_bytes
 from footnote.corpus.loaders.markup import (
     SKIP_TAGS,
     Para,
@@ -61,8 +61,8 @@ def decode_html(path: Path, data: bytes) -> str:
     if m:
         try:
             return data.decode(m.group(1).decode("ascii").lower(), "replace")
-        except LookupError:
-            pass  # an unknown charset name: guessed below
+        except (LookupError, UnicodeError, ValueError):
+            pass  # an unknown (or unusable: "undefined") charset name: guessed below
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -83,8 +83,8 @@ def parse_html(path: Path, data: bytes) -> Any:
         raise InputError(path, "empty file")
     try:
         return lxml.html.document_fromstring(text)
-    except (lxml.etree.ParserError, ValueError) as e:
-        raise InputError(path, f"not a readable HTML page ({e})") from e
+    except (lxml.etree.LxmlError, ValueError) as e:
+        raise InputError(path, f"not a readable HTML page ({type(e).__name__}: {e})") from e
 
 
 #: Class or id words of a page's furniture in the common site engines (MediaWiki's table of contents, "edit"
@@ -172,15 +172,19 @@ def _main_content(tree: Any) -> tuple[list[Para], dict[str, str]]:
 
 def load_html(path: Path, ctx: LoadContext) -> Iterator[Document]:
     data = read_bytes(path)
+    limit = ctx.settings.corpus.max_html_bytes
+    if len(data) > limit:
+        raise InputError(path, f"{len(data):,} bytes: a web page larger than corpus.max_html_bytes ({limit:,})")
     tree = parse_html(path, data)
     cleaned = _drop_furniture(tree)
     paras, found = _main_content(cleaned)
     if not any(p.level == 0 for p in paras):
         paras = list(html_paras(cleaned.find("body") if cleaned.find("body") is not None else cleaned))
     if not any(p.level == 0 for p in paras):
-        raise InputError(path, "no text in this page (only markup, scripts or images)")
+        raise InputError(path, "no text in this page (only markup, scripts or images — or text nested deeper than "
+                         "the 255 elements an HTML parser reads)")
     page_title = clean(tree.findtext(".//title") or "")
-    declared = (tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang") or "").split("-")[0]
+    declared = declared_lang(tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang"))
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
     text = "\n".join(p.text for p in paras if not p.level)
     lang = ctx.choose_lang(declared or None, text)

@@ -28,7 +28,7 @@ import pypdfium2 as pdfium
 
 from footnote.corpus.loaders.base import LoadContext, make_source, read_bytes
 from footnote.corpus.loaders.pdf_text import PageText, page_text, read_page, unmapped_math_fonts
-from footnote.corpus.loaders.scans import MAX_PAGE_PIXELS, ocr_meta, recognise_pages
+from footnote.corpus.loaders.scans import ocr_meta, recognise_pages
 from footnote.corpus.ocr import Ocr, OcrPage, Rendered, fit_scale, page_bytes
 from footnote.errors import InputError
 from footnote.records.fragments import Block, Document
@@ -98,6 +98,9 @@ def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ct
             log.info("%s: %d page(s) without a text layer skipped (OCR off or not installed)", path, len(indexes))
         return {}
     ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
+    if len(indexes) > ctx.settings.ocr.max_pages:
+        raise InputError(path, f"{len(indexes):,} pages without a text layer to read by OCR, more than ocr.max_pages "
+                         f"({ctx.settings.ocr.max_pages:,}): refused unread")
     lock = threading.Lock()  # PDFium is not thread-safe: pages render one at a time, OCR runs in parallel
     scale = ctx.settings.ocr.dpi / 72
 
@@ -107,7 +110,7 @@ def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ct
                 page = pdf[i]
                 try:
                     w, h = page.get_size()
-                    image = page.render(scale=fit_scale(w, h, scale, MAX_PAGE_PIXELS), grayscale=True).to_pil()
+                    image = page.render(scale=fit_scale(w, h, scale, ctx.settings.ocr.max_page_pixels), grayscale=True).to_pil()
                 finally:
                     page.close()
             return page_bytes(image), image.width, image.height, ctx.settings.ocr.dpi

@@ -23,8 +23,6 @@ from footnote.records.fragments import Block, Document, sha256_bytes
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 IMAGE_MEDIA = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff",
                ".tiff": "image/tiff"}
-#: A page image larger than this (pixels) is a poster or a bomb, not a page: refused before decoding.
-MAX_PAGE_PIXELS = 120_000_000
 
 
 def ocr_meta(ocr: Ocr, pages: Mapping[int, OcrPage]) -> dict[str, str]:
@@ -59,18 +57,36 @@ def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], 
         raise InputError(path, f"OCR failed: {e}") from e
 
 
-def _frames(path: Path, data: bytes) -> list[Any]:
-    from PIL import Image, ImageSequence, UnidentifiedImageError
+def open_frame(data: bytes, index: int, max_pixels: int) -> Any:
+    """Frame ``index`` (0-based) of an image file, decoded — after its size is checked against ``max_pixels``
+    from its header alone (a small file can describe an enormous picture). Raises ValueError with the reason."""
+    from PIL import Image
 
-    Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+    img = Image.open(io.BytesIO(data))
+    if index:
+        img.seek(index)
+    if img.width * img.height > max_pixels:
+        raise ValueError(f"page {index + 1} is {img.width}×{img.height} pixels, more than ocr.max_page_pixels "
+                         f"({max_pixels:,}): refused undecoded")
+    img.load()
+    return img
+
+
+def _count_frames(path: Path, data: bytes, ctx: LoadContext) -> int:
+    """How many pages the image holds (checked against ``ocr.max_pages``); its first page's size is checked."""
+    from PIL import Image, UnidentifiedImageError
+
+    s = ctx.settings.ocr
     try:
         img = Image.open(io.BytesIO(data))
-        frames = [f.copy() for f in ImageSequence.Iterator(img)]
-    except (UnidentifiedImageError, Image.DecompressionBombError) as e:
+        n = int(getattr(img, "n_frames", 1) or 1)
+    except UnidentifiedImageError as e:
         raise InputError(path, f"not a readable image ({e})") from e
     except (OSError, ValueError, SyntaxError) as e:
         raise InputError(path, f"corrupt or truncated image ({e})") from e
-    return frames
+    if n > s.max_pages:
+        raise InputError(path, f"{n:,} pages to read by OCR, more than ocr.max_pages ({s.max_pages:,}): refused unread")
+    return n
 
 
 def image_hash(ctx: LoadContext, data: bytes) -> str:
@@ -84,20 +100,28 @@ def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
         raise InputError(path, "empty file")
     if not ctx.settings.ocr.enabled:
         raise InputError(path, "an image is read by OCR, which is off (ocr.enabled = false)")
-    frames = _frames(path, data)
+    frames = _count_frames(path, data, ctx)
     ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
+    limit = ctx.settings.ocr.max_page_pixels
 
-    def render(frame: Any) -> Callable[[], Rendered]:
-        dpi = frame.info.get("dpi")  # the image's own resolution guides Tesseract's size assumptions
-        return lambda: (page_bytes(frame), frame.width, frame.height, round(float(dpi[0])) if dpi else None)
-    pages = recognise_pages(path, ocr, [(n, render(f)) for n, f in enumerate(frames, start=1)], data)
+    def render(index: int) -> Callable[[], Rendered]:
+        def go() -> Rendered:  # one frame decoded at a time, in the worker that reads it
+            try:
+                frame = open_frame(data, index, limit)
+            except (OSError, ValueError, SyntaxError, EOFError) as e:
+                raise InputError(path, f"corrupt, truncated or too large image ({e})") from e
+            dpi = frame.info.get("dpi")  # the image's own resolution guides Tesseract's size assumptions
+            return page_bytes(frame), frame.width, frame.height, round(float(dpi[0])) if dpi else None
+        return go
+
+    pages = recognise_pages(path, ocr, [(n + 1, render(n)) for n in range(frames)], data)
     read = {n: p for n, p in pages.items() if p.text.strip()}
     if not read:
         raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
     lang = ctx.choose_lang(None, "\n".join(p.text for p in list(read.values())[:20]))
     blocks = tuple(Block(text=p.text, kind=kind, lang=lang, page=n) for n, p in sorted(read.items()))
-    meta = {"pages": str(len(frames)), **ocr_meta(ocr, read)}
+    meta = {"pages": str(frames), **ocr_meta(ocr, read)}
     source = make_source(
         id=ctx.source_id(path), kind=kind, title=path.stem, lang=lang, content_hash=image_hash(ctx, data),
         original=data, original_name=path.name, media=media_type(path), origin=ctx.origin(path),

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from footnote.corpus.asr import local_media
 from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
 from footnote.errors import InputError
 from footnote.records.fragments import Cue, Document
@@ -22,6 +23,7 @@ from footnote.records.fragments import Cue, Document
 VIDEO_SUFFIXES = (".mp4", ".webm", ".mkv", ".mov")
 _TEXT_CODECS = {"mov_text", "subrip", "srt", "webvtt", "ass", "ssa", "text"}
 _ASS_TAGS = re.compile(r"\{[^}]*\}")
+_ASS_DRAWING = re.compile(r"\{[^}]*\\p[1-9][^}]*\}.*?(?:\{[^}]*\\p0[^}]*\}|$)", re.DOTALL)
 
 
 def is_video(path: Path) -> bool:
@@ -39,7 +41,7 @@ def has_text_subtitles(path: Path) -> bool:
     import av
 
     try:
-        with av.open(str(path)) as c:
+        with av.open(local_media(path)) as c:
             return bool(_streams(c))
     except Exception:  # an unreadable file is reported by the loader that reads it
         return False
@@ -52,7 +54,8 @@ def _cue_text(rect: Any) -> str:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     if ass and text.count(",") >= 8:  # ReadOrder,Layer,Style,Name,MarginL,MarginR,MarginV,Effect,Text
         text = text.split(",", 8)[-1]
-    text = _ASS_TAGS.sub("", text).replace("\\N", " ").replace("\\n", " ")
+    text = _ASS_DRAWING.sub(" ", text)  # a vector drawing ({\\p1}m 0 0 l …{\\p0}) is not text
+    text = _ASS_TAGS.sub("", text).replace("\\N", " ").replace("\\n", " ").replace("\\h", " ")
     return " ".join(text.split())
 
 
@@ -61,7 +64,7 @@ def embedded_cues(path: Path, lang: str | None) -> tuple[tuple[Cue, ...], str | 
     import av
 
     try:
-        container = av.open(str(path))
+        container = av.open(local_media(path))
     except Exception as e:
         raise InputError(path, f"not a readable video ({type(e).__name__}: {e})") from e
     with container:
