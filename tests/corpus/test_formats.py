@@ -485,3 +485,27 @@ def test_a_video_named_like_an_ffmpeg_protocol_is_read_as_a_file(tmp_path: Path)
         with pytest.raises(InputError) as e:
             list(load_path(tmp_path / name, settings=S))
         assert name in str(e.value) and "subtitle" in str(e.value)
+
+
+@needs_tesseract
+def test_ingest_tells_the_pages_a_scan_has_read(shared_dir: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from footnote.commands.ingest_view import StageDisplay
+    from footnote.corpus.ingest_report import IngestProgress
+
+    frames = [Image.open(shared_dir / "data/scans/phototest.tif").convert("L"),
+              Image.open(shared_dir / "data/scans/eurotext.tif").convert("L")]
+    (tmp_path / "scans").mkdir()
+    frames[0].save(tmp_path / "scans" / "two.tif", save_all=True, append_images=frames[1:])
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash", "ocr.cache_dir": ""})
+    seen: list[IngestProgress] = []
+    with Engine.from_settings(settings) as engine:
+        assert engine.ingest([tmp_path / "scans"], events=seen.append).ok
+    ocr = [(p.ocr.pages_done, p.ocr.pages_total) for p in seen if p.stage == "ocr" and p.ocr is not None]
+    assert ocr == [(1, 2), (2, 2)]
+    line = io.StringIO()
+    display = StageDisplay(line, say_searchable=False)
+    display.tty, display.min_gap = True, 0.0
+    display.ingest(next(p for p in seen if p.stage == "ocr"))
+    assert "OCR two.tif page 1/2" in line.getvalue()

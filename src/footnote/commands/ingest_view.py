@@ -79,6 +79,8 @@ class StageDisplay:
         parts = [f"load {p.files_done:,}/{p.files_total:,} files", f"chunk {p.chunked:,}", f"index {p.indexed:,} fragments"]
         if p.audio is not None:
             parts.append(audio_line(p.audio))
+        if p.ocr is not None and p.ocr.pages_done < p.ocr.pages_total:
+            parts.append(f"OCR {os.path.basename(p.ocr.file)} page {p.ocr.pages_done:,}/{p.ocr.pages_total:,}")
         if p.embed is not None:
             parts.append(embed_line(p.embed))
         lexical_done = p.stage == "index" and p.files_done >= p.files_total and not self._searchable

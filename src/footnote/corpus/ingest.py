@@ -54,6 +54,7 @@ from footnote.corpus.ingest_report import (
     IngestProgressSink,
     IngestReport,
     IngestStatus,
+    OcrProgress,
 )
 from footnote.corpus.inventory import take_inventory
 from footnote.corpus.loaders import LoadContext, early_hash, iter_files, load_entries
@@ -250,6 +251,11 @@ class Ingestor:
             if events is not None:
                 events(IngestProgress(stage, done_files, len(files), self._chunked, self._indexed, label, embed, audio))
 
+        def read_pages(path: Path, done: int, total: int) -> None:
+            if events is not None:
+                events(IngestProgress("ocr", done_files, len(files), self._chunked, self._indexed, str(path),
+                                      ocr=OcrProgress(str(path), done, total)))
+
         def heard(path: Path, done_s: float, total_s: float) -> None:
             if meter is not None:
                 emit("transcribe", str(path), audio=meter.snapshot(path, done_s, total_s))
@@ -279,7 +285,8 @@ class Ingestor:
                     for item in () if kept is not None else load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
                                              collection=name, known_ids=ids.known_ids(name),
                                              audio=plan.audio.get(file),
-                                             transcriber=transcriber if is_asr else None, asr_progress=heard):
+                                             transcriber=transcriber if is_asr else None, asr_progress=heard,
+                                             pages_read=read_pages):
                         self._tick("transcribe" if is_asr else "load", t0)
                         if isinstance(item, Document):
                             item = take_over(item, takeover_id(plan.audio.get(file), machine), ids, self._hashes)

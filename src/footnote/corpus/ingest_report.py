@@ -18,7 +18,7 @@ class IngestProgress:
     """A snapshot of a run, per stage: files loaded of the total, fragments chunked, fragments indexed
     (written, searchable lexically), and the embedding backlog once it runs."""
 
-    stage: str  # "load" | "transcribe" | "chunk" | "index" | "embed"
+    stage: str  # "load" | "transcribe" | "ocr" | "chunk" | "index" | "embed"
     files_done: int
     files_total: int
     chunked: int
@@ -26,6 +26,16 @@ class IngestProgress:
     label: str = ""
     embed: EmbedProgress | None = None
     audio: AudioProgress | None = None
+    ocr: OcrProgress | None = None
+
+
+@dataclass(frozen=True)
+class OcrProgress:
+    """A scan being read by OCR: its file and pages read of its pages to read."""
+
+    file: str
+    pages_done: int
+    pages_total: int
 
 
 IngestProgressSink = Callable[[IngestProgress], None]

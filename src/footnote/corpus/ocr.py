@@ -304,8 +304,8 @@ class Ocr:
     def recognise_all(self, pages: Iterable[tuple[int, Callable[[], Rendered]]], doc_sha: str = "",
                       done: Callable[[int, OcrPage], None] | None = None) -> Iterator[tuple[int, OcrPage]]:
         """(page number, page) for every (page number, render) given, in page order; ``render`` makes the
-        page's image (:data:`Rendered`), called in the worker; ``done`` hears of each page as it
-        ends. With ``doc_sha`` (the file's sha256) each page is kept in ``ocr.cache_dir`` as it ends and a page
+        page's image (:data:`Rendered`), called in the worker; ``done`` hears of each page in page order, in
+        the caller's thread (a progress line). With ``doc_sha`` (the file's sha256) each page is kept in ``ocr.cache_dir`` as it ends and a page
         kept before is not read again: a stopped ingest resumes where it stopped."""
         jobs = list(pages)
         if doc_sha and all(self.cached(doc_sha, n) is not None for n, _ in jobs):
@@ -324,15 +324,19 @@ class Ocr:
                 page = self.recognise(image, dpi, width=w, height=h)
                 if doc_sha:
                     self._keep(doc_sha, n, page)
-            if done is not None:
-                done(n, page)
             return n, page
 
+        def told(results: Iterable[tuple[int, OcrPage]]) -> Iterator[tuple[int, OcrPage]]:
+            for n, page in results:
+                if done is not None:
+                    done(n, page)
+                yield n, page
+
         if len(jobs) <= 1 or self.workers() == 1:
-            yield from map(one, jobs)
+            yield from told(map(one, jobs))
             return
         with ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr") as pool:
-            yield from pool.map(one, jobs)
+            yield from told(pool.map(one, jobs))
 
 
 CACHE_VERSION = 2

@@ -197,13 +197,14 @@ def load_entries(
     audio: Path | None = None,
     transcriber: Transcriber | None = None,
     asr_progress: AsrProgress | None = None,
+    pages_read: Callable[[Path, int, int], None] | None = None,
 ) -> Iterator[Document | InputError]:
     """Documents of one file; a bad JSONL line is yielded as an InputError and the file goes on.
     A file-level problem raises InputError. ``collection``, ``known_ids`` and ``audio``: see
-    :class:`LoadContext`. With a ``transcriber`` an audio file is recognised into a machine-transcribed
+    :class:`LoadContext`; ``pages_read`` hears of a scan's pages as OCR reads them. With a ``transcriber`` an audio file is recognised into a machine-transcribed
     track (:mod:`footnote.corpus.loaders.audio`); without one it is an error."""
     ctx = LoadContext(settings=settings, kind=kind, lang=lang, root=root if root is not None else path.parent,
-                      collection=collection, known_ids=known_ids or {}, audio=audio)
+                      collection=collection, known_ids=known_ids or {}, audio=audio, pages_read=pages_read)
     suffix = path.suffix.lower()
     try:
         exists = path.exists()

@@ -71,6 +71,8 @@ class LoadContext:
     known_ids: Mapping[str, str] = field(default_factory=dict)
     #: the audio a transcript is paired with (decided by footnote.corpus.pairing); None: same stem
     audio: Path | None = None
+    #: hears (file, pages read, pages to read) as a scan's pages are read by OCR (the ingest's progress line)
+    pages_read: Callable[[Path, int, int], None] | None = None
 
     def source_id(self, path: Path) -> str:
         """Stable id of a file source: ``"<collection>/<path relative to the ingested root>"``, posix

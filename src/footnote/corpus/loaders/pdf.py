@@ -116,7 +116,7 @@ def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ct
             return page_bytes(image), image.width, image.height, ctx.settings.ocr.dpi
         return go
 
-    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes], data)
+    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes], data, ctx)
     return {n - 1: p for n, p in found.items()}
 
 

@@ -46,11 +46,20 @@ def ocr_languages(meta: Mapping[str, str]) -> str:
 
 
 def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], Rendered]]],
-                    data: bytes) -> dict[int, OcrPage]:
+                    data: bytes, ctx: LoadContext) -> dict[int, OcrPage]:
     """Every page recognised (kept page by page in ``ocr.cache_dir`` by the file's content: a stopped ingest
-    resumes), or InputError naming the file and the page that failed."""
+    resumes; ``ctx.pages_read`` hears of each), or InputError naming the file and the page that failed."""
+    total = len(renders)
+    count = 0
+
+    def done(_n: int, _page: OcrPage) -> None:
+        nonlocal count
+        count += 1
+        if ctx.pages_read is not None:
+            ctx.pages_read(path, count, total)
+
     try:
-        return dict(ocr.recognise_all(renders, doc_sha=sha256_bytes(data)))
+        return dict(ocr.recognise_all(renders, doc_sha=sha256_bytes(data), done=done))
     except OcrUnavailable as e:
         raise InputError(path, f"needs OCR, which is not available: {e}") from e
     except OcrFailed as e:
@@ -114,7 +123,7 @@ def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
             return page_bytes(frame), frame.width, frame.height, round(float(dpi[0])) if dpi else None
         return go
 
-    pages = recognise_pages(path, ocr, [(n + 1, render(n)) for n in range(frames)], data)
+    pages = recognise_pages(path, ocr, [(n + 1, render(n)) for n in range(frames)], data, ctx)
     read = {n: p for n, p in pages.items() if p.text.strip()}
     if not read:
         raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
