@@ -272,6 +272,7 @@ def test_an_unchanged_scan_is_not_read_again_and_a_changed_docx_replaces_its_sou
     folder = tmp_path / "letters"
     folder.mkdir()
     shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "phototest.tif")
+    shutil.copy(shared_dir / "data/scans/devatest.png", folder / "devatest.png")  # hi: its stored hash carries the language
     shutil.copy(FORMATS / "report.docx", folder / "report.docx")
     settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash",
                                       "ocr.cache_dir": ""})
@@ -285,7 +286,7 @@ def test_an_unchanged_scan_is_not_read_again_and_a_changed_docx_replaces_its_sou
     d.save(str(folder / "report.docx"))
     with Engine.from_settings(gone) as engine:
         again = {Path(e.path).name: e for e in engine.ingest([folder]).entries}
-        assert again["phototest.tif"].status.value == "unchanged"
+        assert again["phototest.tif"].status.value == "unchanged" and again["devatest.png"].status.value == "unchanged"
         assert again["phototest.tif"].fragments == first["phototest.tif"].fragments
         assert again["report.docx"].status.value == "replaced"
         assert again["report.docx"].source_id == first["report.docx"].source_id

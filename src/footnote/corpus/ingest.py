@@ -57,7 +57,7 @@ from footnote.corpus.ingest_report import (
     OcrProgress,
 )
 from footnote.corpus.inventory import take_inventory
-from footnote.corpus.loaders import LoadContext, early_hash, iter_files, load_entries
+from footnote.corpus.loaders import EARLY_HASH, LoadContext, early_hash, iter_files, load_entries
 from footnote.corpus.loaders.video import has_text_subtitles
 from footnote.corpus.notices import notice_reason
 from footnote.corpus.pairing import plan_tracks
@@ -163,11 +163,10 @@ class Ingestor:
         self._chunked += len(frags)
         if not frags:
             raise InputError(doc.path or doc.source.id, "no text to index")
-        src = dataclasses.replace(
-            doc.source,
-            content_hash=self._final_hash(doc),
-            meta={**doc.source.meta, "fragments": str(len(frags))},
-        )
+        meta = {**doc.source.meta, "fragments": str(len(frags))}
+        if doc.path is not None and doc.path.suffix.lower() in EARLY_HASH:  # a scan: known unchanged before loading
+            meta["load_hash"] = doc.source.content_hash
+        src = dataclasses.replace(doc.source, content_hash=self._final_hash(doc), meta=meta)
         return dataclasses.replace(doc, source=src), frags
 
     # -- the run ---------------------------------------------------------------------------------
@@ -385,7 +384,7 @@ class Ingestor:
         src = stored.get(sid)
         if src is None or not same_origin(src.origin, ctx.origin(file)):
             return None
-        if early_hash(file, ctx) != src.content_hash:
+        if not src.meta.get("load_hash") or early_hash(file, ctx) != src.meta["load_hash"]:
             return None
         return sid, len(self.store.fragments_of(sid))
 

@@ -42,7 +42,7 @@ from footnote.records.fragments import Document
 from footnote.settings import Settings
 
 __all__ = [
-    "LOADERS", "LoadContext", "early_hash", "find_audio", "iter_files", "load_entries", "load_path", "outside_root",
+    "EARLY_HASH", "LOADERS", "LoadContext", "early_hash", "find_audio", "iter_files", "load_entries", "load_path", "outside_root",
     "supported_suffixes",
 ]
 
