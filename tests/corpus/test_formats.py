@@ -510,3 +510,46 @@ def test_ingest_tells_the_pages_a_scan_has_read(shared_dir: Path, tmp_path: Path
     display.tty, display.min_gap = True, 0.0
     display.ingest(next(p for p in seen if p.stage == "ocr"))
     assert "OCR two.tif page 1/2" in line.getvalue()
+
+
+@needs_tesseract
+def test_a_new_scan_is_searchable_as_its_pages_are_read_and_whole_or_absent_after(shared_dir: Path,
+                                                                                  tmp_path: Path) -> None:
+    from PIL import Image
+
+    from footnote.corpus.ingest_report import IngestProgress
+
+    photo = Image.open(shared_dir / "data/scans/phototest.tif").convert("L")
+    euro = Image.open(shared_dir / "data/scans/eurotext.tif").convert("L")
+    (tmp_path / "ok").mkdir()
+    photo.save(tmp_path / "ok" / "three.tif", save_all=True, append_images=[euro, photo])
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash", "ocr.cache_dir": "",
+                                      "ocr.searchable_every_pages": 1, "ocr.workers": 1})
+    seen: dict[int, tuple[str, int]] = {}  # pages read → (what the store holds then, its fragments)
+    with Engine.from_settings(settings) as engine:
+        sid = "ok/three.tif"
+
+        def watch(p: IngestProgress) -> None:
+            if p.stage == "ocr" and p.ocr is not None:
+                src = engine.store.get_source(sid)
+                seen[p.ocr.pages_done] = (src.meta.get("partial", "whole") if src else "absent",
+                                          len(engine.store.fragments_of(sid)) if src else 0)
+
+        report = engine.ingest([tmp_path / "ok"], events=watch)
+        assert report.ok and report.entries[0].status.value == "added", report.summary()
+        src = engine.store.get_source(sid)
+        assert src is not None and "partial" not in src.meta and not src.content_hash.startswith("partial:")
+        assert {f.locator.page for f in engine.store.fragments_of(sid)} == {1, 2, 3}  # type: ignore[union-attr]
+    assert seen[1][0] == "absent"  # told of page 1 before the part is written
+    assert seen[2] == ("1 pages read so far", seen[2][1]) and seen[2][1] >= 1  # page 1 searchable while 2 is read
+    assert seen[3][0] == "2 pages read so far"
+
+    # a scan that fails on its third page leaves nothing behind: the store is as it was
+    (tmp_path / "bad").mkdir()
+    photo.save(tmp_path / "bad" / "broken.tif", save_all=True, append_images=[euro, Image.new("L", (4000, 3000), 255)])
+    small = settings.with_overrides(**{"ocr.max_page_pixels": 10_000_000})
+    with Engine.from_settings(small) as engine:
+        report = engine.ingest([tmp_path / "bad"])
+        assert report.entries[0].status.value == "failed" and "max_page_pixels" in (report.entries[0].error or "")
+        assert engine.store.get_source("bad/broken.tif") is None
+        assert engine.store.get_source("ok/three.tif") is not None  # the other scan untouched

@@ -235,6 +235,7 @@ class Ingestor:
         ids = SourceIndex(stored)
         self._ids = ids
         self._hashes = {src.id: src.content_hash for src in stored}  # one read, not one per source
+        self._partials: set[str] = set()  # new scans written in part while their other pages are read
         names: dict[Path, str] = {}
         entries: list[IngestEntry] = []
         pending: list[_Pending] = []
@@ -294,17 +295,22 @@ class Ingestor:
                             entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0, item.message))
                             t0 = time.perf_counter()
                             continue
+                        if item.partial:  # a scan's pages read so far: searchable while the rest are read
+                            self._write_partial(item, seen_ids)
+                            continue
                         pend = self._consider(label, item, seen_ids, entries)
                         if is_asr:
                             transcribed.append(Transcribed.of(label, item, time.perf_counter() - t0))
                         if pend is not None:
                             pending.append(pend)
                             pending_frags += len(pend.fragments)
-                            if pending_frags >= flush_at or is_asr:  # a recording is kept once recognised
+                            # a recording is kept once recognised; a scan written in part, once whole
+                            if pending_frags >= flush_at or is_asr or pend.doc.source.id in self._partials:
                                 emit("index", label)
                                 self._flush(pending, entries)
                                 pending_frags = 0
                         t0 = time.perf_counter()
+                    self._drop_partials(entries)  # a scan whose whole could not be written: taken out again
                 except InputError as e:
                     self._tick("load", t0)
                     failed_origins.add(origin)
@@ -317,6 +323,7 @@ class Ingestor:
                     failed_origins.add(origin)
                     entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
                                                f"{file}: unexpected error {type(e).__name__}: {e}"))
+                self._drop_partials(entries, all_=True)  # this file's part-written scans are whole or gone now
                 if meter is not None and file in asr_files:
                     meter.file_done(file)
                 done_files = n
@@ -325,6 +332,7 @@ class Ingestor:
                     progress(n, len(files), label)
         except KeyboardInterrupt:
             interrupted = True
+            self._drop_partials(entries, all_=True)  # a scan cut short is taken out: each source is whole or absent
             # the sources of a file cut short are dropped (their provisional entries say "not written");
             # every source read in full before it is committed below
             log.info("interrupted after %d of %d files", done_files, len(files))
@@ -377,6 +385,45 @@ class Ingestor:
         )
 
 
+    def _write_partial(self, doc: Document, seen_ids: Mapping[str, str]) -> None:
+        """A new scan's pages read so far, written for search (``ocr.searchable_every_pages``) under a hash that
+        is never its whole's, so an interrupted run never leaves it looking complete. A source already stored is
+        not touched (it stays as it was until its whole replaces it), nor one whose id another file has."""
+        sid = doc.source.id
+        if sid in seen_ids or (sid in self._hashes and sid not in self._partials) or self._ids.collision(doc.source):
+            return
+        frags = chunk_document(doc, self.settings)
+        if not frags:
+            return
+        pages = doc.source.meta.get("ocr_pages", "")
+        src = dataclasses.replace(doc.source, content_hash="partial:" + doc.source.content_hash,
+                                  meta={**doc.source.meta, "fragments": str(len(frags)),
+                                        "partial": f"{len(pages.split(',')) if pages else 0} pages read so far"})
+        try:
+            self.store.put_source(src, frags, None, doc.original)
+        except FootnoteError as e:  # a part not written costs the early search, not the scan
+            log.warning("%s: the pages read so far were not written (%s)", doc.path, e)
+            return
+        self._partials.add(sid)
+        self._hashes[sid] = src.content_hash
+
+    def _drop_partials(self, entries: Sequence[IngestEntry], *, all_: bool = False) -> None:
+        """Take out the part-written scans whose whole was not written (failed, or — ``all_`` — not written at
+        all by the end of their file), so a failed or interrupted scan leaves the store as it was."""
+        if not self._partials:
+            return
+        whole = {e.source_id for e in entries if e.status in (IngestStatus.ADDED, IngestStatus.REPLACED)}
+        for sid in list(self._partials):
+            if sid in whole:
+                self._partials.discard(sid)
+            elif all_ or any(e.source_id == sid and e.status is IngestStatus.FAILED for e in entries):
+                try:
+                    self.store.delete_source(sid)
+                except FootnoteError as e:
+                    log.warning("a part-written scan %s could not be taken out: %s", sid, e)
+                self._partials.discard(sid)
+                self._hashes.pop(sid, None)
+
     def _unchanged_scan(self, file: Path, ctx: LoadContext, stored: Mapping[str, Source]) -> tuple[str, int] | None:
         """(id, fragments) of the stored source of ``file`` when its content hash, known before loading (a
         PDF, a scan: ``loaders.EARLY_HASH``), is the stored one: it is not loaded, nor read by OCR, again."""
@@ -410,7 +457,7 @@ class Ingestor:
         if stored == doc.source.content_hash and not self._ids.moved(doc.source):
             entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, len(frags)))
             return None
-        status = IngestStatus.ADDED if stored is None else IngestStatus.REPLACED
+        status = IngestStatus.ADDED if stored is None or sid in self._partials else IngestStatus.REPLACED
         # a provisional entry keeps the report in input order; _flush replaces it with the outcome
         entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, "not written (ingestion stopped)"))
         return _Pending(label, doc, frags, status, len(entries) - 1)

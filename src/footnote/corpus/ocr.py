@@ -335,8 +335,11 @@ class Ocr:
         if len(jobs) <= 1 or self.workers() == 1:
             yield from told(map(one, jobs))
             return
-        with ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr") as pool:
+        pool = ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr")
+        try:
             yield from told(pool.map(one, jobs))
+        finally:  # a failed page, Ctrl-C or a consumer that stops: the pages not begun are never read
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 CACHE_VERSION = 2

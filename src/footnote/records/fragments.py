@@ -209,3 +209,6 @@ class Document:
     cues: tuple[Cue, ...] = ()
     blocks: tuple[Block, ...] = ()
     path: Path | None = None
+    #: the pages of a scan read so far (``ocr.searchable_every_pages``): written for search while the rest are
+    #: read, then replaced by the whole document the loader yields last
+    partial: bool = False

@@ -73,6 +73,12 @@ class OcrSettings(_Frozen):
         0.0005, ge=0, le=1,
         description="A page with less of its area dark than this share is blank: not sent to Tesseract.",
     )
+    searchable_every_pages: int = Field(
+        25, ge=0,
+        description="A new scan being read by OCR is written for search every this many pages, while the rest are "
+        "read, and replaced by the whole when it is done (a scan already stored stays as it was until then; a scan "
+        "that fails or is interrupted is taken out again). 0: searchable only when whole.",
+    )
     cache_dir: str = Field(
         "~/.cache/footnote/ocr",
         description="Where each recognised page is kept by its file's content, page number and these settings: an "

@@ -90,13 +90,16 @@ def _ocr_ready(ctx: LoadContext) -> bool:
     return ctx.settings.ocr.enabled and Ocr.for_lang(ctx.settings.ocr, ctx.lang).available()
 
 
-def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ctx: LoadContext) -> dict[int, OcrPage]:
-    """The pages (0-based) without a text layer read by OCR; none when OCR is off or not installed (such
-    pages are skipped, as before OCR; a PDF with no text at all then says why)."""
+def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int],
+                       ctx: LoadContext) -> Iterator[tuple[dict[int, OcrPage], bool]]:
+    """The pages (0-based) without a text layer read by OCR so far, then all (``True``: see
+    :func:`~footnote.corpus.loaders.scans.recognise_pages`); none when OCR is off or not installed (such pages
+    are skipped, as before OCR; a PDF with no text at all then says why)."""
     if not indexes or not _ocr_ready(ctx):
         if indexes:
             log.info("%s: %d page(s) without a text layer skipped (OCR off or not installed)", path, len(indexes))
-        return {}
+        yield {}, True
+        return
     ocr = Ocr.for_lang(ctx.settings.ocr, ctx.lang)
     if len(indexes) > ctx.settings.ocr.max_pages:
         raise InputError(path, f"{len(indexes):,} pages without a text layer to read by OCR, more than ocr.max_pages "
@@ -116,8 +119,8 @@ def _recognise_scanned(path: Path, pdf: Any, data: bytes, indexes: list[int], ct
             return page_bytes(image), image.width, image.height, ctx.settings.ocr.dpi
         return go
 
-    found = recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes], data, ctx)
-    return {n - 1: p for n, p in found.items()}
+    for found, whole in recognise_pages(path, ocr, [(i + 1, render(i)) for i in indexes], data, ctx):
+        yield {n - 1: p for n, p in found.items()}, whole
 
 
 def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
@@ -138,36 +141,38 @@ def load_pdf(path: Path, ctx: LoadContext) -> Iterator[Document]:
             except pdfium.PdfiumError as e:
                 raise InputError(path, f"corrupt PDF: page {i + 1} cannot be read ({e})") from e
         math_fonts = unmapped_math_fonts(read)
-        texts = [_page_text(page_text(got, math_fonts)) for got in read]
-        scanned = _recognise_scanned(path, pdf, data, [i for i, t in enumerate(texts) if not t], ctx)
-        for i, page in scanned.items():
-            texts[i] = page.text
-        pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
-        for i, text in enumerate(texts):
-            if not text:
-                continue
-            before = bisect.bisect_left(starts, i) - 1  # the last entry starting before this page
-            on_page = tuple(titles[bisect.bisect_left(starts, i) : bisect.bisect_right(starts, i)])
-            pages.append((i + 1, text, titles[before] if before >= 0 else None, on_page))
-        if not pages:
-            if not any(texts) and not _ocr_ready(ctx):
-                raise InputError(path, "PDF has no text layer (scanned images only?) and OCR is not available: "
-                                 "`make ocr` installs Tesseract (or set ocr.enabled = true)")
-            raise InputError(path, "PDF has no text: no text layer, and OCR found none on its pages")
+        layer = [_page_text(page_text(got, math_fonts)) for got in read]
         meta_title = ""
         try:
             meta_title = (pdf.get_metadata_dict().get("Title") or "").strip()
         except Exception:
             meta_title = ""
+        for scanned, whole in _recognise_scanned(path, pdf, data, [i for i, t in enumerate(layer) if not t], ctx):
+            texts = [scanned[i].text if i in scanned else t for i, t in enumerate(layer)]
+            pages: list[tuple[int, str, str | None, tuple[str, ...]]] = []
+            for i, text in enumerate(texts):
+                if not text:
+                    continue
+                before = bisect.bisect_left(starts, i) - 1  # the last entry starting before this page
+                on_page = tuple(titles[bisect.bisect_left(starts, i) : bisect.bisect_right(starts, i)])
+                pages.append((i + 1, text, titles[before] if before >= 0 else None, on_page))
+            if not pages:
+                if not whole:
+                    continue
+                if not any(texts) and not _ocr_ready(ctx):
+                    raise InputError(path, "PDF has no text layer (scanned images only?) and OCR is not available: "
+                                     "`make ocr` installs Tesseract (or set ocr.enabled = true)")
+                raise InputError(path, "PDF has no text: no text layer, and OCR found none on its pages")
+            lang = ctx.choose_lang(None, "\n".join(t for _, t, _, _ in pages[:20]))
+            blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s, section_marks=m)
+                           for p, t, s, m in pages)
+            ocr = ocr_meta(Ocr.for_lang(ctx.settings.ocr, ctx.lang), {i + 1: p for i, p in scanned.items() if p.text})
+            source = make_source(
+                id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
+                content_hash=pdf_hash(ctx, data), original=data, original_name=path.name,
+                media="application/pdf", origin=ctx.origin(path), collection=ctx.collection,
+                meta={"pages": str(len(pages)), **(ocr if scanned else {})},
+            )
+            yield Document(source=source, original=data, blocks=blocks, path=path, partial=not whole)
     finally:
         pdf.close()
-    lang = ctx.choose_lang(None, "\n".join(t for _, t, _, _ in pages[:20]))
-    blocks = tuple(Block(text=t, kind=kind, lang=lang, page=p, section=s, section_marks=m) for p, t, s, m in pages)
-    source = make_source(
-        id=ctx.source_id(path), kind=kind, title=meta_title or path.stem, lang=lang,
-        content_hash=pdf_hash(ctx, data), original=data, original_name=path.name,
-        media="application/pdf", origin=ctx.origin(path), collection=ctx.collection,
-        meta={"pages": str(len(pages)), **(ocr_meta(Ocr.for_lang(ctx.settings.ocr, ctx.lang),
-                                                     {i + 1: p for i, p in scanned.items() if p.text}) if scanned else {})},
-    )
-    yield Document(source=source, original=data, blocks=blocks, path=path)

@@ -46,24 +46,28 @@ def ocr_languages(meta: Mapping[str, str]) -> str:
 
 
 def recognise_pages(path: Path, ocr: Ocr, renders: list[tuple[int, Callable[[], Rendered]]],
-                    data: bytes, ctx: LoadContext) -> dict[int, OcrPage]:
-    """Every page recognised (kept page by page in ``ocr.cache_dir`` by the file's content: a stopped ingest
-    resumes; ``ctx.pages_read`` hears of each), or InputError naming the file and the page that failed."""
+                    data: bytes, ctx: LoadContext) -> Iterator[tuple[dict[int, OcrPage], bool]]:
+    """The pages read so far, every ``ocr.searchable_every_pages`` pages (``False``: not yet whole), then all of
+    them (``True``). Each page is kept in ``ocr.cache_dir`` by the file's content as it ends (a stopped ingest
+    resumes) and ``ctx.pages_read`` hears of it. InputError names the file and what failed."""
     total = len(renders)
-    count = 0
+    every = ctx.settings.ocr.searchable_every_pages
+    got: dict[int, OcrPage] = {}
 
-    def done(_n: int, _page: OcrPage) -> None:
-        nonlocal count
-        count += 1
+    def done(n: int, page: OcrPage) -> None:
+        got[n] = page
         if ctx.pages_read is not None:
-            ctx.pages_read(path, count, total)
+            ctx.pages_read(path, len(got), total)
 
     try:
-        return dict(ocr.recognise_all(renders, doc_sha=sha256_bytes(data), done=done))
+        for _n, _page in ocr.recognise_all(renders, doc_sha=sha256_bytes(data), done=done):
+            if every and len(got) % every == 0 and len(got) < total:
+                yield dict(got), False
     except OcrUnavailable as e:
         raise InputError(path, f"needs OCR, which is not available: {e}") from e
     except OcrFailed as e:
         raise InputError(path, f"OCR failed: {e}") from e
+    yield got, True
 
 
 def open_frame(data: bytes, index: int, max_pixels: int) -> Any:
@@ -123,17 +127,19 @@ def load_image(path: Path, ctx: LoadContext) -> Iterator[Document]:
             return page_bytes(frame), frame.width, frame.height, round(float(dpi[0])) if dpi else None
         return go
 
-    pages = recognise_pages(path, ocr, [(n + 1, render(n)) for n in range(frames)], data, ctx)
-    read = {n: p for n, p in pages.items() if p.text.strip()}
-    if not read:
-        raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
     kind = ctx.check_kind(ctx.kind or ctx.settings.corpus.default_text_kind, path)
-    lang = ctx.choose_lang(None, "\n".join(p.text for p in list(read.values())[:20]))
-    blocks = tuple(Block(text=p.text, kind=kind, lang=lang, page=n) for n, p in sorted(read.items()))
-    meta = {"pages": str(frames), **ocr_meta(ocr, read)}
-    source = make_source(
-        id=ctx.source_id(path), kind=kind, title=path.stem, lang=lang, content_hash=image_hash(ctx, data),
-        original=data, original_name=path.name, media=media_type(path), origin=ctx.origin(path),
-        collection=ctx.collection, meta=meta,
-    )
-    yield Document(source=source, original=data, blocks=blocks, path=path)
+    for pages, whole in recognise_pages(path, ocr, [(n + 1, render(n)) for n in range(frames)], data, ctx):
+        read = {n: p for n, p in pages.items() if p.text.strip()}
+        if not read:
+            if whole:
+                raise InputError(path, "no text found in this image (a photograph, or a page too faint to read?)")
+            continue
+        lang = ctx.choose_lang(None, "\n".join(p.text for p in list(read.values())[:20]))
+        blocks = tuple(Block(text=p.text, kind=kind, lang=lang, page=n) for n, p in sorted(read.items()))
+        meta = {"pages": str(frames), **ocr_meta(ocr, read)}
+        source = make_source(
+            id=ctx.source_id(path), kind=kind, title=path.stem, lang=lang, content_hash=image_hash(ctx, data),
+            original=data, original_name=path.name, media=media_type(path), origin=ctx.origin(path),
+            collection=ctx.collection, meta=meta,
+        )
+        yield Document(source=source, original=data, blocks=blocks, path=path, partial=not whole)
