@@ -310,7 +310,6 @@ class Ingestor:
                                 self._flush(pending, entries)
                                 pending_frags = 0
                         t0 = time.perf_counter()
-                    self._drop_partials(entries)  # a scan whose whole could not be written: taken out again
                 except InputError as e:
                     self._tick("load", t0)
                     failed_origins.add(origin)
@@ -323,7 +322,7 @@ class Ingestor:
                     failed_origins.add(origin)
                     entries.append(IngestEntry(label, None, IngestStatus.FAILED, 0,
                                                f"{file}: unexpected error {type(e).__name__}: {e}"))
-                self._drop_partials(entries, all_=True)  # this file's part-written scans are whole or gone now
+                self._drop_partials(entries)  # this file's part-written scans are whole now, or taken out again
                 if meter is not None and file in asr_files:
                     meter.file_done(file)
                 done_files = n
@@ -332,7 +331,7 @@ class Ingestor:
                     progress(n, len(files), label)
         except KeyboardInterrupt:
             interrupted = True
-            self._drop_partials(entries, all_=True)  # a scan cut short is taken out: each source is whole or absent
+            self._drop_partials(entries)  # a scan cut short is taken out: each source is whole or absent
             # the sources of a file cut short are dropped (their provisional entries say "not written");
             # every source read in full before it is committed below
             log.info("interrupted after %d of %d files", done_files, len(files))
@@ -407,16 +406,16 @@ class Ingestor:
         self._partials.add(sid)
         self._hashes[sid] = src.content_hash
 
-    def _drop_partials(self, entries: Sequence[IngestEntry], *, all_: bool = False) -> None:
-        """Take out the part-written scans whose whole was not written (failed, or — ``all_`` — not written at
-        all by the end of their file), so a failed or interrupted scan leaves the store as it was."""
+    def _drop_partials(self, entries: Sequence[IngestEntry]) -> None:
+        """At the end of a file (or an interrupt): take out the part-written scans whose whole was not written,
+        so a failed or interrupted scan leaves the store as it was."""
         if not self._partials:
             return
         whole = {e.source_id for e in entries if e.status in (IngestStatus.ADDED, IngestStatus.REPLACED)}
         for sid in list(self._partials):
             if sid in whole:
                 self._partials.discard(sid)
-            elif all_ or any(e.source_id == sid and e.status is IngestStatus.FAILED for e in entries):
+            else:
                 try:
                     self.store.delete_source(sid)
                 except FootnoteError as e:
@@ -433,7 +432,8 @@ class Ingestor:
             return None
         if not src.meta.get("load_hash") or early_hash(file, ctx) != src.meta["load_hash"]:
             return None
-        return sid, len(self.store.fragments_of(sid))
+        n = src.meta.get("fragments", "")  # written by _prepare: no store read for an unchanged scan
+        return sid, int(n) if n.isdigit() else len(self.store.fragments_of(sid))
 
     def _consider(
         self, label: str, doc: Document, seen_ids: dict[str, str], entries: list[IngestEntry]
