@@ -113,9 +113,7 @@ def one_script(texts: list[str]) -> list[str]:
 
 def page_from_tsv(tsv: str, min_conf: float, width: int = 0, height: int = 0) -> OcrPage:
     """The page Tesseract's TSV describes (see the module's text)."""
-    words: list[Word] = []
-    lines: dict[tuple[int, int, int], list[Word]] = {}
-    order: list[tuple[int, int, int]] = []
+    rows: list[tuple[tuple[int, int, int], str, tuple[int, int, int, int], float]] = []
     for row in tsv.splitlines()[1:]:
         cols = row.split("\t")
         if len(cols) < 12 or cols[0] != "5":
@@ -127,19 +125,15 @@ def page_from_tsv(tsv: str, min_conf: float, width: int = 0, height: int = 0) ->
             key = (int(cols[2]), int(cols[3]), int(cols[4]))
         except ValueError:
             continue
-        if not text or conf < min_conf:
-            continue
-        word = Word(text, (left, top, left + w, top + h), conf)
-        if key not in lines:
-            lines[key] = []
-            order.append(key)
-        lines[key].append(word)
+        if text and conf >= min_conf:
+            rows.append((key, text, (left, top, left + w, top + h), conf))
+    words: list[Word] = []
+    lines: dict[tuple[int, int, int], list[Word]] = {}  # in reading order (dicts keep it)
+    for (key, _, box, conf), text in zip(rows, one_script([r[1] for r in rows]), strict=True):
+        word = Word(text, box, conf)
+        lines.setdefault(key, []).append(word)
         words.append(word)
-    fixed = one_script([w.text for w in words])
-    if fixed != [w.text for w in words]:
-        remap = {id(w): Word(t, w.box, w.conf) for w, t in zip(words, fixed, strict=True)}
-        words = [remap[id(w)] for w in words]
-        lines = {k: [remap[id(w)] for w in ws] for k, ws in lines.items()}
+    order = list(lines)
     paras: list[str] = []
     current: tuple[int, int] | None = None
     buf = ""
@@ -172,6 +166,7 @@ class Ocr:
         self.settings = settings
         self.languages = languages or settings.languages
         self._checked = False
+        self._models: set[str] | None = None
 
     @staticmethod
     def for_lang(settings: OcrSettings, lang: str | None) -> Ocr:
@@ -257,12 +252,16 @@ class Ocr:
         return replace(again, languages=model) if again.confidence > page.confidence else page
 
     def _installed(self) -> set[str]:
+        """The models Tesseract has, asked once (a page read again in its script's model asks too)."""
+        if self._models is not None:
+            return self._models
         try:
             out = subprocess.run([self.settings.command, "--list-langs"], capture_output=True, text=True, timeout=30,
                                  check=False)
         except (OSError, subprocess.TimeoutExpired):
             return set()
-        return {ln.strip() for ln in out.stdout.splitlines()[1:]}
+        self._models = {ln.strip() for ln in out.stdout.splitlines()[1:]}
+        return self._models
 
     def workers(self) -> int:
         n = self.settings.workers
@@ -305,20 +304,16 @@ class Ocr:
                       done: Callable[[int, OcrPage], None] | None = None) -> Iterator[tuple[int, OcrPage]]:
         """(page number, page) for every (page number, render) given, in page order; ``render`` makes the
         page's image (:data:`Rendered`), called in the worker; ``done`` hears of each page in page order, in
-        the caller's thread (a progress line). With ``doc_sha`` (the file's sha256) each page is kept in ``ocr.cache_dir`` as it ends and a page
-        kept before is not read again: a stopped ingest resumes where it stopped."""
+        the caller's thread (a progress line). With ``doc_sha`` (the file's sha256) each page is kept in
+        ``ocr.cache_dir`` as it ends and a page kept before is not read again: a stopped ingest resumes there."""
         jobs = list(pages)
-        if doc_sha and all(self.cached(doc_sha, n) is not None for n, _ in jobs):
-            for n, _ in jobs:  # all read before: Tesseract is not even needed
-                got = self.cached(doc_sha, n)
-                assert got is not None
-                yield n, got
-            return
-        self.check()
+        kept = {n: got for n, _ in jobs if doc_sha and (got := self.cached(doc_sha, n)) is not None}
+        if len(kept) < len(jobs):  # pages to read: Tesseract must be there (all read before: not even asked)
+            self.check()
 
         def one(job: tuple[int, Callable[[], Rendered]]) -> tuple[int, OcrPage]:
             n, render = job
-            page = self.cached(doc_sha, n) if doc_sha else None
+            page = kept.get(n)
             if page is None:
                 image, w, h, dpi = render()
                 page = self.recognise(image, dpi, width=w, height=h)
@@ -332,7 +327,7 @@ class Ocr:
                     done(n, page)
                 yield n, page
 
-        if len(jobs) <= 1 or self.workers() == 1:
+        if len(jobs) - len(kept) <= 1 or self.workers() == 1:
             yield from told(map(one, jobs))
             return
         pool = ThreadPoolExecutor(self.workers(), thread_name_prefix="ocr")
