@@ -54,33 +54,30 @@ _NS = {
 #: Font obfuscation (IDPF and Adobe): allowed by the format, not DRM.
 _FONT_OBFUSCATION = ("http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC")
 _XHTML_TYPES = ("application/xhtml+xml", "text/html")
-_MAX_MEMBER = 64 * 1024 * 1024  # a chapter larger than this is not text: a zip bomb guard
+#: Reads one member of the book by name, saying which part it is: refused when missing or larger than
+#: ``corpus.max_html_bytes`` (defined per book in :func:`load_epub`).
+Member = Callable[[str, str], bytes]
 
 
-def _xml(path: Path, z: zipfile.ZipFile, name: str, what: str) -> Any:
+def _xml(path: Path, member: Member, name: str, what: str) -> Any:
+    raw = member(name, what)
     try:
-        info = z.getinfo(name)
-    except KeyError as e:
-        raise InputError(path, f"not a valid EPUB: {what} {name!r} is missing") from e
-    if info.file_size > _MAX_MEMBER:
-        raise InputError(path, f"EPUB member {name!r} is {info.file_size} bytes: too large to be text")
-    try:
-        return lxml.etree.fromstring(z.read(name), parser=lxml.etree.XMLParser(resolve_entities=False, no_network=True,
-                                                                                recover=True))
+        return lxml.etree.fromstring(raw, parser=lxml.etree.XMLParser(resolve_entities=False, no_network=True,
+                                                                      recover=True))
     except (lxml.etree.XMLSyntaxError, zipfile.BadZipFile, ValueError) as e:
         raise InputError(path, f"not a valid EPUB: {what} {name!r} cannot be read ({e})") from e
 
 
-def _check_drm(path: Path, z: zipfile.ZipFile) -> None:
+def _check_drm(path: Path, z: zipfile.ZipFile, member: Member) -> None:
     if "META-INF/encryption.xml" not in z.namelist():
         return
-    enc = _xml(path, z, "META-INF/encryption.xml", "encryption list")
+    enc = _xml(path, member, "META-INF/encryption.xml", "encryption list")
     methods = [m.get("Algorithm", "") for m in enc.iter("{{{}}}EncryptionMethod".format(_NS["enc"]))]
     if any(m not in _FONT_OBFUSCATION for m in methods) or "META-INF/rights.xml" in z.namelist():
         raise InputError(path, "DRM-protected EPUB (its content is encrypted): only DRM-free books can be read")
 
 
-def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str, member: Callable[[str, str], bytes]) -> dict[str, str]:
+def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str, member: Member) -> dict[str, str]:
     """Chapter file (zip name) → its title in the book's own table of contents."""
     titles: dict[str, str] = {}
     manifest = opf.find("opf:manifest", _NS)
@@ -108,7 +105,7 @@ def _toc_titles(path: Path, z: zipfile.ZipFile, opf: Any, base: str, member: Cal
     if ncx is not None and ncx.get("href"):
         name = posixpath.normpath(posixpath.join(base, unquote(ncx.get("href"))))
         if name in z.namelist():
-            doc = _xml(path, z, name, "table of contents")
+            doc = _xml(path, member, name, "table of contents")
             where = posixpath.dirname(name)
             for point in doc.iter("{{{}}}navPoint".format(_NS["ncx"])):
                 label = clean("".join(point.find("ncx:navLabel", _NS).itertext())) if point.find("ncx:navLabel", _NS) is not None else ""
@@ -128,20 +125,23 @@ def load_epub(path: Path, ctx: LoadContext) -> Iterator[Document]:
     names = set(z.namelist())
 
     def member(name: str, what: str) -> bytes:
-        info = z.getinfo(name)
+        try:
+            info = z.getinfo(name)
+        except KeyError as e:
+            raise InputError(path, f"not a valid EPUB: {what} {name!r} is missing") from e
         if info.file_size > c.max_html_bytes:
             raise InputError(path, f"EPUB {what} {name!r} is {info.file_size:,} bytes, more than corpus.max_html_bytes "
                              f"({c.max_html_bytes:,})")
         return z.read(name)
 
     with z:
-        _check_drm(path, z)
-        container = _xml(path, z, "META-INF/container.xml", "container")
+        _check_drm(path, z, member)
+        container = _xml(path, member, "META-INF/container.xml", "container")
         rootfile = container.find(".//c:rootfile", _NS)
         if rootfile is None or not rootfile.get("full-path"):
             raise InputError(path, "not a valid EPUB: its container names no package document")
         opf_name = unquote(rootfile.get("full-path"))
-        opf = _xml(path, z, opf_name, "package document")
+        opf = _xml(path, member, opf_name, "package document")
         base = posixpath.dirname(opf_name)
         md = opf.find("opf:metadata", _NS)
 
