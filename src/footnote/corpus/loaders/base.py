@@ -119,14 +119,15 @@ class LoadContext:
             raise InputError(path, f"unknown kind {kind!r} (known: {known})", line=line)
         return kind
 
-    def choose_lang(self, declared: str | None, text: str) -> str:
-        """Declared in the file, else --lang, else detected from the text."""
+    def choose_lang(self, declared: str | None, text: str, default: str | None = None) -> str:
+        """Declared in the file, else --lang, else detected from the text (``default`` — else
+        ``corpus.default_lang`` — where the detector is unsure and the script does not say)."""
         if declared:
             return declared.strip().lower()
         if self.lang:
             return self.lang
         c = self.settings.corpus
-        return detect_text_lang(text, c.default_lang, min_confidence=c.lang_detect_min_confidence,
+        return detect_text_lang(text, default or c.default_lang, min_confidence=c.lang_detect_min_confidence,
                                 candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
 
 
@@ -161,13 +162,10 @@ def open_zip(path: Path, data: bytes, what: str, limit: int) -> zipfile.ZipFile:
 def block_lang_of(ctx: LoadContext, doc_lang: str) -> Callable[[str], str]:
     """The language of one section of a document (``corpus.block_lang_min_chars``): ``--lang`` when given, the
     document's for a short section, else the section's own text's."""
-    c = ctx.settings.corpus
-
     def lang_of(text: str) -> str:
-        if ctx.lang or len(text) < c.block_lang_min_chars:
+        if len(text) < ctx.settings.corpus.block_lang_min_chars:
             return ctx.lang or doc_lang
-        return detect_text_lang(text, doc_lang, min_confidence=c.lang_detect_min_confidence,
-                                candidates=c.lang_detect_candidates, sample_chars=c.lang_detect_chars)
+        return ctx.choose_lang(None, text, default=doc_lang)
 
     return lang_of
 
