@@ -46,17 +46,24 @@ class RecordingCheck(AnswerCheck):
         cands = []
         for c in chosen[: self.settings.sentences]:
             words = []
-            note = set(self.scorer.terms(c.note.fragment.text, c.lang))
+            f = c.note.fragment
+            section = getattr(f.locator, "section", None) or ""
+            note = set(self.scorer.terms(f"{section}\n{f.text}", c.lang))
+            head = set(self.scorer.terms(section, c.lang))
             for w in focus:
                 lex = self._lexical(w, c) or subject(w, c.lang)
-                in_note = set(self.scorer.terms(w, c.lang)) <= note
-                drop = None
+                stems = set(self.scorer.terms(w, c.lang))
+                in_note = stems <= note
+                in_head = bool(stems) and stems <= head
+                drop = imp = None
                 if not lex and vecs is not None and c.row >= 0 and c.sim is not None:
-                    v = self._queries([without(question, w)])[0]
+                    v, qv = self._queries([without(question, w), question])
                     drop = round(c.sim - float(v @ vecs[c.row]), 5)
-                words.append([w, lex, in_note, drop])
-            cands.append({"carries": carries_kind(c.text, question, kind), "words": words, "sim": c.sim, "lang": c.lang})
-        self.rows.append({"asks": kind.value if kind else None, "focus": focus, "cands": cands})
+                    imp = round(1.0 - float(v @ qv), 5)  # how much of the question the word is
+                words.append([w, lex, in_note, drop, in_head, imp])
+            cands.append({"carries": carries_kind(c.text, question, kind), "words": words, "sim": c.sim, "lang": c.lang,
+                          "text": c.text})
+        self.rows.append({"asks": kind.value if kind else None, "focus": focus, "cands": cands, "question": question})
         return Judged(True, kind, tuple(focus), (), True, 1.0, 0)
 
 
@@ -89,16 +96,27 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The same-language similarity floor ``report`` and ``grid`` apply (answer.extractive.answerable.min_similarity).
+MIN_SIMILARITY = 0.40
+
+
 def answers(row: dict[str, Any], short: float, long: float, short_words: int) -> bool:
-    """Whether the shipped rule lets ``row``'s answer through at these thresholds."""
+    """Whether the shipped rule lets ``row``'s answer through at these thresholds: the kind asked (judged again
+    from the recorded question and sentence, when the row has them), the focus words' drops, and the
+    same-language similarity floor. (Digits of the question a passage lacks are not recorded; they are rare in
+    these sets.)"""
     ch = row["check"]
     if ch is None:
         return True
     floor = short if len(ch["focus"]) <= short_words else long
+    kind = asked_kind(ch["question"]) if "question" in ch else None
     for c in ch["cands"]:
-        if not c["carries"]:
+        carries = carries_kind(c["text"], ch["question"], kind) if "text" in c else c["carries"]
+        if not carries:
             continue
-        missing = [w for w, lex, in_note, drop in c["words"] if not lex and not in_note and (
+        if c["lang"] == row["lang"] and c["sim"] is not None and c["sim"] < MIN_SIMILARITY:
+            continue
+        missing = [w for w, lex, in_note, drop, *_ in c["words"] if not lex and not in_note and (
             (drop is None and c["lang"] == row["lang"]) or (drop is not None and drop < floor))]
         if not missing:
             return True

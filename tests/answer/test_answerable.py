@@ -19,8 +19,20 @@ from .conftest import CORPUS, model_overrides
 
 @pytest.mark.parametrize(("question", "kind"), [
     ("How many steps does the tower have?", AskedKind.NUMBER),
-    ("What was Ada Penhallow's yearly salary?", None),
-    ("In which year was the tower built?", AskedKind.NUMBER),
+    ("What was Ada Penhallow's yearly salary?", AskedKind.MONEY),
+    ("How much did the new lantern panes cost?", AskedKind.MONEY),
+    ("Какое жалованье получал смотритель?", AskedKind.MONEY),
+    ("Wie hoch war das Jahresgehalt von Ada Penhallow?", AskedKind.MONEY),
+    ("How old was Tobias Venn?", AskedKind.AGE),
+    ("Сколько лет было Аде Пенхеллоу в 1886 году?", AskedKind.AGE),
+    ("How heavy is the clockwork weight?", AskedKind.WEIGHT),
+    ("Сколько весит часовой груз?", AskedKind.WEIGHT),
+    ("How far away can the fog horn be heard?", AskedKind.LENGTH),
+    ("На каком расстоянии слышен горн?", AskedKind.LENGTH),
+    ("Wie hoch ist der Turm?", AskedKind.LENGTH),
+    ("In which year was the tower built?", AskedKind.YEAR),
+    ("В каком году построили башню?", AskedKind.YEAR),
+    ("Where does the tower stand?", None),
     ("Сколько ступеней в башне?", AskedKind.NUMBER),
     ("Wie viele Stufen hat der Turm?", AskedKind.NUMBER),
     ("Quantas pessoas vivem lá?", AskedKind.NUMBER),
@@ -58,6 +70,36 @@ def test_a_sentence_carries_the_kind_only_when_the_question_does_not_already_say
     assert carries_kind("Туман стоял тридцать один час.", "Сколько часов стоял туман?", AskedKind.NUMBER)
     assert not carries_kind("The oil store is at the foot of the tower.", n, AskedKind.NUMBER)
     assert carries_kind("The tower was built by Robert Stevenson.", "Who built the tower?", AskedKind.NAME)
+
+
+@pytest.mark.parametrize(("sentence", "question", "kind", "carries"), [
+    # an amount needs its mark beside the number: a size is not a price, a store's capacity not a night's burn
+    ("Please send two new panes, twenty-four inches by thirty.", "How much did the new panes cost?",
+     AskedKind.MONEY, False),
+    ("The two panes cost fifty shillings.", "How much did the new panes cost?", AskedKind.MONEY, True),
+    ("Her allowance was £50 a year.", "What was her yearly salary?", AskedKind.MONEY, True),
+    ("Жалованье смотрителя — сорок рублей в месяц.", "Какое жалованье получал смотритель?", AskedKind.MONEY, True),
+    ("The weight must be wound up every two hours.", "How heavy is the clockwork weight?", AskedKind.WEIGHT, False),
+    ("The weight is of cast iron, 120 kg.", "How heavy is the clockwork weight?", AskedKind.WEIGHT, True),
+    ("Груз весит три пуда.", "Сколько весит часовой груз?", AskedKind.WEIGHT, True),
+    ("The fog horn gives two blasts of three seconds each.", "How far can the fog horn be heard?",
+     AskedKind.LENGTH, False),
+    ("It can be heard five nautical miles away.", "How far can the fog horn be heard?", AskedKind.LENGTH, True),
+    ("The tower is 31 m high.", "How tall is the tower?", AskedKind.LENGTH, True),
+    ("Tobias Venn joined the station in 1885.", "How old was Tobias Venn?", AskedKind.AGE, False),
+    ("Tobias Venn was twenty-two years old.", "How old was Tobias Venn?", AskedKind.AGE, True),
+    ("By 1 June, Richard had conquered the island.", "What year did the storm hit the fleet?", AskedKind.YEAR,
+     False),
+    ("On 1 May 1191 the fleet arrived at Limassol.", "What year did the storm hit the fleet?", AskedKind.YEAR, True),
+    ("The tower was built in 1839.", "Was the tower built in 1839 or in which year?", AskedKind.YEAR, False),
+    # a capital that opens a quoted sentence is not a name; a short quoted title is
+    ("Ада написала: «Туман тридцать один час, горн работал всё время».", "Кто был шкипером шхуны?",
+     AskedKind.NAME, False),
+    ("И «Киттивейк» прошла бар и вошла в гавань.", "Как называлась шхуна?", AskedKind.NAME, True),
+])
+def test_narrow_kinds_need_their_mark(sentence: str, question: str, kind: AskedKind, carries: bool) -> None:
+    assert asked_kind(question) is kind
+    assert carries_kind(sentence, question, kind) is carries
 
 
 NEAR = {
@@ -100,6 +142,21 @@ def test_the_same_check_lets_an_answered_question_through(build_engine: Any) -> 
     assert a.mode is AnswerMode.CORPUS and "1851" in a.answer, a.answer
     outline = [s for s in a.trace.stages if s.name == "outline"][-1]  # type: ignore[union-attr]
     assert outline.info["answerable"]["answers"] is True
+
+
+def test_a_year_no_passage_writes_makes_a_near_miss(build_engine: Any) -> None:
+    """"…in 1895?" over a passage of 1851: the year is the question's point, and digits are not carried by meaning.
+    The same question with the passage's own year is answered."""
+    eng = build_engine(**LEXICAL_FLOOR)
+    a = eng.ask("Was the Marrowick Light built on the headland in 1895?")
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    judged = [s for s in a.trace.stages if s.name == "outline"][-1].info["answerable"]  # type: ignore[union-attr]
+    assert "1895" in judged["missing"]
+    b = eng.ask("Was the Marrowick Light built on the headland in 1851?")
+    assert b.mode is AnswerMode.CORPUS and "1851" in b.answer, b.answer
+    off = build_engine(**LEXICAL_FLOOR, **{"answer.extractive.answerable.numbers_in_focus": False})
+    assert off.ask("Was the Marrowick Light built on the headland in 1895?").mode is AnswerMode.CORPUS
 
 
 def test_the_check_can_be_turned_off(build_engine: Any) -> None:

@@ -137,7 +137,8 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
 
 def answer_level_score(answer: Answer) -> float | None:
     """The answer-level check's signal for a turn (``answer/answerable.py``): the share of the question's focus
-    words the best judged sentence carries, less 1 when it lacks the kind of thing asked — None when the check
+    words the best judged sentence carries, less 1 when it lacks the kind of thing asked or is too unlike the
+    question (``close``) — None when the check
     did not judge the turn (the gate bailed out, an address answered, no sentence reached the floors)."""
     if answer.trace is None:
         return None
@@ -146,7 +147,8 @@ def answer_level_score(answer: Answer) -> float | None:
             judged = st.info.get("answerable")
             if not isinstance(judged, Mapping):
                 return None
-            return float(judged.get("coverage", 0.0)) - (0.0 if judged.get("carries", True) else 1.0)
+            held = judged.get("carries", True) and judged.get("close", True)
+            return float(judged.get("coverage", 0.0)) - (0.0 if held else 1.0)
     return None
 
 

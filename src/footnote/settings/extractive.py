@@ -145,6 +145,19 @@ class AnswerableSettings(_Frozen):
         "0.25: one of four to seven).",
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.40},
+        description="By embedder: a chosen sentence in the question's own language answers only when its cosine to "
+        "the question is at least this (a sentence that shares the question's words but is this unlike it speaks of "
+        "the topic, not of the fact asked). A sentence in another language is not held to it: cross-lingual cosines "
+        "run lower (0.40 would have cost xquad's Russian in-corpus questions 4 of 30). An embedder not listed: no "
+        "floor. Fitted on SQuAD 2.0 English and squad2-pt Normans + Rhine (docs/answering.md).",
+    )
+    numbers_in_focus: bool = Field(
+        True, description="A number the question writes in digits (\"the allowance in 1895\") is part of its focus: a "
+        "chosen sentence answers only when it, or its passage, writes the same number. Judged by the digits, whatever "
+        "the embedder (no number is carried by meaning).",
+    )
     max_ablated_words: int = Field(
         24, ge=1, description="Focus words at most that are judged by meaning (one query embedding each, per turn); "
         "further words a sentence does not carry verbatim count as missing. Bounds what a very long question costs.",

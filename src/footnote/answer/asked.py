@@ -1,0 +1,265 @@
+"""What a question asks for, and whether a sentence holds it (the answer-level check's first half;
+docs/answering.md, "The answer-level check").
+
+A question that says what kind of thing it wants — a number, an amount of money, an age, a weight, a length or
+distance, a year, a colour, a name — is answered only by a sentence that holds a thing of that kind *which the
+question does not already say*. A count is any number; the narrower kinds need their mark beside the number:
+a currency for money ("fifty pounds", "£50", "сорок рублей"), a unit for a weight or a length ("600 gallons"
+does not say how heavy or how far), a year's digits for "in which year". That is what tells "How much did the
+new panes cost?" (a near miss) from the letter that asks for the panes by their size: both carry numbers, only
+an answer carries money.
+
+Word lists cover English, Russian, German and Portuguese (the collections' and evaluation sets' languages) and
+some French and Spanish; a question in another language is judged without a kind, by its focus words only.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from footnote.text import clean_text, fold, is_stop, keywords
+
+__all__ = ["KIND_WORDS", "AskedKind", "asked_kind", "carries_kind"]
+
+
+class AskedKind(Enum):
+    """The kind of thing a question asks for (None: it does not say)."""
+
+    NUMBER = "number"
+    MONEY = "money"
+    AGE = "age"
+    WEIGHT = "weight"
+    LENGTH = "length"
+    YEAR = "year"
+    COLOUR = "colour"
+    NAME = "name"
+
+
+def _folded(words: str) -> frozenset[str]:
+    return frozenset(fold(w) for w in words.split())
+
+
+#: Question openings that ask for a number (a count, an amount, a year), by language.
+_ASKS_NUMBER = re.compile(
+    r"(?i)\b(?:how\s+(?:many|much|long|old|far|large|big|tall|high|heavy|wide|deep)|"
+    r"what\s+(?:year|percentage|percent|number|amount|age|date|sum|price)|in\s+(?:what|which)\s+year|"
+    r"сколько|в\s+как\w*\s+году|какого\s+(?:числа|года)|"
+    r"wie\s+(?:viele?|lange|alt|hoch|schwer|weit|groß|breit|tief)|in\s+welchem\s+jahr|"
+    r"quant[oa]s?|em\s+que\s+ano|qual\s+(?:o\s+)?(?:ano|número|valor)|"
+    r"combien|en\s+quelle\s+année|cu[aá]nt[oa]s?|en\s+qu[eé]\s+año)\b"
+)
+_ASKS_COLOUR = re.compile(
+    r"(?i)\b(?:what\s+colou?r|which\s+colou?r|какого\s+цвета|как\w*\s+цвет\w*|welche\s+farbe|was\s+für\s+eine\s+farbe|"
+    r"(?:de\s+)?que\s+cor|qual\s+(?:[ée]\s+)?a\s+cor|quelle\s+couleur|de\s+qu[eé]\s+color|qu[eé]\s+color)\b"
+)
+_ASKS_NAME = re.compile(
+    r"(?i)(?:\b(?:who|whom|whose|wer|wen|wem|wessen|quem|qui)\b|(?<![\w-])(?:кто|кого|кому|кем|чей|чья|чьё|чьи)(?![\w-])|"
+    r"\b(?:what|which)\s+(?:was|is)\s+the\s+name|как\s+(?:звали|зовут|называ\w+)|wie\s+(?:hie(?:ß|ss)|hei(?:ß|ss)t)|"
+    r"como\s+se\s+chama\w*|qual\s+(?:era\s+|é\s+)?o\s+nome)"
+)
+#: A question that asks "what/which … is the X" (no count word): the X may still be an amount ("What was her
+#: salary?", "Какое жалованье…", "Qual era o salário…").
+_ASKS_WHAT = re.compile(
+    r"(?i)^\W*(?:what|which|как(?:ое|ой|ая|ие|ова|ов|овы)|welche[srnm]?|wie\s+hoch|qual|quais|quel(?:le)?s?|cu[aá]l)"
+    r"(?![\w-])"
+)
+#: Words that make an amount asked for money: a price, a cost, a wage (stems, matched at a word's start;
+#: German compounds anywhere in the word: "Jahres*gehalt*").
+_MONEY_Q = re.compile(
+    r"(?i)(?<![\w-])(?:cost|costs|costed|price[ds]?|paid|pay|salar(?:y|ies)|wages?|fees?|fares?|earn(?:s|ed)?|worth|allowances?|stipends?|income|"
+    r"стои(?:л|ла|ло|ли|т|ят|мост\w*)|цен(?:а|ы|у|е|ой)|жаловань\w*|зарплат\w*|оплат\w*|заплати\w*|платил\w*|заработ\w*|"
+    r"\w*kost(?:et|ete|eten|en)?|\w*preis\w*|\w*gehalt\w*|\w*l[oö]hn\w*|bezahl\w*|verdien\w*|"
+    r"custo|custa|custou|custava|preço|salários?|pago|pagou|pagava|ganhava|ganha|"
+    r"coût\w*|prix|co[uû]te\w*|cuesta|cost[oó]|precio|salario|sueldo)(?![\w-])"
+)
+_ASKS_AGE = re.compile(
+    r"(?i)\b(?:how\s+old|what\s+age|at\s+what\s+age|wie\s+alt|in\s+welchem\s+alter|quantos\s+anos\s+(?:tinha|tem|teve)|"
+    r"com\s+que\s+idade|quel\s+[âa]ge|qu[eé]\s+edad|cu[aá]ntos\s+años\s+(?:tenía|tiene))\b"
+    r"|(?<![\w-])(?:сколько\s+лет\s+(?:было|исполнилось|ему|ей|им)|в\s+каком\s+возрасте)(?![\w-])"
+)
+_ASKS_WEIGHT = re.compile(
+    r"(?i)\b(?:how\s+heavy|what\s+(?:is|was)\s+the\s+weight|how\s+much\s+(?:does|did|do)\s+[\w\s'’-]{1,40}?weigh|"
+    r"wie\s+schwer|wie\s+viel\s+wiegt|quanto\s+pesa\w*|qual\s+(?:é\s+|era\s+)?o\s+peso)\b"
+    r"|(?<![\w-])(?:сколько\s+вес\w*|как\w*\s+вес\w*)(?![\w-])"
+)
+_ASKS_LENGTH = re.compile(
+    r"(?i)\b(?:how\s+(?:far|tall|high|wide|deep)|"
+    r"what\s+(?:is|was|are|were)\s+the\s+(?:height|length|width|depth|diameter|radius|distance|altitude|elevation)|"
+    r"wie\s+(?:weit|hoch|breit|tief)|in\s+welcher\s+(?:entfernung|höhe)|"
+    r"a\s+que\s+dist[âa]ncia|qual\s+(?:é\s+|era\s+)?a\s+(?:altura|dist[âa]ncia|largura|profundidade)|que\s+altura)\b"
+    r"|(?<![\w-])(?:на\s+каком\s+расстоянии|как\s+далеко|какой\s+(?:высоты|длины|ширины|глубины)|"
+    r"какова\s+(?:высота|длина|ширина|глубина|дальность)|каков\s+диаметр)(?![\w-])"
+)
+_ASKS_YEAR = re.compile(
+    r"(?i)\b(?:what\s+year|in\s+(?:what|which)\s+year|in\s+welchem\s+jahr|em\s+que\s+ano|qual\s+(?:o\s+)?ano|"
+    r"en\s+quelle\s+année|en\s+qu[eé]\s+año)\b|(?<![\w-])(?:в\s+каком\s+году|какого\s+года)(?![\w-])"
+)
+
+#: Words that say what kind of thing is asked ("the *name* of", "what *year*", "какого *цвета*"): the answer
+#: carries the thing, not the word, so they are not part of the question's focus.
+KIND_WORDS = _folded("""
+name names named called call year years date number numbers amount colour color colours colors kind type sort
+percentage percent age price sum total much many long often old far oft часто
+имя имени зовут звали называется называлась назывался называли год году года годы число числа цвет цвета
+количество сколько какого какой какая какие
+name namen hieß hiess heißt heisst jahr jahre jahres farbe anzahl zahl viel viele lange alt
+nome nomes chama chamava chamado chamada ano anos data número números cor cores quantidade quantos quantas
+quanto quanta
+""")
+
+#: Colour words by language (folded; a stem is enough: "красн" matches красный, красная…).
+_COLOURS = tuple(_folded("""
+red green blue white black yellow grey gray brown orange purple pink violet golden silver crimson scarlet
+красн зелен зелён син голуб бел черн чёрн желт жёлт сер коричнев оранжев фиолетов розов золот серебр
+rot grün blau weiß weiss schwarz gelb grau braun orange lila rosa golden silbern
+vermelh verde azul branc pret amarel cinz marrom laranja roxo rosa dourad prateado
+rouge vert bleu blanc noir jaune gris brun
+rojo roja blanco blanca negro negra amarillo
+"""))
+
+#: Number words (folded stems, matched at a word's start, or each part of "twenty-four").
+_NUMBER_STEMS = tuple(_folded("""
+one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion
+dozen half score
+один одна одно два две три четыр пят шест сем восем девят десят двадцат тридцат сорок сто двест трист тысяч
+миллион полтор половин
+eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
+tausend million
+dois duas três quatro cinco seis sete oito nove dez vinte trinta quarenta cinquenta cem cento mil milhão
+"""))
+_NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)  # a short one ("три", "two", "mil") only as the whole word
+
+#: The mark an amount needs beside its number, by kind (folded stems at a word's start, or a symbol/unit after
+#: a digit).
+_MONEY_WORDS = tuple(_folded("""
+pound shilling pence penny pennies guinea dollar cent euro franc crown rupee yen peso rouble ruble sovereign
+farthing
+рубл копе копеек фунт шиллинг пенс пенни долл евро франк гине крон
+pfund schilling pfennig dollar euro taler thaler gulden kronen groschen
+libra xelim xelins dólar euro centavo escudo réis real reais cruzeiro
+livre sou écu dólares peseta
+"""))
+_WEIGHT_WORDS = tuple(_folded("""
+kilogram kilogramme kilo gram gramme tonne ton pound ounce hundredweight
+килограмм кило грамм тонн пуд фунт унци центнер
+kilogramm gramm tonne pfund zentner unze
+quilo grama tonelada libra arroba onça
+"""))
+_LENGTH_WORDS = tuple(_folded("""
+metre meter kilometre kilometer centimetre centimeter millimetre millimeter mile yard foot feet inch fathom
+league cable
+метр километр сантиметр миллиметр мил ярд фут дюйм сажен верст кабельтов
+meter kilometer zentimeter meile fuß fuss zoll elle klafter seemeile
+metro quilômetro quilómetro centímetro milha pé pés polegada légua braça
+mètre kilomètre pied pouce lieue metro kilómetro
+"""))
+_AGE_WORDS = tuple(_folded("""
+aged age
+лет год года возраст
+jahre jahren jährig alter
+anos idade
+ans âge años edad
+"""))
+_MONEY_SYMBOL = re.compile(r"[£$€¥₽₹]|\b\d[\d.,]*\s*(?:[£$€₽]|руб|коп|usd|eur|gbp|rub)|\b(?:us\$|r\$)")
+_WEIGHT_UNIT = re.compile(r"(?i)\d\s*(?:kg|g|lb|lbs|oz|cwt|кг)\b")
+_LENGTH_UNIT = re.compile(r"(?i)\d\s*(?:km|m|cm|mm|mi|ft|yd|nmi|км|м|см|мм)\b")
+_AGE_MARK = re.compile(r"(?i)\byears?[\s-]+old\b|\bde\s+idade\b|\bans\b")
+_YEAR_DIGITS = re.compile(r"(?<![\d.,])(\d{3,4})(?:s|-?е|-?х|-?м|-?го)?(?![\d.,]?\d)")
+
+
+def asked_kind(question: str) -> AskedKind | None:
+    """What kind of thing ``question`` asks for (None: it does not say). The narrower kinds first: an amount of
+    money, an age, a weight, a length or distance, a year — then any number, a colour, a name."""
+    q = clean_text(question)
+    if _ASKS_COLOUR.search(q):
+        return AskedKind.COLOUR
+    number = bool(_ASKS_NUMBER.search(q))
+    if _MONEY_Q.search(q) and (number or _ASKS_WHAT.search(q)):
+        return AskedKind.MONEY
+    for pattern, kind in ((_ASKS_AGE, AskedKind.AGE), (_ASKS_WEIGHT, AskedKind.WEIGHT),
+                          (_ASKS_YEAR, AskedKind.YEAR), (_ASKS_LENGTH, AskedKind.LENGTH)):
+        if pattern.search(q):
+            return kind
+    if number:
+        return AskedKind.NUMBER
+    if _ASKS_NAME.search(q):
+        return AskedKind.NAME
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_][\w'’-]*", clean_text(text))
+
+
+#: What a capitalised word may follow and still open a sentence (a quotation, a clause after a colon or dash).
+_OPENS = "«„“‚‘\"'([:—–.!?"
+
+
+def _mid_sentence(text: str) -> list[str]:
+    """The words of ``text`` that do not open a sentence or a quotation: where a capital marks a name."""
+    out = []
+    for m in re.finditer(r"[^\W_][\w'’-]*", text):
+        before = text[: m.start()].rstrip()
+        if not before:
+            continue
+        if before[-1] not in _OPENS or (before[-1] in _QUOTES and _short_quote(text[m.start():])):
+            out.append(m.group())  # a word mid-sentence, or a short quoted title: the schooner «Kittiwake»
+    return out
+
+
+_QUOTES = "«„“‚‘\"'"
+_CLOSES = re.compile("[»“”‘’\"']")
+
+
+def _short_quote(rest: str) -> bool:
+    """Whether a quotation opening at ``rest`` closes within three words (a name, not a quoted sentence)."""
+    m = _CLOSES.search(rest)
+    return m is not None and len(rest[: m.start()].split()) <= 3
+
+
+def _has_number(words: list[str], qwords: set[str]) -> bool:
+    for w in words:
+        f = fold(w)
+        if f in qwords:
+            continue
+        if any(ch.isdigit() for ch in w):
+            return True
+        for part in f.split("-"):
+            if part in _NUMBER_WORD_SET or (len(part) > 3 and part.startswith(_NUMBER_STEMS)):
+                return True
+    return False
+
+
+def _has_word(words: list[str], stems: tuple[str, ...], qwords: set[str]) -> bool:
+    return any(fold(w).startswith(stems) and fold(w) not in qwords for w in words)
+
+
+def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
+    """Whether ``sentence`` holds a thing of ``kind`` that the question does not already say."""
+    if kind is None:
+        return True
+    text = clean_text(sentence)
+    qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
+    words = _words(text)
+    if kind is AskedKind.COLOUR:
+        # a capitalised colour word past the sentence's first is a name ("the Black Skerry beacon"), not a colour
+        plain = [w for i, w in enumerate(re.findall(r"[^\W\d_]+", text)) if i == 0 or not w[:1].isupper()]
+        return _has_word(plain, _COLOURS, qwords)
+    if kind is AskedKind.NAME:
+        return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) for w in _mid_sentence(text))
+    if kind is AskedKind.YEAR:
+        qdigits = set(re.findall(r"\d+", question))
+        return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
+    if not _has_number(words, qwords):
+        return False
+    if kind is AskedKind.MONEY:
+        return bool(_MONEY_SYMBOL.search(text)) or _has_word(words, _MONEY_WORDS, set())
+    if kind is AskedKind.WEIGHT:
+        return bool(_WEIGHT_UNIT.search(text)) or _has_word(words, _WEIGHT_WORDS, set())
+    if kind is AskedKind.LENGTH:
+        return bool(_LENGTH_UNIT.search(text)) or _has_word(words, _LENGTH_WORDS, set())
+    if kind is AskedKind.AGE:
+        return bool(_AGE_MARK.search(text)) or _has_word(words, _AGE_WORDS, set())
+    return True
