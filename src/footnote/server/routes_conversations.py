@@ -3,10 +3,14 @@ reader's own only (``footnote.server.readers``): another reader's id is a 404.""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from footnote.errors import NotFound
+from footnote.server.export import ExportFormat, export_conversation
 from footnote.server.readers import presented_token
 from footnote.server.state import JSON, ServerState
 from footnote.store.conversations import check_conversation_id, owner_of
@@ -51,6 +55,34 @@ def make_router(state: ServerState) -> APIRouter:
         if conv is None:
             raise NotFound(f"no conversation {conversation_id!r}")
         return JSON(conv.to_dict())
+
+    @router.get("/api/conversations/{conversation_id}/export",
+                responses={404: {"description": "No such conversation or turn, or another reader's."},
+                           422: {"description": "`format` is not md or html, or `turn` is out of range."},
+                           200: {"content": {"text/markdown": {}, "text/html": {}},
+                                 "description": "The file, as an attachment."}})
+    async def export(
+        conversation_id: str, request: Request,
+        format: Annotated[ExportFormat, Query(description="`md` (Markdown) or `html` (one self-contained page).")] = (
+            ExportFormat.MARKDOWN),
+        turn: Annotated[int | None, Query(ge=1, le=INT_MAX, description="Only this turn (one answer); all when absent.")] = (
+            None),
+    ) -> Response:
+        """One of the reader's conversations (or one answer of it) as a file to take away: each question, the
+        answer as shown, numbered citations linking to the original at the cited place on this server, and an
+        abstention shown as one (docs/conversations.md, "Export")."""
+        cid = check_conversation_id(conversation_id)
+        who = owner(request)
+        conv = await run_in_threadpool(state.engine.store.get_conversation, cid, who) if who else None
+        if conv is None or (turn is not None and all(t.n != turn for t in conv.turns)):
+            raise NotFound(f"no conversation {conversation_id!r}" + (f" turn {turn}" if conv is not None else ""))
+        base = srv.public_url or str(request.base_url)
+        body = export_conversation(conv, format, base, turn)
+        name = f"footnote-{cid[:8]}" + (f"-{turn}" if turn else "") + f".{format.value}"
+        media = "text/markdown" if format is ExportFormat.MARKDOWN else "text/html"
+        return Response(body, media_type=f"{media}; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                 "X-Content-Type-Options": "nosniff"})
 
     @router.delete("/api/conversations/{conversation_id}",
                    responses={404: {"description": "No such conversation, or another reader's."}})

@@ -12,6 +12,11 @@ class ServerSettings(_Frozen):
     port: int = Field(8000, description="Port the server binds.")
     api_key: str = Field("", description="If set, every route but /healthz needs it (env FOOTNOTE_API_KEY).")
     max_request_bytes: int = Field(64_000, description="Largest request body accepted.")
+    public_url: str = Field(
+        "", description="The address readers reach this server at (e.g. https://footnote.example.org, behind a proxy): "
+        "the links to originals in exported conversations. Empty: the address the request came to (HTTP export), "
+        "http://HOST:PORT (`footnote conversations export`).",
+    )
     demo_corpus: str = Field("demo", description="Folder ingested by `footnote serve` when the store is empty.")
     demo_memory: str = Field(
         "demo-memory", description="Curated memory notes `footnote serve` imports right after it ingests the demo "

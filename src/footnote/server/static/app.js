@@ -219,6 +219,8 @@
       this.progress.hidden = true;
       this.node.setAttribute("data-done", "true");
       if (a.conversation_id) setConversation(a.conversation_id);
+      this.conversationId = a.conversation_id || null;
+      this.turnNo = a.turn || null;
       this.render();
       this.addTools();
       this.addSupport(a.trace && a.trace.support);
@@ -260,6 +262,11 @@
         catch (e) { btn.textContent = I.t(this.lang, "copy_failed"); }
       });
       this.tools.replaceChildren(btn);
+      if (this.conversationId && this.turnNo) {  // this answer alone, as a page to keep (the server writes it)
+        const save = el("button", { type: "button", class: "tool tool--save", text: I.t(this.lang, "save_answer") });
+        save.addEventListener("click", () => downloadExport(this.conversationId, "html", this.turnNo, save, this.lang));
+        this.tools.append(save);
+      }
       this.tools.hidden = false;
     }
 
@@ -473,6 +480,29 @@
     if (id) url.searchParams.set("c", id); else url.searchParams.delete("c");
     history.replaceState(null, "", url.pathname + url.search + url.hash);
     $("#new-chat").hidden = !id;
+    $("#export-chat").hidden = !id;
+    if (!id) $("#export-menu").hidden = true;
+  }
+
+  /* Export: the server writes the file (GET /api/conversations/{id}/export, the reader's own), fetched with
+     the same headers as every call (an API key) and handed to the browser as a download. */
+  async function downloadExport(id, format, turn, button, lang) {
+    const url = "/api/conversations/" + id + "/export?format=" + format + (turn ? "&turn=" + turn : "");
+    const label = button.textContent;
+    let resp = null;
+    try { resp = await fetch(url, { headers: headers() }); } catch (e) { resp = null; }
+    if (!resp || !resp.ok) {
+      button.textContent = I.t(lang || state.lang, "export_failed");
+      setTimeout(() => { button.textContent = label; }, 4000);
+      return;
+    }
+    const blob = await resp.blob();
+    const m = /filename="([^"]+)"/.exec(resp.headers.get("Content-Disposition") || "");
+    const a = el("a", { href: URL.createObjectURL(blob), download: m ? m[1] : "footnote." + format, hidden: true });
+    document.body.append(a);
+    a.click();
+    document.body.dataset.exported = a.getAttribute("download");
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
   }
 
   /* A permalink that does not open (another reader's, deleted, mistyped) is said on the welcome screen,
@@ -495,7 +525,7 @@
       const lang = (t.answer && t.answer.lang === "ru") ? "ru" : (I.detectLang(t.question) || state.lang);
       const turn = new Turn(t.question, lang);
       if (t.rewritten_question) turn.onUnderstood({ question: t.rewritten_question });
-      turn.onDone(Object.assign({}, t.answer, { conversation_id: conv.id }));
+      turn.onDone(Object.assign({}, t.answer, { conversation_id: conv.id, turn: t.n }));
       turn.node.setAttribute("data-restored", "true");
     }
     setConversation(conv.id);
@@ -939,6 +969,18 @@
     $("#player").addEventListener("timeupdate", onTimeUpdate);
     $("#video-player").addEventListener("timeupdate", onTimeUpdate);
     $("#new-chat").addEventListener("click", newConversation);
+    $("#export-chat").addEventListener("click", () => {
+      const menu = $("#export-menu");
+      menu.hidden = !menu.hidden;
+      $("#export-chat").setAttribute("aria-expanded", String(!menu.hidden));
+    });
+    for (const b of document.querySelectorAll("#export-menu [data-format]")) {
+      b.addEventListener("click", async () => {
+        if (state.conversationId) await downloadExport(state.conversationId, b.dataset.format, null, b);
+        $("#export-menu").hidden = true;
+        $("#export-chat").setAttribute("aria-expanded", "false");
+      });
+    }
     let lastY = window.scrollY;
     window.addEventListener("scroll", () => {
       // follow the stream until the reader scrolls up away from it, again once they are back at its end;
