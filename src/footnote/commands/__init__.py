@@ -9,7 +9,7 @@
 - ``conversations``: conversations
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
 - ``judge``: judge                             - ``memory``: memory import | list | remove
-- ``transcript``: transcript export
+- ``transcript``: transcript export             - ``worker``: worker (embed a shared store's backlog)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed", "mcp", "settings", "judge", "memory", "transcript")
+           "reembed", "mcp", "settings", "judge", "memory", "transcript", "worker")
 
 
 def register_all(group: click.Group) -> None:

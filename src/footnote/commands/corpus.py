@@ -187,6 +187,8 @@ def status(ctx: Ctx) -> None:
         click.echo(f"search:    lexical only ({why})")
     elif emb_state.get("state") in ("embedding", "paused"):
         click.echo(f"search:    lexical + dense for the embedded part; {emb_state['message']}")
+        for w in emb_state.get("workers") or []:
+            click.echo(f"worker:    {w['holder']} holds {w['fragments']} fragments")
     else:
         click.echo("search:    lexical + dense")
 

@@ -300,6 +300,8 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
         "state": state, "fragments": bl.fragments, "embedded": bl.embedded, "pending": bl.pending,
         "percent": round(pct, 1), "rate": round(bl.rate, 2) if running else 0.0,
         "eta_s": round(eta, 1) if eta is not None else None, "message": msg,
+        # the workers holding claims now (servers' background embedding, `footnote worker` anywhere)
+        "workers": [{"holder": c.holder, "fragments": c.fragments, "until": round(c.until, 1)} for c in claims],
     }
 
 
