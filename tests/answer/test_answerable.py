@@ -237,3 +237,46 @@ def test_a_name_written_in_another_script_is_carried(word: str, sentence: str, c
     from footnote.answer.answerable import _name_in
 
     assert _name_in(word, sentence) is carried
+
+
+@pytest.mark.parametrize(("sim", "lang", "answers"), [
+    (0.31, "en", False),  # the question's language and this unlike it: the topic, not the fact
+    (0.55, "en", True),
+    (0.31, "ru", True),  # another language: cross-lingual cosines run lower, not held to the floor
+])
+def test_a_same_language_sentence_must_be_close_enough(sim: float, lang: str, answers: bool) -> None:
+    import numpy as np
+
+    from footnote.answer.answerable import AnswerCheck
+    from footnote.answer.candidates import Cand, TermScorer
+    from footnote.answer.types import Note
+    from footnote.models.embedders import HashEmbedder
+    from footnote.records.fragments import FileLocator, Fragment
+    from footnote.settings import load_settings
+
+    text = "The keepers light the lamp at sunset." if lang == "en" else "Смотрители зажигают лампу на закате."
+    scorer = TermScorer()
+    settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0},
+                                                     "answer.extractive.answerable.min_similarity": {"hash": 0.4}})
+    check = AnswerCheck(settings.answer.extractive.answerable, HashEmbedder(8), scorer)
+    f = Fragment("a#0", "a.md", 0, "prose", lang, text, FileLocator("a.md"), "h")
+    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, lang)), frozenset(), lang, sim=sim, row=0)
+    # every focus word is the collection's subject here, so only the closeness decides
+    judged = check.judge("When do the keepers light the lamp?", "en", [c], lambda w, lg: True,
+                         vecs=np.zeros((1, 8), np.float32))
+    assert judged.answers is answers and judged.close is answers
+
+
+@pytest.mark.parametrize(("question", "numbers"), [
+    ("What was the keeper's allowance in 1895?", ("1895",)),
+    ("In 1932 what was the Rhine measurement changed to?", ("1932",)),  # "In" is no name
+    ("What happened on 11 May 1891?", ("11", "1891")),  # nor is a month
+    ("How old was Manning when he played Super Bowl 50?", ()),  # part of a name: the name is the focus
+    ("What did the crew of Apollo 11 bring back?", ()),
+    ("Во что были одеты астронавты миссии AS-278?", ()),
+    ("من أدى لغة الإشارة للنشيد الوطني في سوبر بول 50؟", ()),  # no capitals: left to the words
+])
+def test_the_question_s_own_numbers(question: str, numbers: tuple[str, ...]) -> None:
+    from footnote.answer.answerable import question_numbers
+
+    assert question_numbers(question) == numbers

@@ -39,7 +39,7 @@ from footnote.answer.sentences import cross_script_names, name_skeleton, names_s
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings.extractive import AnswerableSettings
-from footnote.text import fold, keywords, numbers
+from footnote.text import fold, is_stop, keywords, numbers
 
 __all__ = ["AnswerCheck", "AskedKind", "Judged", "asked_kind", "carries_kind", "focus_words", "without"]
 
@@ -126,16 +126,19 @@ class AnswerCheck:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         min_sim = s.min_similarity.get(self.embedder.name) if self.embedder is not None else None
-        qnums = tuple(sorted(numbers(question))) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
+        qnums = question_numbers(question) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
         focus += qnums
         best: Judged | None = None
         note_terms: dict[str, set[str]] = {}  # a passage's terms, read once however many of its sentences are judged
-        note_nums: dict[str, set[str]] = {}
+        # the question's own numbers that none of the judged passages writes (digits: never carried by meaning); a
+        # year the question gives as context may sit in a passage beside the answering one, so all are read
+        written: set[str] = set()
+        for c in chosen[: s.sentences]:
+            f = c.note.fragment
+            written |= c.nums | numbers(f"{getattr(f.locator, 'section', None) or ''}\n{f.text}")
+        lost = tuple(n for n in qnums if n not in written)
         for i, c in enumerate(chosen[: s.sentences]):
             f = c.note.fragment
-            if f.id not in note_nums:
-                note_nums[f.id] = numbers(f"{getattr(f.locator, 'section', None) or ''}\n{f.text}")
-            lost = tuple(n for n in qnums if n not in c.nums and n not in note_nums[f.id])  # digits: no ablation
             missing = tuple(w for w in focus if w not in qnums and not self._lexical(w, c) and not subject(w, c.lang))
             if missing and floor is not None and vecs is not None:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
@@ -151,7 +154,7 @@ class AnswerCheck:
             close = min_sim is None or c.sim is None or c.lang != qlang or c.sim >= min_sim
             missing += lost
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0
-            ok = len(missing) <= allowed and not lost and carries and close
+            ok = len(missing) - len(lost) <= allowed and len(lost) <= len(qnums) // 3 and carries and close
             judged = Judged(ok, kind, focus, missing, carries, cov, i, close)
             if judged.answers:
                 return judged
@@ -191,6 +194,31 @@ class AnswerCheck:
                 self._queries_cache.put(t, v)
                 out[t] = v
         return [out[t] for t in texts]
+
+
+#: A number that is part of a name ("Super Bowl 50", "Apollo 11", "AS-278", "LC-34"): the name is the focus,
+#: and a passage may write it otherwise ("Super Bowl L", "the fiftieth Super Bowl").
+_NAMED_NUMBER = re.compile(r"(?:\b([^\W\d_][\w.]*)\s+|\w-)(\d+)\b")
+#: Capitalised words before a number that do not make it a name: months ("May 1891", "Mai 1891").
+_MONTHS = re.compile(r"(?i)^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|янв|фев|мар|апр|ма[йя]|июн|июл|авг|сен|окт|"
+                     r"ноя|дек|mär|mai|okt|dez|fev|abr|ago|set|out|dez)")
+
+
+def _names(word: str) -> bool:
+    """Whether a number after ``word`` is part of a name: a capitalised word that is not a function word or a month
+    ("Bowl 50", not "In 1932" or "May 1891"), or any word of a script without capitals ("سوبر بول 50": there the
+    name cannot be told from "in the year 2015", so the number is left to the words)."""
+    if word.lower() == word.upper():
+        return True
+    return word[:1].isupper() and not (is_stop(word) or _MONTHS.match(word))
+
+
+def question_numbers(question: str) -> tuple[str, ...]:
+    """The numbers ``question`` writes in digits that are its own point (a year, a count, an amount), not part of
+    a name; an answering sentence or its passage must write them (``answerable.numbers_in_focus``). Of three or
+    more, a third may be missing ("from 2000 to 2005 against 1995 to 2000")."""
+    named = {m.group(2) for m in _NAMED_NUMBER.finditer(question) if m.group(1) is None or _names(m.group(1))}
+    return tuple(sorted(n for n in numbers(question) if n not in named))
 
 
 def without(question: str, word: str) -> str:

@@ -62,7 +62,7 @@ def worker(ctx: Ctx, workers: int | None, until_empty: bool, poll: float | None)
                        f"{store.backlog().pending:,} fragments waiting", err=True)
         while not stop.is_set():
             if store.backlog().pending > 0:
-                report = BacklogEmbedder(settings, store, embedder, background=True).run(workers=workers, stop=stop)
+                report = BacklogEmbedder(settings, store, embedder).run(workers=workers, stop=stop)
                 total["embedded"] += report.embedded
                 total["skipped"] += report.skipped
                 total["runs"] += 1
