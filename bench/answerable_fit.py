@@ -40,7 +40,8 @@ class RecordingCheck(AnswerCheck):
         self.rows: list[dict[str, Any]] = []
 
     def judge(self, question: str, qlang: str, chosen: Sequence[Cand], subject: Callable[[str, str], bool],
-              vecs: np.ndarray | None = None) -> Judged:
+              vecs: np.ndarray | None = None, passages: Sequence[Any] = (),
+              titles: Any = None) -> Judged:
         kind = asked_kind(question)
         focus = focus_words(question)
         cands = []

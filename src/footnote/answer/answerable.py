@@ -28,7 +28,7 @@ naming where the closest passages come from.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ import numpy as np
 from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind
 from footnote.answer.candidates import Cand, TermScorer
 from footnote.answer.sentences import cross_script_names, name_skeleton, names_shared
+from footnote.answer.types import Note
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.settings.extractive import AnswerableSettings
@@ -114,10 +115,13 @@ class AnswerCheck:
         return None if self.embedder is None else self.settings.ablation_drop.get(self.embedder.name)
 
     def judge(self, question: str, qlang: str, chosen: Sequence[Cand], subject: Callable[[str, str], bool],
-              vecs: np.ndarray | None = None) -> Judged:
+              vecs: np.ndarray | None = None, passages: Sequence[Note] = (),
+              titles: Mapping[str, str] | None = None) -> Judged:
         """Whether one of ``chosen`` answers ``question`` (in ``qlang``). ``subject(word, lang)``: the word is the
         collection's own subject in this turn (most notes carry it), so no sentence has to repeat it. ``vecs``: the
-        turn's sentence vectors (a candidate's row is ``Cand.row``)."""
+        turn's sentence vectors (a candidate's row is ``Cand.row``). ``passages``: every note of the turn, where the
+        question's own numbers are looked for besides the judged sentences' passages (a report's year in its summary,
+        the allowance in a later section), and in their sources' ``titles`` (by source id)."""
         s = self.settings
         kind = asked_kind(question)
         floor = self.drop_floor()
@@ -134,8 +138,10 @@ class AnswerCheck:
         # year the question gives as context may sit in a passage beside the answering one, so all are read
         written: set[str] = set()
         for c in chosen[: s.sentences]:
-            f = c.note.fragment
-            written |= c.nums | numbers(f"{getattr(f.locator, 'section', None) or ''}\n{f.text}")
+            written |= c.nums
+        for f in {n.fragment.id: n.fragment for n in [*(c.note for c in chosen[: s.sentences]), *passages]}.values():
+            title = (titles or {}).get(f.source_id, "")
+            written |= numbers(f"{title}\n{getattr(f.locator, 'section', None) or ''}\n{f.text}")
         lost = tuple(n for n in qnums if n not in written)
         for i, c in enumerate(chosen[: s.sentences]):
             f = c.note.fragment

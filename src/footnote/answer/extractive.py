@@ -174,10 +174,12 @@ class SentenceRanker:
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
         stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None,
+        titles: Mapping[str, str] | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
-        of transcript notes by fragment id. ``stopped``: the turn's stop flag (a client that hung up),
+        of transcript notes by fragment id. ``titles``: the notes' sources' titles by source id (the
+        answer-level check reads the question's numbers there too: "The Keeper's Report for 1887"). ``stopped``: the turn's stop flag (a client that hung up),
         checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`). ``expired``: the turn's
         deadline passed — sentences not embedded by then are scored by their words alone (``unembedded``)."""
         a = self.settings
@@ -246,7 +248,8 @@ class SentenceRanker:
             if why:
                 info["continuation"] = why
         if a.extractive.answerable.enabled:
-            judged = self.check.judge(question, qlang, ranked, self._subject(note_terms), sims)
+            judged = self.check.judge(question, qlang, ranked, self._subject(note_terms), sims, passages=notes,
+                                      titles=titles or {})
             info["answerable"] = judged.to_info()
             if not judged.answers:
                 info["declined"] = "no chosen sentence answers the question"

@@ -289,16 +289,17 @@ class Answerer(Endings):
         picks: list[Pick] = []
         info: dict[str, Any] = {}
         cues = self._cues(turn, notes)
+        titles, _ = self._source_names(turn, notes)
         if turn.rewrite is not None and turn.rewrite.how == "rule":
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, expired=turn.budget.expired,
+                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles,
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, expired=turn.budget.expired,
+                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles,
             )
         if info.get("unembedded"):
             turn.degrade(f"extractive: the turn's deadline came with {info['unembedded']} sentences not embedded; "
@@ -314,7 +315,8 @@ class Answerer(Endings):
         if _addressed(turn.result, notes):
             return None
         picks, info = self.ranker.select(turn.question, turn.lang, notes, cues=self._cues(turn, notes),
-                                         stopped=turn.budget.stopped, expired=turn.budget.expired)
+                                         stopped=turn.budget.stopped, expired=turn.budget.expired,
+                                         titles=self._source_names(turn, notes)[0])
         judged = info.get("answerable")
         return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
@@ -334,7 +336,8 @@ class Answerer(Endings):
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
                 picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(turn, ctx.notes),
-                                              stopped=turn.budget.stopped, expired=turn.budget.expired)
+                                              stopped=turn.budget.stopped, expired=turn.budget.expired,
+                                              titles=self._source_names(turn, ctx.notes)[0])
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:
