@@ -24,15 +24,23 @@ FOOTNOTE = str(Path(sys.executable).with_name("footnote"))
 
 def test_two_workers_split_one_backlog(pg_url: str, demo_dir: Path, tmp_path: Path) -> None:
     config = tmp_path / "small-batches.toml"  # small claims, so both workers get some of a small corpus
-    config.write_text("[backlog]\nbatch_fragments = 3\nfirst_task_fragments = 2\ningest_workers = 1\n", encoding="utf-8")
+    config.write_text("[backlog]\nbatch_fragments = 2\nfirst_task_fragments = 1\ningest_workers = 1\n", encoding="utf-8")
     env = {**os.environ, "FOOTNOTE_CONFIG": str(config), "FOOTNOTE_STORE": pg_url}
-    done = subprocess.run([FOOTNOTE, "ingest", str(demo_dir), "--embedder", "hash", "--no-wait"],
+    # enough backlog that the first worker cannot finish it before the second has started, even on a loaded machine
+    corpus = tmp_path / "logbooks"
+    corpus.mkdir()
+    for i in range(24):
+        paras = [f"Log {i}, day {d}: " + " ".join(f"the keeper noted wind {w} from the {d % 4} quarter and the glass at "
+                                                   f"{29 + w / 10:.1f} inches" for w in range(12)) + "."
+                 for d in range(20)]
+        (corpus / f"log-{i:02d}.md").write_text(f"# Logbook {i}\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    done = subprocess.run([FOOTNOTE, "ingest", str(demo_dir), str(corpus), "--embedder", "hash", "--no-wait"],
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     store = open_store(pg_url, load_settings(None).store, create=False)
     try:
         pending = store.backlog().pending
-        assert pending > 20, pending  # lexical only so far: the whole corpus waits for vectors
+        assert pending > 400, pending  # lexical only so far: the whole corpus waits for vectors
 
         procs = []
         for name in ("one", "two"):
