@@ -45,7 +45,7 @@ def register(group: click.Group) -> None:
             raise click.UsageError(f"unexpected argument {export_id!r} (did you mean `conversations export ID`?)")
         if conversation_id == "export" and export_id is None:
             raise click.UsageError("export needs a conversation ID: footnote conversations export ID --format md|html")
-        store = open_store(ctx.settings.store.url, ctx.settings.store)
+        store = open_store(ctx.settings.store.url, ctx.settings.store, create=False)  # reading never makes a store
         try:
             if conversation_id == "export" and export_id is not None:
                 conv = store.get_conversation(check_conversation_id(export_id))
@@ -57,7 +57,10 @@ def register(group: click.Group) -> None:
                 if out is None:
                     click.echo(text, nl=False)
                 else:
-                    out.write_text(text, encoding="utf-8")
+                    try:
+                        out.write_text(text, encoding="utf-8")
+                    except OSError as e:
+                        raise click.UsageError(f"cannot write {out}: {e.strerror or e}") from e
                     click.echo(f"wrote {out} ({len(conv.turns) if turn is None else 1} turn(s), {fmt})", err=True)
                 return
             if conversation_id is None:

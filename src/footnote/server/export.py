@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+import time
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
@@ -141,42 +142,69 @@ def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+#: Characters that make Markdown syntax out of plain text: escaped with a backslash wherever the export writes text
+#: it did not write itself (questions, answers, titles, labels) — raw HTML, links, images, emphasis, code.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
 def _md_escape(text: str) -> str:
-    """Text for Markdown with no raw HTML: a ``<`` is written ``\\<`` (a passage's ``<script>`` stays text in any
-    renderer that would pass HTML through)."""
-    return text.replace("\\<", "<").replace("<", "\\<")
+    """Text for Markdown that renders as itself: every character that could open a tag, a link, an image or a
+    reference definition is backslash-escaped (the backslash first), so a passage's ``<script>``, a question's
+    ``[x](javascript:…)`` or ``![](http://…)`` stay text in any renderer."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def _md_text(text: str) -> str:
-    """An answer's text for Markdown: ``[1, 2]`` as ``[1] [2]`` so each number is its own reference link."""
-    return _CITE.sub(lambda m: " ".join(f"[{n.strip()}]" for n in re.split(r"[,;]", m.group(1))), _md_escape(text.strip()))
+def _md_text(text: str, urls: Mapping[int, str]) -> str:
+    """An answer's text for Markdown: escaped, each ``[n]`` an inline link to its original (``[1, 2]`` as two), so
+    no reference definition of one turn can stand for another's (a document has one set of definitions)."""
+    out, last = [], 0
+    for m in _CITE.finditer(text):
+        out.append(_md_escape(text[last:m.start()]))
+        links = []
+        for n in (int(x) for x in re.split(r"[,;]", m.group(1))):
+            links.append(f"[\\[{n}\\]]({urls[n]})" if n in urls else f"\\[{n}\\]")
+        out.append(" ".join(links))
+        last = m.end()
+    out.append(_md_escape(text[last:]))
+    return "".join(out).strip()
+
+
+def _title(conv: Conversation, turn: int | None) -> str:
+    """The file's title: the conversation's (its first question), or the one answer's own question."""
+    if turn is not None:
+        for t in conv.turns:
+            if t.n == turn:
+                return t.question
+    return conv.title
 
 
 def to_markdown(conv: Conversation, base: str, turn: int | None = None, now: float | None = None) -> str:
     lang = _lang(conv)
     w = _words(lang)
     reasons = _REASONS.get(lang, _REASONS["en"])
-    out = [f"# {_md_escape(conv.title)}", "", f"*{w['exported']} {_when(now or conv.updated_at)} {w['from']} {base.rstrip('/')}*", ""]
+    out = [f"# {_md_escape(_title(conv, turn))}", "",
+           f"*{w['exported']} {_when(now if now is not None else time.time())} {w['from']} {_md_escape(base.rstrip('/'))}*",
+           ""]
     for t in _turns(conv, turn):
         a = t.answer
+        cites = sorted(a.get("citations") or [], key=lambda c: int(c.get("n", 0)))
+        urls = {int(c["n"]): original_url(c, base) for c in cites}
         out += [f"## {w['turn']} {t.n}: {_md_escape(t.question)}", ""]
         if t.rewritten_question:
             out += [f"*{w['searched']}: {_md_escape(t.rewritten_question)}*", ""]
         reason = _declined(a)
         if reason is not None:
-            out += [f"> **{w['declined']}** — {reasons.get(reason, reason)} (`{reason}`)", ">"]
-            out += [f"> {line}" if line else ">" for line in _md_escape(str(a.get("answer", "")).strip()).splitlines()]
+            out += [f"> **{w['declined']}** — {_md_escape(reasons.get(reason, reason))} (`{reason}`)", ">"]
+            out += [f"> {line}" if line else ">" for line in _md_text(str(a.get("answer", "")), urls).splitlines()]
             out.append("")
         else:
             if a.get("mode") == "fallback":
                 note = f" — {_md_escape(str(a['disclaimer']))}" if a.get("disclaimer") else ""
                 out += [f"> **{w['fallback']}**{note}", ""]
-            out += [_md_text(str(a.get("answer", ""))), ""]
-        cites = sorted(a.get("citations") or [], key=lambda c: int(c.get("n", 0)))
+            out += [_md_text(str(a.get("answer", "")), urls), ""]
         if cites:
             out += [f"**{w['sources']}**", ""]
-            out += [f"[{c['n']}]: {original_url(c, base)} \"{citation_label(c, lang).replace(chr(34), chr(39))}\"" for c in cites]
-            out += [""] + [f"- [{c['n']}] {_md_escape(citation_label(c, lang))} — <{original_url(c, base)}>" for c in cites]
+            out += [f"- \\[{c['n']}\\] [{_md_escape(citation_label(c, lang))}]({urls[int(c['n'])]})" for c in cites]
             out += [""]
     return "\n".join(out).rstrip() + "\n"
 
@@ -217,8 +245,8 @@ def to_html(conv: Conversation, base: str, turn: int | None = None, now: float |
     w = _words(lang)
     reasons = _REASONS.get(lang, _REASONS["en"])
     e = html.escape
-    body = [f"<h1>{e(conv.title)}</h1>",
-            f'<p class="meta">{e(w["exported"])} {e(_when(now or conv.updated_at))} {e(w["from"])} '
+    body = [f"<h1>{e(_title(conv, turn))}</h1>",
+            f'<p class="meta">{e(w["exported"])} {e(_when(now if now is not None else time.time()))} {e(w["from"])} '
             f'<a href="{e(base)}">{e(base.rstrip("/"))}</a></p>']
     for t in _turns(conv, turn):
         a = t.answer
@@ -231,7 +259,8 @@ def to_html(conv: Conversation, base: str, turn: int | None = None, now: float |
         text = _html_text(str(a.get("answer", "")).strip(), urls)
         if reason is not None:
             body.append(f'<div class="declined" data-reason="{e(reason)}"><p><strong>{e(w["declined"])}</strong> — '
-                        f'{e(reasons.get(reason, reason))}</p><p class="answer" dir="auto">{text}</p></div>')
+                        f'{e(reasons.get(reason, reason))} (<code>{e(reason)}</code>)</p>'
+                        f'<p class="answer" dir="auto">{text}</p></div>')
         elif a.get("mode") == "fallback":
             note = f" — {e(str(a['disclaimer']))}" if a.get("disclaimer") else ""
             body.append(f'<div class="fallback"><p><strong>{e(w["fallback"])}</strong>{note}</p>'
@@ -246,7 +275,7 @@ def to_html(conv: Conversation, base: str, turn: int | None = None, now: float |
         body.append("</section>")
     return (f'<!doctype html>\n<html lang="{e(lang)}"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{e(conv.title)}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+            f"<title>{e(_title(conv, turn))}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
 def export_conversation(conv: Conversation, fmt: ExportFormat, base: str, turn: int | None = None) -> str:
