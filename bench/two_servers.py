@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from footnote.testing.loopback import free_port
+from footnote.testing.loopback import free_port, wait_until_serving
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "bench-two-servers"
@@ -57,18 +57,10 @@ def serve(store: str, embedder: str, workdir: Path) -> tuple[subprocess.Popen[by
                              "--log-level", "warning"], env=env, cwd=workdir, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"footnote serve exited {proc.returncode}")
-        try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("footnote serve did not start within 300 s")
+    why = wait_until_serving(proc, url, 300)
+    if why:
+        raise SystemExit(why)
+    return proc, url
 
 
 async def reader(i: int, urls: list[str], until: float, out: dict[str, Any]) -> None:

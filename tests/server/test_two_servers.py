@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from test_server_api import FOG
 from footnote.engine import Engine
 from footnote.server.readers import READER_HEADER
 from footnote.settings import load_settings
+from footnote.testing.loopback import wait_until_serving
 
 pytestmark = pytest.mark.integration
 
@@ -37,19 +37,9 @@ def _serve(store: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
                              "--port", str(port), "--log-level", "warning"], env=env, cwd=home,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-            raise AssertionError(f"footnote serve exited {proc.returncode}: {out[-2000:]}")
-        try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("footnote serve did not answer /healthz within 60 s")
+    why = wait_until_serving(proc, url, 60)
+    assert why is None, why
+    return proc, url
 
 
 @pytest.fixture

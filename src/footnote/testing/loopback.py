@@ -3,12 +3,16 @@ background thread on 127.0.0.1 (what :mod:`footnote.testing.openai_server` and t
 
     with http_server(MyHandler) as base:   # "http://127.0.0.1:<port>"
         httpx.post(base + "/v1/rerank", ...)
+
+and :func:`wait_until_serving`, for the tests and benches that start ``footnote serve`` processes.
 """
 
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,3 +56,24 @@ def http_server(
         yield base_url(httpd)
     finally:
         stop_http_server(httpd)
+
+
+def wait_until_serving(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> str | None:
+    """Wait for a ``footnote serve`` process to answer ``url``/healthz: None when it does, else why not (it exited,
+    with the end of its output when it was piped, or ``timeout_s`` passed — then it is killed)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout or proc.stderr
+            tail = out.read().decode(errors="replace")[-2000:] if out is not None else ""
+            return f"footnote serve exited {proc.returncode}: {tail}"
+        try:
+            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                return None
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    return f"footnote serve did not answer {url}/healthz within {timeout_s:.0f} s"
