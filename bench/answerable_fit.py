@@ -1,5 +1,9 @@
 """Fit and report the answer-level check's thresholds (answer/answerable.py; docs/answering.md).
 
+The question samples (ids in ``bench/answerable_samples.json``; the data is read from ../shared/eval):
+
+    .venv/bin/python bench/answerable_fit.py sample --out /tmp/samples
+
 Two steps, so a threshold is chosen on some questions and reported on others:
 
     # 1. collect: answer each question with the check recording (and never declining), one JSON row each
@@ -167,6 +171,37 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+SAMPLES = Path(__file__).with_name("answerable_samples.json")
+#: Which shared question file each sample is drawn from, and the file ``sample`` writes it to.
+SAMPLE_FILES = {
+    "squad2_en": ("squad2/questions.jsonl", "squad2_en.jsonl"),
+    "squad2_pt_fit": ("squad2-pt/questions.jsonl", "squad2_pt_fit.jsonl"),
+    "squad2_pt_held_out": ("squad2-pt/questions.jsonl", "squad2_pt_held_out.jsonl"),
+    "xquad_dev": ("xquad/questions.dev.jsonl", "xquad_dev.jsonl"),
+    "xquad_more": ("xquad/questions.more.dev.jsonl", "xquad_more.jsonl"),
+}
+
+
+def sample(args: argparse.Namespace) -> int:
+    """Write the fitted and reported question samples (``answerable_samples.json``: ids only) from ../shared/eval,
+    and the squad2-pt corpus subset (its four articles) the Portuguese samples are asked over."""
+    ids = json.loads(SAMPLES.read_text(encoding="utf-8"))
+    eval_dir, out = Path(args.eval), Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for key, (src, name) in SAMPLE_FILES.items():
+        rows = {json.loads(line)["id"]: line for line in (eval_dir / src).read_text(encoding="utf-8").splitlines() if line}
+        missing = [i for i in ids[key] if i not in rows]
+        if missing:
+            raise SystemExit(f"{eval_dir / src}: {len(missing)} sample ids not found (first: {missing[0]})")
+        (out / name).write_text("".join(rows[i] + "\n" for i in ids[key]), encoding="utf-8")
+    titles = set(ids["squad2_pt_titles"])
+    corpus = [line for line in (eval_dir / "squad2-pt/corpus.jsonl").read_text(encoding="utf-8").splitlines()
+              if line and json.loads(line)["title"] in titles]
+    (out / "squad2_pt_corpus.jsonl").write_text("".join(line + "\n" for line in corpus), encoding="utf-8")
+    print(f"wrote {len(SAMPLE_FILES) + 1} files to {out}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -174,6 +209,9 @@ def main() -> int:
     c.add_argument("--store", required=True)
     c.add_argument("--questions", required=True)
     c.add_argument("--out", required=True)
+    sm = sub.add_parser("sample")
+    sm.add_argument("--out", required=True)
+    sm.add_argument("--eval", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "eval"))
     for name in ("grid", "report"):
         p = sub.add_parser(name)
         p.add_argument("rows", nargs="+")
@@ -182,7 +220,7 @@ def main() -> int:
             p.add_argument("--short", type=float, default=0.0)
             p.add_argument("--long", type=float, default=-0.03)
     args = ap.parse_args()
-    return {"collect": collect, "grid": grid, "report": report}[args.cmd](args)
+    return {"collect": collect, "grid": grid, "report": report, "sample": sample}[args.cmd](args)
 
 
 if __name__ == "__main__":
