@@ -143,6 +143,7 @@ class AnswerCheck:
             title = (titles or {}).get(f.source_id, "")
             written |= numbers(f"{title}\n{getattr(f.locator, 'section', None) or ''}\n{f.text}")
         lost = tuple(n for n in qnums if n not in written)
+        numbers_ok = len(lost) <= len(qnums) // 3  # the same for every sentence of the turn
         for i, c in enumerate(chosen[: s.sentences]):
             f = c.note.fragment
             missing = tuple(w for w in focus if w not in qnums and not self._lexical(w, c) and not subject(w, c.lang))
@@ -158,9 +159,9 @@ class AnswerCheck:
             # a same-language sentence this unlike the question is about the topic, not the fact (cross-lingual
             # cosines run lower, so a sentence in another language is not held to it)
             close = min_sim is None or c.sim is None or c.lang != qlang or c.sim >= min_sim
+            ok = len(missing) <= allowed and numbers_ok and carries and close
             missing += lost
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0
-            ok = len(missing) - len(lost) <= allowed and len(lost) <= len(qnums) // 3 and carries and close
             judged = Judged(ok, kind, focus, missing, carries, cov, i, close)
             if judged.answers:
                 return judged

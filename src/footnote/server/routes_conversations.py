@@ -13,7 +13,7 @@ from footnote.errors import NotFound
 from footnote.server.export import ExportFormat, export_conversation
 from footnote.server.readers import presented_token
 from footnote.server.state import JSON, ServerState
-from footnote.store.conversations import check_conversation_id, owner_of
+from footnote.store.conversations import Conversation, check_conversation_id, owner_of
 from footnote.store.protocol import INT_MAX
 
 
@@ -25,6 +25,15 @@ def make_router(state: ServerState) -> APIRouter:
     def owner(request: Request) -> str | None:
         token = presented_token(request, srv)
         return owner_of(token) if token else None
+
+    async def own(conversation_id: str, request: Request) -> Conversation:
+        """The reader's conversation ``conversation_id``; another reader's, or none, is a 404 alike."""
+        cid = check_conversation_id(conversation_id)
+        who = owner(request)
+        conv = await run_in_threadpool(state.engine.store.get_conversation, cid, who) if who else None
+        if conv is None:
+            raise NotFound(f"no conversation {conversation_id!r}")
+        return conv
 
     @router.get("/api/conversations", responses={422: {"description": "`limit` or `offset` out of range."}})
     async def list_conversations(
@@ -49,12 +58,7 @@ def make_router(state: ServerState) -> APIRouter:
     async def get_conversation(conversation_id: str, request: Request) -> JSON:
         """One of the reader's conversations: its turns in order, each with the question, the standalone
         question it searched for, and the answer with its citations."""
-        cid = check_conversation_id(conversation_id)
-        who = owner(request)
-        conv = await run_in_threadpool(state.engine.store.get_conversation, cid, who) if who else None
-        if conv is None:
-            raise NotFound(f"no conversation {conversation_id!r}")
-        return JSON(conv.to_dict())
+        return JSON((await own(conversation_id, request)).to_dict())
 
     @router.get("/api/conversations/{conversation_id}/export",
                 responses={404: {"description": "No such conversation or turn, or another reader's."},
@@ -71,14 +75,12 @@ def make_router(state: ServerState) -> APIRouter:
         """One of the reader's conversations (or one answer of it) as a file to take away: each question, the
         answer as shown, numbered citations linking to the original at the cited place on this server, and an
         abstention shown as one (docs/conversations.md, "Export")."""
-        cid = check_conversation_id(conversation_id)
-        who = owner(request)
-        conv = await run_in_threadpool(state.engine.store.get_conversation, cid, who) if who else None
-        if conv is None or (turn is not None and all(t.n != turn for t in conv.turns)):
-            raise NotFound(f"no conversation {conversation_id!r}" + (f" turn {turn}" if conv is not None else ""))
+        conv = await own(conversation_id, request)
+        if turn is not None and all(t.n != turn for t in conv.turns):
+            raise NotFound(f"no conversation {conversation_id!r} turn {turn}")
         base = srv.public_url or str(request.base_url)
         body = export_conversation(conv, format, base, turn)
-        name = f"footnote-{cid[:8]}" + (f"-{turn}" if turn else "") + f".{format.value}"
+        name = f"footnote-{conv.id[:8]}" + (f"-{turn}" if turn else "") + f".{format.value}"
         media = "text/markdown" if format is ExportFormat.MARKDOWN else "text/html"
         return Response(body, media_type=f"{media}; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"',
