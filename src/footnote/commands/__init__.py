@@ -10,6 +10,7 @@
 - ``mcp``: mcp (stdio MCP server)               - ``settings``: settings (show, --set)
 - ``judge``: judge                             - ``memory``: memory import | list | remove
 - ``transcript``: transcript export             - ``worker``: worker (embed a shared store's backlog)
+- ``keys``: keys create | list | revoke (named API keys by collection)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import importlib
 import click
 
 MODULES = ("corpus", "curate", "search", "evaluate", "calibrate", "ask", "conversations", "serve", "migrate", "models",
-           "reembed", "mcp", "settings", "judge", "memory", "transcript", "worker")
+           "reembed", "mcp", "settings", "judge", "memory", "transcript", "worker", "keys")
 
 
 def register_all(group: click.Group) -> None:

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.types import Resource, ToolAnnotations
+from mcp.types import ListResourcesResult, PaginatedRequestParams, Resource, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from footnote.engine import Engine
@@ -66,24 +67,42 @@ class FilePlace(BaseModel):
     section: str | None = Field(None, description="Section heading.")
 
 
+#: The engine a request reads through: the HTTP request of the MCP message (None on stdio) → the engine
+#: (``footnote serve``: the collections the request's key reads; AuthError when it carries no access).
+EngineFor = Callable[[Any], Engine]
+
+
 class FootnoteMCP(MCPServer[Any]):
-    """An MCPServer that also lists every stored source as a concrete ``footnote://source/{id}`` resource."""
+    """An MCPServer that also lists every stored source the request may read as a concrete
+    ``footnote://source/{id}`` resource."""
 
-    def __init__(self, tools: FootnoteTools, **kwargs: Any) -> None:
+    def __init__(self, engine_for: EngineFor, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.footnote = tools
+        self.engine_for = engine_for
 
-    async def list_resources(self) -> list[Resource]:
+    def tools(self, request: Any) -> FootnoteTools:
+        """The tools over the engine this request reads through (a FootnoteError: not allowed)."""
+        return FootnoteTools(self.engine_for(request))
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        # the SDK's own handler calls list_resources() without the request: the sources listed depend on its key
         static = await super().list_resources()
         try:
-            sources = await anyio.to_thread.run_sync(self.footnote.listed_sources)
+            sources = await anyio.to_thread.run_sync(lambda: self.tools(ctx.request).listed_sources())
         except FootnoteError as e:
             raise ResourceError(e.message) from e
-        return static + [
+        return ListResourcesResult(resources=static + [
             Resource(uri=SOURCE_URI + s.id, name=s.id, title=s.title or s.id, mime_type="text/markdown",
                      description=f"{s.kind} ({s.lang}): the source's text with the label of each passage")
             for s in sources
-        ]
+        ])
+
+
+def _request(ctx: Context) -> Any:
+    """The HTTP request of the message (None on stdio)."""
+    return ctx.request_context.request
 
 
 async def _run(fn: Callable[[], T]) -> T:
@@ -94,11 +113,11 @@ async def _run(fn: Callable[[], T]) -> T:
         raise ToolError(f"{type(e).__name__}: {e.message}") from e
 
 
-def build_server(engine: Engine) -> FootnoteMCP:
-    """The MCP server over ``engine`` (not started: run it on stdio or mount its HTTP app)."""
-    tools = FootnoteTools(engine)
+def build_server(engine: Engine, engine_for: EngineFor | None = None) -> FootnoteMCP:
+    """The MCP server over ``engine`` (not started: run it on stdio or mount its HTTP app); ``engine_for``: the
+    engine each request reads through (default: ``engine``)."""
     cfg = engine.settings.mcp
-    server = FootnoteMCP(tools, name="footnote", title="Footnote", version="0.1.0", instructions=INSTRUCTIONS,
+    server = FootnoteMCP(engine_for or (lambda _request: engine), name="footnote", title="Footnote", version="0.1.0", instructions=INSTRUCTIONS,
                          log_level="WARNING")
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
@@ -106,6 +125,7 @@ def build_server(engine: Engine) -> FootnoteMCP:
     async def search(
         query: Annotated[str, Field(description="The question or keywords, in any language; an address such as "
                                     "'HB 3.2' or a transliterated phrase works too.")],
+        ctx: Context,
         k: Annotated[int, Field(ge=1, le=cfg.search_max_k, description="How many ranked notes to return.")] = cfg.search_k,
     ) -> dict[str, Any]:
         """Search the corpus without writing an answer. Returns ranked notes (source_id, kind, locator, label,
@@ -114,11 +134,12 @@ def build_server(engine: Engine) -> FootnoteMCP:
         only weak matches; `abstention` ({reason, stage}: `no_relevant_content` or `insufficient_coverage`, stage
         `gate`; null when covered) says the same as a typed reason. Use the notes' source_id and locator with
         get_source to read around a passage."""
-        return await _run(lambda: tools.search(query, k))
+        return await _run(lambda: server.tools(_request(ctx)).search(query, k))
 
     @server.tool(annotations=readonly, structured_output=False)
     async def ask(
         question: Annotated[str, Field(description="The question, in any language; the answer comes in its language.")],
+        ctx: Context,
         fallback: Annotated[bool | None, Field(description="On a coverage miss, answer from general knowledge under "
                                                "a disclaimer (needs a fallback model). Omit for the server's setting.")] = None,
     ) -> dict[str, Any]:
@@ -131,11 +152,12 @@ def build_server(engine: Engine) -> FootnoteMCP:
         answers —, `weakly_grounded`, `out_of_scope`, `index_incomplete` — the corpus is still being indexed and the
         answer may be in the part not yet searchable: ask again later). Every citation resolves to a stored passage; do not add
         claims or sources the answer does not carry."""
-        return await _run(lambda: tools.ask(question, fallback))
+        return await _run(lambda: server.tools(_request(ctx)).ask(question, fallback))
 
     @server.tool(annotations=readonly, structured_output=False)
     async def get_source(
         source_id: Annotated[str, Field(description="A source id from search, ask or list_sources (not a file path).")],
+        ctx: Context,
         locator: Annotated[TranscriptSpan | BookAddress | FilePlace | None, Field(
             description="Where in the source: a citation's locator object ({track_id, start_ms, end_ms}, "
             "{book, loc} or {file, page, section}). Omit for the source's opening passages.")] = None,
@@ -144,10 +166,11 @@ def build_server(engine: Engine) -> FootnoteMCP:
         its commentary, the PDF page's text, the transcript span with its neighbours), marked `cited`, plus
         the source's title, kind and language. Only stored sources can be read; there is no file access."""
         loc = None if locator is None else locator.model_dump(exclude_none=True)
-        return await _run(lambda: tools.get_source(source_id, loc))
+        return await _run(lambda: server.tools(_request(ctx)).get_source(source_id, loc))
 
     @server.tool(annotations=readonly, structured_output=False)
     async def list_sources(
+        ctx: Context,
         kind: Annotated[str | None, Field(description="Only sources of this kind, e.g. track_transcript, verse, "
                                           "commentary, prose_chapter, letter.")] = None,
         lang: Annotated[str | None, Field(description="Only sources in this language code, e.g. en, ru.")] = None,
@@ -155,11 +178,11 @@ def build_server(engine: Engine) -> FootnoteMCP:
     ) -> dict[str, Any]:
         """List the corpus's sources (source_id, kind, title, lang, resource uri), a page at a time;
         `next_cursor` is null on the last page."""
-        return await _run(lambda: tools.list_sources(kind, lang, cursor))
+        return await _run(lambda: server.tools(_request(ctx)).list_sources(kind, lang, cursor))
 
-    async def read_source(id: str) -> str:
+    async def read_source(id: str, ctx: Context) -> str:
         try:
-            return await anyio.to_thread.run_sync(lambda: tools.source_text(id))
+            return await anyio.to_thread.run_sync(lambda: server.tools(_request(ctx)).source_text(id))
         except NotFound as e:
             raise ResourceNotFoundError(e.message) from e
         except FootnoteError as e:

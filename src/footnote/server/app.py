@@ -28,8 +28,9 @@ from footnote.engine import Engine
 from footnote.errors import AuthError, FootnoteError, UsageError
 from footnote.redact import redact, settings_secrets
 from footnote.server import routes_ask, routes_conversations, routes_memory, routes_search, routes_sources
+from footnote.server.access import Engines, Keyring, access_of
 from footnote.server.backlog import BacklogWorker
-from footnote.server.guard import BodyLimit, CrashGuard, HostGuard, make_key_dependency, presented_key
+from footnote.server.guard import BodyLimit, CrashGuard, HostGuard, make_access_dependency, presented_key
 from footnote.server.pages import PageRenderer
 from footnote.server.readers import Reader, hand_out, new_reader_token, reader_of
 from footnote.server.routes_mcp import mount_mcp
@@ -124,6 +125,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         pump=EventPump(srv.stream_workers, srv.stream_queue_events),
         pages=PageRenderer(srv.page_render_scale, srv.page_cache_size, srv.highlight_min_words,
                            max_pixels=srv.page_max_pixels, workers=srv.page_render_workers),
+        keyring=Keyring(engine, srv),
+        engines=Engines(engine, srv),
         secrets=secrets,
     )
 
@@ -162,17 +165,16 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     app.state.footnote = state
     app.add_middleware(CrashGuard)  # innermost: a crash is a 500 on a connection that stays usable
     app.add_middleware(BodyLimit, limit=srv.max_request_bytes)
-    app.add_middleware(HostGuard, settings=srv)
+    app.add_middleware(HostGuard, settings=srv, keyring=state.keyring)
     _install_handlers(app, secrets)
 
-    require_key = make_key_dependency(srv)
-    guarded = [Depends(require_key)]
+    guarded = [Depends(make_access_dependency(state.keyring, srv.cookie_name))]
     app.include_router(routes_ask.make_router(state), dependencies=guarded)
     app.include_router(routes_search.make_router(state), dependencies=guarded)
     app.include_router(routes_sources.make_router(state), dependencies=guarded)
     app.include_router(routes_conversations.make_router(state), dependencies=guarded)
     app.include_router(routes_memory.make_router(state), dependencies=guarded)
-    run_mcp = mount_mcp(app, engine, settings)  # /mcp: MCP over streamable HTTP, behind the same key (docs/mcp.md)
+    run_mcp = mount_mcp(app, state)  # /mcp: MCP over streamable HTTP, behind the same key (docs/mcp.md)
 
     meta = APIRouter(tags=["meta"])
 
@@ -189,10 +191,13 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     @meta.post("/api/session", dependencies=guarded)
     async def session(request: Request) -> Response:
         """Check the key (header) and hand the browser an HttpOnly cookie with it, so that audio and
-        page images (which cannot send headers) load."""
-        resp = JSON({"ok": True, "auth": bool(srv.api_key)})
+        page images (which cannot send headers) load. Says what the key reads: `collections` (null: every
+        one) and whether it may `write`."""
+        access = access_of(request)
+        closed = await run_in_threadpool(state.keyring.has_keys)
+        resp = JSON({"ok": True, "auth": closed, **access.to_dict()})
         key = presented_key(request, srv.cookie_name)
-        if srv.api_key and key:
+        if closed and key:
             resp.set_cookie(srv.cookie_name, key, httponly=True, samesite="strict", path="/")
         return resp
 

@@ -1,14 +1,14 @@
 """Edge guards: the optional API key, the Host check, and the request-size bound.
 
-- :class:`HostGuard` (DNS rebinding): with no API key, a page on another site whose name resolves to
+- :class:`HostGuard` (DNS rebinding): with no key (admin or named), a page on another site whose name resolves to
   this machine could otherwise drive the API from the victim's browser. The ``Host`` header must then
   name this server: an IP literal, ``localhost``, the bind address, or one of ``server.allowed_hosts``;
   any other name gets 400. With an API key set the key is the guard and any Host is accepted.
 
-- The key (``settings.server.api_key``, env ``FOOTNOTE_API_KEY``) is accepted as ``Authorization:
-  Bearer KEY``, ``X-API-Key: KEY``, or the HttpOnly cookie that ``POST /api/session`` sets for the web
-  chat (an ``<audio>`` or ``<img>`` element cannot send a header). A miss raises ``AuthError``, which
-  the one exception handler turns into 401.
+- A key (the admin ``settings.server.api_key``, env ``FOOTNOTE_API_KEY``, or a named one: ``footnote.server.access``)
+  is accepted as ``Authorization: Bearer KEY``, ``X-API-Key: KEY``, or the HttpOnly cookie that ``POST /api/session``
+  sets for the web chat (an ``<audio>`` or ``<img>`` element cannot send a header). The router's dependency turns it
+  into the request's ``Access``; a miss raises ``AuthError``, which the one exception handler turns into 401.
 - :class:`CrashGuard` (innermost): an exception no handler took is logged once, with its traceback, and
   answered 500 with the API's JSON error body — and not raised on to the server, which would then close
   the connection under the client (a reset, a ``ReadError``, where a 500 was due).
@@ -26,10 +26,11 @@ import logging
 from typing import Any
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from footnote.errors import AuthError, Forbidden
+from footnote.server.access import Keyring
 from footnote.settings import ServerSettings
 
 log = logging.getLogger(__name__)
@@ -45,31 +46,19 @@ def presented_key(request: Request, cookie_name: str) -> str | None:
     return request.cookies.get(cookie_name)
 
 
-def require_key_in_header(settings: ServerSettings, request: Request, *, refused: str, needs: str) -> None:
-    """For a destructive request: the server must have an API key (else ``Forbidden``: "this server has no
-    API key …, so it <refused>"), and the request must present it in a header, not only the cookie the
-    browser sends on its own (else ``AuthError``: "<needs> needs the API key in a header …"). The router's
-    guard has already checked that the key presented matches."""
-    if not settings.api_key:
-        raise Forbidden(f"this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it {refused}")
-    if presented_key(request, cookie_name="") is None:
-        raise AuthError(f"{needs} needs the API key in a header: 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
-
-
 def key_matches(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
 
-def make_key_dependency(settings: ServerSettings) -> Any:
-    """A FastAPI dependency enforcing the key when one is configured."""
+def make_access_dependency(keyring: Keyring, cookie_name: str) -> Any:
+    """A FastAPI dependency: the request's :class:`~footnote.server.access.Access` (``request.state.access``),
+    or 401 when it may not come in."""
 
-    async def require_key(request: Request) -> None:
-        if not settings.api_key:
-            return
-        if not key_matches(settings.api_key, presented_key(request, settings.cookie_name)):
-            raise AuthError("this server needs an API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
+    async def require_access(request: Request) -> None:
+        presented = presented_key(request, cookie_name)
+        request.state.access = await run_in_threadpool(keyring.access, presented)
 
-    return require_key
+    return require_access
 
 
 class CrashGuard:
@@ -160,12 +149,16 @@ def host_allowed(host_header: str, bind_host: str, extra: tuple[str, ...]) -> bo
 class HostGuard:
     """Refuse a request whose ``Host`` is not this server when no API key is set (DNS rebinding)."""
 
-    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+    def __init__(self, app: ASGIApp, settings: ServerSettings, keyring: Keyring) -> None:
         self.app = app
         self.settings = settings
+        self.keyring = keyring
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.settings.api_key:
+        closed = self.keyring.known_has_keys() if scope["type"] == "http" else True
+        if closed is None:
+            closed = await run_in_threadpool(self.keyring.has_keys)
+        if closed:
             await self.app(scope, receive, send)
             return
         host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")

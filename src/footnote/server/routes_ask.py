@@ -65,7 +65,7 @@ def make_router(state: ServerState) -> APIRouter:
     )
     async def ask(body: AskRequest, request: Request) -> Response:
         """Answer a question from the corpus, with citations resolved on the server."""
-        engine = state.engine
+        engine = state.engine_for(request)  # the collections the request's key reads, and no other
         question = engine.question(body.question)  # the engine's one check: 422 before anything runs
         cid = body.conversation_id
         if cid is not None:
@@ -74,7 +74,7 @@ def make_router(state: ServerState) -> APIRouter:
         reader = reader_of(request, state.settings.server)
         if reader.new and cid is not None:  # a reader with no token owns no conversation
             raise NotFound(f"no conversation {cid!r}")
-        owner = reader.owner
+        owner = state.access(request).owner(reader.token)  # a reader's conversations under this key only
         if wants_json(request, body):
             answer = await run_in_threadpool(
                 lambda: engine.ask(question, fallback=body.fallback, conversation_id=cid, remember=remember, owner=owner)

@@ -13,7 +13,7 @@ from footnote.errors import NotFound
 from footnote.server.export import ExportFormat, export_conversation
 from footnote.server.readers import presented_token
 from footnote.server.state import JSON, ServerState
-from footnote.store.conversations import Conversation, check_conversation_id, owner_of
+from footnote.store.conversations import Conversation, check_conversation_id
 from footnote.store.protocol import INT_MAX
 
 
@@ -23,8 +23,9 @@ def make_router(state: ServerState) -> APIRouter:
     srv = state.settings.server
 
     def owner(request: Request) -> str | None:
+        """The reader's token joined with the key: conversations made under another key are not theirs here."""
         token = presented_token(request, srv)
-        return owner_of(token) if token else None
+        return state.access(request).owner(token) if token else None
 
     async def own(conversation_id: str, request: Request) -> Conversation:
         """The reader's conversation ``conversation_id``; another reader's, or none, is a 404 alike."""

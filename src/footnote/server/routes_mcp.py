@@ -1,4 +1,5 @@
-"""``/mcp`` in ``footnote serve``: the MCP server over streamable HTTP, behind the server's API key.
+"""``/mcp`` in ``footnote serve``: the MCP server over streamable HTTP, behind the server's keys (a named key's
+tools read only its collections).
 
 :func:`mount_mcp` adds one route to the FastAPI app and returns the async context that runs the SDK's
 session manager; the app's lifespan enters it. The key is checked before the SDK sees the request
@@ -11,38 +12,58 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from footnote.engine import Engine
-from footnote.server.guard import key_matches, presented_key
-from footnote.server.state import JSON, error_body
-from footnote.settings import ServerSettings, Settings
+from footnote.errors import AuthError
+from footnote.server.access import Access, Engines, Keyring
+from footnote.server.guard import presented_key
+from footnote.server.state import JSON, ServerState, error_body
 
 MCP_PATH = "/mcp"
 
 
-class KeyGuard:
-    """ASGI wrapper: requests without the configured key get 401 and never reach ``app``."""
+ACCESS = "footnote.access"  # where KeyGuard leaves the request's Access in the ASGI scope
 
-    def __init__(self, app: ASGIApp, server: ServerSettings) -> None:
+
+class KeyGuard:
+    """ASGI wrapper: a request whose key may not come in gets 401 and never reaches ``app``; one that may has its
+    :class:`~footnote.server.access.Access` in ``scope[ACCESS]``, which the tools read (through the SDK's request
+    context) to pick the engine of the collections it reads."""
+
+    def __init__(self, app: ASGIApp, keyring: Keyring, cookie_name: str) -> None:
         self.app = app
-        self.server = server
+        self.keyring = keyring
+        self.cookie_name = cookie_name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        key = self.server.api_key
-        if key and scope["type"] == "http":
-            given = presented_key(Request(scope), self.server.cookie_name)
-            if not key_matches(key, given):
-                resp = JSON(error_body("this server needs an API key: send 'Authorization: Bearer KEY' or "
-                                       "'X-API-Key: KEY'", "AuthError"),
-                            status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        if scope["type"] == "http":
+            given = presented_key(Request(scope), self.cookie_name)
+            try:
+                scope[ACCESS] = await run_in_threadpool(self.keyring.access, given)
+            except AuthError as e:
+                resp = JSON(error_body(e.message, "AuthError"), status_code=401, headers={"WWW-Authenticate": "Bearer"})
                 await resp(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def engine_for(engines: Engines) -> Callable[[Any], Engine]:
+    """The engine an MCP message's HTTP request reads through (its key's collections)."""
+
+    def pick(request: Any) -> Engine:
+        access = getattr(request, "scope", {}).get(ACCESS)
+        if not isinstance(access, Access):
+            raise AuthError("this MCP message came without the access its key gives")
+        return engines.for_access(access)
+
+    return pick
 
 
 @contextlib.asynccontextmanager
@@ -50,14 +71,15 @@ async def _nothing() -> AsyncIterator[None]:
     yield
 
 
-def mount_mcp(app: FastAPI, engine: Engine, settings: Settings) -> Callable[[], AbstractAsyncContextManager[None]]:
+def mount_mcp(app: FastAPI, state: ServerState) -> Callable[[], AbstractAsyncContextManager[None]]:
     """Add ``/mcp`` to ``app`` (unless ``mcp.enabled`` is off); return what the lifespan must enter."""
+    settings = state.settings
     if not settings.mcp.enabled:
         return _nothing
     from footnote.mcp.server import build_server
 
-    server = build_server(engine)
-    endpoint = KeyGuard(_not_started, settings.server)
+    server = build_server(state.engine, engine_for(state.engines))
+    endpoint = KeyGuard(_not_started, state.keyring, settings.server.cookie_name)
     app.router.routes.append(Route(MCP_PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
 
     @contextlib.asynccontextmanager

@@ -16,12 +16,12 @@ from starlette.concurrency import run_in_threadpool
 from footnote.corpus.loaders.scans import ocr_languages
 from footnote.errors import NotFound, UsageError
 from footnote.records.fragments import Source
-from footnote.server.guard import require_key_in_header
+from footnote.server.access import require_writer
 from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.source_view import render_source
 from footnote.server.state import JSON, ServerState, error_body
-from footnote.store import Original
+from footnote.store import Original, Store
 from footnote.store.protocol import INT_MAX
 
 PDF = "application/pdf"
@@ -103,17 +103,20 @@ def original_response(request: Request, original: Original) -> Response:
 
 def make_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["sources"])
-    store = state.engine.store
     max_chars = state.settings.answer.max_question_chars
 
-    def _source(source_id: str) -> Source:
+    def _store(request: Request) -> Store:
+        """The store as the request's key sees it: another collection's source is not there (404)."""
+        return state.engine_for(request).store
+
+    def _source(store: Store, source_id: str) -> Source:
         src = store.get_source(source_id)
         if src is None:
             raise NotFound(f"no source {source_id!r} in the store")
         return src
 
-    def _original(source_id: str) -> Original:
-        _source(source_id)
+    def _original(store: Store, source_id: str) -> Original:
+        _source(store, source_id)
         original = store.get_original(source_id)
         if original is None:
             raise NotFound(f"the original of source {source_id!r} is not stored")
@@ -121,6 +124,7 @@ def make_router(state: ServerState) -> APIRouter:
 
     @router.get("/api/sources")
     async def list_sources(
+        request: Request,
         kind: Annotated[str | None, Query(max_length=200, description="Only sources of this kind.")] = None,
         lang: Annotated[str | None, Query(max_length=35, description="Only sources in this language.")] = None,
         collection: Annotated[str | None, Query(max_length=200, description="Only this collection.")] = None,
@@ -129,6 +133,8 @@ def make_router(state: ServerState) -> APIRouter:
     ) -> JSON:
         """The stored sources (id, kind, title, language, media type, collection), ordered by id, filtered
         and paged; ``total`` counts every match."""
+
+        store = _store(request)
 
         def load() -> JSON:
             sources = store.list_sources(kind=kind, lang=lang, collection=collection, limit=limit, offset=offset)
@@ -139,6 +145,7 @@ def make_router(state: ServerState) -> APIRouter:
 
     @router.get("/api/sources/{source_id:path}/cues")
     async def cues(
+        request: Request,
         source_id: str,
         start_ms: Annotated[int, Query(ge=0, le=INT_MAX, description="Only cues ending after this time.")] = 0,
         end_ms: Annotated[int | None, Query(ge=0, le=INT_MAX, description="Only cues starting before this time.")] = None,
@@ -146,8 +153,10 @@ def make_router(state: ServerState) -> APIRouter:
         """The timed cues of a track (its transcript), optionally those overlapping ``start_ms–end_ms``:
         the chat narrows a citation's window to the cues of the sentence it quotes."""
 
+        store = _store(request)
+
         def load() -> JSON:
-            src = _source(source_id)
+            src = _source(store, source_id)
             found = store.get_cues(source_id, start_ms, end_ms)
             # every track records its transcript's name, or that its transcript is a machine's
             if not found and "transcript" not in src.meta and "transcript_by" not in src.meta:
@@ -163,6 +172,7 @@ def make_router(state: ServerState) -> APIRouter:
         responses={200: {"content": {"text/html": {}}, "description": "The source as a page, an anchor per citable place."}},
     )
     async def view(
+        request: Request,
         source_id: str,
         f: Annotated[str | None, Query(max_length=1000, description="Fragment id of the cited passage, marked on the page.")] = None,
     ) -> Response:
@@ -171,8 +181,10 @@ def make_router(state: ServerState) -> APIRouter:
         ``f`` marks the cited passage. Every piece of the source's text is escaped: the page runs no
         script and shows no markup of the source."""
 
+        store = _store(request)
+
         def render() -> Response:
-            src = _source(source_id)
+            src = _source(store, source_id)
             frags = store.fragments_of(source_id)
             words = VIEW_WORDS.get(src.lang, VIEW_WORDS["en"])
             page = render_source(src, frags, cited=f, original_url=source_url(source_id), labels=words,
@@ -187,6 +199,7 @@ def make_router(state: ServerState) -> APIRouter:
         responses={200: {"content": {"image/png": {}}, "description": "The page as PNG, the passage highlighted."}},
     )
     async def page_image(
+        request: Request,
         source_id: str,
         page: int,
         fragment: Annotated[str | None, Query(description="Fragment id whose text to highlight.")] = None,
@@ -196,8 +209,10 @@ def make_router(state: ServerState) -> APIRouter:
     ) -> Response:
         """A page of a stored PDF rendered to PNG, with the cited passage (``fragment``) or text (``q``) highlighted."""
 
+        store = _store(request)
+
         def render() -> Response:
-            src = _source(source_id)
+            src = _source(store, source_id)
             scan = src.media_type.startswith("image/")
             if src.media_type != PDF and not scan:
                 raise NotFound(f"source {source_id!r} is not a PDF or a scanned page ({src.media_type})")
@@ -208,7 +223,7 @@ def make_router(state: ServerState) -> APIRouter:
                     raise NotFound(f"no fragment {fragment!r} in source {source_id!r}")
                 # the cited sentence when the fragment quotes it (extractive answers do), else the fragment
                 passage = q if q and quoted_in(q, found[0].text) else found[0].text
-            original = _original(source_id)
+            original = _original(store, source_id)
             ocr = state.settings.ocr if "ocr" in src.meta else None  # a scan: its words are read again to light them
             out = state.pages.render(original.data, original.name, page, passage, image=scan, ocr=ocr,
                                      ocr_languages=ocr_languages(src.meta))
@@ -238,12 +253,16 @@ def make_router(state: ServerState) -> APIRouter:
         """Remove a source with its fragments, vectors, cues and its original when no other source shares
         it, in one transaction. Only on a server with an API key, sent in a header (a cookie is not
         enough: the browser sends cookies on its own)."""
-        require_key_in_header(state.settings.server, request, needs="removing a source",
-                              refused="removes nothing over HTTP; use `footnote remove` on the store")
+        access = state.access(request)
+        require_writer(access, request, needs="removing a source",
+                       refused="removes nothing over HTTP; use `footnote remove` on the store")
+        store = _store(request)
 
         def remove() -> JSON:
-            _source(source_id)
-            removed = store.delete_sources([source_id])
+            src = _source(store, source_id)  # another collection's source: 404, as if it were not there
+            require_writer(access, request, needs="removing a source", refused="removes nothing over HTTP",
+                           collection=src.collection)
+            removed = state.engine.store.delete_sources([source_id])
             if not removed:
                 raise NotFound(f"no source {source_id!r} in the store")
             return JSON({"removed": removed})
@@ -262,7 +281,7 @@ def make_router(state: ServerState) -> APIRouter:
     )
     async def original(source_id: str, request: Request) -> Response:
         """The original file as uploaded (audio, PDF, text), with HTTP Range so audio can seek."""
-        orig = await run_in_threadpool(_original, source_id)
+        orig = await run_in_threadpool(_original, _store(request), source_id)
         return original_response(request, orig)
 
     return router

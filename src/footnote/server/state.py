@@ -6,9 +6,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from footnote.engine import Engine
+from footnote.server.access import Access, Engines, Keyring, access_of
 from footnote.server.pages import PageRenderer
 from footnote.server.sse import EventPump
 from footnote.settings import Settings
@@ -20,7 +22,16 @@ class ServerState:
     settings: Settings
     pump: EventPump
     pages: PageRenderer
+    keyring: Keyring
+    engines: Engines
     secrets: tuple[str, ...] = ()  # replaced by *** wherever text leaves the process (redact.settings_secrets)
+
+    def access(self, request: Request) -> Access:
+        return access_of(request)
+
+    def engine_for(self, request: Request) -> Engine:
+        """The engine this request reads through: the whole corpus, or the collections its key reads."""
+        return self.engines.for_access(access_of(request))
 
 
 class JSON(JSONResponse):

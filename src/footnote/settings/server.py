@@ -10,7 +10,22 @@ from footnote.settings.base import _Frozen
 class ServerSettings(_Frozen):
     host: str = Field("127.0.0.1", description="Address the server binds.")
     port: int = Field(8000, description="Port the server binds.")
-    api_key: str = Field("", description="If set, every route but /healthz needs it (env FOOTNOTE_API_KEY).")
+    api_key: str = Field(
+        "", description="The admin key: if set, every route but /healthz needs a key, and this one reads and writes "
+        "every collection (env FOOTNOTE_API_KEY). Named keys limited to some collections: `footnote keys create`."
+    )
+    public_collections: tuple[str, ...] = Field(
+        (), description="Collections anyone may read with no key at all, while the server has keys (an admin key or "
+        "named ones): the rest stays closed. '*': every collection."
+    )
+    keys_refresh_s: float = Field(
+        5.0, gt=0, description="How long a server trusts what it read of the named keys (and which collection each "
+        "source lies in): a key revoked on another server, or a source moved, is seen within this many seconds."
+    )
+    scoped_engines: int = Field(
+        32, ge=1, description="Views of the corpus limited to some collections (one per distinct set of collections "
+        "that keys grant) kept built at once; the least recently used is dropped past it."
+    )
     max_request_bytes: int = Field(64_000, description="Largest request body accepted.")
     public_url: str = Field(
         "", description="The address readers reach this server at (e.g. https://footnote.example.org, behind a proxy): "

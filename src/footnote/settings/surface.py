@@ -28,7 +28,7 @@ USER_SURFACE: dict[str, tuple[str, ...]] = {
     "answer": ("enable_corpus_fallback", "corpus_description", "fallback_out_of_scope", "on_model_failure",
                "max_question_chars", "turn_timeout_s"),
     "answer.extractive": ("max_sentences",),
-    "server": ("host", "port", "api_key", "allowed_hosts", "demo_corpus"),
+    "server": ("host", "port", "api_key", "public_collections", "allowed_hosts", "demo_corpus"),
     "backlog": ("ingest_workers", "serve_worker"),
     "mcp": ("enabled", "search_k", "page_size"),
     "conversation": ("keep", "rewrite_role", "followup_max_terms"),

@@ -446,10 +446,12 @@ class PgSearch:
                   "kinds": list(c.kinds) if c.kinds is not None else None, "k": int(c.k)}
         return LEXICAL_SQL.format(column=column, kind_sql=kind_sql), params
 
-    def list_addresses(self) -> list[tuple[str, str, str]]:
+    def list_addresses(self, collections: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        where = "" if collections is None else " AND s.collection = ANY(%s)"
         with self._pool.connection() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT f.book, f.loc, s.title FROM fragments f JOIN sources s ON s.id = f.source_id "
-                "WHERE f.book IS NOT NULL AND f.loc IS NOT NULL"
+                "WHERE f.book IS NOT NULL AND f.loc IS NOT NULL" + where,
+                [] if collections is None else [[clean(c) for c in collections]],
             ).fetchall()
         return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]

@@ -31,6 +31,7 @@ from footnote.errors import StoreError
 from footnote.records.fragments import AddressLocator, Cue, Fragment, Source, locator_to_dict
 from footnote.settings import StoreSettings
 from footnote.store.conversations_pg import PgConversations
+from footnote.store.keys import KeyListing
 from footnote.store.memory_pg import PgMemory
 from footnote.store.pg_exact import ExactGroups, Group, GroupKey, group_from_rows
 from footnote.store.pg_rows import FRAG_COLS, clean, fragment_row, source_row
@@ -59,7 +60,7 @@ _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
                "text", "text", "text", "text", "text", "text", "vector"]
 
 
-class PostgresStore(SourceListing, PgVectors, PgSearch, PgConversations, PgMemory):
+class PostgresStore(SourceListing, KeyListing, PgVectors, PgSearch, PgConversations, PgMemory):
     """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
 
     ``url`` (the attribute) is the connection URL with the password masked. ``exact_copy=False`` leaves the
@@ -286,6 +287,15 @@ class PostgresStore(SourceListing, PgVectors, PgSearch, PgConversations, PgMemor
     def _select(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
         with self._pool.connection() as conn:
             return list(conn.execute(pg(statement), list(args)).fetchall())
+
+    def _change(self, statement: str, args: Sequence[Any]) -> int:
+        try:
+            with self._pool.connection() as conn:
+                changed = int(conn.execute(pg(statement), list(args)).rowcount)
+                conn.commit()  # the pool rolls back what a block leaves uncommitted
+                return changed
+        except psycopg.Error as e:
+            raise StoreError(f"write failed on {self.url}: {e}") from e
 
     @staticmethod
     def _source_from_row(row: Sequence[Any]) -> Source:

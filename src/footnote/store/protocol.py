@@ -32,6 +32,7 @@ import numpy as np
 
 from footnote.records.fragments import Cue, Fragment, Source
 from footnote.store.conversations import ConversationStore
+from footnote.store.keys import KeyStore
 from footnote.store.memory import MemoryStore
 
 #: The largest integer a store's column holds (SQLite's INTEGER, PostgreSQL's BIGINT): an offset or a time past it is
@@ -274,6 +275,14 @@ class SourceStore(Protocol):
         """Source count per collection name."""
         ...
 
+    def fragment_counts(self, collections: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(kind, lang, fragments) of the sources in ``collections``."""
+        ...
+
+    def source_collections(self) -> dict[str, str]:
+        """Every source id with its collection (what a view limited to some collections filters by)."""
+        ...
+
     def get_cues(self, source_id: str, start_ms: int = 0, end_ms: int | None = None) -> list[Cue]:
         """The cues of a track that overlap ``[start_ms, end_ms)`` (end None: to the end), in order;
         empty for an unknown source or one without cues."""
@@ -317,9 +326,9 @@ class LaneStore(Protocol):
         """Fragments whose address is exactly (book, loc) — never a neighbour."""
         ...
 
-    def list_addresses(self) -> list[tuple[str, str, str]]:
-        """Every distinct (book, loc, source title) among addressed fragments: the corpus's own books,
-        for reading addresses as people type them (``footnote.retrieve.books``)."""
+    def list_addresses(self, collections: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """Every distinct (book, loc, source title) among addressed fragments (of sources in ``collections``
+        when given): the corpus's own books, for reading addresses as people type them (``footnote.retrieve.books``)."""
         ...
 
     def search_trigram(self, text: str, k: int) -> list[Hit]:
@@ -328,8 +337,8 @@ class LaneStore(Protocol):
 
 
 @runtime_checkable
-class Store(SourceStore, VectorStore, LaneStore, ConversationStore, MemoryStore, Protocol):
-    """Everything a backend provides: the capabilities above, curated memory and conversations."""
+class Store(SourceStore, VectorStore, LaneStore, ConversationStore, MemoryStore, KeyStore, Protocol):
+    """Everything a backend provides: the capabilities above, curated memory, conversations and named keys."""
 
     url: str
 

@@ -112,3 +112,16 @@ class SourceListing:
     def collections(self) -> dict[str, int]:
         rows = self._select("SELECT collection, count(*) FROM sources GROUP BY collection ORDER BY collection", [])
         return {str(c): int(n) for c, n in rows}
+
+    def fragment_counts(self, collections: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(kind, lang, fragments) of the sources in ``collections``."""
+        if not collections:
+            return []
+        marks = ", ".join("?" * len(collections))
+        rows = self._select("SELECT f.kind, f.lang, count(*) FROM fragments f JOIN sources s ON s.id = f.source_id"
+                            f" WHERE s.collection IN ({marks}) GROUP BY f.kind, f.lang",
+                            [self._filter_value(c) for c in collections])
+        return [(str(k), str(lang), int(n)) for k, lang, n in rows]
+
+    def source_collections(self) -> dict[str, str]:
+        return {str(i): str(c) for i, c in self._select("SELECT id, collection FROM sources", [])}

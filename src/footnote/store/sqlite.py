@@ -29,6 +29,7 @@ from footnote.records.fragments import Cue, Fragment, Source
 from footnote.settings import StoreSettings
 from footnote.store.conversations_sqlite import SqliteConversations
 from footnote.store.dense import DenseCache
+from footnote.store.keys import KeyListing
 from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.protocol import Original, SourceWrite, StoreStats
 from footnote.store.sql import SOURCE_COLS, SourceListing
@@ -52,7 +53,7 @@ from footnote.store.validate import check_batch_ids, check_cues, check_put
 log = logging.getLogger(__name__)
 
 
-class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
+class SqliteStore(SourceListing, KeyListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
     #: its searches compute in this process, on this machine's cores (``retrieve.pipeline.embeds_first``)
@@ -372,6 +373,11 @@ class SqliteStore(SourceListing, SqliteVectors, SqliteSearch, SqliteConversation
 
     def _select(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
         return list(self._conn().execute(statement, list(args)))
+
+    def _change(self, statement: str, args: Sequence[Any]) -> int:
+        conn = self._conn()  # not a write of the corpus: no generation bump
+        with self._immediate(conn, "the store is locked by another writer", "write failed"):
+            return int(conn.execute(statement, list(args)).rowcount)
 
     @staticmethod
     def _source_from_row(row: Sequence[Any]) -> Source:

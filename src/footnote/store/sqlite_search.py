@@ -232,10 +232,13 @@ class SqliteSearch:
         )
         return [Hit(r[0], 1.0) for r in rows]
 
-    def list_addresses(self) -> list[tuple[str, str, str]]:
+    def list_addresses(self, collections: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        where, args = "", []
+        if collections is not None:
+            where, args = f" AND s.collection IN ({','.join('?' * len(collections))})", list(collections)
         rows = self._conn().execute(
             "SELECT DISTINCT f.book, f.loc, s.title FROM fragments f JOIN sources s ON s.id = f.source_id "
-            "WHERE f.loc_type = 'a' AND f.book IS NOT NULL AND f.loc IS NOT NULL"
+            "WHERE f.loc_type = 'a' AND f.book IS NOT NULL AND f.loc IS NOT NULL" + where, args
         )
         return [(str(b), str(loc), str(t or "")) for b, loc, t in rows]
 

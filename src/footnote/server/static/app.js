@@ -119,8 +119,21 @@
     el.textContent = line.endsWith(".") ? line : line + ".";
     el.title = s.embedder ? I.t(state.lang, "status_title", { embedder: s.embedder }) : "";
     el.setAttribute("data-embedding", e.state || "");
+    paintAccess(s.access);
     clearTimeout(state.statusTimer);
     if (backlog) state.statusTimer = setTimeout(loadStatus, 10000);  // follow the progress
+  }
+
+  /* What this reader reads: the public collections (with a way to sign in for more), or a named key's. */
+  function paintAccess(access) {
+    const line = $("#access-line");
+    const named = access && access.collections && access.key !== "public";
+    line.hidden = !(access && access.collections);
+    if (line.hidden) return;
+    const names = access.collections.join(", ");
+    $("#access-text").textContent = named ? I.t(state.lang, "access_key", { key: access.key, collections: names })
+      : I.t(state.lang, "access_public", { collections: names });
+    $("#sign-in").hidden = Boolean(named);
   }
 
   function showKeyForm() {
@@ -141,6 +154,8 @@
     err.hidden = true;
     state.key = key;
     sessionStorage.setItem("footnote-key", key);
+    const was = state.status && state.status.access;
+    if (was && was.key === "public") { location.reload(); return; }  // another key: other collections, other conversations
     await loadStatus();
   }
 
@@ -948,6 +963,7 @@
       if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("#ask-form").requestSubmit(); }
     });
     $("#key-form").addEventListener("submit", submitKey);
+    $("#sign-in").addEventListener("click", showKeyForm);
     $("#viewer-close").addEventListener("click", closeViewer);
     $("#page-zoom").addEventListener("click", () => {
       const fig = $("#viewer-page");
