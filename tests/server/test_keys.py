@@ -15,6 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -215,10 +216,16 @@ def test_a_writing_key_changes_only_its_own_collections(keyed: LiveServer) -> No
     r = httpx.post(url + "/api/memory", json=foreign, headers=h)
     assert r.status_code in (403, 422) and "sneaky" not in {n["id"] for n in httpx.get(
         url + "/api/memory", headers=_headers(ADMIN)).json()["notes"]}
+    taken = httpx.post(url + "/api/memory", json={**note, "id": "fog-horn-rule"}, headers=h)  # the demo's pinned note
+    assert taken.status_code == 403 and "taken" in taken.json()["error"]
+    kept = httpx.get(url + "/api/memory/fog-horn-rule", headers=_headers(ADMIN)).json()
+    assert kept["kind"] == "pinned" and "internal/ledger.pdf" not in kept["sources"]
     assert httpx.delete(url + "/api/memory/fog-horn-rule", headers=h).status_code == 404
     assert httpx.delete(url + "/api/sources/demo/letters/1886-02-penhallow-to-harbour-board.md", headers=h).status_code == 404
     cookie_only = httpx.delete(url + "/api/memory/internal-2", cookies={"footnote_key": INTERNAL_KEY})
     assert cookie_only.status_code == 401  # a write needs the key in a header, not the browser's cookie
+    nameless = httpx.delete(url + "/api/memory/internal-2", headers={"Cookie": f"footnote_key={INTERNAL_KEY}; junk"})
+    assert nameless.status_code == 401  # a cookie fragment without a name is not a header either
     assert httpx.delete(url + "/api/memory/internal-2", headers=h).status_code == 200
 
 
@@ -228,7 +235,7 @@ def test_unknown_and_revoked_keys_are_refused(keyed: LiveServer) -> None:
     assert keyed.engine.store.revoke_api_key("soon-revoked")
     time.sleep(0.4)  # server.keys_refresh_s is 0.2 here
     r = httpx.get(url + "/api/sources", headers=_headers(REVOKED_KEY))
-    assert r.status_code == 401 and "not known" in r.json()["error"]
+    assert r.status_code == 401 and "revoked" in r.json()["error"]
     assert httpx.get(url + "/api/sources", headers=_headers("fn_never-made")).status_code == 401
     assert httpx.get(url + "/api/sources", headers=_headers(None)).status_code == 401  # no public collections here
     session = httpx.post(url + "/api/session", headers=_headers(DEMO_KEY))
@@ -257,14 +264,18 @@ def test_mcp_with_a_key_for_one_collection(keyed: LiveServer) -> None:
             out.append(json.dumps((await client.list_resources()).model_dump(mode="json")))
             try:
                 out.append(json.dumps((await client.read_resource("footnote://source/internal/letter.md")).model_dump(mode="json")))
-            except Exception as e:  # noqa: BLE001 — the SDK raises the server's error: not found
+            except Exception as e:  # the SDK raises the server's error: not found
                 out.append(str(e))
             return "\n".join(out).lower()
 
-    demo = asyncio.run(texts(DEMO_KEY))
+    def run(key: str) -> str:  # a thread of its own: the browser tests' playwright keeps a loop on the main thread
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, texts(key)).result()
+
+    demo = run(DEMO_KEY)
     assert not [m for m in MARKERS if m in demo]
     assert "demo/" in demo  # the demo key's tools work
-    internal = asyncio.run(texts(INTERNAL_KEY))
+    internal = run(INTERNAL_KEY)
     assert all(m in internal for m in MARKERS)  # the control: the same calls with the internal key find them
 
 
@@ -280,3 +291,30 @@ def test_public_collections_open_with_no_key(tmp_path: Path, keyed: LiveServer) 
         assert httpx.delete(url + "/api/memory/fog-horn-rule", headers=_headers(None)).status_code == 403
         assert httpx.get(url + "/api/sources/internal/letter.md", headers=_headers(ADMIN)).status_code == 200
         assert httpx.get(url + "/api/sources", headers=_headers("fn_wrong")).status_code == 401
+
+
+def test_revoking_every_key_never_opens_the_store(tmp_path: Path) -> None:
+    """No admin key, no public collection, one named key: revoked, the server stays closed (it does not fall back
+    to the open server it was before any key), and the key is refused as revoked."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\ntitle: A\n---\nThe Quillfeather keeps the lamp.\n", encoding="utf-8")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash",
+                                      "server.keys_refresh_s": 0.2, "server.warm_up": False})
+    with Engine.from_settings(settings) as engine:
+        assert engine.ingest([folder]).ok
+        engine.store.put_api_key(ApiKey("only", "k1", ("c",), False, time.time()), key_hash(DEMO_KEY))
+    with serving(settings, tmp_path) as server:
+        url = server.url
+        assert httpx.get(url + "/api/sources/c/a.md", headers=_headers(DEMO_KEY)).status_code == 200
+        assert httpx.get(url + "/api/sources/c/a.md", headers=_headers(None)).status_code == 401
+        assert server.engine.store.revoke_api_key("only") and server.engine.store.api_keys() == []
+        time.sleep(0.4)
+        for key in (None, DEMO_KEY):
+            r = httpx.get(url + "/api/sources/c/a.md", headers=_headers(key))
+            assert r.status_code == 401, (key, r.text)
+        assert "revoked" in httpx.get(url + "/api/status", headers=_headers(DEMO_KEY)).json()["error"]
+        server.engine.store.put_api_key(ApiKey("only", "k2", ("c",), False, time.time()), key_hash(REVOKED_KEY))
+        time.sleep(0.4)  # the name is free again; the old key stays refused
+        assert httpx.get(url + "/api/sources/c/a.md", headers=_headers(REVOKED_KEY)).status_code == 200
+        assert httpx.get(url + "/api/sources/c/a.md", headers=_headers(DEMO_KEY)).status_code == 401

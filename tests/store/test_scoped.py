@@ -52,10 +52,7 @@ def _engine(settings: Settings, root: Path) -> Engine:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
-    if request.param == "sqlite":
-        url = str(tmp_path / "store.db")
-    else:
-        url = request.getfixturevalue("pg_url")
+    url = str(tmp_path / "store.db") if request.param == "sqlite" else request.getfixturevalue("pg_url")
     settings = load_settings(None, **{"store.url": url, "embedder.name": "hash", "server.keys_refresh_s": 0.05})
     eng = _engine(settings, tmp_path)
     request.addfinalizer(eng.close)
@@ -160,8 +157,14 @@ def test_keys_are_kept_hashed_and_named_once(engine: Engine) -> None:
     got = store.api_key_by_hash(key_hash("fn_secret"))
     assert got == ApiKey("team", "id-1", ("open",), False, 1.0)
     assert store.api_key_by_hash("fn_secret") is None and store.api_key_by_hash(key_hash("fn_other")) is None
-    assert [k.name for k in store.api_keys()] == ["team"]
+    assert [k.name for k in store.api_keys()] == ["team"] and store.any_api_key()
     assert store.revoke_api_key("team") and not store.revoke_api_key("team") and store.api_keys() == []
+    gone = store.api_key_by_hash(key_hash("fn_secret"))
+    assert gone is not None and gone.revoked and store.any_api_key()  # kept, marked: the store never falls open
+    store.put_api_key(ApiKey("team", "id-3", ("closed",), True, 3.0), key_hash("fn_third"))  # the name is free again
+    assert [(k.name, k.key_id) for k in store.api_keys()] == [("team", "id-3")]
+    again = store.api_key_by_hash(key_hash("fn_secret"))
+    assert again is not None and again.revoked
 
 
 def test_the_view_counts_its_own_sources_and_fragments(engine: Engine) -> None:

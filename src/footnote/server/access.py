@@ -76,18 +76,19 @@ class Keyring:
 
     def known_has_keys(self) -> bool | None:
         """:meth:`has_keys` when it needs no read of the store, else None."""
-        if self.settings.api_key:
+        if self.settings.api_key or self.settings.public_collections:
             return True
         got = self._any
         return got[0] if got is not None and self._fresh(got[1]) else None
 
     def has_keys(self) -> bool:
-        """Whether the server is closed: an admin key is set or a named key exists."""
-        if self.settings.api_key:
+        """Whether the server is closed: an admin key or public collections are set, or a named key was ever made
+        (a revoked one counts: revoking the last key never opens the store to everyone)."""
+        if self.settings.api_key or self.settings.public_collections:
             return True
         got = self._any
         if got is None or not self._fresh(got[1]):
-            got = (bool(self.engine.store.api_keys()), time.monotonic())
+            got = (self.engine.store.any_api_key(), time.monotonic())
             self._any = got
         return got[0]
 
@@ -112,6 +113,8 @@ class Keyring:
             if s.api_key and key_matches(s.api_key, presented):
                 return ADMIN
             named = self.find(presented)
+            if named is not None and named.revoked:
+                raise AuthError(f"the key {named.name!r} was revoked")
             if named is not None:
                 return Access(named.name, _collections(named.collections), named.write, salt=named.key_id)
             if self.has_keys():
@@ -161,13 +164,12 @@ def access_of(request: Request) -> Access:
 def require_writer(access: Access, request: Request, *, needs: str, refused: str, collection: str | None = None) -> None:
     """A destructive request: the access must write (the admin key, or a named key with ``--write`` on
     ``collection`` when one is named), presented in a header — not only the cookie the browser sends on its own."""
-    from footnote.server.guard import presented_key
-
     if access.name == "open":
         raise Forbidden(f"this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it {refused}")
     if not access.write:
         raise Forbidden(f"the key {access.name!r} may only read; {needs} needs a key made with --write")
     if collection is not None and not access.reads(collection):
         raise Forbidden(f"the key {access.name!r} may not change the collection {collection!r}")
-    if presented_key(request, cookie_name="") is None:
+    auth = request.headers.get("authorization", "")
+    if not (auth[:7].lower() == "bearer " and auth[7:].strip()) and not request.headers.get("x-api-key", "").strip():
         raise AuthError(f"{needs} needs the API key in a header: 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")

@@ -30,6 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from footnote.errors import FootnoteError
 from footnote.server.access import Keyring
 from footnote.settings import ServerSettings
 
@@ -157,7 +158,10 @@ class HostGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         closed = self.keyring.known_has_keys() if scope["type"] == "http" else True
         if closed is None:
-            closed = await run_in_threadpool(self.keyring.has_keys)
+            try:
+                closed = await run_in_threadpool(self.keyring.has_keys)
+            except FootnoteError:  # the store is down: check the Host (the stricter way); the route says 503
+                closed = False
         if closed:
             await self.app(scope, receive, send)
             return

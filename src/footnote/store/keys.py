@@ -2,7 +2,8 @@
 
 The store keeps the key's SHA-256, never the key: ``footnote keys create`` prints the key once. A key is
 looked up by that hash (the key is 32 random bytes, so a plain hash is enough: nothing to guess from it).
-Every server on one store (PostgreSQL) sees the same keys; a server re-reads them within
+A revoked key is kept, marked, so that it is refused as revoked and a store that ever had keys never falls
+open. Every server on one store (PostgreSQL) sees the same keys; a server re-reads them within
 ``server.keys_refresh_s`` (docs/server.md, "Keys and collections"). Written once for both backends over
 their statement runners (``?`` placeholders): ``_select`` and ``_change``.
 """
@@ -37,6 +38,7 @@ class ApiKey:
     collections: tuple[str, ...]  # ("*",): every collection
     write: bool
     created: float
+    revoked: bool = False  # a revoked key is kept, marked: refused by name, and the store never falls open
 
     @property
     def every_collection(self) -> bool:
@@ -74,31 +76,37 @@ def check_collections(names: Sequence[str]) -> tuple[str, ...]:
 
 @runtime_checkable
 class KeyStore(Protocol):
-    """Named API keys, kept hashed beside the corpus (``KeyTests`` in the conformance suite)."""
+    """Named API keys, kept hashed beside the corpus (``tests/store/test_scoped.py`` runs them on both backends).
+    A revoked key is kept, marked, so that it is refused as revoked and a store that ever had keys stays closed."""
 
     def put_api_key(self, key: ApiKey, hashed: str) -> None:
-        """Store a new key; UsageError when a key of that name exists (revoke it first)."""
+        """Store a new key; UsageError when a live key of that name exists (revoke it first)."""
         ...
 
     def api_keys(self) -> list[ApiKey]:
-        """Every key, by name."""
+        """Every live key, by name."""
         ...
 
     def api_key_by_hash(self, hashed: str) -> ApiKey | None:
-        """The key whose SHA-256 is ``hashed``, or None."""
+        """The key whose SHA-256 is ``hashed`` (revoked ones too: ``ApiKey.revoked``), or None."""
         ...
 
     def revoke_api_key(self, name: str) -> bool:
-        """Remove the key ``name``; False when there is none."""
+        """Revoke the live key ``name``; False when there is none."""
+        ...
+
+    def any_api_key(self) -> bool:
+        """Whether a named key was ever made here (revoked ones count: a server never falls open)."""
         ...
 
 
-_COLS = "name, key_id, collections, can_write, created"
+_COLS = "name, key_id, collections, can_write, created, revoked"
 
 
 def _row(r: Sequence[Any]) -> ApiKey:
     cols = r[2] if isinstance(r[2], list) else json.loads(r[2])
-    return ApiKey(name=str(r[0]), key_id=str(r[1]), collections=tuple(cols), write=bool(r[3]), created=float(r[4]))
+    return ApiKey(name=str(r[0]), key_id=str(r[1]), collections=tuple(cols), write=bool(r[3]), created=float(r[4]),
+                  revoked=bool(r[5]))
 
 
 class KeyListing:
@@ -112,20 +120,26 @@ class KeyListing:
         raise NotImplementedError
 
     def put_api_key(self, key: ApiKey, hashed: str) -> None:
+        # a revoked key of this name steps aside (still kept, still refused) so that the name can be used again
+        self._change("UPDATE api_keys SET name = name || '~revoked-' || key_id WHERE name = ? AND revoked = ?",
+                     [key.name, True])
         changed = self._change(
-            f"INSERT INTO api_keys ({_COLS}, key_hash) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+            f"INSERT INTO api_keys ({_COLS}, key_hash) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
             [key.name, key.key_id, json.dumps(list(key.collections), ensure_ascii=False), bool(key.write),
-             key.created or time.time(), hashed],
+             key.created or time.time(), False, hashed],
         )
         if not changed:
             raise UsageError(f"a key named {key.name!r} exists; revoke it first (footnote keys revoke {key.name})")
 
     def api_keys(self) -> list[ApiKey]:
-        return [_row(r) for r in self._select(f"SELECT {_COLS} FROM api_keys ORDER BY name", [])]
+        return [_row(r) for r in self._select(f"SELECT {_COLS} FROM api_keys WHERE revoked = ? ORDER BY name", [False])]
 
     def api_key_by_hash(self, hashed: str) -> ApiKey | None:
         rows = self._select(f"SELECT {_COLS} FROM api_keys WHERE key_hash = ?", [hashed])
         return _row(rows[0]) if rows else None
 
     def revoke_api_key(self, name: str) -> bool:
-        return self._change("DELETE FROM api_keys WHERE name = ?", [name]) > 0
+        return self._change("UPDATE api_keys SET revoked = ? WHERE name = ? AND revoked = ?", [True, name, False]) > 0
+
+    def any_api_key(self) -> bool:
+        return bool(self._select("SELECT 1 FROM api_keys LIMIT 1", []))

@@ -264,6 +264,9 @@ class ScopedStore:
                         embedder: str | None) -> MemoryNote:
         if not self._note_visible(note):
             raise Forbidden(f"note {note.id!r} names sources outside the collections this key may write")
+        held = self.base.get_memory_note(note.id)
+        if held is not None and not self._note_visible(held):  # never replace a note the key cannot see
+            raise Forbidden(f"note id {note.id!r} is taken; choose another id")
         return self.base.put_memory_note(note, texts, vectors, embedder)
 
     def delete_memory_note(self, note_id: str) -> bool:
@@ -289,6 +292,9 @@ class ScopedStore:
 
     def api_key_by_hash(self, hashed: str) -> ApiKey | None:
         return self.base.api_key_by_hash(hashed)
+
+    def any_api_key(self) -> bool:
+        return self.base.any_api_key()
 
     # --- what a view never does ---------------------------------------------------------------------
     def _refuse(self, *_: Any, **__: Any) -> Any:
