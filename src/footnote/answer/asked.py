@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
+from footnote.answer.sentences import name_skeleton
 from footnote.text import clean_text, fold, is_stop, keywords
 
 __all__ = ["KIND_WORDS", "AskedKind", "asked_kind", "carries_kind"]
@@ -48,6 +49,10 @@ _ASKS_NUMBER = re.compile(
     r"wie\s+(?:viele?|lange|alt|hoch|schwer|weit|groß|breit|tief)|in\s+welchem\s+jahr|"
     r"quant[oa]s?|em\s+que\s+ano|qual\s+(?:o\s+)?(?:ano|número|valor)|"
     r"combien|en\s+quelle\s+année|cu[aá]nt[oa]s?|en\s+qu[eé]\s+año)\b"
+)
+#: "How many X", "сколько X", "wie viele X", "quantos X": the counted thing X (the next word).
+_COUNTED = re.compile(
+    r"(?i)(?:\bhow\s+many|(?<![\w-])сколько|\bwie\s+viele?|\bquant[oa]s|\bcombien\s+de|\bcu[aá]nt[oa]s)\s+([^\W\d_][\w'’-]*)"
 )
 _ASKS_COLOUR = re.compile(
     r"(?i)\b(?:what\s+colou?r|which\s+colou?r|какого\s+цвета|как\w*\s+цвет\w*|welche\s+farbe|was\s+für\s+eine\s+farbe|"
@@ -197,6 +202,23 @@ def _words(text: str) -> list[str]:
 _OPENS = "«„“‚‘\"'([:—–.!?"
 
 
+def counted_thing(question: str) -> str | None:
+    """The thing a "how many" question counts ("How many *steps* does the tower have?", "Wie viele *Stufen*"), when
+    it names one (not a function word): the sentence that gives the count must be about it."""
+    m = _COUNTED.search(question)
+    if m is None or is_stop(m.group(1)):
+        return None
+    return m.group(1)
+
+
+def _same_name(word: str, own: set[str]) -> bool:
+    """Whether ``word`` is one of the question's own names in another script or spelling (``Пенхеллоу`` for
+    ``Penhallow``): skeletons equal, or one a prefix of the other of at least three letters."""
+    sk = name_skeleton(word)
+    return bool(sk) and any(sk == q or (min(len(sk), len(q)) >= 3 and (sk.startswith(q) or q.startswith(sk)))
+                            for q in own)
+
+
 def _mid_sentence(text: str) -> list[str]:
     """The words of ``text`` that do not open a sentence or a quotation: where a capital marks a name."""
     out = []
@@ -248,7 +270,9 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
         plain = [w for i, w in enumerate(re.findall(r"[^\W\d_]+", text)) if i == 0 or not w[:1].isupper()]
         return _has_word(plain, _COLOURS, qwords)
     if kind is AskedKind.NAME:
-        return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) for w in _mid_sentence(text))
+        own = {name_skeleton(w) for w in _words(question) if w[:1].isupper()}
+        return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and not _same_name(w, own)
+                   for w in _mid_sentence(text))
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
