@@ -62,7 +62,7 @@ def sse_errors(body: str) -> list[dict[str, Any]]:
             try:
                 out.append(json.loads(data))
             except ValueError:
-                out.append({"status": 500, "message": f"unparsable error event {data[:100]!r}"})
+                out.append({"status": 500, "error": f"unparsable error event {data[:100]!r}"})
     return out
 
 
@@ -79,7 +79,7 @@ def problems(status: int, headers: Mapping[str, str], body: bytes, *, bodiless: 
         found.append(f"HTTP {status} without a reason: {text[:300]!r}")
     if "text/event-stream" in headers.get("content-type", ""):
         for err in sse_errors(text):
-            if int(err.get("status") or 500) >= 500 or not str(err.get("message") or "").strip():
+            if int(err.get("status") or 500) >= 500 or not str(err.get("error") or "").strip():
                 found.append(f"an error event in a {status} stream: {err}")
     return found
 

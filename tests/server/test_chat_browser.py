@@ -233,7 +233,7 @@ def test_markdown_renders_safely(chat: Any, screenshots: Path) -> None:
 
 
 @pytest.mark.parametrize(("tail", "reason"), [
-    (sse_frame("error", {"message": "the model timed out", "type": "ModelTimeout", "status": 504}), "the model timed out"),
+    (sse_frame("error", {"error": "the model timed out", "type": "ModelTimeout", "status": 504}), "the model timed out"),
     (b"", "the stream ended early"),
 ])
 def test_stream_failing_midway_keeps_the_partial_answer(chat: Any, screenshots: Path, tail: bytes, reason: str) -> None:

@@ -352,6 +352,6 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert problems(404, ok, b'{"detail": "Not Found"}')  # a 4xx with no reason in our shape
     assert problems(200, ok, b'Traceback (most recent call last):\n  File "/x/app.py", line 3, in f')
     assert problems(200, {"content-type": "text/event-stream"},
-                    b'event: error\ndata: {"message": "internal error", "status": 500}\n\n')
+                    b'event: error\ndata: {"error": "internal error", "status": 500}\n\n')
     assert not problems(422, ok, b'{"error": "invalid request: q: field required", "type": "InvalidRequest"}')
     assert not problems(400, ok, b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}')

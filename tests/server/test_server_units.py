@@ -211,3 +211,15 @@ def test_pages_render_concurrently_in_a_bounded_pool(tmp_path: Any) -> None:
         assert outs[0].png != outs[1].png
     finally:
         pages.close()
+
+
+def test_an_error_event_carries_the_json_error_body() -> None:
+    """The stream's ``error`` event and a failed request's JSON body name the reason by the same keys."""
+    from footnote.errors import NotFound
+    from footnote.server.sse import error_payload
+    from footnote.server.state import error_body
+
+    event = error_payload(NotFound("no conversation 'x'"), ())
+    body = error_body("no conversation 'x'", "NotFound")
+    assert {k: event[k] for k in body} == body and event["status"] == 404
+    assert error_payload(RuntimeError("secret"), ()) == {"error": "internal error", "type": "InternalError", "status": 500}

@@ -151,10 +151,11 @@ def event_frame(ev: Event, secrets: Sequence[str] = ()) -> bytes:
 
 
 def error_payload(e: BaseException, secrets: Sequence[str] = ()) -> dict[str, Any]:
-    """The ``error`` event's data (and the JSON error body's shape), secrets masked."""
+    """The ``error`` event's data: the JSON error body (``{"error", "type"}``) and the status the request would have
+    had, secrets masked."""
     if isinstance(e, FootnoteError):
-        return {"message": redact(e.message, secrets), "type": type(e).__name__, "status": e.http_status}
-    return {"message": "internal error", "type": "InternalError", "status": 500}
+        return {"error": redact(e.message, secrets), "type": type(e).__name__, "status": e.http_status}
+    return {"error": "internal error", "type": "InternalError", "status": 500}
 
 
 async def sse_body(

@@ -479,7 +479,7 @@
         else if (event === "citation") turn.onCitation(data);
         else if (event === "verdict") turn.onVerdict(data);
         else if (event === "done") { turn.onDone(data); finished = true; }
-        else if (event === "error") { turn.onError(data.message || "error"); finished = true; }
+        else if (event === "error") { turn.onError(data.error || "error"); finished = true; }
       }
     } catch (e) {
       turn.onError(I.t(turn.lang, "stream_broken"));
