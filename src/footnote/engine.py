@@ -241,15 +241,17 @@ class Engine:
         workers: int | None = None,
         transcribe: bool | None = None,
         warm_sentences: bool = True,
+        recognise_later: bool = False,
     ) -> IngestReport:
         """Index ``paths`` (searchable lexically at once); with ``wait`` embed the backlog before returning, then
         (``warm_sentences``) the sentence vectors searches compare with (:meth:`warm_sentences`).
-        ``transcribe`` (None: ``settings.asr.enabled``) recognises the speech of audio without a transcript."""
+        ``transcribe`` (None: ``settings.asr.enabled``) recognises the speech of audio without a transcript;
+        ``recognise_later`` leaves that and OCR to ``footnote worker`` (``footnote.corpus.recognition``)."""
         from footnote.corpus.ingest import Ingestor
 
         report = Ingestor(self.settings, self.store, self.embedder).run(
             paths, kind=kind, lang=lang, prune=prune, progress=progress, collection=collection, audio=audio,
-            events=events, wait=wait, workers=workers, transcribe=transcribe
+            events=events, wait=wait, workers=workers, transcribe=transcribe, recognise_later=recognise_later
         )
         if warm_sentences and wait and not report.interrupted:
             report = self.warm_sentences(report)
@@ -310,6 +312,17 @@ class Engine:
             embedder=self.embedder.name if self.embedder else None, cfg=self.settings.backlog,
             claims=self.store.claim_holders() if bl.pending else (),
         )
+
+    def recognition_status(self) -> dict[str, Any] | None:
+        """The speech-recognition and OCR jobs ``ingest --recognise-later`` left for ``footnote worker``: how many
+        wait, which a worker holds now, which failed (None when there are none)."""
+        jobs = self.store.recognition_jobs()
+        if not jobs:
+            return None
+        now, limit = time.time(), self.settings.backlog.recognition_tries
+        return {"waiting": sum(1 for j in jobs if j.until < now and j.tries < limit),
+                "running": [j.to_dict() for j in jobs if j.until >= now],
+                "failed": [j.to_dict() for j in jobs if j.error]}
 
     # -- retrieval -----------------------------------------------------------------------------
     @property
@@ -507,6 +520,7 @@ class Engine:
             "gate_pairs": None if emb is None else gate.pairs_status(emb, sorted(st.by_lang)),
             "lexical_only": lexical_only,
             "embedding": self.backlog_status(),
+            "recognition": self.recognition_status(),
             "reranker": self.reranker.name if self.reranker else "fusion",
             "chat_models": {role: m.name for role, m in self.chat_models.items()},
         }

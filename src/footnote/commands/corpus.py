@@ -29,10 +29,13 @@ from footnote.errors import InputError, UsageError
 @click.option("--transcribe/--no-transcribe", default=None,
               help="Recognise the speech of audio files that have no transcript (Whisper, offline; default "
               "settings.asr.enabled). --lang forces their language, else it is detected.")
+@click.option("--recognise-later", "recognise_later", is_flag=True,
+              help="Do not recognise here: store each recording without a transcript and each scanned page with its "
+              "original and a job, for `footnote worker` on any machine to transcribe or OCR (docs/postgres.md).")
 @common_options
 def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None, prune: bool,
            collection: str | None, audio: Path | None, wait: bool, workers: int | None,
-           transcribe: bool | None) -> None:
+           transcribe: bool | None, recognise_later: bool) -> None:
     """Load, chunk and index the files under PATH… (searchable at once), then embed them (idempotent)."""
     from footnote.commands.ingest_view import (
         StageDisplay,
@@ -59,7 +62,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         try:
             report = engine.ingest(list(paths), kind=kind, lang=lang, prune=prune, events=display.ingest,
                                    collection=collection, audio=audio, wait=wait, workers=workers,
-                                   transcribe=transcribe, warm_sentences=False)
+                                   transcribe=transcribe, recognise_later=recognise_later, warm_sentences=False)
             if wait and not report.interrupted:
 
                 def announce() -> None:
@@ -86,7 +89,7 @@ def ingest(ctx: Ctx, paths: tuple[Path, ...], kind: str | None, lang: str | None
         stats = engine.store.stats()
     resume = "footnote ingest " + " ".join(shlex.quote(str(p)) for p in paths) + (
         f" --collection {shlex.quote(collection)}" if collection else "") + (
-        " --transcribe" if transcribe else "") + ctx.store_option()
+        " --transcribe" if transcribe else "") + (" --recognise-later" if recognise_later else "") + ctx.store_option()
     if ctx.as_json:
         data = report.to_dict()
         data["sources"] = [{k: e[k] for k in ("path", "source_id", "status", "fragments", "error")}
@@ -153,6 +156,12 @@ def status(ctx: Ctx) -> None:
         ctx.emit(st)
         return
     click.echo(f"store:     {st['store']}")
+    if rec := st.get("recognition"):
+        click.echo(f"recognise: {rec['waiting']} recordings or scans wait for `footnote worker` (speech recognition, OCR)")
+        for j in rec["running"]:
+            click.echo(f"worker:    {j['holder']} recognises {j['source_id']} ({j['task']})")
+        for j in rec["failed"]:
+            click.echo(f"failed:    {j['source_id']} ({j['task']}, {j['tries']} tries): {j['error']}")
     emb = st["embedder"] or "none"
     built = st.get("store_embedder")
     if st["empty"]:

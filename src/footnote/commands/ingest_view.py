@@ -131,6 +131,10 @@ def file_lines(report: IngestReport) -> Iterator[tuple[bool, str]]:
             msg = e.error or "failed"
             yield True, (f"failed: {msg}" if e.path in msg else f"failed: {e.path}: {msg}")
             continue
+        if e.status is IngestStatus.DEFERRED:
+            groups.pop((e.status.value, e.path), None)
+            yield False, f"deferred  {e.path} ({e.error})"
+            continue
         key = (e.status.value, e.path)
         if key not in groups:  # said already, with the file's other entries
             continue
@@ -157,6 +161,8 @@ def summary_line(report: IngestReport, prune: bool) -> str:
     if report.transcribed:
         heard = sum(t.duration_s for t in report.transcribed)
         skipped += f", {len(report.transcribed)} transcribed ({fmt_clock(heard)} of audio)"
+    if s["deferred"]:
+        skipped += f", {s['deferred']} left for `footnote worker` (speech recognition or OCR)"
     emb = "lexical only" if s["embedder"] is None else f"embedder {s['embedder']}"
     return (f"{s['added']} added, {s['unchanged']} unchanged, {s['replaced']} replaced, {s['failed']} failed"
             f"{skipped}{pruned}; {s['fragments']} fragments written in {s['seconds']:.1f} s ({emb}); "

@@ -58,15 +58,19 @@ from footnote.corpus.ingest_report import (
 )
 from footnote.corpus.inventory import take_inventory
 from footnote.corpus.loaders import EARLY_HASH, LoadContext, early_hash, iter_files, load_entries
+from footnote.corpus.loaders.base import read_bytes
+from footnote.corpus.loaders.scans import IMAGE_SUFFIXES
 from footnote.corpus.loaders.video import has_text_subtitles
 from footnote.corpus.notices import notice_reason
 from footnote.corpus.pairing import plan_tracks
+from footnote.corpus.recognition import AWAITING, options_of, placeholder
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import Document, Fragment, Source
 from footnote.records.lang import detect_lang
 from footnote.settings import Settings
 from footnote.store.protocol import SourceWrite, Store
+from footnote.store.recognition import Task
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +160,10 @@ class Ingestor:
         self._hashes[p.doc.source.id] = p.doc.source.content_hash
         entries[p.slot] = IngestEntry(p.path, p.doc.source.id, p.status, len(p.fragments))
 
+    def prepare(self, doc: Document) -> tuple[Document, list[Fragment]]:
+        """A loaded document chunked, with its final hash and fragment count (what a write needs)."""
+        return self._prepare(doc)
+
     def _prepare(self, doc: Document) -> tuple[Document, list[Fragment]]:
         t0 = time.perf_counter()
         frags = chunk_document(doc, self.settings)
@@ -184,11 +192,14 @@ class Ingestor:
         wait: bool = True,
         workers: int | None = None,
         transcribe: bool | None = None,
+        recognise_later: bool = False,
     ) -> IngestReport:
         """Ingest ``paths``; with ``wait`` (and an embedder) embed the backlog before returning, on
         ``workers`` workers (None: ``settings.backlog.ingest_workers``). ``progress`` gets
         (files done, files total, label); ``events`` a per-stage :class:`IngestProgress`. ``transcribe``
-        (None: ``settings.asr.enabled``) recognises recordings that have no transcript."""
+        (None: ``settings.asr.enabled``) recognises recordings that have no transcript. ``recognise_later``: such
+        recordings and scanned pages are stored as placeholders with a job for ``footnote worker``
+        (``footnote.corpus.recognition``), not recognised here."""
         start = time.perf_counter()
         self._timings = {}
         self._chunked = self._indexed = 0
@@ -218,7 +229,7 @@ class Ingestor:
         exts = self.settings.corpus.audio_extensions
         asr_files: set[Path] = set()
         transcriber: Transcriber | None = None
-        if self.settings.asr.enabled if transcribe is None else transcribe:
+        if recognise_later or (self.settings.asr.enabled if transcribe is None else transcribe):
             bare = [x for x in bare_audio(files, plan.unpaired_audio, audio_found, exts) if not has_text_subtitles(x[0])]
             asr_files = {f for f, _ in bare}
             files = [x for x in files if x[0] not in asr_files] + bare  # text first: searchable sooner
@@ -282,6 +293,10 @@ class Ingestor:
                     if kept is not None:  # recognised before, nothing changed: not recognised again
                         seen_ids[kept[0]] = label
                         entries.append(IngestEntry(label, kept[0], IngestStatus.UNCHANGED, kept[1]))
+                    elif recognise_later and (is_asr or file.suffix.lower() in IMAGE_SUFFIXES):
+                        kept = self._defer(label, file, LoadContext(self.settings, kind, lang, root, name,
+                                                                    ids.known_ids(name)),
+                                           Task.ASR if is_asr else Task.OCR, seen_ids, entries)
                     for item in () if kept is not None else load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
                                              collection=name, known_ids=ids.known_ids(name),
                                              audio=plan.audio.get(file),
@@ -383,6 +398,31 @@ class Ingestor:
             transcribed=tuple(transcribed),
         )
 
+
+    def _defer(self, label: str, file: Path, ctx: LoadContext, task: Task, seen_ids: dict[str, str],
+               entries: list[IngestEntry]) -> tuple[str, int]:
+        """A recording or scan left for ``footnote worker``: its placeholder and job written (one source, its
+        original, no passages; ``footnote.corpus.recognition``). Returns (id, 0), as an unchanged file does."""
+        data = read_bytes(file)
+        src = placeholder(file, data, ctx, task)
+        sid = src.id
+        if sid in seen_ids:
+            entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0,
+                                       f"duplicate source id {sid!r} (also from {seen_ids[sid]})"))
+            return sid, 0
+        seen_ids[sid] = label
+        taken = self._ids.collision(src)
+        if taken is not None:
+            entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, taken))
+            return sid, 0
+        if self._hashes.get(sid) == src.content_hash:  # left for a worker before, and not recognised yet
+            entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"waits for {AWAITING[task]}"))
+            return sid, 0
+        self.store.put_source(src, [], None, data)
+        self.store.put_recognition_job(sid, task, options_of(ctx))
+        self._hashes[sid] = src.content_hash
+        entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"left for footnote worker ({AWAITING[task]})"))
+        return sid, 0
 
     def _write_partial(self, doc: Document, seen_ids: Mapping[str, str]) -> None:
         """A new scan's pages read so far, written for search (``ocr.searchable_every_pages``) under a hash that

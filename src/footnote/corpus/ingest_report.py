@@ -47,6 +47,7 @@ class IngestStatus(StrEnum):
     UNCHANGED = "unchanged"
     REPLACED = "replaced"
     FAILED = "failed"
+    DEFERRED = "deferred"  # a recording or scan left for `footnote worker` (ingest --recognise-later)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class IngestReport:
             "added": self.count(IngestStatus.ADDED),
             "unchanged": self.count(IngestStatus.UNCHANGED),
             "replaced": self.count(IngestStatus.REPLACED),
+            "deferred": self.count(IngestStatus.DEFERRED),
             "failed": self.failed,
             "pruned": len(self.pruned),
             "refused": len(self.refused),

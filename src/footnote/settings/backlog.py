@@ -50,6 +50,10 @@ class BacklogSettings(_Frozen):
         120.0, description="A worker claims each batch of backlog fragments for this long (renewed while it runs), "
         "so concurrent workers on one store split the backlog; a killed worker's claims expire after it."
     )
+    recognition_tries: int = Field(
+        3, ge=1, description="A speech-recognition or OCR job left by `ingest --recognise-later` is tried at most this "
+        "many times by `footnote worker` (a failure is kept with the job and shown by `footnote status`)."
+    )
     rate_stale_s: float = Field(
         120.0, description="A recorded rate older than this means no worker is running (status says paused)."
     )

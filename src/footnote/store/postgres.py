@@ -50,6 +50,7 @@ from footnote.store.pg_support import (
 )
 from footnote.store.pg_vectors import PgVectors
 from footnote.store.protocol import Original, SourceWrite, StoreStats
+from footnote.store.recognition import RecognitionListing
 from footnote.store.sql import SOURCE_COLS, SourceListing, pg
 from footnote.store.text import fold, plain_text
 from footnote.store.validate import check_batch_ids, check_cues, check_put
@@ -60,7 +61,7 @@ _COPY_TYPES = ["text", "text", "int4", "text", "text", "text", "jsonb", "text",
                "text", "text", "text", "text", "text", "text", "vector"]
 
 
-class PostgresStore(SourceListing, KeyListing, PgVectors, PgSearch, PgConversations, PgMemory):
+class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, PgSearch, PgConversations, PgMemory):
     """A :class:`footnote.store.protocol.Store` on PostgreSQL ≥ 15 with pgvector ≥ 0.5 and pg_trgm.
 
     ``url`` (the attribute) is the connection URL with the password masked. ``exact_copy=False`` leaves the
@@ -294,6 +295,15 @@ class PostgresStore(SourceListing, KeyListing, PgVectors, PgSearch, PgConversati
                 changed = int(conn.execute(pg(statement), list(args)).rowcount)
                 conn.commit()  # the pool rolls back what a block leaves uncommitted
                 return changed
+        except psycopg.Error as e:
+            raise StoreError(f"write failed on {self.url}: {e}") from e
+
+    def _change_rows(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                rows = list(conn.execute(pg(statement), list(args)).fetchall())
+                conn.commit()  # the pool rolls back what a block leaves uncommitted
+                return rows
         except psycopg.Error as e:
             raise StoreError(f"write failed on {self.url}: {e}") from e
 

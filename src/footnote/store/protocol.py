@@ -34,6 +34,7 @@ from footnote.records.fragments import Cue, Fragment, Source
 from footnote.store.conversations import ConversationStore
 from footnote.store.keys import KeyStore
 from footnote.store.memory import MemoryStore
+from footnote.store.recognition import RecognitionStore
 
 #: The largest integer a store's column holds (SQLite's INTEGER, PostgreSQL's BIGINT): an offset or a time past it is
 #: refused at the edge (a 422), never sent to the database (SQLite raised OverflowError: a 500).
@@ -337,8 +338,9 @@ class LaneStore(Protocol):
 
 
 @runtime_checkable
-class Store(SourceStore, VectorStore, LaneStore, ConversationStore, MemoryStore, KeyStore, Protocol):
-    """Everything a backend provides: the capabilities above, curated memory, conversations and named keys."""
+class Store(SourceStore, VectorStore, LaneStore, ConversationStore, MemoryStore, KeyStore, RecognitionStore, Protocol):
+    """Everything a backend provides: the capabilities above, curated memory, conversations, named keys and
+    recognition jobs."""
 
     url: str
 

@@ -303,6 +303,10 @@ class ScopedStore:
     put_source = put_sources = delete_source = delete_sources = _refuse
     pending_fragments = claim_pending = renew_claims = release_claims = put_embeddings = _refuse
     note_embedding_rate = rebind_embedder = put_api_key = revoke_api_key = _refuse
+    put_recognition_job = claim_recognition_job = renew_recognition_job = finish_recognition_job = _refuse
+
+    def recognition_jobs(self) -> list[Any]:
+        return []
 
     def close(self) -> None:
         """The backend stays open: it is the server's."""

@@ -32,6 +32,7 @@ from footnote.store.dense import DenseCache
 from footnote.store.keys import KeyListing
 from footnote.store.memory_sqlite import SqliteMemory
 from footnote.store.protocol import Original, SourceWrite, StoreStats
+from footnote.store.recognition import RecognitionListing
 from footnote.store.sql import SOURCE_COLS, SourceListing
 from footnote.store.sqlite_schema import (
     FRAGMENT_COLS,
@@ -53,7 +54,7 @@ from footnote.store.validate import check_batch_ids, check_cues, check_put
 log = logging.getLogger(__name__)
 
 
-class SqliteStore(SourceListing, KeyListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
+class SqliteStore(SourceListing, KeyListing, RecognitionListing, SqliteVectors, SqliteSearch, SqliteConversations, SqliteMemory):
     """The ``Store`` protocol on one SQLite file (see the module docstring)."""
 
     #: its searches compute in this process, on this machine's cores (``retrieve.pipeline.embeds_first``)
@@ -378,6 +379,11 @@ class SqliteStore(SourceListing, KeyListing, SqliteVectors, SqliteSearch, Sqlite
         conn = self._conn()  # not a write of the corpus: no generation bump
         with self._immediate(conn, "the store is locked by another writer", "write failed"):
             return int(conn.execute(statement, list(args)).rowcount)
+
+    def _change_rows(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:
+        conn = self._conn()  # not a write of the corpus: no generation bump
+        with self._immediate(conn, "the store is locked by another writer", "write failed"):
+            return list(conn.execute(statement, list(args)).fetchall())
 
     @staticmethod
     def _source_from_row(row: Sequence[Any]) -> Source:

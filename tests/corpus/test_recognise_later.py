@@ -1,0 +1,140 @@
+"""Recognition as shared work (``footnote ingest --recognise-later`` and ``footnote worker``; docs/postgres.md):
+the ingest stores each scan and each recording without a transcript as a placeholder with a job; worker processes
+— on SQLite, and two at once on PostgreSQL — recognise each exactly once and write what an ingest that recognised
+it would have written, so the folder ingested again is unchanged; a file that cannot be read fails its job with the
+reason, and the worker still ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asr_support import asr_settings, clip, whisper_or_skip, write_wav
+
+from footnote.corpus.ingest_report import IngestStatus
+from footnote.engine import Engine
+from footnote.settings import load_settings
+from footnote.store import open_store
+
+FOOTNOTE = str(Path(sys.executable).with_name("footnote"))
+SCANS = ("phototest.tif", "eurotext.tif", "8071_093.3B.tif", "8087_054.3B.tif")
+
+
+def _worker(env: dict[str, str], *extra: str, timeout: int = 600) -> subprocess.Popen[str]:
+    return subprocess.Popen([FOOTNOTE, "worker", "--until-empty", "--poll", "0.1", "--workers", "1", "--json", *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _done(proc: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    report: dict[str, object] = json.loads(out)
+    return report
+
+
+def _env(store: str, tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "FOOTNOTE_STORE": store, "FOOTNOTE_CONFIG": str(tmp_path / "none.toml")}
+
+
+def test_a_scan_left_for_a_worker(tmp_path: Path, shared_dir: Path, ocr_installed: None) -> None:
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    shutil.copy(shared_dir / "data/scans/phototest.tif", folder / "page.tif")
+    (folder / "note.md").write_text("---\ntitle: A note\n---\nThe archive holds one scanned page.\n", encoding="utf-8")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash",
+                                      "ocr.cache_dir": str(tmp_path / "ocr-cache")})
+    (tmp_path / "none.toml").write_text(f'[ocr]\ncache_dir = "{tmp_path / "ocr-cache"}"\n', encoding="utf-8")
+    with Engine.from_settings(settings) as engine:
+        report = engine.ingest([folder], recognise_later=True)
+        statuses = {e.source_id: e.status for e in report.entries}
+        assert statuses == {"archive/note.md": IngestStatus.ADDED, "archive/page.tif": IngestStatus.DEFERRED}
+        held = engine.store.get_source("archive/page.tif")
+        assert held is not None and held.meta["awaiting"] == "OCR" and engine.store.fragments_of(held.id) == []
+        assert engine.store.get_original(held.id).data == (folder / "page.tif").read_bytes()  # type: ignore[union-attr]
+        assert engine.status()["recognition"]["waiting"] == 1
+        assert not engine.search("quick brown dog jumped").candidates or all(
+            c.fragment.source_id != held.id for c in engine.search("quick brown dog jumped").candidates)
+    done = _done(_worker(_env(settings.store.url, tmp_path)))
+    assert done["recognised"] == 1 and done["to_recognise"] == 0 and done["remaining"] == 0
+    with Engine.from_settings(settings) as engine:
+        page = engine.store.get_source("archive/page.tif")
+        assert page is not None and "awaiting" not in page.meta and page.meta["ocr_pages"] == "1"
+        assert page.origin == (folder / "page.tif").resolve().as_posix()  # the file's own place, not the worker's
+        hits = engine.search("quick brown dog jumped over the lazy fox").candidates
+        assert hits and hits[0].fragment.source_id == "archive/page.tif"
+        again = engine.ingest([folder], recognise_later=True)  # what the worker wrote is what an ingest writes
+        assert {e.status for e in again.entries} == {IngestStatus.UNCHANGED}, again.entries
+        assert engine.status()["recognition"] is None
+
+
+def test_a_recording_left_for_a_worker(tmp_path: Path, shared_dir: Path) -> None:
+    settings = asr_settings(tmp_path)
+    whisper_or_skip(settings)
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    mp3 = next((shared_dir / "data").rglob("*.mp3"))
+    write_wav(folder / "talk.wav", clip(mp3, 30.0, 42.0))
+    (tmp_path / "none.toml").write_text(f'[asr]\ncache_dir = "{tmp_path / "asr-cache"}"\nnice = 0\n', encoding="utf-8")
+    with Engine.from_settings(settings) as engine:
+        report = engine.ingest([folder], recognise_later=True)
+        assert [e.status for e in report.entries] == [IngestStatus.DEFERRED]
+    done = _done(_worker(_env(settings.store.url, tmp_path)))
+    assert done["recognised"] == 1 and done["recognition_failed"] == 0
+    with Engine.from_settings(settings) as engine:
+        talk = engine.store.get_source("talks/talk.wav")
+        assert talk is not None and talk.meta["transcript_by"] == "machine" and talk.kind == "track_transcript"
+        assert engine.store.fragments_of(talk.id) and engine.store.get_cues(talk.id)
+        again = engine.ingest([folder], transcribe=True)  # recognised once: an ingest that would recognise it agrees
+        assert [e.status for e in again.entries] == [IngestStatus.UNCHANGED]
+
+
+def test_a_file_that_cannot_be_read_fails_its_job_with_the_reason(tmp_path: Path, ocr_installed: None) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "torn.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(500))
+    (tmp_path / "none.toml").write_text("[backlog]\nrecognition_tries = 2\n", encoding="utf-8")
+    settings = load_settings(tmp_path / "none.toml", **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as engine:
+        assert engine.ingest([folder], recognise_later=True).ok  # not read here: nothing to fail yet
+    done = _done(_worker(_env(settings.store.url, tmp_path)))  # ends: the job is past its tries
+    assert done["recognised"] == 0 and done["recognition_failed"] == 2
+    status = subprocess.run([FOOTNOTE, "status"], env=_env(settings.store.url, tmp_path), capture_output=True,
+                            text=True, timeout=120)
+    assert "failed:    bad/torn.png (ocr, 2 tries)" in status.stdout, status.stdout
+
+
+@pytest.mark.integration
+def test_two_workers_recognise_each_scan_once_on_postgres(pg_url: str, tmp_path: Path, shared_dir: Path,
+                                                         ocr_installed: None) -> None:
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    for name in SCANS:
+        shutil.copy(shared_dir / "data/scans" / name, folder / name)
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    env = _env(pg_url, tmp_path)
+    made = subprocess.run([FOOTNOTE, "ingest", str(folder), "--embedder", "hash", "--recognise-later", "--json"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["summary"]["deferred"] == len(SCANS)
+    procs = []
+    for name in ("one", "two"):
+        models = tmp_path / f"models-{name}"  # each "machine" its own models directory (OCR needs none)
+        models.mkdir()
+        procs.append(_worker({**env, "FOOTNOTE_MODELS_DIR": str(models)}))
+    reports = [_done(p) for p in procs]
+    assert sum(int(r["recognised"]) for r in reports) == len(SCANS)  # each scan once: no job held by two workers
+    assert all(r["to_recognise"] == 0 and r["remaining"] == 0 for r in reports)
+    store = open_store(pg_url, load_settings(None).store, create=False)
+    try:
+        assert store.recognition_jobs() == []
+        for name in SCANS:
+            src = store.get_source(f"scans/{name}")
+            assert src is not None and "awaiting" not in src.meta and store.fragments_of(src.id), name
+        assert store.backlog().pending == 0  # and embedded by the same workers
+    finally:
+        store.close()
