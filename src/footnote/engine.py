@@ -320,7 +320,10 @@ class Engine:
         if not jobs:
             return None
         now, limit = time.time(), self.settings.backlog.recognition_tries
-        return {"waiting": sum(1 for j in jobs if j.until < now and j.tries < limit),
+        waiting = [j for j in jobs if j.until < now and j.tries < limit]
+        return {"waiting": len(waiting),
+                "waiting_asr": sum(1 for j in waiting if j.task.value == "asr"),
+                "waiting_ocr": sum(1 for j in waiting if j.task.value == "ocr"),
                 "running": [j.to_dict() for j in jobs if j.until >= now],
                 "failed": [j.to_dict() for j in jobs if j.error]}
 

@@ -231,3 +231,14 @@ def test_each_refusal_and_failure_is_said_once(tmp_path: Path) -> None:
     assert r.stderr.count("broken.srt") == 1 and "binary" in r.stderr
     assert "1 failed, 1 refused;" in r.stdout
     assert "c.srt: transcript without audio" in r.stdout + r.stderr  # the one that did load is still noted
+
+
+def test_keys_create_makes_no_store(tmp_path: Path) -> None:
+    """Only ingest creates a store: a key made for a mistyped store path would be a key no server knows."""
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    missing = tmp_path / "typo.db"
+    r = CliRunner().invoke(main, ["keys", "create", "team", "--collection", "a", "--store", str(missing)])
+    assert r.exit_code == 2 and "no store at" in r.output and not missing.exists()

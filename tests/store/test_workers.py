@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from footnote.engine import Engine
 from footnote.settings import load_settings
 from footnote.store import open_store
 
@@ -52,11 +53,12 @@ def test_two_workers_split_one_backlog(pg_url: str, demo_dir: Path, tmp_path: Pa
                 text=True))
         seen_workers: set[str] = set()
         deadline = time.monotonic() + 240
-        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            st = subprocess.run([FOOTNOTE, "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
-            if st.returncode == 0:
-                seen_workers |= {w["holder"] for w in json.loads(st.stdout)["embedding"].get("workers") or []}
-            time.sleep(0.2)
+        # what `footnote status` shows (Engine.status → describe_backlog), read in this process every 50 ms: a
+        # `footnote status` process takes a second or two to start, and the hash-embedding workers can finish in that
+        with Engine.from_settings(load_settings(None, **{"store.url": pg_url, "embedder.name": "hash"})) as watcher:
+            while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+                seen_workers |= {w["holder"] for w in watcher.status()["embedding"].get("workers") or []}
+                time.sleep(0.05)
         reports = []
         for p in procs:
             out, err = p.communicate(timeout=60)

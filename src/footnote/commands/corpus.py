@@ -157,7 +157,8 @@ def status(ctx: Ctx) -> None:
         return
     click.echo(f"store:     {st['store']}")
     if rec := st.get("recognition"):
-        click.echo(f"recognise: {rec['waiting']} recordings or scans wait for `footnote worker` (speech recognition, OCR)")
+        click.echo(f"recognise: {rec['waiting']} waiting for `footnote worker` ({rec['waiting_asr']} recordings to "
+                   f"transcribe, {rec['waiting_ocr']} scans to OCR)")
         for j in rec["running"]:
             click.echo(f"worker:    {j['holder']} recognises {j['source_id']} ({j['task']})")
         for j in rec["failed"]:

@@ -46,7 +46,8 @@ def sources(ctx: Ctx, kind: str | None, lang: str | None, collection: str | None
             if count < 0:
                 count = len(store.fragments_of(src.id))
             rows.append({"id": src.id, "kind": src.kind, "lang": src.lang, "title": src.title,
-                         "collection": src.collection, "fragments": count, "media_type": src.media_type})
+                         "collection": src.collection, "fragments": count, "media_type": src.media_type,
+                         "awaiting": src.meta.get("awaiting")})  # left for footnote worker (ingest --recognise-later)
     if ctx.as_json:
         ctx.emit({"sources": rows, "total": total, "offset": offset, "limit": limit})
         return
@@ -56,7 +57,8 @@ def sources(ctx: Ctx, kind: str | None, lang: str | None, collection: str | None
         return
     w = min(48, max(len(r["id"]) for r in rows))
     for r in rows:
-        click.echo(f"{r['id']:<{w}}  {r['kind']:<16} {r['lang']:<3} {r['fragments']:>6}  {r['title']}")
+        waits = f"  (waits for {r['awaiting']}: footnote worker)" if r["awaiting"] else ""
+        click.echo(f"{r['id']:<{w}}  {r['kind']:<16} {r['lang']:<3} {r['fragments']:>6}  {r['title']}{waits}")
     shown = f"{offset + 1}–{offset + len(rows)} of {total}" if (limit or offset) else f"{total}"
     click.echo(f"{shown} sources, {sum(r['fragments'] for r in rows)} fragments listed")
     if limit and offset + len(rows) < total:

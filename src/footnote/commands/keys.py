@@ -36,16 +36,18 @@ def create(ctx: Ctx, name: str, collections: tuple[str, ...], write: bool) -> No
     """Create key NAME and print it (once: the store keeps only its hash)."""
     check_key_name(name)
     granted = check_collections(collections)
-    store = open_store(ctx.settings.store.url, ctx.settings.store, create=True)
+    store = open_store(ctx.settings.store.url, ctx.settings.store, create=False)  # only ingest makes a store
     try:
-        unknown = [c for c in granted if c != ALL_COLLECTIONS and c not in store.collections()]
+        have = store.collections()
+        unknown = [c for c in granted if c != ALL_COLLECTIONS and c not in have]
         key = new_key()
         record = ApiKey(name, secrets.token_hex(8), granted, write, time.time())
         store.put_api_key(record, key_hash(key))
     finally:
         store.close()
     for c in unknown:  # a collection ingested later is read then: a warning, not an error
-        click.echo(f"warning: the store has no collection {c!r} yet", err=True)
+        click.echo(f"warning: the store has no collection {c!r} yet (it has: {', '.join(sorted(have)) or 'none'}); "
+                   "the key reads it once it is ingested", err=True)
     if ctx.as_json:
         ctx.emit({**record.to_dict(), "key": key})
     else:
@@ -68,8 +70,10 @@ def list_(ctx: Ctx) -> None:
         return
     if not found:
         click.echo("no named keys (make one with `footnote keys create NAME --collection C`)")
+    width = max(len(k.name) for k in found) if found else 0
     for k in found:
-        click.echo(f"{k.name}  {'read+write' if k.write else 'read'}  {', '.join(k.collections)}  {_when(k.created)}")
+        click.echo(f"{k.name:<{width}}  {'read+write' if k.write else 'read':<10}  {_when(k.created)}  "
+                   f"{', '.join(k.collections)}")
 
 
 @keys.command("revoke")
@@ -80,7 +84,8 @@ def revoke(ctx: Ctx, name: str) -> None:
     store = open_store(ctx.settings.store.url, ctx.settings.store, create=False)
     try:
         if not store.revoke_api_key(name):
-            raise NotFound(f"no key named {name!r} (footnote keys list shows them)")
+            raise NotFound(f"no live key named {name!r} (revoked already, or never made: footnote keys list shows "
+                           "the live ones)")
     finally:
         store.close()
     if ctx.as_json:

@@ -118,7 +118,8 @@ def worker(ctx: Ctx, workers: int | None, until_empty: bool, poll: float | None,
             ctx.emit(doc)
         else:
             how = "stopped" if doc["stopped"] else "done"
-            click.echo(f"worker {how}: {doc['recognised']:,} recognised, {doc['embedded']:,} embedded in "
+            recognised = f"{doc['recognised']:,} recognised, " if doc["recognised"] else ""
+            click.echo(f"worker {how}: {recognised}{doc['embedded']:,} embedded in "
                        f"{doc['seconds']} s; {doc['remaining']:,} left in the store"
                        + (f", {doc['to_recognise']:,} to recognise" if doc["to_recognise"] else ""), err=True)
     finally:
@@ -163,6 +164,6 @@ def _recognise_one(store: Any, recognizer: Any, settings: Any, tasks: Any, total
         keeper.join(timeout=5)
     total["recognised"] += 1
     if not quiet:
-        click.echo(f"recognised {job.source_id} ({job.task.value}): {written} passages in "
+        click.echo(f"recognised {job.source_id} ({job.task.value}): {written} passage{'s' if written != 1 else ''} in "
                    f"{time.monotonic() - t0:.1f} s", err=True)
     return True

@@ -421,7 +421,7 @@ class Ingestor:
         self.store.put_source(src, [], None, data)
         self.store.put_recognition_job(sid, task, options_of(ctx))
         self._hashes[sid] = src.content_hash
-        entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"left for footnote worker ({AWAITING[task]})"))
+        entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"{AWAITING[task]} left for footnote worker"))
         return sid, 0
 
     def _write_partial(self, doc: Document, seen_ids: Mapping[str, str]) -> None:

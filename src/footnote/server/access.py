@@ -114,7 +114,7 @@ class Keyring:
                 return ADMIN
             named = self.find(presented)
             if named is not None and named.revoked:
-                raise AuthError(f"the key {named.name!r} was revoked")
+                raise AuthError(f"the key {named.label!r} was revoked")
             if named is not None:
                 return Access(named.name, _collections(named.collections), named.write, salt=named.key_id)
             if self.has_keys():
@@ -166,6 +166,9 @@ def require_writer(access: Access, request: Request, *, needs: str, refused: str
     ``collection`` when one is named), presented in a header — not only the cookie the browser sends on its own."""
     if access.name == "open":
         raise Forbidden(f"this server has no API key (server.api_key / FOOTNOTE_API_KEY), so it {refused}")
+    if access.name == "public":
+        raise AuthError(f"no key was sent: {needs} needs a key made with --write (or the admin key), in a header: "
+                        "'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
     if not access.write:
         raise Forbidden(f"the key {access.name!r} may only read; {needs} needs a key made with --write")
     if collection is not None and not access.reads(collection):

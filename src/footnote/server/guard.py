@@ -30,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from footnote.errors import FootnoteError
+from footnote.errors import AuthError, FootnoteError
 from footnote.server.access import Keyring
 from footnote.settings import ServerSettings
 
@@ -56,6 +56,9 @@ def make_access_dependency(keyring: Keyring, cookie_name: str) -> Any:
     or 401 when it may not come in."""
 
     async def require_access(request: Request) -> None:
+        auth = request.headers.get("authorization")
+        if auth is not None and auth[:7].lower() != "bearer ":
+            raise AuthError("the Authorization header must be 'Bearer KEY' (or send 'X-API-Key: KEY')")
         presented = presented_key(request, cookie_name)
         request.state.access = await run_in_threadpool(keyring.access, presented)
 

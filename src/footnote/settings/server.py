@@ -64,8 +64,9 @@ class ServerSettings(_Frozen):
     )
     allowed_hosts: tuple[str, ...] = Field(
         (),
-        description="Host names (besides the bind address, localhost and IP literals) accepted in the Host header when "
-        "no api_key is set: the DNS-rebinding guard refuses any other name.",
+        description="Host names (besides the bind address, localhost and IP literals) accepted in the Host header while "
+        "the server has no key (no api_key, no named key, no public_collections): the DNS-rebinding guard refuses any "
+        "other name. A server with keys is guarded by them.",
     )
     page_max_pixels: int = Field(
         16_000_000, description="Largest rendered PDF page image, in pixels: a bigger page is rendered at a smaller scale."

@@ -25,6 +25,8 @@ from footnote.errors import UsageError
 ALL_COLLECTIONS = "*"
 #: A key's name: what `footnote keys list` shows and `revoke` takes.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: What a revoked key's name gets when its name is used again (the tombstone stays, refused).
+REVOKED_MARK = "~revoked-"
 #: Keys that `keys create` prints start with this, so that a leaked one is recognisable.
 KEY_PREFIX = "fn_"
 
@@ -39,6 +41,11 @@ class ApiKey:
     write: bool
     created: float
     revoked: bool = False  # a revoked key is kept, marked: refused by name, and the store never falls open
+
+    @property
+    def label(self) -> str:
+        """The name it was made with (a revoked key whose name was used again is kept as ``NAME~revoked-ID``)."""
+        return self.name.split(REVOKED_MARK, 1)[0]
 
     @property
     def every_collection(self) -> bool:
@@ -121,8 +128,8 @@ class KeyListing:
 
     def put_api_key(self, key: ApiKey, hashed: str) -> None:
         # a revoked key of this name steps aside (still kept, still refused) so that the name can be used again
-        self._change("UPDATE api_keys SET name = name || '~revoked-' || key_id WHERE name = ? AND revoked = ?",
-                     [key.name, True])
+        self._change("UPDATE api_keys SET name = name || ? || key_id WHERE name = ? AND revoked = ?",
+                     [REVOKED_MARK, key.name, True])
         changed = self._change(
             f"INSERT INTO api_keys ({_COLS}, key_hash) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
             [key.name, key.key_id, json.dumps(list(key.collections), ensure_ascii=False), bool(key.write),
