@@ -282,49 +282,6 @@ def test_the_question_s_own_numbers(question: str, numbers: tuple[str, ...]) -> 
     assert question_numbers(question) == numbers
 
 
-@pytest.mark.parametrize(("question", "counted"), [
-    ("How many steps does the tower have?", "steps"),
-    ("Wie viele Stufen hat der Turm?", "Stufen"),
-    ("Сколько ступеней у башни?", "ступеней"),
-    ("How many of the keepers stayed?", None),  # a function word: nothing named
-    ("When was the tower built?", None),
-])
-def test_the_thing_a_how_many_question_counts(question: str, counted: str | None) -> None:
-    from footnote.answer.asked import counted_thing
-
-    assert counted_thing(question) == counted
-
-
-def test_a_count_of_something_else_does_not_answer_how_many() -> None:
-    """"How many steps…" answered with "Three keepers lived at the light": the sentence carries a number and most
-    focus words, but not the thing counted (``counted_in_focus``); the same sentence answers "How many keepers…"."""
-    import numpy as np
-
-    from footnote.answer.answerable import AnswerCheck
-    from footnote.answer.candidates import Cand, TermScorer
-    from footnote.answer.types import Note
-    from footnote.models.embedders import HashEmbedder
-    from footnote.records.fragments import FileLocator, Fragment
-    from footnote.settings import load_settings
-
-    text = "Three keepers lived at the Marrowick tower: the principal keeper and two assistants."
-    scorer = TermScorer()
-
-    def judged(question: str, counted: bool) -> Any:
-        settings = load_settings(None).with_overrides(**{
-            "answer.extractive.answerable.ablation_drop": {"hash": 0.0},
-            "answer.extractive.answerable.missing_share": 0.5,  # one of two focus words may be missing
-            "answer.extractive.answerable.counted_in_focus": counted})
-        check = AnswerCheck(settings.answer.extractive.answerable, HashEmbedder(8), scorer)
-        f = Fragment("t#0", "prose/tower.md", 0, "prose_chapter", "en", text, FileLocator("prose/tower.md"), "h")
-        c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "en")), frozenset(), "en")
-        return check.judge(question, "en", [c], lambda w, lang: False, vecs=np.zeros((1, 8), np.float32))
-
-    assert not judged("How many steps does the Marrowick tower have?", counted=True).answers
-    assert judged("How many steps does the Marrowick tower have?", counted=False).answers  # the rule decides it
-    assert judged("How many keepers did the Marrowick tower have?", counted=True).answers
-
-
 @pytest.mark.parametrize(("sentence", "carries"), [
     ("Ада Пенхеллоу встретила меня на причале сама.", False),  # the question's own name, in Cyrillic
     ("Before her, Thomas Gwynn kept the light for twenty years.", True),  # another name

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind, counted_thing
+from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind
 from footnote.answer.candidates import Cand, TermScorer
 from footnote.answer.sentences import cross_script_names, name_skeleton, names_shared
 from footnote.answer.types import Note
@@ -130,8 +130,6 @@ class AnswerCheck:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         min_sim = s.min_similarity.get(self.embedder.name) if self.embedder is not None else None
-        counted = counted_thing(question) if s.counted_in_focus else None
-        counted = counted if counted in focus else None  # "how many steps": a count of something else does not answer
         qnums = question_numbers(question) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
         focus += qnums
         best: Judged | None = None
@@ -161,7 +159,7 @@ class AnswerCheck:
             # a same-language sentence this unlike the question is about the topic, not the fact (cross-lingual
             # cosines run lower, so a sentence in another language is not held to it)
             close = min_sim is None or c.sim is None or c.lang != qlang or c.sim >= min_sim
-            ok = len(missing) <= allowed and numbers_ok and carries and close and counted not in missing
+            ok = len(missing) <= allowed and numbers_ok and carries and close
             missing += lost
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0
             judged = Judged(ok, kind, focus, missing, carries, cov, i, close)

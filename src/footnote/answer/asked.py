@@ -50,10 +50,6 @@ _ASKS_NUMBER = re.compile(
     r"quant[oa]s?|em\s+que\s+ano|qual\s+(?:o\s+)?(?:ano|número|valor)|"
     r"combien|en\s+quelle\s+année|cu[aá]nt[oa]s?|en\s+qu[eé]\s+año)\b"
 )
-#: "How many X", "сколько X", "wie viele X", "quantos X": the counted thing X (the next word).
-_COUNTED = re.compile(
-    r"(?i)(?:\bhow\s+many|(?<![\w-])сколько|\bwie\s+viele?|\bquant[oa]s|\bcombien\s+de|\bcu[aá]nt[oa]s)\s+([^\W\d_][\w'’-]*)"
-)
 _ASKS_COLOUR = re.compile(
     r"(?i)\b(?:what\s+colou?r|which\s+colou?r|какого\s+цвета|как\w*\s+цвет\w*|welche\s+farbe|was\s+für\s+eine\s+farbe|"
     r"(?:de\s+)?que\s+cor|qual\s+(?:[ée]\s+)?a\s+cor|quelle\s+couleur|de\s+qu[eé]\s+color|qu[eé]\s+color)\b"
@@ -200,15 +196,6 @@ def _words(text: str) -> list[str]:
 
 #: What a capitalised word may follow and still open a sentence (a quotation, a clause after a colon or dash).
 _OPENS = "«„“‚‘\"'([:—–.!?"
-
-
-def counted_thing(question: str) -> str | None:
-    """The thing a "how many" question counts ("How many *steps* does the tower have?", "Wie viele *Stufen*"), when
-    it names one (not a function word): the sentence that gives the count must be about it."""
-    m = _COUNTED.search(question)
-    if m is None or is_stop(m.group(1)):
-        return None
-    return m.group(1)
 
 
 def _same_name(word: str, own: set[str]) -> bool:

@@ -158,11 +158,6 @@ class AnswerableSettings(_Frozen):
         "chosen sentence answers only when it, or its passage, writes the same number. Judged by the digits, whatever "
         "the embedder (no number is carried by meaning).",
     )
-    counted_in_focus: bool = Field(
-        True, description="A \"how many X\" question (\"wie viele Stufen\", \"сколько ступеней\") is answered only by a "
-        "sentence that carries X — by its words or, across languages, by meaning (the focus check's ablation) — however "
-        "many of the other focus words may be missing: a count of something else (\"three keepers\") is a near miss.",
-    )
     max_ablated_words: int = Field(
         24, ge=1, description="Focus words at most that are judged by meaning (one query embedding each, per turn); "
         "further words a sentence does not carry verbatim count as missing. Bounds what a very long question costs.",
