@@ -138,3 +138,35 @@ def test_two_workers_recognise_each_scan_once_on_postgres(pg_url: str, tmp_path:
         assert store.backlog().pending == 0  # and embedded by the same workers
     finally:
         store.close()
+
+
+def test_a_scanned_pdf_is_left_for_a_worker_and_a_text_pdf_is_not(tmp_path: Path, shared_dir: Path,
+                                                                    ocr_installed: None) -> None:
+    from reportlab.pdfgen import canvas
+
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    scanned = canvas.Canvas(str(folder / "scanned.pdf"))  # a page that is only an image: no text layer
+    scanned.drawImage(str(shared_dir / "data/scans/phototest.tif"), 36, 200, width=520, height=380)
+    scanned.save()
+    text = canvas.Canvas(str(folder / "typed.pdf"))
+    text.drawString(72, 720, "The harbour master keeps the tide tables in the north office.")
+    text.save()
+    (tmp_path / "none.toml").write_text(f'[ocr]\ncache_dir = "{tmp_path / "ocr-cache"}"\n', encoding="utf-8")
+    settings = load_settings(tmp_path / "none.toml", **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
+    with Engine.from_settings(settings) as engine:
+        report = engine.ingest([folder], recognise_later=True)
+        assert {e.source_id: e.status for e in report.entries} == {
+            "pdfs/scanned.pdf": IngestStatus.DEFERRED, "pdfs/typed.pdf": IngestStatus.ADDED}
+    assert _done(_worker(_env(settings.store.url, tmp_path)))["recognised"] == 1
+    with Engine.from_settings(settings) as engine:
+        hits = engine.search("quick brown dog jumped over the lazy fox").candidates
+        assert hits and hits[0].fragment.source_id == "pdfs/scanned.pdf"
+    # ingested again where Tesseract is not: the bytes a worker recognised are unchanged, not left again
+    no_ocr = settings.with_overrides(**{"ocr.enabled": False})
+    with Engine.from_settings(no_ocr) as engine:
+        again = engine.ingest([folder], recognise_later=True)
+        # (the typed PDF is loaded again: OCR being on or off is part of every PDF's hash, as in any ingest)
+        assert {e.source_id: e.status for e in again.entries}["pdfs/scanned.pdf"] is IngestStatus.UNCHANGED
+        assert engine.store.recognition_jobs() == []
+        assert engine.store.fragments_of("pdfs/scanned.pdf")

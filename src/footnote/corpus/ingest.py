@@ -59,11 +59,10 @@ from footnote.corpus.ingest_report import (
 from footnote.corpus.inventory import take_inventory
 from footnote.corpus.loaders import EARLY_HASH, LoadContext, early_hash, iter_files, load_entries
 from footnote.corpus.loaders.base import read_bytes
-from footnote.corpus.loaders.scans import IMAGE_SUFFIXES
 from footnote.corpus.loaders.video import has_text_subtitles
 from footnote.corpus.notices import notice_reason
 from footnote.corpus.pairing import plan_tracks
-from footnote.corpus.recognition import AWAITING, options_of, placeholder
+from footnote.corpus.recognition import AWAITING, needs_recognition, options_of, placeholder
 from footnote.errors import FootnoteError, InputError, UsageError
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import Document, Fragment, Source
@@ -293,10 +292,10 @@ class Ingestor:
                     if kept is not None:  # recognised before, nothing changed: not recognised again
                         seen_ids[kept[0]] = label
                         entries.append(IngestEntry(label, kept[0], IngestStatus.UNCHANGED, kept[1]))
-                    elif recognise_later and (is_asr or file.suffix.lower() in IMAGE_SUFFIXES):
+                    elif recognise_later and (is_asr or needs_recognition(file)):
                         kept = self._defer(label, file, LoadContext(self.settings, kind, lang, root, name,
                                                                     ids.known_ids(name)),
-                                           Task.ASR if is_asr else Task.OCR, seen_ids, entries)
+                                           Task.ASR if is_asr else Task.OCR, seen_ids, entries, by_id)
                     for item in () if kept is not None else load_entries(file, settings=self.settings, kind=kind, lang=lang, root=root,
                                              collection=name, known_ids=ids.known_ids(name),
                                              audio=plan.audio.get(file),
@@ -400,12 +399,20 @@ class Ingestor:
 
 
     def _defer(self, label: str, file: Path, ctx: LoadContext, task: Task, seen_ids: dict[str, str],
-               entries: list[IngestEntry]) -> tuple[str, int]:
+               entries: list[IngestEntry], stored: Mapping[str, Source]) -> tuple[str, int]:
         """A recording or scan left for ``footnote worker``: its placeholder and job written (one source, its
-        original, no passages; ``footnote.corpus.recognition``). Returns (id, 0), as an unchanged file does."""
+        original, no passages; ``footnote.corpus.recognition``). Returns (id, 0), as an unchanged file does. The same
+        bytes a worker recognised already are unchanged (the worker's OCR or speech model may not be here)."""
         data = read_bytes(file)
         src = placeholder(file, data, ctx, task)
         sid = src.id
+        done = stored.get(sid)
+        if (done is not None and not done.content_hash.startswith("awaiting:") and sid not in seen_ids
+                and done.blob_sha256 == src.blob_sha256 and done.origin == src.origin):
+            seen_ids[sid] = label
+            n = int(done.meta.get("fragments", "0") or 0)
+            entries.append(IngestEntry(label, sid, IngestStatus.UNCHANGED, n))
+            return sid, n
         if sid in seen_ids:
             entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0,
                                        f"duplicate source id {sid!r} (also from {seen_ids[sid]})"))

@@ -21,8 +21,9 @@ import threading
 from pathlib import Path
 
 from footnote.corpus.loaders.audio import load_audio
-from footnote.corpus.loaders.base import LoadContext, make_source, media_type
-from footnote.corpus.loaders.scans import load_image
+from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
+from footnote.corpus.loaders.pdf import PDF_SUFFIXES, load_pdf, needs_ocr
+from footnote.corpus.loaders.scans import IMAGE_SUFFIXES, load_image
 from footnote.errors import FootnoteError, InputError
 from footnote.records.fragments import Document, Source
 from footnote.settings import Settings
@@ -45,6 +46,20 @@ def placeholder(file: Path, data: bytes, ctx: LoadContext, task: Task) -> Source
         media=media_type(file), origin=ctx.origin(file),
         meta={"awaiting": AWAITING[task], "fragments": "0"}, collection=ctx.collection,
     )
+
+
+def needs_recognition(file: Path) -> bool:
+    """Whether ``ingest --recognise-later`` leaves ``file`` to a worker for OCR: a scanned page (an image), or a PDF
+    with a page without a text layer (recordings are decided by the ingest: those no transcript took)."""
+    suffix = file.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        return True
+    if suffix in PDF_SUFFIXES:
+        try:
+            return needs_ocr(file, read_bytes(file))
+        except InputError:
+            return False
+    return False
 
 
 def options_of(ctx: LoadContext) -> dict[str, str | None]:
@@ -85,6 +100,8 @@ class Recognizer:
 
                     self._transcriber = make_transcriber(self.settings)  # type: ignore[assignment]
                 docs = list(load_audio(path, ctx, self._transcriber))  # type: ignore[arg-type]
+            elif path.suffix.lower() in PDF_SUFFIXES:
+                docs = [d for d in load_pdf(path, ctx) if not d.partial]
             else:
                 docs = [d for d in load_image(path, ctx) if not d.partial]
         if not docs:

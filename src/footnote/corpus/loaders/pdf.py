@@ -55,6 +55,29 @@ def _open(path: Path, data: bytes) -> Any:
         raise InputError(path, f"corrupt or unreadable PDF ({msg})") from e
 
 
+def needs_ocr(path: Path, data: bytes) -> bool:
+    """Whether a PDF has a page without a text layer (``ingest --recognise-later`` leaves such a PDF to a worker);
+    an unreadable PDF is not (it fails where it is loaded, with the reason)."""
+    try:
+        pdf = _open(path, data)
+    except InputError:
+        return False
+    try:
+        for i in range(len(pdf)):
+            page = pdf[i]
+            textpage = page.get_textpage()
+            empty = not textpage.get_text_range().strip()
+            textpage.close()
+            page.close()
+            if empty:
+                return True
+        return False
+    except pdfium.PdfiumError:
+        return False
+    finally:
+        pdf.close()
+
+
 def _outline(pdf: Any) -> tuple[list[int], list[str]]:
     """Start page indexes (sorted) and titles of the outline entries; empty when there is none."""
     entries: list[tuple[int, int, str]] = []
