@@ -93,19 +93,38 @@ def test_a_recording_left_for_a_worker(tmp_path: Path, shared_dir: Path) -> None
         assert [e.status for e in again.entries] == [IngestStatus.UNCHANGED]
 
 
-def test_a_file_that_cannot_be_read_fails_its_job_with_the_reason(tmp_path: Path, ocr_installed: None) -> None:
+def test_a_file_that_cannot_be_read_fails_its_job_with_the_reason(tmp_path: Path, shared_dir: Path,
+                                                                   ocr_installed: None) -> None:
+    """A scan whose header reads but whose pixels do not fails at the worker, named by its own id; one that is no image
+    at all fails at the ingest, at once; removing a placeholder takes its job; an ingest starts a given-up job over."""
     folder = tmp_path / "bad"
     folder.mkdir()
-    (folder / "torn.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(500))
+    whole = (shared_dir / "data/scans/phototest.tif").read_bytes()
+    (folder / "torn.tif").write_bytes(whole[: len(whole) // 3])  # the header and a third of the strips
+    (folder / "empty.png").write_bytes(b"")
+    (folder / "gone.tif").write_bytes(whole)
     (tmp_path / "none.toml").write_text("[backlog]\nrecognition_tries = 2\n", encoding="utf-8")
     settings = load_settings(tmp_path / "none.toml", **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"})
     with Engine.from_settings(settings) as engine:
-        assert engine.ingest([folder], recognise_later=True).ok  # not read here: nothing to fail yet
+        report = engine.ingest([folder], recognise_later=True)
+        statuses = {e.source_id or e.path: e.status for e in report.entries}
+        assert statuses["bad/torn.tif"] is IngestStatus.DEFERRED and statuses["bad/gone.tif"] is IngestStatus.DEFERRED
+        assert [e.error for e in report.entries if e.status is IngestStatus.FAILED] == [f"{folder / 'empty.png'}: empty file"]
+        assert engine.store.delete_sources(["bad/gone.tif"]) == ["bad/gone.tif"]
+        assert [j.source_id for j in engine.store.recognition_jobs()] == ["bad/torn.tif"]  # the removed one's job went
     done = _done(_worker(_env(settings.store.url, tmp_path)))  # ends: the job is past its tries
-    assert done["recognised"] == 0 and done["recognition_failed"] == 2
+    assert done["recognised"] == 0 and done["recognition_failed"] == 2 and done["to_recognise"] == 1
     status = subprocess.run([FOOTNOTE, "status"], env=_env(settings.store.url, tmp_path), capture_output=True,
                             text=True, timeout=120)
-    assert "failed:    bad/torn.png (ocr, 2 tries)" in status.stdout, status.stdout
+    assert "failed:    bad/torn.tif (ocr, 2 tries): bad/torn.tif: " in status.stdout, status.stdout
+    assert "footnote-recognise-" not in status.stdout  # named by the file, never the worker's temporary copy
+    with Engine.from_settings(settings) as engine:  # given up on: the next ingest starts it over
+        again = engine.ingest([folder], recognise_later=True)
+        [torn] = [e for e in again.entries if e.source_id == "bad/torn.tif"]
+        assert torn.status is IngestStatus.DEFERRED and "again (it failed 2 times" in (torn.error or "")
+        # (the removed scan's file is still in the folder: the ingest leaves it for a worker again, as it should)
+        assert [(j.source_id, j.tries) for j in engine.store.recognition_jobs()] == [("bad/gone.tif", 0),
+                                                                                     ("bad/torn.tif", 0)]
 
 
 @pytest.mark.integration

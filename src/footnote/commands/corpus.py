@@ -165,7 +165,7 @@ def status(ctx: Ctx) -> None:
             click.echo(f"failed:    {j['source_id']} ({j['task']}, {j['tries']} tries): {j['error']}")
     emb = st["embedder"] or "none"
     built = st.get("store_embedder")
-    if st["empty"]:
+    if st["empty"] and not rec:
         click.echo(f"embedder:  {emb if st['embedder'] else 'none (lexical only)'}")
         click.echo("the store is empty: add sources with `footnote ingest PATH…`"
                    + (f" (they will be embedded with {st['embedder']})" if st["embedder"] else " (lexical only)"))

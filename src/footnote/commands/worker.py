@@ -157,11 +157,15 @@ def _recognise_one(store: Any, recognizer: Any, settings: Any, tasks: Any, total
     except FootnoteError as e:
         total["recognition_failed"] += 1
         if not quiet:
-            click.echo(f"failed to recognise {job.source_id}: {e.message}", err=True)
+            click.echo(f"failed to recognise: {e.message}", err=True)
         return True
     finally:
         done.set()
         keeper.join(timeout=5)
+    if written is None:  # removed, or ingested otherwise, since it was left for a worker
+        if not quiet:
+            click.echo(f"skipped {job.source_id}: no longer waits for recognition", err=True)
+        return True
     total["recognised"] += 1
     if not quiet:
         click.echo(f"recognised {job.source_id} ({job.task.value}): {written} passage{'s' if written != 1 else ''} in "

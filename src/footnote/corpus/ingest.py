@@ -423,7 +423,14 @@ class Ingestor:
             entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, taken))
             return sid, 0
         if self._hashes.get(sid) == src.content_hash:  # left for a worker before, and not recognised yet
-            entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"waits for {AWAITING[task]}"))
+            job = next((j for j in self.store.recognition_jobs() if j.source_id == sid), None)
+            if job is not None and job.tries < self.settings.backlog.recognition_tries:
+                entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"waits for {AWAITING[task]}"))
+                return sid, 0
+            self.store.put_recognition_job(sid, task, options_of(ctx))  # given up on (or lost): tried again
+            why = f" (it failed {job.tries} times: {job.error})" if job is not None and job.error else ""
+            entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0,
+                                       f"left for footnote worker again{why}"))
             return sid, 0
         self.store.put_source(src, [], None, data)
         self.store.put_recognition_job(sid, task, options_of(ctx))

@@ -52,14 +52,24 @@ def needs_recognition(file: Path) -> bool:
     """Whether ``ingest --recognise-later`` leaves ``file`` to a worker for OCR: a scanned page (an image), or a PDF
     with a page without a text layer (recordings are decided by the ingest: those no transcript took)."""
     suffix = file.suffix.lower()
-    if suffix in IMAGE_SUFFIXES:
-        return True
+    if suffix in IMAGE_SUFFIXES:  # one that is not an image at all fails here, at once, as a plain ingest says
+        return _looks_like_image(file)
     if suffix in PDF_SUFFIXES:
         try:
             return needs_ocr(file, read_bytes(file))
         except InputError:
             return False
     return False
+
+
+def _looks_like_image(file: Path) -> bool:
+    from PIL import Image
+
+    try:
+        with Image.open(file) as img:
+            return img.width > 0 and img.height > 0
+    except Exception:  # anything Pillow cannot open is read (and refused) by the ingest itself
+        return False
 
 
 def options_of(ctx: LoadContext) -> dict[str, str | None]:
@@ -109,8 +119,8 @@ class Recognizer:
         doc = docs[-1]  # its path keeps the file's suffix: a scan's load hash is kept as an ingest keeps it
         return dataclasses.replace(doc, source=dataclasses.replace(doc.source, origin=src.origin))
 
-    def run_one(self, job: RecognitionJob, stop: threading.Event | None = None) -> int:
-        """Recognise one claimed job and write its source's passages; the passages written (0: the source was
+    def run_one(self, job: RecognitionJob, stop: threading.Event | None = None) -> int | None:
+        """Recognise one claimed job and write its source's passages; the passages written (None: the source was
         removed or replaced meanwhile). The job is finished either way; an error releases it with the reason."""
         from footnote.corpus.ingest import Ingestor
 
@@ -119,12 +129,15 @@ class Recognizer:
             original = self.store.get_original(job.source_id)
             if src is None or original is None or not src.content_hash.startswith("awaiting:"):
                 self.store.finish_recognition_job(job.source_id, self.holder)  # gone, or ingested otherwise since
-                return 0
-            doc = self._documents(job, src, original.data)
+                return None
+            try:
+                doc = self._documents(job, src, original.data)
+            except InputError as e:  # named by the file it came from, not the worker's copy of it
+                raise InputError(src.id, e.problem, e.line) from e
             doc, frags = Ingestor(self.settings, self.store, None).prepare(doc)
             if self.store.source_hash(job.source_id) != src.content_hash:  # replaced while it was recognised
                 self.store.finish_recognition_job(job.source_id, self.holder)
-                return 0
+                return None
             self.store.put_source(doc.source, frags, None, doc.original, cues=doc.cues)
         except FootnoteError as e:
             log.warning("recognising %s failed: %s", job.source_id, e.message)

@@ -219,6 +219,7 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
                     [list(originals), [len(d) for d in originals.values()], list(originals.values())],
                 )
                 conn.execute("DELETE FROM fragments WHERE source_id = ANY(%s)", [ids])
+                conn.execute("DELETE FROM recognition_jobs WHERE source_id = ANY(%s)", [ids])  # a placeholder's job
                 conn.cursor().executemany(
                     f"INSERT INTO sources ({SOURCE_COLS}, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s, now())"
                     " ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,"
@@ -271,6 +272,7 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
                 conn.execute("DELETE FROM fragments WHERE source_id = ANY(%s)", [ids])
+                conn.execute("DELETE FROM recognition_jobs WHERE source_id = ANY(%s)", [ids])  # a placeholder's job
                 rows = conn.execute(
                     "DELETE FROM sources WHERE id = ANY(%s) RETURNING id, blob_sha256", [ids]  # cues: ON DELETE CASCADE
                 ).fetchall()

@@ -362,6 +362,7 @@ class SqliteStore(SourceListing, KeyListing, RecognitionListing, SqliteVectors, 
                 if old is None:
                     continue
                 self._delete_rows(conn, sid)
+                conn.execute("DELETE FROM recognition_jobs WHERE source_id = ?", (sid,))  # a placeholder's job
                 blobs.add(old[0])
                 removed.append(sid)
             for sha in sorted(blobs):

@@ -93,8 +93,10 @@ def _count_frames(path: Path, data: bytes, ctx: LoadContext) -> int:
     try:
         img = Image.open(io.BytesIO(data))
         n = int(getattr(img, "n_frames", 1) or 1)
-    except UnidentifiedImageError as e:
-        raise InputError(path, f"not a readable image ({e})") from e
+    except UnidentifiedImageError:
+        raise InputError(path, "not a readable image (no image format Pillow knows)") from None
+    except Image.DecompressionBombError as e:  # a small file that describes an enormous picture
+        raise InputError(path, f"the image is too large to read ({e})") from e
     except (OSError, ValueError, SyntaxError) as e:
         raise InputError(path, f"corrupt or truncated image ({e})") from e
     if n > s.max_pages:
