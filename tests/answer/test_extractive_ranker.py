@@ -210,10 +210,10 @@ def test_verdict_and_mode_agree_and_the_deciding_stage_is_traced(demo_engine: En
     for q in questions:
         a = demo_engine.ask(q)
         if a.mode is AnswerMode.CORPUS:
-            assert not a.corpus_insufficient and a.trace is not None and a.trace.insufficient_stage is None
+            assert not a.corpus_insufficient and a.trace is not None and a.trace.abstention is None
         else:
             assert a.verdict in (Verdict.INSUFFICIENT, Verdict.BAIL_OUT), (q, a.verdict, a.mode)
-            assert a.trace.insufficient_stage in ("gate", "outline.extractive", "synthesize")
+            assert a.abstention is not None and a.abstention.stage.value in ("gate", "answer", "support")
             seen_insufficient = True
     assert seen_insufficient
 

@@ -201,7 +201,7 @@ def test_fallback_off_per_turn_says_not_found(build_engine: Any, scripted: Any) 
     a = eng.ask("How do lighthouse keepers fuel the lamp of the tower?", fallback=False)
     assert a.mode.value == "not_found" and a.corpus_insufficient
     assert srv.requests_for("fallback-m") == []
-    assert a.trace.insufficient_reason == "empty_outline"
+    assert a.abstention is not None and a.abstention.reason.value == "planner_found_nothing"
 
 
 def test_corpus_files_untouched() -> None:

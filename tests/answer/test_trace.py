@@ -43,14 +43,17 @@ def test_the_trace_is_typed_where_the_pipeline_wrote_it(build_engine: Any) -> No
     a = build_engine().ask(OFF_Q)
     t = a.trace
     assert t is not None
-    assert t.search.verdict is Verdict.BAIL_OUT and t.insufficient_reason == "bail_out"
-    assert t.insufficient_stage == "gate" and t.abstention == a.abstention
+    assert t.search.verdict is Verdict.BAIL_OUT and t.abstention == a.abstention
+    assert a.abstention is not None and a.abstention.to_dict() == {"reason": "no_relevant_content", "stage": "gate"}
     assert all(isinstance(s, StageRecord) for s in t.stages) and t.stage("citations") is not None
     assert t.stage("no such stage") is None
     # the JSON keeps the shape clients read: optional keys only when they say something
     d = t.to_dict()
-    assert d["insufficient_stage"] == "gate" and "near_miss_titles" not in d
+    assert d["abstention"] == {"reason": "no_relevant_content", "stage": "gate"} and "near_miss_titles" not in d
+    assert "insufficient_reason" not in d and "insufficient_stage" not in d  # one vocabulary: the typed abstention
     assert Trace.from_dict(d) == t
+    # a turn stored before (with the old strings beside the abstention) still reads, the same
+    assert Trace.from_dict({**d, "insufficient_reason": "bail_out", "insufficient_stage": "gate"}) == t
 
 
 def test_a_turn_reads_each_source_once(build_engine: Any) -> None:

@@ -62,7 +62,7 @@ class Endings:
     def _finish(
         self, turn: TurnState, text: str, by_n: dict[int, Note], mode: AnswerMode, *, corpus_insufficient: bool,
         disclaimer: str | None, dropped: int = 0, removed: int = 0, removed_names: Sequence[str] = (),
-        notes: Sequence[Note] = (), reason: str | None = None, removed_sentences: int = 0,
+        notes: Sequence[Note] = (), removed_sentences: int = 0,
         abstention: Abstention | None = None,
     ) -> Iterator[Event]:
         """The turn's end: citations resolved, verdict and mode agreed, the answer contract. ``abstention``:
@@ -91,7 +91,7 @@ class Endings:
             verdict = Verdict.INSUFFICIENT  # a later stage found the notes wanting: verdict and mode agree
         if result.pinned is not None and not corpus_insufficient and verdict not in (Verdict.SUFFICIENT, Verdict.GOOD_ENOUGH):
             verdict = Verdict.GOOD_ENOUGH  # the editors' pinned answer is evidence (trace.search.verdict keeps the gate's)
-        trace = turn_trace(turn, notes, removed_names, reason, removed_sentences=removed_sentences,
+        trace = turn_trace(turn, notes, removed_names, removed_sentences=removed_sentences,
                            abstention=abstention)
         answer = Answer(
             answer=text, citations=citations, verdict=verdict, corpus_insufficient=corpus_insufficient, mode=mode,
@@ -106,7 +106,7 @@ class Endings:
         yield Done(answer)
 
     def _not_found(
-        self, turn: TurnState, reason: str, abstention: Abstention, *, dropped: int = 0, removed: int = 0,
+        self, turn: TurnState, abstention: Abstention, *, dropped: int = 0, removed: int = 0,
         removed_names: Sequence[str] = (), removed_sentences: int = 0, related: Sequence[Note] = (),
     ) -> Iterator[Event]:
         """The not-found answer, saying what was searched — or, on a near miss (``answer_not_in_passages``),
@@ -126,12 +126,12 @@ class Endings:
         yield Token(text)
         yield from self._finish(
             turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, dropped=dropped,
-            removed=removed, removed_names=removed_names, reason=reason, removed_sentences=removed_sentences,
+            removed=removed, removed_names=removed_names, removed_sentences=removed_sentences,
             abstention=abstention,
         )
 
     def _fallback(
-        self, turn: TurnState, reason: str, abstention: Abstention, related: Sequence[Note] = ()
+        self, turn: TurnState, abstention: Abstention, related: Sequence[Note] = ()
     ) -> Iterator[Event]:
         """``abstention``: why the corpus gave no answer (the fallback answer carries it; a decline is
         ``out_of_scope``; a failed fallback model ends as "not found" for that reason)."""
@@ -149,14 +149,13 @@ class Endings:
                 raise
             turn.degrade(f"fallback: {e.message}; not found")
             yield turn.stage("fallback", t0, {"in_scope": 0}, failed=True)
-            yield from self._not_found(turn, reason, abstention, related=related)
+            yield from self._not_found(turn, abstention, related=related)
             return
         if not reply.in_scope:
             yield turn.stage("fallback", t0, {"in_scope": 0, "probes": 0}, model_disclaimer=bool(reply.disclaimer))
             text = disclaimers.decline_text(turn.lang)
             yield Token(text)
             yield from self._finish(turn, text, {}, AnswerMode.DECLINED, corpus_insufficient=True, disclaimer=None,
-                                    reason=reason,
                                     abstention=Abstention(AbstentionReason.OUT_OF_SCOPE, AbstentionStage.FALLBACK))
             return
         qs = probes(turn.question, reply, a.fallback_probes_min, a.fallback_probes_max)
@@ -180,7 +179,7 @@ class Endings:
         yield from self._finish(
             turn, text, {n.n: n for n in notes}, AnswerMode.FALLBACK, corpus_insufficient=True,
             disclaimer=disclaimers.fallback_disclaimer(turn.lang), dropped=forged, removed=removed,
-            removed_names=names, notes=notes, reason=reason, abstention=abstention,
+            removed_names=names, notes=notes, abstention=abstention,
         )
 
     def _fallback_min_score(self, turn: TurnState) -> float:

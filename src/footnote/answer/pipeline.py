@@ -215,9 +215,9 @@ class Answerer(Endings):
             # (an exact address hit never bails out: the gate counts it as good enough)
             gate = Abstention(AbstentionReason.NO_RELEVANT_CONTENT, AbstentionStage.GATE)
             if can_fallback and a.fallback_on_bail_out:
-                yield from self._fallback(turn, "bail_out", gate)
+                yield from self._fallback(turn, gate)
             else:
-                yield from self._not_found(turn, "bail_out", gate)
+                yield from self._not_found(turn, gate)
             return
         outline, picks = yield from self._plan(turn, notes)
         if incomplete and (outline.empty or (picks is not None and _by_meaning_only(turn))):
@@ -229,9 +229,9 @@ class Answerer(Endings):
             why = outline_abstention(turn.stages)
             related = notes[: a.extractive.candidate_notes] if picks is not None else notes
             if can_fallback:
-                yield from self._fallback(turn, "empty_outline", why, related)
+                yield from self._fallback(turn, why, related)
             else:
-                yield from self._not_found(turn, "empty_outline", why, related=related)
+                yield from self._not_found(turn, why, related=related)
             return
         t0 = time.perf_counter()
         ctx = compact(notes, outline)
@@ -248,7 +248,7 @@ class Answerer(Endings):
                          percent=round(index.percent, 1), eta_s=None if index.eta_s is None else round(index.eta_s, 1))
         yield Token(text)
         yield from self._finish(
-            turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None, reason="index_incomplete",
+            turn, text, {}, AnswerMode.NOT_FOUND, corpus_insufficient=True, disclaimer=None,
             abstention=Abstention(AbstentionReason.INDEX_INCOMPLETE, AbstentionStage.INDEX),
         )
 
@@ -361,7 +361,7 @@ class Answerer(Endings):
             # nothing grounded survived the checks: say so rather than show an uncited answer
             turn.degrade("synthesizer: no cited sentence survived; not found")
             weak = Abstention(AbstentionReason.WEAKLY_GROUNDED, AbstentionStage.SUPPORT)
-            yield from self._not_found(turn, "no_grounded_text", weak, dropped=cleaner.dropped, removed=cleaner.removed,
+            yield from self._not_found(turn, weak, dropped=cleaner.dropped, removed=cleaner.removed,
                                        removed_names=cleaner.removed_mentions, removed_sentences=cleaner.removed_sentences)
             return
         quoted = [ctx.by_n[int(x)].fragment.lang for x in CITE.findall(text) if x.isdigit() and int(x) in ctx.by_n]

@@ -105,8 +105,6 @@ class Trace:
     memory_dropped_citations: int = 0
     memory_removed_mentions: int = 0
     total_ms: float = 0.0
-    insufficient_reason: str | None = None
-    insufficient_stage: str | None = None
     near_miss_titles: tuple[str, ...] = ()
     removed_sentences: int = 0
     #: ``removed_sentences`` by why: ``uncited``, ``unsupported`` (the passages it cites do not support it), ``prose``
@@ -147,9 +145,6 @@ class Trace:
             "memory_removed_mentions": self.memory_removed_mentions,
             "total_ms": self.total_ms,
         }
-        if self.insufficient_reason:
-            out["insufficient_reason"] = self.insufficient_reason
-            out["insufficient_stage"] = self.insufficient_stage
         if self.near_miss_titles:
             out["near_miss_titles"] = list(self.near_miss_titles)
         out["removed_sentences"] = self.removed_sentences
@@ -183,8 +178,6 @@ class Trace:
             memory_dropped_citations=int(d.get("memory_dropped_citations", 0)),
             memory_removed_mentions=int(d.get("memory_removed_mentions", 0)),
             total_ms=float(d.get("total_ms", 0.0)),
-            insufficient_reason=d.get("insufficient_reason"),
-            insufficient_stage=d.get("insufficient_stage"),
             near_miss_titles=tuple(str(x) for x in d.get("near_miss_titles") or ()),
             removed_sentences=int(d.get("removed_sentences", 0)),
             removed_by_reason={str(k): int(v) for k, v in (d.get("removed_by_reason") or {}).items()},

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from footnote.answer.followup import Rewrite
-from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace, last_stage
+from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace
 from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, Embedder
@@ -95,7 +95,7 @@ def memory_entry(turn: TurnState, m: MemoryMatch) -> dict[str, Any]:
     return {**m.to_dict(), "did": memory_entry_did(turn, m)}
 
 
-def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[str], reason: str | None, *,
+def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[str], *,
                removed_sentences: int = 0, abstention: Abstention | None = None) -> Trace:
     """The trace of a finished turn (``Answer.trace``): the search's, each answer stage's, the notes, the
     model calls, what was removed and why the corpus was insufficient."""
@@ -121,8 +121,6 @@ def turn_trace(turn: TurnState, notes: Sequence[Note], removed_names: Sequence[s
         memory_dropped_citations=turn.memory_dropped,
         memory_removed_mentions=turn.memory_removed,
         total_ms=ms_since(turn.t0),
-        insufficient_reason=reason or None,
-        insufficient_stage=insufficient_stage(turn, reason) if reason else None,
         near_miss_titles=tuple(turn.near_miss),
         removed_sentences=removed_sentences,
         removed_by_reason=dict(turn.removed_by_reason),
@@ -149,17 +147,3 @@ def final_answer(events: Iterator[Event]) -> Answer:
         if isinstance(ev, Error):
             raise ev.exc
     raise AssertionError("a turn ended without an answer")  # pragma: no cover
-
-
-def insufficient_stage(turn: TurnState, reason: str) -> str:
-    """Which stage decided corpus_insufficient: the gate, the outline planner (model or extractive)
-    or the synthesizer (nothing grounded survived)."""
-    if reason == "bail_out":
-        return "gate"
-    if reason == "empty_outline":
-        outline = last_stage(turn.stages, "outline")
-        planner = outline.info.get("planner") if outline is not None else None
-        return f"outline.{planner}" if planner else "outline"
-    if reason == "no_grounded_text":
-        return "synthesize"
-    return reason
