@@ -32,6 +32,7 @@ from footnote.settings import Settings, load_settings
 from footnote.store import Store, open_store
 from footnote.store.conversations import TurnRecord, check_conversation_id, stored_answer
 from footnote.store.protocol import SentenceVectorStore
+from footnote.store.recognition import Task
 
 if TYPE_CHECKING:
     from footnote.answer.followup import PriorTurn
@@ -194,8 +195,8 @@ class Engine:
         now, limit = time.time(), self.settings.backlog.recognition_tries
         waiting = [j for j in jobs if j.until < now and j.tries < limit]
         return {"waiting": len(waiting),
-                "waiting_asr": sum(1 for j in waiting if j.task.value == "asr"),
-                "waiting_ocr": sum(1 for j in waiting if j.task.value == "ocr"),
+                "waiting_asr": sum(1 for j in waiting if j.task is Task.ASR),
+                "waiting_ocr": sum(1 for j in waiting if j.task is Task.OCR),
                 "running": [j.to_dict() for j in jobs if j.until >= now],
                 "failed": [j.to_dict() for j in jobs if j.error]}
 

@@ -69,7 +69,7 @@ from footnote.records.fragments import Document, Fragment, Source
 from footnote.records.lang import detect_lang
 from footnote.settings import Settings
 from footnote.store.protocol import SourceWrite, Store
-from footnote.store.recognition import Task
+from footnote.store.recognition import RecognitionJob, Task
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +246,7 @@ class Ingestor:
         self._ids = ids
         self._hashes = {src.id: src.content_hash for src in stored}  # one read, not one per source
         self._partials: set[str] = set()  # new scans written in part while their other pages are read
+        self._jobs: dict[str, RecognitionJob] | None = None  # the store's recognition jobs, when a deferral asks
         names: dict[Path, str] = {}
         entries: list[IngestEntry] = []
         pending: list[_Pending] = []
@@ -423,7 +424,9 @@ class Ingestor:
             entries.append(IngestEntry(label, sid, IngestStatus.FAILED, 0, taken))
             return sid, 0
         if self._hashes.get(sid) == src.content_hash:  # left for a worker before, and not recognised yet
-            job = next((j for j in self.store.recognition_jobs() if j.source_id == sid), None)
+            if self._jobs is None:  # read once per run, at the first placeholder found unchanged
+                self._jobs = {j.source_id: j for j in self.store.recognition_jobs()}
+            job = self._jobs.get(sid)
             if job is not None and job.tries < self.settings.backlog.recognition_tries:
                 entries.append(IngestEntry(label, sid, IngestStatus.DEFERRED, 0, f"waits for {AWAITING[task]}"))
                 return sid, 0

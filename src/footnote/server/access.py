@@ -173,6 +173,7 @@ def require_writer(access: Access, request: Request, *, needs: str, refused: str
         raise Forbidden(f"the key {access.name!r} may only read; {needs} needs a key made with --write")
     if collection is not None and not access.reads(collection):
         raise Forbidden(f"the key {access.name!r} may not change the collection {collection!r}")
-    auth = request.headers.get("authorization", "")
-    if not (auth[:7].lower() == "bearer " and auth[7:].strip()) and not request.headers.get("x-api-key", "").strip():
+    from footnote.server.guard import header_key
+
+    if header_key(request) is None:
         raise AuthError(f"{needs} needs the API key in a header: 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")

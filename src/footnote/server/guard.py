@@ -31,36 +31,43 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from footnote.errors import AuthError, FootnoteError
-from footnote.server.access import Keyring
+from footnote.server.access import Access, Keyring
 from footnote.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
 
-def presented_key(request: Request, cookie_name: str) -> str | None:
+def header_key(request: Request) -> str | None:
+    """The key sent in a header (``Authorization: Bearer KEY`` or ``X-API-Key: KEY``), or None."""
     auth = request.headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
         return auth[7:].strip()
-    key = request.headers.get("x-api-key")
-    if key:
-        return key.strip()
-    return request.cookies.get(cookie_name)
+    return request.headers.get("x-api-key", "").strip() or None
+
+
+def presented_key(request: Request, cookie_name: str) -> str | None:
+    """The key in a header, else the session cookie ``cookie_name``."""
+    return header_key(request) or request.cookies.get(cookie_name)
 
 
 def key_matches(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
 
+async def request_access(keyring: Keyring, request: Request, cookie_name: str) -> Access:
+    """The :class:`~footnote.server.access.Access` of a request (the API routes and ``/mcp`` alike); AuthError when it
+    may not come in, or sends an ``Authorization`` header that is not ``Bearer KEY``."""
+    auth = request.headers.get("authorization")
+    if auth is not None and auth[:7].lower() != "bearer ":
+        raise AuthError("the Authorization header must be 'Bearer KEY' (or send 'X-API-Key: KEY')")
+    return await run_in_threadpool(keyring.access, presented_key(request, cookie_name))
+
+
 def make_access_dependency(keyring: Keyring, cookie_name: str) -> Any:
-    """A FastAPI dependency: the request's :class:`~footnote.server.access.Access` (``request.state.access``),
-    or 401 when it may not come in."""
+    """A FastAPI dependency: the request's access (``request.state.access``), or 401 when it may not come in."""
 
     async def require_access(request: Request) -> None:
-        auth = request.headers.get("authorization")
-        if auth is not None and auth[:7].lower() != "bearer ":
-            raise AuthError("the Authorization header must be 'Bearer KEY' (or send 'X-API-Key: KEY')")
-        presented = presented_key(request, cookie_name)
-        request.state.access = await run_in_threadpool(keyring.access, presented)
+        request.state.access = await request_access(keyring, request, cookie_name)
 
     return require_access
 

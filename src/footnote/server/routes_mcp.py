@@ -16,14 +16,13 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from footnote.engine import Engine
 from footnote.errors import AuthError
 from footnote.server.access import Access, Engines, Keyring
-from footnote.server.guard import presented_key
+from footnote.server.guard import request_access
 from footnote.server.state import JSON, ServerState, error_body
 
 MCP_PATH = "/mcp"
@@ -44,9 +43,8 @@ class KeyGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = presented_key(Request(scope), self.cookie_name)
             try:
-                scope[ACCESS] = await run_in_threadpool(self.keyring.access, given)
+                scope[ACCESS] = await request_access(self.keyring, Request(scope), self.cookie_name)
             except AuthError as e:
                 resp = JSON(error_body(e.message, "AuthError"), status_code=401, headers={"WWW-Authenticate": "Bearer"})
                 await resp(scope, receive, send)

@@ -116,15 +116,25 @@ class ScopedStore:
 
     def _own(self, run: Callable[[int], list[Hit]], k: int) -> list[Hit]:
         """The first ``k`` readable hits of a lane (see the module docstring)."""
-        if k <= 0:
-            return []
-        ask = self._first_ask(k)
-        while True:
-            hits = run(ask)
-            kept = self._keep(hits)
-            if len(kept) >= k or len(hits) < ask:
-                return kept[:k]
-            ask *= _GROWTH
+        return self._own_each([k], lambda asks: [run(n) for _, n in asks])[0]
+
+    def _own_each(self, ks: Sequence[int], run: Callable[[list[tuple[int, int]]], list[list[Hit]]]) -> list[list[Hit]]:
+        """The first ``ks[i]`` readable hits of each of several lanes run together: ``run`` takes (lane index, hits
+        to ask for) pairs and returns each pair's hits; a lane short of its own ``k`` is asked again for more, until
+        the backend has no more."""
+        out: list[list[Hit]] = [[] for _ in ks]
+        asks = {i: self._first_ask(k) for i, k in enumerate(ks) if k > 0}
+        while asks:
+            got = run(list(asks.items()))
+            again = {}
+            for (i, ask), hits in zip(asks.items(), got, strict=True):
+                kept = self._keep(hits)
+                if len(kept) >= ks[i] or len(hits) < ask:
+                    out[i] = kept[: ks[i]]
+                else:
+                    again[i] = ask * _GROWTH
+            asks = again
+        return out
 
     # --- lanes ------------------------------------------------------------------------------------
     def search_dense(self, vector: np.ndarray, k: int, kinds: Sequence[str] | None = None) -> list[Hit]:
@@ -321,24 +331,7 @@ class _Batched(ScopedStore):
         return self._own_many(calls, batch.search_many)
 
     def _own_many(self, calls: Sequence[LaneCall], run: Callable[[Sequence[LaneCall]], list[list[Hit]]]) -> list[list[Hit]]:
-        out: list[list[Hit] | None] = [None] * len(calls)
-        asks = {i: self._first_ask(_k(c)) for i, c in enumerate(calls)}
-        todo = [i for i, c in enumerate(calls) if _k(c) > 0]
-        for i, c in enumerate(calls):
-            if _k(c) <= 0:
-                out[i] = []
-        while todo:
-            got = run([_with_k(calls[i], asks[i]) for i in todo])
-            again = []
-            for i, hits in zip(todo, got, strict=True):
-                kept = self._keep(hits)
-                if len(kept) >= _k(calls[i]) or len(hits) < asks[i]:
-                    out[i] = kept[: _k(calls[i])]
-                else:
-                    asks[i] *= _GROWTH
-                    again.append(i)
-            todo = again
-        return [o or [] for o in out]
+        return self._own_each([_k(c) for c in calls], lambda asks: run([_with_k(calls[i], n) for i, n in asks]))
 
 
 class _BatchedRows(_Batched):
