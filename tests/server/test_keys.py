@@ -322,3 +322,17 @@ def test_revoking_every_key_never_opens_the_store(tmp_path: Path) -> None:
         assert old.status_code == 401 and old.json()["error"] == "the key 'only' was revoked"
         bare = httpx.get(url + "/api/sources/c/a.md", headers={"Authorization": REVOKED_KEY})  # no "Bearer"
         assert bare.status_code == 401 and "must be 'Bearer KEY'" in bare.json()["error"]
+
+
+def test_a_server_without_keys_ignores_another_authorization_scheme(tmp_path: Path) -> None:
+    """A proxy's Basic auth passes its Authorization header on: a server with no key of its own serves the request."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\ntitle: A\n---\nThe lamp is lit at dusk.\n", encoding="utf-8")
+    settings = load_settings(None, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash",
+                                      "server.warm_up": False})
+    with Engine.from_settings(settings) as engine:
+        assert engine.ingest([folder]).ok
+    with serving(settings, tmp_path) as server:
+        r = httpx.get(server.url + "/api/sources", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+        assert r.status_code == 200 and r.json()["total"] == 1

@@ -56,9 +56,10 @@ def key_matches(expected: str, given: str | None) -> bool:
 
 async def request_access(keyring: Keyring, request: Request, cookie_name: str) -> Access:
     """The :class:`~footnote.server.access.Access` of a request (the API routes and ``/mcp`` alike); AuthError when it
-    may not come in, or sends an ``Authorization`` header that is not ``Bearer KEY``."""
+    may not come in, or — on a server with keys — sends an ``Authorization`` header that is not ``Bearer KEY``."""
     auth = request.headers.get("authorization")
-    if auth is not None and auth[:7].lower() != "bearer ":
+    # another scheme (a proxy's Basic auth) is not this server's business while it has no key
+    if auth is not None and auth[:7].lower() != "bearer " and await run_in_threadpool(keyring.has_keys):
         raise AuthError("the Authorization header must be 'Bearer KEY' (or send 'X-API-Key: KEY')")
     return await run_in_threadpool(keyring.access, presented_key(request, cookie_name))
 
