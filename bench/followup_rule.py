@@ -6,7 +6,7 @@
 
 Each pair (``scripts/demo/followups.json``) is a previous question, the next question and whether the
 next one leans on the previous (follow) or starts a new subject (new). The rule sees the corpus
-through the store's lexical lane (``Answerer._term_share``), as it does in a conversation. Prints the
+through the store's lexical lane (``TurnCorpus.term_share``), as it does in a conversation. Prints the
 accuracy per split (``tune``: looked at while the rule was chosen; ``held``: written with them but the
 rule's steps not changed for them; ``fresh``: written after the rule was fixed) and every miss.
 """
@@ -55,7 +55,7 @@ def main() -> int:
         with Engine.from_settings(settings) as engine:
             if not args.store:
                 engine.ingest([REPO / "demo"])
-            share = engine.answerer._term_share()
+            share = engine.retriever.corpus().term_share
             cfg = settings.conversation
             aliases = address_aliases(settings, engine.retriever.books.get())  # as the answerer reads addresses
             hits: dict[str, list[int]] = defaultdict(lambda: [0, 0])

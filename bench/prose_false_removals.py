@@ -41,7 +41,7 @@ def main() -> None:
     names: list[tuple[str, str]] = []
     with engine:
         sources = {s.id: s for s in engine.store.list_sources()}
-        known = engine.answerer.mentions.get()
+        known = engine.answerer.mentions.get(engine.retriever.corpus())
         for q in questions:
             a = engine.ask(q)
             if a.mode.value != "corpus" or not a.citations:

@@ -89,3 +89,49 @@ def test_the_records_are_the_ground_floor() -> None:
 
 def test_a_loop_is_found() -> None:
     assert loops({"a": {"b": ["x"]}, "b": {"c": ["y"]}, "c": {"a": ["z"]}, "d": {"a": ["w"]}}) == [["a", "b", "c"]]
+
+
+def _names(tree: ast.Module) -> set[str]:
+    """Every name the module's code uses or imports (``Store``, ``footnote.store.protocol.Store``'s last part)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.rsplit(".", 1)[-1])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            out.add(node.value)  # a string annotation
+    return out
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [(str(p.relative_to(SRC)), ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SRC.rglob("*.py"))]
+
+
+def test_the_answer_stage_imports_no_store() -> None:
+    """The answer stage reaches the corpus only through the turn's reader (docs/architecture.md, "One door"):
+    nothing in ``answer/`` imports ``footnote.store``, even under ``TYPE_CHECKING`` or inside a function."""
+    bad = []
+    for rel, tree in _modules():
+        if not rel.startswith("answer/"):
+            continue
+        for node in ast.walk(tree):
+            mods = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            bad += [f"{rel}: {m}" for m in mods if m == "footnote.store" or m.startswith("footnote.store.")]
+    assert bad == []
+
+
+def test_only_the_store_and_the_composition_root_name_the_whole_store() -> None:
+    """Outside ``store/``, the composition root (``engine.py`` and its parts) and ``testing/``, code is typed by
+    the capability protocols it uses (``SourceStore``, ``VectorStore``, ``LaneStore``…), never the whole ``Store``."""
+    allowed = ("store/", "testing/", "engine.py", "engine_setup.py", "engine_status.py")
+    bad = [rel for rel, tree in _modules() if not rel.startswith(allowed) and "Store" in _names(tree)]
+    assert bad == []
+
+
+def test_the_name_walk_sees_a_store() -> None:
+    tree = ast.parse("from footnote.store import Store\ndef f(s: 'Store') -> None: ...\n")
+    assert "Store" in _names(tree)

@@ -21,6 +21,7 @@ from footnote.engine_setup import (
     settings_for_store,
     store_embedder,
 )
+from footnote.engine_status import EngineStatus
 from footnote.errors import (
     FootnoteError,
     NotFound,
@@ -31,8 +32,6 @@ from footnote.models.protocols import ChatModel, Embedder, Reranker
 from footnote.settings import Settings, load_settings
 from footnote.store import Store, open_store
 from footnote.store.conversations import TurnRecord, check_conversation_id, stored_answer
-from footnote.store.protocol import SentenceVectorStore
-from footnote.store.recognition import Task
 
 if TYPE_CHECKING:
     from footnote.answer.followup import PriorTurn
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Engine:
+class Engine(EngineStatus):
     """Holds the store and the models; stages are built from them lazily."""
 
     def __init__(
@@ -68,7 +67,7 @@ class Engine:
             store.bind_embedder(embedder.name, embedder.dim)
         self._retriever: Any = None
         self._answerer: Any = None
-        self._examples: tuple[tuple[int, int, int], list[Any]] | None = None
+        self._examples: tuple[int, list[Any]] | None = None
         self._examples_lock = threading.Lock()
 
     @classmethod
@@ -152,7 +151,7 @@ class Engine:
         skipped = ""
         made = 0
         try:
-            made = self.answerer.warm_sentences(self.store, cap)
+            made = self.answerer.warm_sentences(self.retriever.corpus(), cap)
         except KeyboardInterrupt:
             skipped = "interrupted (the rest are made when first used)"
         except FootnoteError as e:  # the corpus is in and embedded: a failed head start never fails the ingest
@@ -173,32 +172,6 @@ class Engine:
         return BacklogEmbedder(self.settings, self.store, self.embedder, background=background).run(
             progress=progress, workers=workers, stop=stop
         )
-
-    def backlog_status(self) -> dict[str, Any]:
-        """The embedding state every surface shows (state, percent, rate, ETA, one line)."""
-        from footnote.corpus.embedding import describe_backlog
-
-        bound = self.store.embedder_info()
-        bl = self.store.backlog()
-        return describe_backlog(
-            bl, bound=bound[0] if bound else None,
-            embedder=self.embedder.name if self.embedder else None, cfg=self.settings.backlog,
-            claims=self.store.claim_holders() if bl.pending else (),
-        )
-
-    def recognition_status(self) -> dict[str, Any] | None:
-        """The speech-recognition and OCR jobs ``ingest --recognise-later`` left for ``footnote worker``: how many
-        wait, which a worker holds now, which failed (None when there are none)."""
-        jobs = self.store.recognition_jobs()
-        if not jobs:
-            return None
-        now, limit = time.time(), self.settings.backlog.recognition_tries
-        waiting = [j for j in jobs if j.until < now and j.tries < limit]
-        return {"waiting": len(waiting),
-                "waiting_asr": sum(1 for j in waiting if j.task is Task.ASR),
-                "waiting_ocr": sum(1 for j in waiting if j.task is Task.OCR),
-                "running": [j.to_dict() for j in jobs if j.until >= now],
-                "failed": [j.to_dict() for j in jobs if j.error]}
 
     # -- retrieval -----------------------------------------------------------------------------
     @property
@@ -234,11 +207,10 @@ class Engine:
             from footnote.answer.prose import MentionIndex
 
             a = self.settings.answer
-            mentions = MentionIndex(self.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s,
-                                    min_variant_words=a.prose_min_variant_words)
-            kept = self.store if isinstance(self.store, SentenceVectorStore) else None
-            self._answerer = Answerer(self.settings, self.retriever, self.chat_models, mentions=mentions,
-                                      sentence_vectors=kept)
+            mentions = MentionIndex(min_title_chars=a.prose_min_title_chars, min_variant_words=a.prose_min_variant_words)
+            # the one sentence-vector cache: the gate's sentence term and the extractive answer share it
+            self._answerer = Answerer(self.settings, self.embedder, self.chat_models, mentions=mentions,
+                                      vectors=self.retriever.vectors)
         return self._answerer
 
     def ask(
@@ -250,16 +222,21 @@ class Engine:
         id, the turn starts a new conversation (``Answer.conversation_id`` names it). ``owner``: the
         reader the conversation belongs to (``owner_of`` their token; another reader's id is NotFound);
         None: any conversation (the CLI)."""
+        from footnote.answer.turn import final_answer
+
         q = self.question(question)
         history = self.history(conversation_id, owner) if conversation_id is not None else ()
-        answer: Answer = self.answerer.ask(q, fallback=fallback, history=history)
+        answer: Answer = final_answer(self._turn(q, fallback, None, history))
         if conversation_id is not None or remember:
             answer = self._save(q, conversation_id, answer, owner)
         return answer
 
     def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
         """Answer from a search already run for ``question`` (the evaluation scores both from one retrieval)."""
-        answer: Answer = self.answerer.answer_result(self.question(question), result, fallback=fallback)
+        from footnote.answer.turn import final_answer
+
+        answerer = self.answerer
+        answer: Answer = final_answer(answerer.answer(answerer.open(self.question(question), fallback=fallback), result))
         return answer
 
     def ask_stream(
@@ -272,10 +249,35 @@ class Engine:
         the turn within one model read. ``conversation_id``/``remember``/``owner``: as for :meth:`ask`."""
         q = self.question(question)
         history = self.history(conversation_id, owner) if conversation_id is not None else ()
-        events: Iterator[Event] = self.answerer.ask_stream(q, fallback=fallback, stop=stop, history=history)
+        _ = self.answerer, self.retriever  # built here: a failure to build the stages raises before the stream
+        events: Iterator[Event] = self._streamed(q, fallback, stop, history)
         if conversation_id is not None or remember:
             return self._saving(events, q, conversation_id, owner)
         return events
+
+    def _turn(self, question: str, fallback: bool | None, stop: threading.Event | None,
+              history: Sequence[PriorTurn]) -> Iterator[Event]:
+        """One turn, composed here and nowhere else: the reader of the corpus opened once (the turn sees the corpus
+        as of this moment), a follow-up understood through it, the search given it, the answer from the search's
+        result (which hands the reader on)."""
+        answerer, retriever = self.answerer, self.retriever
+        turn = answerer.open(question, fallback=fallback, stop=stop)
+        reads = retriever.corpus()
+        if history:
+            yield from answerer.understand(turn, reads, history)
+        result = retriever.search(turn.question, lang=turn.search_lang, not_pinned=turn.not_pinned(history),
+                                  budget=turn.budget, corpus=reads)
+        yield from answerer.answer(turn, result)
+
+    def _streamed(self, question: str, fallback: bool | None, stop: threading.Event | None,
+                  history: Sequence[PriorTurn]) -> Iterator[Event]:
+        """:meth:`_turn` as a stream: an error ends it with an ``Error`` event instead of raising."""
+        from footnote.answer.types import Error
+
+        try:
+            yield from self._turn(question, fallback, stop, history)
+        except FootnoteError as e:
+            yield Error(e)
 
     # -- conversations -------------------------------------------------------------------------
     def history(self, conversation_id: str, owner: str | None = None) -> tuple[PriorTurn, ...]:
@@ -341,66 +343,6 @@ class Engine:
         if not self.store.delete_memory_note(note_id):
             raise NotFound(f"no memory note {note_id!r}")
 
-    # -- example questions -------------------------------------------------------------------------
-    def example_questions(self) -> list[Any]:
-        """Answerable example questions made from the corpus's passages (``footnote.answer.examples``),
-        cached until the store's counts change (the first call searches: a second or more)."""
-        from footnote.answer.examples import example_questions
-
-        srv = self.settings.server
-        st = self.store.stats()
-        key = (st.sources, st.fragments, st.embedded)
-        with self._examples_lock:
-            if self._examples is not None and self._examples[0] == key:
-                return list(self._examples[1])
-            answers = None
-            if not self.chat_models:  # the extractive answer costs no model call: check the answer itself
-                def answers(q: str, r: SearchResult) -> bool:
-                    return self.answer_result(q, r).mode.value == "corpus"
-            found = example_questions(self.store, self.search, answers, n=srv.examples,
-                                      scan_sources=srv.examples_scan_sources, max_searches=srv.examples_max_searches,
-                                      scan_fragments=srv.examples_scan_fragments)
-            self._examples = (key, found)
-            return list(found)
-
-    # -- status --------------------------------------------------------------------------------
-    def gate_note(self) -> str | None:
-        """A line saying the embedder's gate is uncalibrated (borrowed thresholds), else None."""
-        if self.embedder is None or self.settings.gate.calibrated(self.embedder.name):
-            return None
-        fallback = self.settings.gate.uncalibrated_fallback
-        return (f"embedder {self.embedder.name} has no calibrated gate thresholds: using {fallback}'s "
-                f"(run `footnote calibrate` to fit its own)")
-
-    def status(self) -> dict[str, Any]:
-        st = self.store.stats()
-        bound = self.store.embedder_info()
-        lexical_only = self.embedder is None or st.embedded == 0
-        gate = self.settings.gate
-        emb = self.embedder.name if self.embedder else None
-        return {
-            "store": st.url,
-            "empty": st.fragments == 0,
-            "sources": st.sources,
-            "fragments": st.fragments,
-            "embedded": st.embedded,
-            "by_kind": st.by_kind,
-            "by_lang": st.by_lang,
-            "embedder": emb,
-            "embedder_model": _model_path(self.embedder),
-            "embedder_model_installed": _model_installed(self.embedder),
-            "store_embedder": bound[0] if bound else ("none" if st.fragments else None),
-            "dim": bound[1] if bound else None,
-            "gate_thresholds": None if emb is None else emb if gate.calibrated(emb) else gate.uncalibrated_fallback,
-            "gate_calibrated": None if emb is None else gate.calibrated(emb),
-            "gate_pairs": None if emb is None else gate.pairs_status(emb, sorted(st.by_lang)),
-            "lexical_only": lexical_only,
-            "embedding": self.backlog_status(),
-            "recognition": self.recognition_status(),
-            "reranker": self.reranker.name if self.reranker else "fusion",
-            "chat_models": {role: m.name for role, m in self.chat_models.items()},
-        }
-
     def close_stages(self) -> None:
         """Stop the stages' worker threads, leaving the store open (an engine sharing another's store)."""
         if self._retriever is not None:
@@ -415,18 +357,6 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _model_path(embedder: Embedder | None) -> str | None:
-    """Where the embedder's model file is, for those installed with ``footnote models install``."""
-    path = getattr(embedder, "model_path", None)
-    return str(path) if path is not None else None
-
-
-def _model_installed(embedder: Embedder | None) -> bool | None:
-    """Whether that model file is there (None: the embedder has no installed model file)."""
-    path = _model_path(embedder)
-    return None if path is None else Path(path).is_file()
 
 
 __all__ = ["Engine", "Question", "check_question", "embedder_for", "missing_model_message", "require_installed_model",

@@ -34,14 +34,14 @@ def test_examples_are_deterministic_and_checked(hash_demo: Engine) -> None:
         calls.append(q)
         return hash_demo.search(q)
 
-    a = example_questions(hash_demo.store, search, None, n=3, scan_sources=40, max_searches=12)
-    b = example_questions(hash_demo.store, hash_demo.search, None, n=3, scan_sources=40, max_searches=12)
+    a = example_questions(hash_demo.retriever.corpus(), search, None, n=3, scan_sources=40, max_searches=12)
+    b = example_questions(hash_demo.retriever.corpus(), hash_demo.search, None, n=3, scan_sources=40, max_searches=12)
     assert [e.question for e in a] == [e.question for e in b]
     assert len(calls) <= 12 and [e.question for e in a] == [q for q in calls if q in {e.question for e in a}]
     # with a model configured only the gate judges (no model call): sufficient or good enough searches
     assert all(hash_demo.search(e.question).verdict.value in ("sufficient", "good_enough") for e in a)
     # nothing may be searched: nothing is offered
-    assert example_questions(hash_demo.store, hash_demo.search, None, n=3, scan_sources=40, max_searches=0) == []
+    assert example_questions(hash_demo.retriever.corpus(), hash_demo.search, None, n=3, scan_sources=40, max_searches=0) == []
 
 
 def test_an_empty_store_offers_nothing(tmp_path: Path) -> None:

@@ -132,11 +132,11 @@ def test_the_search_resolves_what_the_pinned_note_names_once_for_the_turn(with_n
     r = eng.retriever.search(PARAPHRASES[0])
     assert r.pinned is not None and r.pinned_refs is not None
     assert set(r.pinned_refs.source_ids) == {"corpus/fog.md", "corpus/tuman.ru.md"} and not r.pinned_refs.missing
-    a = eng.answerer.answer_result(PARAPHRASES[0], r)
+    a = eng.answer_result(PARAPHRASES[0], r)
     assert {c.fragment.source_id for c in a.citations[1:]} == set(r.pinned_refs.source_ids)
     # what the search resolved is what the answer cites: a resolution naming one source cites one
     one = replace(r, pinned_refs=replace(r.pinned_refs, source_ids=frozenset({"corpus/fog.md"})))
-    b = eng.answerer.answer_result(PARAPHRASES[0], one)
+    b = eng.answer_result(PARAPHRASES[0], one)
     assert {c.fragment.source_id for c in b.citations[1:]} == {"corpus/fog.md"}
 
 

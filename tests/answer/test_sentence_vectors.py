@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from footnote.answer.sentence_vectors import SentenceVectorCache
 from footnote.answer.types import Done, Error
 from footnote.errors import Cancelled
 from footnote.models.embedders import HashEmbedder
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 
 from .conftest import FOG_Q
 
@@ -146,9 +146,9 @@ def test_an_abandoned_turn_stops_while_embedding_its_sentences(build_engine: Any
 def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
     eng = build_engine(**{"backlog.warm_sentences_max_fragments": 0})  # the server's warm-up, not ingest's
     ans = eng.answerer
-    made = ans.warm_sentences(eng.store, 10_000)
+    made = ans.warm_sentences(eng.retriever.corpus(), 10_000)
     assert made > 0
-    assert ans.warm_sentences(eng.store, 10_000) == 0  # kept: nothing left to make
+    assert ans.warm_sentences(eng.retriever.corpus(), 10_000) == 0  # kept: nothing left to make
     fresh = build_engine()  # another process over the same store: the vectors come from the store
     cache = fresh.answerer.ranker._cache
     a = fresh.ask(FOG_Q)
@@ -159,11 +159,11 @@ def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
 def test_warming_skips_a_large_store_and_stops_when_told(build_engine: Any) -> None:
     eng = build_engine()
     n = eng.store.stats().fragments
-    assert eng.answerer.warm_sentences(eng.store, n - 1) == 0  # larger than the bound: made on first use instead
+    assert eng.answerer.warm_sentences(eng.retriever.corpus(), n - 1) == 0  # larger than the bound: made on first use instead
     stop = threading.Event()
     stop.set()
-    assert eng.answerer.warm_sentences(eng.store, n, stop) == 0
-    assert eng.answerer.warm_sentences(eng.store, 0) == 0
+    assert eng.answerer.warm_sentences(eng.retriever.corpus(), n, stop) == 0
+    assert eng.answerer.warm_sentences(eng.retriever.corpus(), 0) == 0
 
 
 class SlowPassages(HashEmbedder):

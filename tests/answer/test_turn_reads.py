@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.followup import PriorTurn
-from footnote.answer.pipeline import Answerer
-from footnote.answer.prose import MentionIndex
+from footnote.answer.turn import final_answer
 from footnote.engine import Engine
 from footnote.records.fragments import TranscriptLocator
 from footnote.retrieve.pipeline import Retriever
@@ -51,20 +50,15 @@ def test_the_search_hands_its_reader_on(hash_demo: Engine) -> None:
     assert hash_demo.retriever.search(FOG, corpus=view).corpus is view  # a follow-up's rewrite opened it first
 
 
-def mentions(eng: Engine) -> MentionIndex:
-    a = eng.settings.answer
-    return MentionIndex(eng.store, min_title_chars=a.prose_min_title_chars, ttl_s=a.mention_cache_s)
-
-
 def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(hash_demo: Engine) -> None:
-    """The answerer holds no store; the retriever's is a counting one. A transcript answer (its cues), a
-    follow-up (its rewrite asks how common a term is, before the search) and a not-found turn (a near miss's
-    titles) read through the reader the turn opened, which reads a source once however many stages ask for
-    it (the prose check, the citations, the near-miss titles)."""
+    """The answerer holds no store and no retriever; the engine composes the turn over a counting store. A
+    transcript answer (its cues), a follow-up (its rewrite asks how common a term is, before the search) and a
+    not-found turn (a near miss's titles) read through the reader the turn opened, which reads a source once
+    however many stages ask for it (the prose check, the citations, the near-miss titles)."""
     store = Counting(hash_demo.store)
-    retriever = Retriever(hash_demo.settings, store, hash_demo.retriever.embedder, None, None)  # type: ignore[arg-type]
-    answerer = Answerer(hash_demo.settings, retriever, mentions=mentions(hash_demo))
-    a = answerer.ask(FOG)
+    eng = Engine(hash_demo.settings, store, hash_demo.embedder)  # type: ignore[arg-type]
+    assert not any(isinstance(v, (Counting, Retriever)) for v in vars(eng.answerer).values())
+    a = eng.ask(FOG)
     assert a.citations and any(isinstance(c.fragment.locator, TranscriptLocator) for c in a.citations), a.answer
     cited = {c.fragment.source_id for c in a.citations}
     assert cited and cited <= set(store.sources), (cited, store.sources)
@@ -72,10 +66,10 @@ def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(hash_
     assert store.calls["get_cues"] >= 1
     # a second turn opens a reader of its own: a source changed in between is read again
     prior = PriorTurn(FOG, FOG, a.answer, tuple(c.title for c in a.citations))
-    b = answerer.ask("What about at night?", history=[prior])
+    b = final_answer(eng._turn(eng.question("What about at night?"), None, None, [prior]))
     assert b.trace.rewritten_question is not None
     assert max(store.sources.values()) == 2, store.sources
-    off = answerer.ask("Which football club won the league in 2018?")
+    off = eng.ask("Which football club won the league in 2018?")
     assert not off.citations and max(store.sources.values()) <= 3
 
 

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from footnote.cli import main
+from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
 CORPUS = [
     {"id": "Warsaw#0", "kind": "prose_chapter", "title": "Warsaw", "lang": "en",
@@ -133,11 +134,13 @@ def test_eval_reports_the_second_rounds_cost_and_effect(tmp_path: Path, files: t
     corpus, questions = files
     out = tmp_path / "out"
     config = tmp_path / "rounds.toml"
-    # thresholds that leave every question between the bounds ("insufficient")
-    config.write_text(f"[gate]\nsecond_round_without_router = {str(second_round).lower()}\n"
-                      "[gate.by_embedder.hash.default]\nbail_out = -5.0\nsufficient = 6.0\ngood_enough = 7.0\n")
-    r = CliRunner().invoke(main, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out),
-                                  "--embedder", "hash", "--config", str(config), "--no-progress", "--no-plots"])
+    # a router (over loopback, answering no plan: the deterministic variant is its fallback) runs the second round
+    with ScriptedOpenAIServer({"router-m": [Reply("no plan here")] * 20}) as router:
+        routed = f"[models.router]\nbase_url = \"{router.base_url}\"\nmodel = \"router-m\"\n" if second_round else ""
+        # thresholds that leave every question between the bounds ("insufficient")
+        config.write_text(routed + "[gate.by_embedder.hash.default]\nbail_out = -5.0\nsufficient = 6.0\ngood_enough = 7.0\n")
+        r = CliRunner().invoke(main, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out),
+                                      "--embedder", "hash", "--config", str(config), "--no-progress", "--no-plots"])
     assert r.exit_code == 0, r.output
     rep = json.loads((out / "report.json").read_text())
     rounds = rep["rounds"]

@@ -247,11 +247,10 @@ def test_no_router_skips_round_two_by_default(base: Settings, store: Store, emb:
     assert skipped.counts == {"skipped": 1}
 
 
-def test_round_two_without_router_is_deterministic(base: Settings, store: Store, emb: HashEmbedder) -> None:
-    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)},
-                               "gate.second_round_without_router": True})
-    r = Retriever(s, store, emb, None, None).search("What do the tides of the ocean do?")
-    assert r.rounds == 2 and r.model_calls == 0
+def test_round_two_is_reported(base: Settings, store: Store, emb: HashEmbedder) -> None:
+    s = settings_with(base, **{"gate.by_embedder": {"hash": gate(-5.0, 6.0, 7.0)}})
+    r = Retriever(s, store, emb, None, CountingRouter()).search("What do the tides of the ocean do?")
+    assert r.rounds == 2 and r.model_calls == 1
     assert any(t.name == "plan@round2" for t in r.trace)
     effect = next(t for t in r.trace if t.name == "round2")
     assert set(effect.counts) == {"ranks_changed", "top_changed", "verdict_changed", "new_queries"}

@@ -100,9 +100,21 @@ def test_without_a_router_the_gate_goes_straight_to_its_verdict(tmp_path: Path) 
     assert [sq.text for sq in result.plan.subquestions] == ["How large is the capital of Poland?"]
 
 
-def test_without_a_router_round_two_is_deterministic_and_free(tmp_path: Path) -> None:
-    s = _settings(tmp_path, bail_out=-1.0, good_enough=5.0).with_overrides(**{"gate.second_round_without_router": True})
+def test_a_router_that_answers_no_plan_gets_the_deterministic_round(tmp_path: Path) -> None:
+    router = Router("this is not a plan")
+    with _engine(_settings(tmp_path, bail_out=-1.0, good_enough=5.0), router, tmp_path) as engine:
+        result = engine.search("How large is the capital of Poland?")
+    assert result.rounds == 2 and result.model_calls == 1 and len(router.calls) == 1
+    assert any("capital Poland" in p for sq in result.plan.subquestions for p in sq.paraphrases)
+
+
+def test_the_retired_switch_is_read_and_ignored(tmp_path: Path) -> None:
+    """``gate.second_round_without_router`` (retired): a config that still sets it warns and runs no second round."""
+    config = tmp_path / "old.toml"
+    config.write_text("[gate]\nsecond_round_without_router = true\n")
+    s = load_settings(config, **{"store.url": str(tmp_path / "s.db"), "embedder.name": "hash"}).with_overrides(**{
+        "gate.by_embedder.hash.default.bail_out": -1.0, "gate.by_embedder.hash.default.sufficient": 5.0,
+        "gate.by_embedder.hash.default.good_enough": 5.0})
     with _engine(s, None, tmp_path) as engine:
         result = engine.search("How large is the capital of Poland?")
-    assert result.rounds == 2 and result.model_calls == 0
-    assert any("capital Poland" in p for sq in result.plan.subquestions for p in sq.paraphrases)
+    assert result.rounds == 1 and result.model_calls == 0

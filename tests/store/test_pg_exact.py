@@ -142,13 +142,13 @@ def test_a_lost_listener_sends_searches_back_to_the_server(pg_url: str) -> None:
         call = DenseCall(embed_query(texts[99]), 4, ("verse",))
         assert _wait(lambda: _loaded(s, call))
         want = [h.fragment_id for h in s.search_many([call])[0]]
-        pid = s._exact._listener.info.backend_pid
+        pid = s._changes._listener.info.backend_pid
         with psycopg.connect(pg_url.split("?")[0], autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
         time.sleep(0.2)
         got = s.search_many([call])[0]  # the broken listener is noticed: copies dropped, the server answers
         assert [h.fragment_id for h in got] == want
-        assert not s._exact._groups or s._exact._listener is not None  # reloaded only under a new LISTEN
+        assert not s._exact._groups or s._changes._listener is not None  # reloaded only under a new LISTEN
         assert _wait(lambda: _loaded(s, call))  # and it comes back
     finally:
         s.close()

@@ -17,7 +17,7 @@ from footnote.answer.citations import CITE, KnownNames, MentionIndex, ProseCheck
 from footnote.answer.extractive import TermScorer, split_sentences
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
 from footnote.answer.support import SupportScorer, trace_support
-from footnote.answer.turn import RetrieverLike, TurnState, turn_trace
+from footnote.answer.turn import TurnState, turn_trace
 from footnote.answer.types import (
     Abstention,
     AbstentionReason,
@@ -36,6 +36,7 @@ from footnote.records.fragments import NoteLocator, Source
 from footnote.retrieve.types import Verdict
 
 if TYPE_CHECKING:
+    from footnote.models.protocols import Embedder
     from footnote.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class Endings:
 
     if TYPE_CHECKING:  # provided by Answerer
         settings: Settings
-        retriever: RetrieverLike
+        embedder: Embedder | None
         mentions: MentionIndex
         scorer: TermScorer
         support: SupportScorer
@@ -114,7 +115,7 @@ class Endings:
         result = turn.result
         assert result is not None
         queries = [q for sq in result.plan.subquestions for q in (sq.text, *sq.paraphrases)] or [turn.question]
-        known: KnownNames = self.mentions.get()
+        known: KnownNames = self.mentions.get(turn.reads)
         cap = self.settings.answer.near_miss_titles
         near = abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
         titles = near_miss_titles(lambda ids: self._sources(turn, ids), related, cap) if near else []
@@ -160,7 +161,7 @@ class Endings:
             return
         qs = probes(turn.question, reply, a.fallback_probes_min, a.fallback_probes_max)
         min_score = self._fallback_min_score(turn)
-        cands = self.retriever.probe(qs, min_score=min_score, k=a.fallback_probe_k)
+        cands = turn.reads.probe(qs, min_score=min_score, k=a.fallback_probe_k)
         notes = tuple(Note(i, c.fragment, c.score, c.rerank) for i, c in enumerate(cands, 1))
         # the model saw no notes: every [n] it wrote is forged
         answer_text, _, forged = clean_citations(reply.answer, set())
@@ -186,7 +187,7 @@ class Endings:
         result = turn.result
         if result is not None and result.signal.applied is not None:
             return result.signal.applied.fallback_min_score
-        embedder = self.retriever.embedder
+        embedder = self.embedder
         name = embedder.name if embedder is not None else self.settings.embedder.name
-        langs = self.mentions.get()
+        langs = self.mentions.get(turn.reads)
         return self.settings.gate.thresholds(name, turn.lang, langs.corpus_lang).fallback_min_score

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from footnote.errors import FootnoteError
 from footnote.records.fragments import AddressLocator, Fragment, Source
+from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.types import SearchResult, Verdict
-from footnote.store.protocol import Store
 from footnote.text import fold, is_stop, split_sentences
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def _candidates(sources: Sequence[Source], frags: dict[str, list[Fragment]], df:
         yield src, out
 
 
-def example_questions(store: Store, search: Callable[[str], SearchResult],
+def example_questions(reads: TurnCorpus, search: Callable[[str], SearchResult],
                       answers: Callable[[str, SearchResult], bool] | None, *, n: int, scan_sources: int,
                       max_searches: int, scan_fragments: int = 200) -> list[Example]:
     """Up to ``n`` answerable example questions drawn from the first ``scan_fragments`` passages of the
@@ -148,8 +148,8 @@ def example_questions(store: Store, search: Callable[[str], SearchResult],
     ``answers(question, result)``: whether the answer made from that search is a corpus answer (the
     extractive one, when no model is configured); None (a model would be called): the gate must find
     the search sufficient or good enough."""
-    sources = store.list_sources(limit=scan_sources)
-    frags = {s.id: sorted(store.fragments_of(s.id), key=lambda f: f.ordinal)[:scan_fragments] for s in sources}
+    sources = reads.listing()[:scan_sources]  # (by id)
+    frags = {s.id: sorted(reads.fragments_of(s.id), key=lambda f: f.ordinal)[:scan_fragments] for s in sources}
     df: Counter[str] = Counter()
     runs_df: Counter[str] = Counter()
     lower_seen: set[str] = set()

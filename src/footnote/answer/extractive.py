@@ -59,7 +59,6 @@ from footnote.answer.candidates import (
     with_continuation,
 )
 from footnote.answer.quotes import Pick, cite_quote, cite_sentence, extractive_pieces, outline_from_picks
-from footnote.answer.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.answer.sentences import (
     ANAPHOR,
     LEADING_LOC,
@@ -78,8 +77,8 @@ from footnote.answer.types import Note
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import KindGroup
+from footnote.retrieve.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.settings import AnswerSettings, Settings
-from footnote.store.protocol import SentenceVectorStore
 from footnote.text import (
     numbers,
     split_sentences,
@@ -99,13 +98,16 @@ class SentenceRanker:
 
     def __init__(
         self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None,
-        kept: SentenceVectorStore | None = None,
+        vectors: SentenceVectorCache | None = None,
     ) -> None:
+        """``vectors``: the engine's one sentence-vector cache, which the gate shares (default: one of its own,
+        in memory only)."""
         self.settings = settings.answer
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = SentenceVectorCache(self.settings.extractive.cache.vectors, kept, self.settings.extractive.cache.stop_check_sentences)
+        self._cache = vectors if vectors is not None else SentenceVectorCache(
+            self.settings.extractive.cache.vectors, None, self.settings.extractive.cache.stop_check_sentences)
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
             self.settings.extractive.cache.notes)
         self.check = AnswerCheck(self.settings.extractive.answerable, embedder, self.scorer)

@@ -38,25 +38,22 @@ from footnote.answer.extractive import (
 from footnote.answer.followup import PriorTurn, rewrite
 from footnote.answer.memory import (
     background_block,
-    background_numbers,
     body_numbers,
     pinned_fragment,
     pinned_text,
     source_fragments,
 )
+from footnote.answer.model_answer import ModelAnswers
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
-from footnote.answer.support import CitedPassage, SentenceSupport, SupportScorer
-from footnote.answer.synthesizer import synth_messages
+from footnote.answer.support import SupportScorer
 from footnote.answer.trace import last_stage
-from footnote.answer.turn import RetrieverLike, TurnState, final_answer
+from footnote.answer.turn import TurnState
 from footnote.answer.types import (
     Abstention,
     AbstentionReason,
     AbstentionStage,
-    Answer,
     AnswerMode,
-    Error,
     Event,
     Note,
     Outline,
@@ -64,90 +61,68 @@ from footnote.answer.types import (
     Token,
     Understood,
 )
-from footnote.errors import Cancelled, FootnoteError, ModelError, TurnDeadline, UsageError
+from footnote.errors import Cancelled, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import Budget, ChatModel
+from footnote.models.protocols import Budget, ChatModel, Embedder
 from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
 from footnote.records.lang import lang_guess, question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import settings_secrets
+from footnote.retrieve.corpus_view import TurnCorpus
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.retrieve.signal import gate_sentences
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
-from footnote.store import Store
-from footnote.store.protocol import SentenceVectorStore
 
 log = logging.getLogger(__name__)
 
 
-class Answerer(Endings):
-    """Builds answers from a retriever's notes; the no-model mode is first-class.
+class Answerer(ModelAnswers, Endings):
+    """Builds answers from a search's notes; the no-model mode is first-class.
 
-    It holds no store: a turn reads the corpus through the reader its search hands on
-    (``SearchResult.corpus``); the composition root gives it the two indexes that outlive a turn — the
-    corpus's titles and file names (``mentions``, the prose check's) and the store's kept sentence vectors
-    (``sentence_vectors``, None when the store keeps none)."""
+    It holds no store and no retriever: the engine composes a turn (understand → search → answer) and the
+    answer stage reads the corpus only through the turn's reader the search hands on
+    (``SearchResult.corpus``, a :class:`~footnote.retrieve.corpus_view.TurnCorpus`). The composition root gives
+    it two caches that outlive a turn: the names index the prose check builds from the reader's listing
+    (``mentions``) and the one sentence-vector cache the gate shares (``vectors``)."""
 
     def __init__(
-        self, settings: Settings, retriever: RetrieverLike, chat_models: dict[str, ChatModel] | None = None, *,
-        mentions: MentionIndex, sentence_vectors: SentenceVectorStore | None = None,
+        self, settings: Settings, embedder: Embedder | None, chat_models: dict[str, ChatModel] | None = None, *,
+        mentions: MentionIndex, vectors: SentenceVectorCache | None = None,
     ) -> None:
         self.settings = settings
-        self.retriever = retriever
+        self.embedder = embedder  # the store's embedder: whose thresholds and sentence vectors apply
         self.chat_models = dict(chat_models or {})
         self.mentions = mentions
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
-        self.ranker = SentenceRanker(settings, retriever.embedder, self.scorer, sentence_vectors)
-        embedder = self.ranker.embedder  # citation support reads the vectors the ranker computed this turn
+        self.ranker = SentenceRanker(settings, embedder, self.scorer, vectors)
+        # citation support reads the vectors the ranker computed this turn
         self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
 
     # -- public --------------------------------------------------------------------------------
-    def warm_sentences(self, store: Store, max_fragments: int, stop: threading.Event | None = None) -> int:
-        """Embed (and keep) the sentence vectors of every fragment when the store holds at most
-        ``max_fragments`` (``server.warm_sentences_max_fragments``), source by source, until ``stop``
+    def warm_sentences(self, reads: TurnCorpus, max_fragments: int, stop: threading.Event | None = None) -> int:
+        """Embed (and keep) the sentence vectors of every fragment when the corpus holds at most
+        ``max_fragments`` (``backlog.warm_sentences_max_fragments``), source by source, until ``stop``
         is set; returns how many sentences were embedded. The first asks then find them ready."""
         if self.ranker.embedder is None or max_fragments <= 0:
             return 0
-        if store.stats().fragments > max_fragments:
+        if reads.fragment_count() > max_fragments:
             return 0
         stopped = stop.is_set if stop is not None else None
         made = 0
-        for source in store.list_sources():
+        for _, fragments in reads.each_source():
             if stop is not None and stop.is_set():
                 break
-            fragments = store.fragments_of(source.id)
             notes = [Note(i, f, 0.0) for i, f in enumerate(fragments, 1)]
-            made += self.ranker.warm(notes, _cue_texts(notes, store.get_cues), stopped)
+            made += self.ranker.warm(notes, _cue_texts(notes, reads.cues), stopped)
             # the gate's sentences too: it splits them its own way, and a search touching a cold passage embeds them
             made += self.ranker.warm_texts([s for f in fragments for s in gate_sentences([f], 1 << 30)], stopped)
         return made
 
-    def ask(self, question: str, *, fallback: bool | None = None, history: Sequence[PriorTurn] = ()) -> Answer:
-        """The turn's answer (the ``Done`` event of :meth:`ask_stream`; errors raise)."""
-        return final_answer(self._run(self._turn(question, fallback), history=history))
-
-    def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
-        """Answer from a search already run for ``question`` (evaluation scores search and answer
-        from one retrieval)."""
-        return final_answer(self._run(self._turn(question, fallback), result))
-
-    def ask_stream(
-        self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
-        history: Sequence[PriorTurn] = (),
-    ) -> Iterator[Event]:
-        """[Understood], Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer); Error(exc) on failure.
-        ``history``: the conversation's earlier turns (a follow-up is rewritten from them first)."""
-        try:
-            turn = self._turn(question, fallback, stop)
-            yield from self._run(turn, history=history)
-        except FootnoteError as e:
-            yield Error(e)
-
-    # -- turn ----------------------------------------------------------------------------------
-    def _turn(self, question: str, fallback: bool | None, stop: threading.Event | None = None) -> TurnState:
-        """``question`` was checked by the engine (``Engine.question``, the one place)."""
-        q = question
+    def open(self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None) -> TurnState:
+        """A new turn for ``question`` (checked by the engine, ``Engine.question``, the one place): its language,
+        its models counted against its budget (the deadline and the stop flag), whether it may fall back."""
         counters = {role: [0] for role in self.chat_models}
         limit = self.settings.answer.turn_timeout_s
         budget = Budget(time.monotonic() + limit, stop, limit)
@@ -158,14 +133,15 @@ class Answerer(Endings):
                 "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
             )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        return TurnState(q, question_lang(q, self.settings.corpus.default_lang,
-                                                  min_confidence=self.settings.corpus.question_lang_min_confidence), fallback_on, models, counters, budget,
-                     self.secrets, asked=q)
+        lang = question_lang(question, self.settings.corpus.default_lang,
+                             min_confidence=self.settings.corpus.question_lang_min_confidence)
+        return TurnState(question, lang, fallback_on, models, counters, budget, self.secrets, asked=question)
 
-    def _understand(self, turn: TurnState, history: Sequence[PriorTurn]) -> Iterator[Event]:
-        """Rewrite a follow-up into the standalone question the rest of the turn uses."""
+    def understand(self, turn: TurnState, reads: TurnCorpus, history: Sequence[PriorTurn]) -> Iterator[Event]:
+        """Rewrite a follow-up into the standalone question the rest of the turn uses (``turn.question``), reading
+        the corpus through the turn's reader (the search is given the same one)."""
         t0 = time.perf_counter()
-        turn.corpus = reads = self.retriever.corpus()  # the search reads the same books and hands it on
+        turn.corpus = reads
         r = rewrite(turn.asked, history, self.settings.conversation, dict(turn.models),
                     reads.aliases, self.settings.answer.max_question_chars, reads.term_share,
                     books=reads.books, verse_words=self.settings.corpus.verse_words)
@@ -177,18 +153,10 @@ class Answerer(Endings):
             yield Understood(r.question, turn.asked, r.how)
         yield turn.stage("understand", t0, {"history_turns": len(history), "carried": len(r.carried)}, how=r.how)
 
-    def _run(self, turn: TurnState, result: SearchResult | None = None, history: Sequence[PriorTurn] = ()) -> Iterator[Event]:
+    def answer(self, turn: TurnState, result: SearchResult) -> Iterator[Event]:
+        """The turn from its search to the reader: [Stage…, Token…, CitationEvent…, VerdictEvent, Done(answer)].
+        Errors raise (the engine's stream turns them into an ``Error`` event)."""
         a = self.settings.answer
-        if history and result is None:
-            yield from self._understand(turn, history)
-        if result is None:
-            # a follow-up carries its subject's words: the note that answered that turn does not answer it again
-            rewritten = turn.rewrite is not None and turn.rewrite.how != "unchanged"
-            # the question's language was found once for the turn; a rewritten follow-up is detected anew;
-            # the router's calls (a second round) end by the turn's deadline too
-            result = self.retriever.search(turn.question, lang=turn.lang if turn.question == turn.asked else None,
-                                           not_pinned=history[-1].pinned_notes if rewritten else (), budget=turn.budget,
-                                           corpus=turn.corpus)
         if turn.budget.stopped():
             raise Cancelled("the client went away; the turn was stopped after the search")
         turn.result = result
@@ -373,92 +341,6 @@ class Answerer(Endings):
             removed_sentences=cleaner.removed_sentences,
         )
 
-    def _model_answer(
-        self, turn: TurnState, synth: CountingChatModel, ctx: Compacted, checker: ProseChecker, tokens: list[int]
-    ) -> Generator[Event, None, StreamCleaner | None]:
-        """Stream the model's answer through the cleaner. Pieces are held back until the first valid
-        citation arrives, so an answer that cites nothing is never shown: the extractive answer replaces
-        it (None is returned), as it does a failure before anything was shown."""
-        a = self.settings.answer
-        background = self._background(turn, ctx.notes)
-        cleaner = self._cleaner(ctx, checker, turn)
-        # every sentence shown is supported by a passage it cites: judged as it completes (issue 39 §1)
-        cleaner.judge_with(self._support_judge(turn, ctx), flag_only=self.settings.support.on_unsupported == "flag")
-        held: list[str] = []
-        shown = False
-
-        def release(pieces: list[str]) -> Iterator[Event]:
-            nonlocal shown
-            for piece in pieces:
-                if shown:
-                    tokens[0] += 1
-                    yield Token(piece)
-                    continue
-                held.append(piece)
-                if CITE.search(piece):
-                    shown = True
-                    for h in held:
-                        tokens[0] += 1
-                        yield Token(h)
-                    held.clear()
-
-        try:
-            for delta in synth.stream(synth_messages(turn.question, ctx, turn.lang, a.passage_chars, background)):
-                yield from release(cleaner.feed(delta))
-            yield from release(cleaner.finish())
-        except ModelError as e:
-            if a.on_model_failure == "error" and not isinstance(e, TurnDeadline):
-                raise
-            if shown:
-                turn.degrade(f"synthesizer: {e.message}; answer cut short")
-                yield from release(cleaner.finish())
-                return cleaner
-            turn.degrade(f"synthesizer: {e.message}; extractive answer used")
-            return None
-        finally:
-            turn.memory_dropped += cleaner.dropped_not_citable
-            turn.memory_removed += cleaner.removed_not_citable
-            turn.unsupported = list(cleaner.unsupported)
-        if not shown and cleaner.removed_by_reason.get("unsupported"):
-            # the model cited passages that do not say what it wrote: nothing is left, the turn is weakly grounded
-            turn.degrade("synthesizer: no sentence of the model's answer is supported by the passages it cites")
-            return cleaner
-        if not shown:
-            turn.degrade("synthesizer: the model's answer cited no note; extractive answer used")
-            return None
-        return cleaner
-
-    def _support_judge(self, turn: TurnState, ctx: Compacted) -> Callable[[str], SentenceSupport]:
-        """The support check a model's sentence passes before it is shown: the passages it cites (with their
-        sources' titles and address labels) must support it (``SupportScorer.judge``). An embedder failure
-        fails the sentence: nothing unjudged is shown."""
-        titles, _ = self._source_names(turn, ctx.notes)
-        by_n = {n: CitedPassage.of(note.fragment, titles.get(note.fragment.source_id, "")) for n, note in ctx.by_n.items()}
-        # what only a planted instruction or a background note (never cited) says is no passage's to vouch for
-        words = self.support.turn_words(list(by_n.values()), [n.body for n in turn.background] if turn.background_shown else ())
-        failed: list[str] = []
-
-        def judge(unit: str) -> SentenceSupport:
-            try:
-                return self.support.judge(unit, by_n, words)
-            except FootnoteError as e:
-                if not failed:
-                    failed.append(e.message)
-                    turn.degrade(f"support: {e.message}; the sentences it could not judge were not shown")
-                return SentenceSupport(unit, (), ("error",))
-
-        return judge
-
-    def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: TurnState | None = None) -> StreamCleaner:
-        """The cleaner of a corpus answer: every sentence shown must carry a valid citation; a background
-        note's number or title (curated memory) is dropped and counted."""
-        a = self.settings.answer
-        bg = turn.background if turn is not None and turn.background_shown else ()
-        return StreamCleaner(
-            set(ctx.by_n), checker, a.stream_flush_chars, require_cited=True, max_sentence_chars=a.max_sentence_chars,
-            not_citable=background_numbers(ctx.notes, bg), not_citable_names={n.label for n in bg},
-        )
-
     def _background(self, turn: TurnState, notes: Sequence[Note]) -> str:
         """The matched memory notes as a model sees them (after ``notes``, not citable)."""
         if not turn.background:
@@ -493,7 +375,7 @@ class Answerer(Endings):
 
     def _checker(self, turn: TurnState, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker:
         titles, files = self._source_names(turn, notes)
-        known = self.mentions.get()
+        known = self.mentions.get(turn.reads)
         extra = [skel(t) for t in extra_titles if len(t.strip()) >= self.settings.answer.prose_min_title_chars]
         if extra:
             all_titles = tuple(sorted({*known.titles, *extra}, key=lambda t: (-len(t), t)))
@@ -558,4 +440,4 @@ def _leading(ctx: Compacted) -> list[Pick]:
     return out
 
 
-__all__ = ["Answerer", "Outline", "RetrieverLike"]
+__all__ = ["Answerer", "Outline"]

@@ -35,15 +35,14 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from footnote.answer.types import Note
 from footnote.answer.units import unit_bounds
-from footnote.records.fragments import AddressLocator, FileLocator
-from footnote.store.protocol import Store
+from footnote.records.fragments import AddressLocator, FileLocator, Source
 
 ADDRESS = re.compile(r"(?<![\w.])([A-ZА-ЯЁ]{1,5})\.?\s?(\d{1,4}(?:[.:]\d{1,4})+)(?![\w]|\.\d)")
 FILE_EXTS = "pdf|docx?|txt|md|markdown|epub|html?|srt|vtt|json|jsonl|mp3|ogg|opus|m4a|wav|csv|rtf|odt|xhtml"
@@ -249,23 +248,32 @@ def stems_pattern(keys: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w/\\.-])(?:" + "|".join(alts) + r")(?![\w])")
 
 
-class MentionIndex:
-    """Known titles and file names of the store, cached for ``ttl_s`` seconds."""
+class SourceListing(Protocol):
+    """What the names index reads of a turn's reader (``TurnCorpus``): the corpus generation the turn opened at
+    and the listing of every source."""
 
-    def __init__(self, store: Store, *, min_title_chars: int, ttl_s: float, min_variant_words: int = 3) -> None:
-        self.store = store
+    generation: int
+
+    def listing(self) -> list[Source]: ...
+
+
+class MentionIndex:
+    """Known titles and file names of the corpus: built from a turn's listing of sources, and kept (shared by
+    concurrent turns) until a turn opens at another corpus generation (docs/architecture.md, "What a turn
+    reads, and how fresh")."""
+
+    def __init__(self, *, min_title_chars: int, min_variant_words: int = 3) -> None:
         self.min_title_chars = min_title_chars
         self.min_variant_words = min_variant_words
-        self.ttl_s = ttl_s
         self._lock = threading.Lock()
-        self._cached: tuple[float, KnownNames] | None = None
+        self._cached: tuple[int, KnownNames] | None = None
 
-    def get(self) -> KnownNames:
-        now = time.monotonic()
+    def get(self, reads: SourceListing) -> KnownNames:
+        gen = reads.generation
         with self._lock:
-            if self._cached is not None and now - self._cached[0] < self.ttl_s:
+            if self._cached is not None and self._cached[0] == gen:
                 return self._cached[1]
-        sources = self.store.list_sources()
+        sources = reads.listing()
         titles = sorted(
             {skel(s.title) for s in sources if len(s.title.strip()) >= self.min_title_chars},
             key=lambda t: (-len(t), t),
@@ -295,7 +303,8 @@ class MentionIndex:
             min_variant_words=self.min_variant_words,
         )
         with self._lock:
-            self._cached = (now, names)
+            if self._cached is None or gen >= self._cached[0]:  # an older turn's names do not replace newer ones
+                self._cached = (gen, names)
         return names
 
 

@@ -4,35 +4,20 @@ concurrent turns), and the trace made of it at the turn's end."""
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from footnote.answer.followup import Rewrite
+from footnote.answer.followup import PriorTurn, Rewrite
 from footnote.answer.trace import Followup, NoteRef, SearchTrace, StageRecord, Trace
 from footnote.answer.types import Abstention, Answer, Done, Error, Event, Note, Stage
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import Budget, Embedder
+from footnote.models.protocols import Budget
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import redact
 from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.format import plan_dict, signal_dict, trace_dict
-from footnote.retrieve.types import Candidate, MemoryMatch, SearchResult
-
-
-class RetrieverLike(Protocol):
-    """What the answer stage uses of the retriever: its searches, a turn's reader of the corpus (the
-    follow-up rewrite reads it before the search, which hands it on in ``SearchResult.corpus``) and its
-    embedder (whose thresholds apply)."""
-
-    embedder: Embedder | None
-
-    def corpus(self) -> TurnCorpus: ...
-
-    def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
-               budget: Budget | None = None, corpus: TurnCorpus | None = None) -> SearchResult: ...
-
-    def probe(self, queries: Sequence[str], *, min_score: float, k: int = 8) -> list[Candidate]: ...
+from footnote.retrieve.types import MemoryMatch, SearchResult
 
 
 def ms_since(t0: float) -> float:
@@ -67,6 +52,18 @@ class TurnState:
     #: the turn's reader of the corpus (opened before a follow-up's rewrite, else by the search): the
     #: answer stage reads sources, cues and named fragments through it, each once per turn
     corpus: TurnCorpus | None = None
+
+    @property
+    def search_lang(self) -> str | None:
+        """The language the search takes as the question's: the one found as the turn opened, unless a follow-up was
+        rewritten (the standalone question is detected anew)."""
+        return self.lang if self.question == self.asked else None
+
+    def not_pinned(self, history: Sequence[PriorTurn]) -> tuple[str, ...]:
+        """Notes that may not pin this turn's search: a rewritten follow-up carries its subject's words, and the
+        note that answered the turn it follows does not answer it again."""
+        rewritten = self.rewrite is not None and self.rewrite.how != "unchanged"
+        return tuple(history[-1].pinned_notes) if rewritten and history else ()
 
     @property
     def reads(self) -> TurnCorpus:

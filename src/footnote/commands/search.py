@@ -9,7 +9,6 @@ import click
 from footnote.commands.base import Ctx, common_options
 from footnote.retrieve.format import format_locator, lane_scores, search_result_dict, snippet
 from footnote.retrieve.types import SearchResult
-from footnote.store import source_titles
 
 
 def _fmt_counts(counts: dict[str, int]) -> str:
@@ -82,7 +81,7 @@ def search(ctx: Ctx, question: str, explain: bool, lang: str | None) -> None:
     """Search the corpus: ranked notes with locators and scores, the gate's verdict (no LLM)."""
     with ctx.engine() as engine:
         result = engine.search(question, lang=lang)
-        titles = source_titles(engine.store, (c.fragment.source_id for c in result.candidates))
+        titles = result.corpus.titles(c.fragment.source_id for c in result.candidates)
         embedding = engine.backlog_status()
         why = ("no embedder configured" if engine.embedder is None
                else f"no fragment has a {engine.embedder.name} vector yet")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from footnote.store.protocol import Store
+from footnote.store.protocol import SourceStore
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Selection:
     unmatched: tuple[str, ...]
 
 
-def select_sources(store: Store, targets: Sequence[str], collection: str | None = None) -> Selection:
+def select_sources(store: SourceStore, targets: Sequence[str], collection: str | None = None) -> Selection:
     """The ids of the stored sources that ``targets`` (ids or paths) and ``collection`` name, in order."""
     ids: dict[str, None] = {}
     unmatched: list[str] = []

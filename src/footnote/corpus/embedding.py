@@ -1,8 +1,8 @@
 """Embedding as a resumable backlog: fragments without a vector for the store's bound embedder.
 
 Ingest writes fragments and their lexical indexes first (searchable at once); :class:`BacklogEmbedder`
-then lists the fragments still without a vector (``Store.pending_fragments``), embeds them on
-``settings.backlog`` workers and commits every finished task (``Store.put_embeddings``). A kill loses
+then lists the fragments still without a vector (``VectorStore.pending_fragments``), embeds them on
+``settings.backlog`` workers and commits every finished task (``VectorStore.put_embeddings``). A kill loses
 at most the tasks in flight; the next run picks up what is still pending. ``footnote ingest``,
 ``footnote reembed`` and the server's background worker all run this same loop.
 
@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExe
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from footnote.lifeline import bind_to_parent
 from footnote.models.embedders import make_embedder
 from footnote.models.protocols import Embedder
 from footnote.settings import BacklogSettings, EmbedderSettings, Settings
-from footnote.store.protocol import BacklogStats, ClaimHolder, PendingFragment, Store
+from footnote.store.protocol import BacklogStats, ClaimHolder, PendingFragment, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,13 @@ def holder_alive(holder: str) -> bool | None:
     return True
 
 
-def reclaim_dead_claims(store: Store) -> int:
+class BacklogStore(VectorStore, Protocol):
+    """What the backlog embedder uses: the vectors' capability, and the store's URL (for its messages)."""
+
+    url: str
+
+
+def reclaim_dead_claims(store: VectorStore) -> int:
     """Release the claims of holders whose process is gone (a killed ``ingest``, ``reembed`` or ``serve``
     on this host): their fragments are backlog again at once instead of after ``backlog.lease_s``.
     Returns the fragments released."""
@@ -272,7 +278,7 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
     States: ``lexical_only`` (no embedder, or nothing embedded yet and nothing running), ``embedding``
     (a worker noted its rate recently — 0 before its first batch is written — and its process, when
     it can be told, still runs), ``paused`` (vectors missing and no worker running), ``embedded``.
-    ``claims``: the store's claim holders (``Store.claim_holders``); a paused backlog's line says what
+    ``claims``: the store's claim holders (``VectorStore.claim_holders``); a paused backlog's line says what
     they hold and for how long."""
     now = time.time() if now is None else now
     pct = 100.0 * bl.embedded / bl.fragments if bl.fragments else 100.0
@@ -311,7 +317,7 @@ class BacklogEmbedder:
     def __init__(
         self,
         settings: Settings,
-        store: Store,
+        store: BacklogStore,
         embedder: Embedder,
         *,
         workers: int | None = None,

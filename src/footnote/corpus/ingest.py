@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from footnote.corpus.asr import Transcriber
 from footnote.corpus.chunkers import chunk_document
@@ -68,8 +69,8 @@ from footnote.models.protocols import Embedder
 from footnote.records.fragments import Document, Fragment, Source
 from footnote.records.lang import detect_lang
 from footnote.settings import Settings
-from footnote.store.protocol import SourceWrite, Store
-from footnote.store.recognition import RecognitionJob, Task
+from footnote.store.protocol import SourceStore, SourceWrite, VectorStore
+from footnote.store.recognition import RecognitionJob, RecognitionStore, Task
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +90,15 @@ class _Pending:
     slot: int  # index of this source's entry in the report (filled in when written)
 
 
+class IngestStore(SourceStore, VectorStore, RecognitionStore, Protocol):
+    """What an ingest writes: sources and their fragments, the embedder's binding and backlog, recognition jobs."""
+
+    url: str
+
 class Ingestor:
     """Runs ingestion against a store with an (optional) embedder. Construct per run or reuse."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None,
+    def __init__(self, settings: Settings, store: IngestStore, embedder: Embedder | None,
                  transcriber: Transcriber | None = None) -> None:
         self.settings = settings
         self.store = store

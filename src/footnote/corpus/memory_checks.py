@@ -31,8 +31,7 @@ from footnote.answer.prose import (
     stem_keys,
 )
 from footnote.records.memory import MemoryNote
-from footnote.retrieve.memory import resolve_refs
-from footnote.store.protocol import Store
+from footnote.retrieve.memory import RefStore, resolve_refs
 
 _MARKER = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;]\s*\d{1,4})*)\s*\]")
 _OTHER = re.compile(r"\[[^\[\]\n]{0,24}?\d[^\[\]\n]{0,24}?\](?!\()")
@@ -42,7 +41,7 @@ def _line(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
 
-def body_problem(store: Store, note: MemoryNote, aliases: Mapping[str, str]) -> tuple[int, str] | None:
+def body_problem(store: RefStore, note: MemoryNote, aliases: Mapping[str, str]) -> tuple[int, str] | None:
     """(line of the body, what is wrong) for the first thing ``note``'s body says that the corpus does not
     back (see the module docstring), or None."""
     body = note.body

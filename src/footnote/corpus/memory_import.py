@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,7 +28,8 @@ from footnote.records.memory import MemoryNote, NoteKind
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.memory import resolve_refs
 from footnote.settings import Settings
-from footnote.store.protocol import Store
+from footnote.store.memory import MemoryStore
+from footnote.store.protocol import LaneStore, SourceStore
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,14 @@ class MemoryImportReport:
                 "refused": self.count("refused"), "embedder": self.embedder, "seconds": round(self.seconds, 3), "notes": [r.to_dict() for r in self.results]}
 
 
+class NoteStore(MemoryStore, SourceStore, LaneStore, Protocol):
+    """What importing a note reads and writes: the notes, the sources and addresses its references name."""
+
+
 @dataclass
 class MemoryImporter:
     settings: Settings
-    store: Store
+    store: NoteStore
     embedder: Embedder | None
     _books: BookIndex | None = field(default=None, repr=False)
 

@@ -19,6 +19,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from footnote.corpus.loaders.audio import load_audio
 from footnote.corpus.loaders.base import LoadContext, make_source, media_type, read_bytes
@@ -27,8 +28,10 @@ from footnote.corpus.loaders.scans import IMAGE_SUFFIXES, load_image
 from footnote.errors import FootnoteError, InputError
 from footnote.records.fragments import Document, Source
 from footnote.settings import Settings
-from footnote.store import Store
 from footnote.store.recognition import RecognitionJob, Task
+
+if TYPE_CHECKING:
+    from footnote.corpus.ingest import IngestStore
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,7 @@ def options_of(ctx: LoadContext) -> dict[str, str | None]:
 class Recognizer:
     """Runs claimed jobs in one worker process (``footnote worker``): the transcriber is built on first need."""
 
-    def __init__(self, settings: Settings, store: Store, holder: str) -> None:
+    def __init__(self, settings: Settings, store: IngestStore, holder: str) -> None:
         self.settings = settings
         self.store = store
         self.holder = holder

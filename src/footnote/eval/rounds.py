@@ -2,7 +2,7 @@
 
 Read from each search's ``round2`` trace stage (``retrieve.pipeline``): when the round ran, whether
 the ranked slate, its top note or the verdict changed, the earlier verdict's signal and sources;
-when the gate skipped it (no router and ``gate.second_round_without_router`` off), a ``skipped`` mark.
+when the gate skipped it (no router configured), a ``skipped`` mark.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class FootnoteTools:
             raise UsageError(f"k must be between 1 and {self._mcp.search_max_k}, not {k}")
         result = self.engine.search(query)  # the engine checks the question (InvalidQuestion)
         cands = result.candidates[:k]
-        titles = {i: s.title for i, s in result.corpus.sources(c.fragment.source_id for c in cands).items()}
+        titles = result.corpus.titles(c.fragment.source_id for c in cands)
         verdict = result.verdict.value
         notes = []
         for i, c in enumerate(cands, 1):

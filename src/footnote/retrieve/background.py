@@ -5,24 +5,32 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Protocol
 
 import numpy as np
 
 from footnote.settings import GateSettings
-from footnote.store.protocol import Store
+from footnote.store.protocol import SourceStore, VectorStore
+
+
+class SampledStore(SourceStore, VectorStore, Protocol):
+    """What the sample reads: the store's counts and its vectors."""
 
 
 class BackgroundSample:
-    """``gate.background_sample`` corpus vectors, loaded once and refreshed after ``gate.background_refresh_s``
-    (an empty store is looked at again after ``gate.empty_recheck_s``). Shared by concurrent searches."""
+    """``gate.background_sample`` corpus vectors, kept for one corpus generation (``SourceStore.generation``),
+    and — a statistical sample, whose every rebuild reads all the vectors — a moved generation is looked at no
+    more often than every ``gate.background_refresh_s`` (an empty sample: ``gate.empty_recheck_s``). Shared by
+    concurrent searches."""
 
-    def __init__(self, store: Store, gate: GateSettings) -> None:
+    def __init__(self, store: SampledStore, gate: GateSettings) -> None:
         self.store = store
         self.gate = gate
         self._lock = threading.Lock()
         self._sample: np.ndarray | None = None
         self._centroid: np.ndarray | None = None
         self._at = 0.0
+        self._gen: int | None = None
         self.embedded = 0  # the store's embedded fragments, as of the sample's last refresh
 
     def mean(self, qvec: np.ndarray) -> float:
@@ -45,8 +53,8 @@ class BackgroundSample:
         return float(np.std(bg @ qvec.astype(np.float32)))
 
     def vectors(self) -> np.ndarray | None:
-        """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), loaded
-        once and refreshed after ``gate.background_refresh_s``."""
+        """A fixed, evenly strided sample of the corpus vectors (``gate.background_sample``), of the corpus
+        generation it was read at (see the class)."""
         g = self.gate
         now = time.monotonic()
 
@@ -61,6 +69,11 @@ class BackgroundSample:
         with self._lock:
             if fresh():
                 return self._sample
+            gen = self.store.generation()
+            if self._sample is not None and gen == self._gen:  # nothing was written since: the sample stands
+                self._at = now
+                return self._sample
+            self._gen = gen
             total = self.embedded = self.store.stats().embedded
             if total == 0:
                 self._sample, self._at = np.zeros((0, 1), dtype=np.float32), now

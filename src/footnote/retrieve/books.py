@@ -1,6 +1,6 @@
 """The corpus's own books, for reading addresses the way readers write them.
 
-A :class:`BookIndex` is built from the store's addressed fragments (``Store.list_addresses``: book code,
+A :class:`BookIndex` is built from the store's addressed fragments (``LaneStore.list_addresses``: book code,
 location, source title). :func:`address_aliases` is the one place that says how a book may be typed: the
 settings' ``corpus.book_aliases`` plus, for every book the corpus holds, its code and its source titles
 (with and without a leading article). Nothing about any particular book lives in code.
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Protocol
 
 from footnote.records.fragments import AddressLocator
 from footnote.retrieve.types import Candidate, Lane
 from footnote.settings import Settings
-from footnote.store.protocol import Store
+from footnote.store.protocol import LaneStore
 
 _ARTICLES = ("the ", "a ")
 _MAX_TITLES = 3  # a book stored as more sources than this is not named by their titles
@@ -222,23 +222,39 @@ def expand_addresses(
     return Expanded(tuple(unique), tuple(dict.fromkeys(notes)))
 
 
-class BookCache:
-    """The store's :class:`BookIndex`, re-read at most every ``ttl_s`` seconds (new ingests show up)."""
+class BookStore(LaneStore, Protocol):
+    """What the books are read from: the addressed fragments, and the generation they are of."""
 
-    def __init__(self, store: Store, ttl_s: float) -> None:
+    def generation(self) -> int: ...
+
+
+class BookCache:
+    """The store's :class:`BookIndex`, kept for one corpus generation (``SourceStore.generation``: a new ingest
+    or a removal shows up at the next turn)."""
+
+    def __init__(self, store: BookStore) -> None:
         self.store = store
-        self.ttl_s = ttl_s
         self._lock = threading.Lock()
         self._index: BookIndex | None = None
-        self._at = 0.0
+        self._gen: int | None = None
 
-    def get(self) -> BookIndex:
-        now = time.monotonic()
+    def get(self, generation: int | None = None) -> BookIndex:
+        """The books of ``generation`` (the turn's, read as it opened); None: the store's generation now."""
+        gen = self.store.generation() if generation is None else generation
         with self._lock:
-            if self._index is None or now - self._at > self.ttl_s:
-                self._index = BookIndex.from_rows(self.store.list_addresses())
-                self._at = now
-            return self._index
+            if self._index is not None and self._gen == gen:
+                return self._index
+        index = BookIndex.from_rows(self.store.list_addresses())
+        with self._lock:
+            if self._gen is None or gen >= self._gen:  # a turn opened at an older generation does not put it back
+                self._index, self._gen = index, gen
+        return index
+
+    def current(self) -> BookIndex:
+        """The books the last turn opened with (read now when none has)."""
+        with self._lock:
+            index = self._index
+        return index if index is not None else self.get()
 
 
 def in_address_order(candidates: list[Candidate], asked: Sequence[AddressLocator]) -> list[Candidate]:

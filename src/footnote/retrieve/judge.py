@@ -13,21 +13,22 @@ from footnote.models.protocols import Embedder
 from footnote.records.fragments import AddressLocator, KindGroup
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.background import BackgroundSample
-from footnote.retrieve.books import BookCache, address_aliases
+from footnote.retrieve.books import BookCache, BookIndex, address_aliases
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.retrieve.signal import address_only, best_sentence_cosine, lexical_overlap
 from footnote.retrieve.types import Candidate, GateSignal, Lane, Verdict
 from footnote.settings import GateThresholds, Settings, ThresholdChoice, ThresholdSource
-from footnote.store.protocol import Store
 from footnote.text import Analyzer
 
 
 class CoverageJudge:
-    """Thresholds and verdicts for one retriever (its embedder, store, books and background sample)."""
+    """Thresholds and verdicts for one retriever (its embedder, books, background sample and the sentence
+    vectors it shares with the answer stage)."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder | None, books: BookCache,
+    def __init__(self, settings: Settings, vectors: SentenceVectorCache, embedder: Embedder | None, books: BookCache,
                  analyzer: Analyzer, background: BackgroundSample) -> None:
         self.settings = settings
-        self.store = store
+        self.vectors = vectors
         self.embedder = embedder
         self.books = books
         self.analyzer = analyzer
@@ -44,13 +45,13 @@ class CoverageJudge:
 
     def judge(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (),
+        lexical: bool, asked: tuple[AddressLocator, ...] = (), books: BookIndex | None = None,
     ) -> tuple[GateSignal, Verdict, str | None]:
         """The gate's signal and verdict, and the id of a fragment without a vector whose lexical evidence
-        carried the verdict (it should lead the slate), if any."""
+        carried the verdict (it should lead the slate), if any. ``books``: the turn's (its reader's)."""
         s = self.settings
         exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
-        aliases = address_aliases(s, self.books.get())
+        aliases = address_aliases(s, books if books is not None else self.books.current())
         missing = bool(asked) and not exact and address_only(question, qlang, aliases, self.analyzer)
         lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
         top = final[0] if final else None
@@ -68,7 +69,7 @@ class CoverageJudge:
             sentence = 0.0
             if self.embedder is not None and (t.sentence_weight or s.gate.collect_sentence_signal):
                 embedded = [c.fragment for c in final if c.embedded][: s.gate.sentence_fragments]
-                sentence = best_sentence_cosine(qvec, embedded, self.embedder, self.store, s.gate.sentence_max)
+                sentence = best_sentence_cosine(qvec, embedded, self.embedder, self.vectors, s.gate.sentence_max)
             value = gate_mod.signal_value(max_score, background, overlap, t, sentence, spread)
             cov = gate_mod.Coverage(value, max_score, lectures, {
                 "max_score": max_score, "background": background, "lexical_overlap": overlap,

@@ -19,13 +19,15 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
-from footnote.store.protocol import Store
+from footnote.store.memory import MemoryStore
+from footnote.store.protocol import LaneStore, SourceStore
 from footnote.text import Analyzer, content_terms, fold
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ class NoteScores:
 class MemoryMatcher:
     """Scores the store's notes for a question (notes are few: all of them, every turn)."""
 
-    def __init__(self, settings: Settings, store: Store, embedder_name: str | None, analyzer: Analyzer | None = None) -> None:
+    def __init__(self, settings: Settings, store: MemoryStore, embedder_name: str | None, analyzer: Analyzer | None = None) -> None:
         self.settings = settings
         self.store = store
         self.embedder_name = embedder_name
@@ -166,7 +168,11 @@ class Resolved:
     missing: tuple[str, ...]
 
 
-def resolve_refs(store: Store, refs: Sequence[str], aliases: Mapping[str, str], k: int = 20) -> Resolved:
+class RefStore(SourceStore, LaneStore, Protocol):
+    """What resolving a note's references reads: the sources and the address lane."""
+
+
+def resolve_refs(store: RefStore, refs: Sequence[str], aliases: Mapping[str, str], k: int = 20) -> Resolved:
     """Resolve each reference: a source id; else the unique suffix of one (``lectures/02.vtt`` for
     ``demo/lectures/02.vtt``, on a path-segment boundary); else an address ``BOOK LOC`` (book names as
     ``corpus.book_aliases`` reads them). What resolves to nothing is ``missing``."""

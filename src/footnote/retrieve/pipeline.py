@@ -1,9 +1,9 @@
 """The retrieval pipeline up to the coverage gate (docs/architecture.md "The flow", steps 1–7).
 
 Round 1 runs the deterministic plan (the question + detected addresses); the gate decides.
-BAIL_OUT → stop with no model call; SUFFICIENT / GOOD_ENOUGH → stop; between the bounds → round 2
-with a regenerated plan (the router's rewrite when one is configured, else a deterministic
-variant), pools merged, re-checked; at most ``settings.gate.max_rounds`` rounds.
+BAIL_OUT → stop with no model call; SUFFICIENT / GOOD_ENOUGH → stop; between the bounds, with a router
+configured → round 2 with its rewrite (the deterministic variant when it fails), pools merged, re-checked;
+at most ``settings.gate.max_rounds`` rounds. Each round's ranking is ``retrieve/ranking.py``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import threading
 import time
 from collections.abc import Collection, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from typing import Protocol
 
 import numpy as np
 
 from footnote.cpu import available_cores
 from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker, ThreadedQueries
-from footnote.records.fragments import AddressLocator
 from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
 from footnote.retrieve.background import BackgroundSample
@@ -27,26 +27,24 @@ from footnote.retrieve.books import BookCache, in_address_order
 from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
-from footnote.retrieve.lanes import DENSE_LANE, FORCING_LANES, LanePool, LaneQuery, plan_queries
-from footnote.retrieve.memory import MemoryMatcher, Resolved, TurnMemory, apply_boosts, pin_veto, pinned_of
+from footnote.retrieve.lanes import DENSE_LANE, LanePool, LaneQuery, plan_queries
+from footnote.retrieve.memory import MemoryMatcher, Resolved, TurnMemory, pin_veto, pinned_of
 from footnote.retrieve.plan import first_round_plan, second_round_plan
-from footnote.retrieve.pool import majority_lang, read_pool
-from footnote.retrieve.rerank import rerank
-from footnote.retrieve.reserves import add_reserves
+from footnote.retrieve.ranking import Ranked, Ranker
 from footnote.retrieve.runners import LaneRunner, Round, lane_runner
+from footnote.retrieve.sentence_vectors import SentenceVectorCache, shared_cache
 from footnote.retrieve.types import (
     Candidate,
-    GateSignal,
     Lane,
     LaneHit,
     QueryPlan,
     SearchResult,
     StageTrace,
     Verdict,
-    pooled,
 )
-from footnote.settings import GateThresholds, Settings
-from footnote.store.protocol import Store
+from footnote.settings import Settings
+from footnote.store.memory import MemoryStore
+from footnote.store.protocol import LaneStore, SourceStore, VectorStore
 from footnote.text import Analyzer
 
 log = logging.getLogger(__name__)
@@ -56,16 +54,7 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
-@dataclass(frozen=True)
-class _Ranked:
-    final: list[Candidate]
-    signal: GateSignal
-    verdict: Verdict
-    thresholds: GateThresholds
-    boosts: dict[str, dict[str, float]] = field(default_factory=dict)
-
-
-def embeds_first(embedder: Embedder | None, store: Store) -> bool:
+def embeds_first(embedder: Embedder | None, store: LaneStore) -> bool:
     """Whether a round embeds its queries before any lane runs: when the query embedding uses every core
     this process may run on (an embedder that declares its query threads, :class:`ThreadedQueries`) and the
     store computes on this machine (``computes_here``), so text lanes run beside it would only compete with
@@ -76,24 +65,31 @@ def embeds_first(embedder: Embedder | None, store: Store) -> bool:
     return threads > 0 and available_cores() <= threads and bool(store.computes_here)
 
 
+class SearchStore(SourceStore, VectorStore, LaneStore, MemoryStore, Protocol):
+    """The store capabilities a search uses: the lanes, the pool's rows and vectors, the books and the
+    background sample, the curated notes."""
+
+
 class Retriever:
     """Plan → lanes → pool/pre-floor → cap → rerank → cut → reserves → dedup → gate, in rounds."""
 
     def __init__(
         self,
         settings: Settings,
-        store: Store,
+        store: SearchStore,
         embedder: Embedder | None,
         reranker: Reranker | None,
         router: ChatModel | None,
         lanes: LaneRunner | None = None,
         *,
         embed_first: bool | None = None,
+        vectors: SentenceVectorCache | None = None,
     ) -> None:
         """``lanes``: how a round's lanes run on this store (default: :func:`~footnote.retrieve.runners.lane_runner`,
         batched on a store that batches lane calls, else serial). ``embed_first``: force the schedule that
         embeds the query before any lane (True) or the one that overlaps them (False) — for tests and
-        benches; None decides by :func:`embeds_first`."""
+        benches; None decides by :func:`embeds_first`. ``vectors``: the sentence-vector cache the gate shares with
+        the answer stage (the composition root's; default: one of this retriever's own)."""
         self.settings = settings
         self.lanes = lanes or lane_runner(store, settings)
         self.store = store
@@ -102,15 +98,16 @@ class Retriever:
         self.router = router
         self._lock = threading.Lock()
         self._analyzer = Analyzer()
-        self.books = BookCache(store, settings.retrieve.books_cache_s)
+        self.books = BookCache(store)
         self.background = BackgroundSample(store, settings.gate)
-        self.judge = CoverageJudge(settings, store, embedder, self.books, self._analyzer, self.background)
+        self.vectors = vectors if vectors is not None else shared_cache(settings, store)
+        self.judge = CoverageJudge(settings, self.vectors, embedder, self.books, self._analyzer, self.background)
+        self.ranker = Ranker(settings, store, embedder, reranker, self.judge)
         self._executor: ThreadPoolExecutor | None = None
         self.embed_first = (embed_first if embed_first is not None else embeds_first(embedder, store)) \
             and embedder is not None
         self._in_flight = 0  # searches running now (embed_first applies to a search that runs alone)
         self.matcher = MemoryMatcher(settings, store, embedder.name if embedder else None, self._analyzer)
-        self._corpus_langs: dict[str, str] = {}  # query language → the pool's majority language last time
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -122,8 +119,11 @@ class Retriever:
         return sample is None or len(sample) == 0
 
     def corpus(self) -> TurnCorpus:
-        """A turn's reader of the corpus (the books as they are now); :meth:`search` hands it on."""
-        return TurnCorpus(self.store, self.books.get(), self.settings, self.embedder)
+        """A turn's reader of the corpus, at the store's generation now (the books of that generation);
+        :meth:`search` hands it on."""
+        gen = self.store.generation()  # the turn sees the corpus as of now: what is derived from it is of this generation
+        return TurnCorpus(self.store, self.books.get(gen), self.settings, self.embedder, generation=gen,
+                          probe=lambda queries, min_score, k: self.probe(queries, min_score=min_score, k=k))
 
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
                budget: Budget | None = None, corpus: TurnCorpus | None = None) -> SearchResult:
@@ -176,21 +176,20 @@ class Retriever:
         mem = self._memory(question, qvec, plan.lang, traces, view, not_pinned)
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
-        ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
+        ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, view.books)
         if mem.pinned is not None and (why := self._pin_veto(question, plan.lang, mem, ranked, view)):
             # the note serves, it does not override: the search goes on as if it had not matched
             mem = replace(mem, pinned=None, pinned_refs=None, vetoed=(mem.pinned.note.id, why))
             lean, keep_top = False, s.retrieve.keep_top
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min)
+            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, view.books)
         rounds, calls = 1, 0
         plans = [plan]
         max_rounds = 1 if lean else s.gate.max_rounds  # lean policy: no second round, no regeneration call
         while ranked.verdict is Verdict.INSUFFICIENT and rounds < max_rounds:
-            if self.router is None and not s.gate.second_round_without_router:
+            if self.router is None:
                 # the deterministic variant did not earn its place (docs/retrieval.md "Rounds"): the
-                # gate's verdict stands
-                traces.append(StageTrace(f"round{rounds + 1}", 0.0, {"skipped": 1},
-                                         {"reason": "no router (gate.second_round_without_router is off)"}))
+                # gate's verdict stands; it remains the router's fallback
+                traces.append(StageTrace(f"round{rounds + 1}", 0.0, {"skipped": 1}, {"reason": "no router"}))
                 break
             rounds += 1
             sfx = f"@round{rounds}"
@@ -211,7 +210,7 @@ class Retriever:
             lane_traces, _ = self.lanes.run(Round(new_q, embed_round, pool, plan.lang, rounds, rows_min,
                                                   self._lane_executor(lexical), first, beside))
             traces.extend(lane_traces)
-            ranked = self._rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min)
+            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min, view.books)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical, view)
@@ -277,7 +276,7 @@ class Retriever:
         rs = self.settings.retrieve
         if self.embedder is None:
             return None
-        corpus = self._corpus_langs.get(qlang, qlang)
+        corpus = self.ranker.corpus_langs.get(qlang, qlang)
         return self.judge.thresholds(qlang, corpus, False).prefloor - rs.dense_rows_floor_margin
 
     def _dense_lane(self, kind: str) -> Lane:
@@ -334,96 +333,15 @@ class Retriever:
         }, {"method": scored.method, "best": scored.scores[0].to_dict() if scored.scores else None}))
         return TurnMemory(matched, pinned, boosts, named, texts, unbacked, repeated, got)
 
-    def _pin_veto(self, question: str, qlang: str, mem: TurnMemory, ranked: _Ranked, view: TurnCorpus) -> str | None:
+    def _pin_veto(self, question: str, qlang: str, mem: TurnMemory, ranked: Ranked, view: TurnCorpus) -> str | None:
         assert mem.pinned is not None
         srcs = view.sources(c.fragment.source_id for c in ranked.final[: self.settings.memory.lean_keep_top])
         titles = {sid: src.title for sid, src in srcs.items() if src.title}
         return pin_veto(question, qlang, mem.pinned.note, mem.pinned_refs, ranked.final, titles, self.settings,
                         self.matcher.analyzer)
 
-    def _rank(
-        self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: TurnMemory | None = None,
-        rows_min: float | None = None,
-    ) -> _Ranked:
-        """``rows_min``: the floor the dense lanes left rows out below (:meth:`rows_floor`)."""
-        s, rs = self.settings, self.settings.retrieve
-        # pool: fragments and their true cosine to the question
-        t0 = time.perf_counter()
-        pr = read_pool(
-            self.store, pool, qvec, embedder=self.embedder is not None, rows_min=None if lexical else rows_min,
-            margin=rs.dense_rows_floor_margin,
-            prefloor_of=lambda langs: self.judge.thresholds(qlang, majority_lang(langs, s.corpus.default_lang), lexical).prefloor,
-        )
-        ids, frags, mat, cos, has_vec, read = pr.ids, pr.frags, pr.mat, pr.cos, pr.has_vec, pr.read
-        corpus_lang = majority_lang(pr.langs, s.corpus.default_lang)
-        self._corpus_langs[qlang] = corpus_lang  # what the next search in this language expects (rows_floor)
-        th0 = self.judge.thresholds(qlang, corpus_lang, lexical)
-        cands: list[Candidate] = []
-        dropped = 0
-        prefloor = th0.prefloor
-        for i, c, emb in zip(ids, cos.tolist(), has_vec.tolist(), strict=True):
-            hits = tuple(pool.hits[i])
-            forced = any(h.lane in FORCING_LANES for h in hits)
-            if not forced and not lexical and c < prefloor:
-                dropped += 1
-                continue
-            cands.append(pooled(frags[i], c, hits, forced=forced, embedded=emb))
-        traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
-            "pooled": len(ids) + pr.left_out, "forced": sum(c.forced for c in cands),
-            "below_prefloor": dropped + pr.left_out, "kept": len(cands), "read": read, "rows_left_out": pr.left_out,
-        }, {"prefloor": th0.prefloor}))
-
-        # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected
-        t0 = time.perf_counter()
-        capped, protected = _cap(cands, rs.cap, rs.cap_protect_lexical, by_cosine=not lexical)
-        traces.append(StageTrace(f"cap{sfx}", _ms(t0), {"in": len(cands), "kept": len(capped), "protected": protected}))
-
-        # rerank (configured cross-encoder, else fused lane evidence)
-        t0 = time.perf_counter()
-        ranked, method = rerank(question, capped, reranker=self.reranker, query_lang=qlang, settings=s,
-                                embedder=self.embedder.name if self.embedder is not None else "none")
-        traces.append(StageTrace(f"rerank{sfx}", _ms(t0), {"in": len(capped)}, {"method": method}))
-
-        # dedup overlapping windows, then cut to keep_top by rank, then reserves
-        t0 = time.perf_counter()
-        deduped, removed = dedup_windows(ranked)
-        traces.append(StageTrace(f"dedup{sfx}", _ms(t0), {"in": len(ranked), "removed": removed}))
-        t0 = time.perf_counter()
-        top = rs.keep_top if keep_top is None else keep_top
-        kept, rest = deduped[:top], deduped[top:]
-        choice = self.judge.choice(qlang, kept[0].fragment.lang if kept else corpus_lang, lexical)
-        thresholds = choice.thresholds
-        final, added = add_reserves(kept, rest, s, thresholds.reserve_floor)
-        traces.append(StageTrace(f"reserves{sfx}", _ms(t0), {"kept": len(kept), "reserves": added},
-                                 {"reserve_floor": thresholds.reserve_floor}))
-
-        # gate: judged on the slate without boosts (a boost is not evidence)
-        t0 = time.perf_counter()
-        signal, verdict, lead = self.judge.judge(question, qvec, qlang, final, thresholds, lexical, asked)
-        if lead is not None:
-            final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
-        traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
-                                 {"verdict": verdict.value, "value": signal.value, "pair": choice.pair,
-                                  "thresholds": choice.source.value, "thresholds_via": choice.via, **signal.extra}))
-        given: dict[str, dict[str, float]] = {}
-        if mem is not None and mem.boosts:
-            t0 = time.perf_counter()
-            row = {i: j for j, i in enumerate(ids)}
-            body_cos: dict[str, np.ndarray] = {}
-            if mat is not None:
-                cmat = np.stack([mat[row[c.fragment.id]] for c in deduped]) if deduped else np.zeros((0, 1), np.float32)
-                for nid, nv in mem.texts.items():
-                    body_cos[nid] = (cmat @ nv.T).max(axis=1) if len(nv) and len(cmat) else np.zeros(len(deduped))
-            boosted, given = apply_boosts(deduped, mem.boosts, body_cos, s, mem.named)
-            final, _ = add_reserves(boosted[:top], boosted[top:], s, thresholds.reserve_floor)
-            moved = sum(1 for a, b in zip(kept, final, strict=False) if a.fragment.id != b.fragment.id)
-            traces.append(StageTrace(f"boost{sfx}", _ms(t0), {"boosted": len(given), "moved": moved},
-                                     {"boost_max": s.memory.boost_max, "by_fragment": given}))
-        return _Ranked(final, signal, verdict, thresholds, given)
-
     def _result(
-        self, plan: QueryPlan, ranked: _Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool,
+        self, plan: QueryPlan, ranked: Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool,
         view: TurnCorpus,
     ) -> SearchResult:
         return SearchResult(
@@ -432,7 +350,7 @@ class Retriever:
         )
 
 
-def _round_effect(name: str, ms: float, before: _Ranked, after: _Ranked, new_queries: int) -> StageTrace:
+def _round_effect(name: str, ms: float, before: Ranked, after: Ranked, new_queries: int) -> StageTrace:
     """What a further round bought: whether the ranked slate (ids in order), its top note or the
     verdict changed, with the earlier round's verdict, signal and sources (``footnote eval`` reports
     them per category)."""
@@ -447,24 +365,6 @@ def _round_effect(name: str, ms: float, before: _Ranked, after: _Ranked, new_que
         "verdict_before": before.verdict.value, "signal_before": float(before.signal.value),
         "sources_before": [c.fragment.source_id for c in before.final],
     })
-
-
-def _cap(cands: list[Candidate], cap: int, protect: int, *, by_cosine: bool) -> tuple[list[Candidate], int]:
-    """The top ``cap`` by cosine, with exact-address hits and each lexical/trigram lane's top
-    ``protect`` hits per query guaranteed a place. Lexical only: by best lexical rank instead."""
-    def is_protected(c: Candidate) -> bool:
-        return any(h.lane is Lane.ADDRESS or (h.lane in FORCING_LANES and h.rank < protect) for h in c.lanes)
-
-    def key(c: Candidate) -> tuple[float, str]:
-        if by_cosine:
-            return (-c.score, c.fragment.id)
-        return (float(min((h.rank for h in c.lanes), default=10**6)), c.fragment.id)
-
-    # one key and one protection test per candidate (keys are unique: they end with the fragment id)
-    keyed = sorted(((key(c), is_protected(c), c) for c in cands), key=lambda x: x[0])
-    prot = [x for x in keyed if x[1]][:cap]
-    rest = [x for x in keyed if not x[1]][: max(0, cap - len(prot))]
-    return [x[2] for x in sorted(prot + rest, key=lambda x: x[0])], len(prot)
 
 
 def _merge_plans(plans: list[QueryPlan]) -> QueryPlan:

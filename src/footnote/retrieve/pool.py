@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from footnote.records.fragments import Fragment
 from footnote.retrieve.lanes import DENSE_LANES, LanePool
 from footnote.store.batch import capabilities
-from footnote.store.protocol import Store
+from footnote.store.protocol import SourceStore, VectorStore
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,12 @@ def left_out(pool: LanePool, rows_min: float) -> list[str]:
     return out
 
 
+class PoolStore(SourceStore, VectorStore, Protocol):
+    """What reading a pool takes: fragments and their vectors (one call where the store offers both at once)."""
+
+
 def read_pool(
-    store: Store, pool: LanePool, qvec: np.ndarray | None, *, embedder: bool, rows_min: float | None, margin: float,
+    store: PoolStore, pool: LanePool, qvec: np.ndarray | None, *, embedder: bool, rows_min: float | None, margin: float,
     prefloor_of: Callable[[list[str]], float],
 ) -> PoolRead:
     """The pool's fragments and cosines. ``embedder``: whether the search has one (without a query vector

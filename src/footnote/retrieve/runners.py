@@ -29,7 +29,7 @@ from footnote.retrieve.lanes import LanePool, LaneQuery, PlannedCall, dense_call
 from footnote.retrieve.types import Lane, StageTrace
 from footnote.settings import Settings
 from footnote.store.batch import capabilities, run_calls
-from footnote.store.protocol import Hit, Store
+from footnote.store.protocol import Hit, LaneStore
 
 _Batch = tuple[list[list[Hit]], list[float] | None, float]  # hits per call, ms per call (None: batched), wall ms
 
@@ -68,13 +68,13 @@ class LaneRunner(Protocol):
         ...
 
 
-def lane_runner(store: Store, settings: Settings) -> LaneRunner:
+def lane_runner(store: LaneStore, settings: Settings) -> LaneRunner:
     """The runner for this store: batched where it batches lane calls, else serial."""
     return BatchedLanes(store, settings) if capabilities(store).batch is not None else SerialLanes(store, settings)
 
 
 class _Runner:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: LaneStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
 

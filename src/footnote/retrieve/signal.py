@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from footnote.errors import StoreError
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import Fragment
-from footnote.store.protocol import SentenceVectorStore
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.text import Analyzer, content_terms, split_sentences, text_stems
 
 __all__ = ["address_only", "best_sentence_cosine", "content_terms", "gate_sentences", "lexical_overlap"]
@@ -57,33 +55,14 @@ def gate_sentences(fragments: Sequence[Fragment], limit: int) -> list[str]:
     return list(seen)[:limit]
 
 
-def best_sentence_cosine(qvec: np.ndarray, fragments: Sequence[Fragment], embedder: Embedder, store: object,
-                         limit: int) -> float:
+def best_sentence_cosine(qvec: np.ndarray, fragments: Sequence[Fragment], embedder: Embedder,
+                         vectors: SentenceVectorCache, limit: int) -> float:
     """The best cosine between the question and one sentence of ``fragments`` (at most ``limit`` sentences,
-    in the fragments' order). Sentence vectors are the store's kept ones (the extractive stage's, keyed by the
-    SHA-1 of the text) when ``store`` keeps them; the missing ones are embedded as passages in one batch and
-    kept. 0 with none."""
-    kept = store if isinstance(store, SentenceVectorStore) else None
+    in the fragments' order). Sentence vectors come from the one cache the gate and the extractive answer
+    share (:class:`~footnote.retrieve.sentence_vectors.SentenceVectorCache`: memory, then the store's kept
+    ones, else embedded as passages and kept). 0 with none."""
     texts = gate_sentences(fragments, limit)
     if not texts:
         return 0.0
-    keys = {hashlib.sha1(t.encode("utf-8")).hexdigest(): t for t in texts}
-    stored: dict[str, np.ndarray] = {}
-    try:
-        if kept is not None:
-            stored = kept.get_sentence_vectors(embedder.name, list(keys))
-    except StoreError as e:
-        log.warning("sentence vectors could not be read from the store (embedding them instead): %s", e)
-    have = {keys[k]: v for k, v in stored.items() if k in keys and v.shape == (embedder.dim,)}
-    todo = [t for t in texts if t not in have]
-    if todo:
-        fresh = np.asarray(embedder.embed_passages(todo), dtype=np.float32)
-        have.update(zip(todo, fresh, strict=True))
-        try:
-            if kept is not None:
-                kept.put_sentence_vectors(embedder.name, {hashlib.sha1(t.encode("utf-8")).hexdigest(): v
-                                                       for t, v in zip(todo, fresh, strict=True)})
-        except StoreError as e:
-            log.warning("sentence vectors could not be kept in the store: %s", e)
-    mat = np.stack([have[t] for t in texts])
+    mat = vectors.vectors(embedder, texts)
     return float(np.max(mat @ np.asarray(qvec, dtype=np.float32)))

@@ -106,7 +106,7 @@ def warm_sentences(engine: Engine, max_fragments: int, stop: threading.Event) ->
     first asks do not make them (``server.warm_sentences_max_fragments``)."""
     t = time.perf_counter()
     try:
-        made = engine.answerer.warm_sentences(engine.store, max_fragments, stop)
+        made = engine.answerer.warm_sentences(engine.retriever.corpus(), max_fragments, stop)
     except FootnoteError as e:  # e.g. the store went away; the asks make them then
         log.info("warming sentence vectors stopped: %s", e.message)
         return

@@ -11,7 +11,6 @@ from footnote.engine import Engine
 from footnote.redact import redact_tree
 from footnote.retrieve.format import search_result_dict
 from footnote.server.state import JSON, ServerState
-from footnote.store import source_titles
 
 
 def make_router(state: ServerState) -> APIRouter:
@@ -20,7 +19,7 @@ def make_router(state: ServerState) -> APIRouter:
 
     def search_doc(engine: Engine, q: str, lang: str | None) -> dict[str, Any]:
         result = engine.search(q, lang=lang)
-        doc = search_result_dict(result, source_titles(engine.store, (c.fragment.source_id for c in result.candidates)))
+        doc = search_result_dict(result, result.corpus.titles(c.fragment.source_id for c in result.candidates))
         return {**doc, "embedding": engine.backlog_status()}
 
     @router.get("/api/search")

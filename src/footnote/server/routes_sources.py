@@ -21,8 +21,8 @@ from footnote.server.pages import quoted_in
 from footnote.server.ranges import RangeNotSatisfiable, parse_range
 from footnote.server.source_view import render_source
 from footnote.server.state import JSON, ServerState, error_body
-from footnote.store import Original, Store
-from footnote.store.protocol import INT_MAX
+from footnote.store import Original
+from footnote.store.protocol import INT_MAX, SourceStore
 
 PDF = "application/pdf"
 # Types a browser could execute if opened directly: served as uploaded, but sandboxed.
@@ -105,17 +105,17 @@ def make_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["sources"])
     max_chars = state.settings.answer.max_question_chars
 
-    def _store(request: Request) -> Store:
+    def _store(request: Request) -> SourceStore:
         """The store as the request's key sees it: another collection's source is not there (404)."""
         return state.engine_for(request).store
 
-    def _source(store: Store, source_id: str) -> Source:
+    def _source(store: SourceStore, source_id: str) -> Source:
         src = store.get_source(source_id)
         if src is None:
             raise NotFound(f"no source {source_id!r} in the store")
         return src
 
-    def _original(store: Store, source_id: str) -> Original:
+    def _original(store: SourceStore, source_id: str) -> Original:
         _source(store, source_id)
         original = store.get_original(source_id)
         if original is None:

@@ -45,7 +45,6 @@ class AnswerSettings(_Frozen):
         "with spaces are names in the prose check only with at least this many words (two-word pieces such as "
         "'Harbour Book' or a person's name are words people write).",
     )
-    mention_cache_s: float = Field(30.0, description="Seconds the list of known titles/file names is cached.")
     stream_flush_chars: int = Field(
         320, description="Streamed text outside corpus mode is cleaned and shown per sentence, or after this many characters "
         "at most (a corpus answer holds each sentence until it ends: see max_sentence_chars)."

@@ -44,13 +44,6 @@ class GateSettings(_Frozen):
         "--into-package`).",
     )
     max_rounds: int = Field(2, description="Fan-out rounds at most (the seed: two).")
-    second_round_without_router: bool = Field(
-        False,
-        description="With no router model, run the deterministic second round (keywords, multi-part split) on an "
-        "'insufficient' verdict. Off: the gate goes straight to its verdict — on xquad dev the deterministic "
-        "round changed no verdict, at a longer search for the questions that ran it (docs/retrieval.md, "
-        "'Rounds'). With a router the second round always runs.",
-    )
     lexical_only: GateThresholds = Field(
         default_factory=lambda: GateThresholds(
             bail_out=0.5, sufficient=0.75, good_enough=0.75, min_lectures=2, fallback_min_score=0.5,

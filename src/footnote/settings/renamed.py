@@ -56,6 +56,12 @@ RETIRED_KEYS: dict[str, str] = {
                                    "while the query embeds",
     "retrieve.dense_rows_floor": "a dense lane always leaves out the rows below the expected pre-floor "
                                  "(retrieve.dense_rows_floor_margin sets how far below; 10 sends every row)",
+    "gate.second_round_without_router": "a second round runs only with a router model (the deterministic variant "
+                                        "changed no verdict on xquad dev; it remains the router's fallback)",
+    "retrieve.books_cache_s": "the books are kept for one corpus generation: a new ingest or a removal shows up at the "
+                              "next turn (docs/architecture.md, 'What a turn reads, and how fresh')",
+    "answer.mention_cache_s": "the known titles and file names are kept for one corpus generation: a new ingest or a "
+                              "removal shows up at the next turn",
 }
 
 

@@ -47,9 +47,6 @@ class RetrieveSettings(_Frozen):
         32, description="Addresses one question is searched for at most, after ranges and chapters are expanded "
         "(the plan says when more were asked)."
     )
-    books_cache_s: float = Field(
-        60.0, description="Seconds the corpus's list of books and verse addresses (names, ranges, chapters) is reused."
-    )
     chapter_max_verses: int = Field(
         12, description="A chapter or range asked for ('BG 2', 'HB 1.1-1.5') is searched verse by verse, in order, "
         "up to this many verses; the plan says so when the cap cuts it."

@@ -84,6 +84,16 @@ class PostgresSettings(_Frozen):
     )
     pool_size: int = Field(8, description="PostgreSQL: most connections one store keeps open (one per concurrent call).")
     connect_timeout_s: int = Field(10, description="PostgreSQL: seconds to wait when connecting before a StoreError.")
+    listen_retry_s: float = Field(
+        10.0, description="PostgreSQL: after the connection that listens for other processes' writes could not be "
+        "opened (or broke), seconds before it is tried again; meanwhile every turn reads the corpus afresh "
+        "(store/pg_changes.py).",
+    )
+    listen_keepalive_s: int = Field(
+        20, description="PostgreSQL: TCP keepalive idle seconds of the listening connection, so that a link dropped "
+        "without a word (a NAT or load balancer's idle timeout) is noticed — after about this plus three 5-second "
+        "probes — and the corpus read afresh, instead of a silent listener leaving titles and books unrefreshed.",
+    )
     jit: bool = Field(
         False,
         description="PostgreSQL: leave the server's JIT compilation on for Footnote's connections. Off (SET jit = off "

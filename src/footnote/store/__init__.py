@@ -19,7 +19,7 @@ from footnote.store.protocol import (
     StoreStats,
 )
 
-__all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store", "source_titles", "sources_by_id",
+__all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store", "sources_by_id",
            "sqlite_path_from_url"]
 
 
@@ -73,6 +73,3 @@ def sources_by_id(store: SourceStore, source_ids: Iterable[str]) -> dict[str, So
     return out
 
 
-def source_titles(store: SourceStore, source_ids: Iterable[str]) -> dict[str, str]:
-    """The title of each source among ``source_ids`` that ``store`` holds (see :func:`sources_by_id`)."""
-    return {sid: src.title for sid, src in sources_by_id(store, source_ids).items()}

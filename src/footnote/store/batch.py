@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from footnote.records.fragments import Fragment
-from footnote.store.protocol import Hit, Store
+from footnote.store.protocol import Hit, LaneStore
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ def capabilities(store: object) -> Capabilities:
     return caps
 
 
-def call_one(store: Store, call: LaneCall) -> list[Hit]:
-    """One lane call through the plain ``Store`` protocol."""
+def call_one(store: LaneStore, call: LaneCall) -> list[Hit]:
+    """One lane call through the plain ``LaneStore`` protocol."""
     if isinstance(call, DenseCall):
         return store.search_dense(call.vector, call.k, kinds=list(call.kinds) if call.kinds is not None else None)
     if isinstance(call, LexicalCall):
@@ -126,7 +126,7 @@ def call_one(store: Store, call: LaneCall) -> list[Hit]:
 
 
 def run_calls(
-    store: Store, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]] | None = None
+    store: LaneStore, calls: Sequence[LaneCall], rows: dict[str, tuple[Fragment, np.ndarray]] | None = None
 ) -> tuple[list[list[Hit]], list[float] | None]:
     """Every call's hits, in order, and each call's milliseconds (None when the store batched them).
     ``rows``: where a store that can (:class:`BatchSearchRows`) adds the hits' fragments and vectors."""

@@ -7,19 +7,16 @@ search there (``bench/pg_explain.py``). Here the group's vectors and rows are co
 process (always; ``PostgresStore(exact_copy=False)`` leaves it on the server for tests and
 ``bench/pg_ab.py``) and searched with one matrix product (≈ 1 ms at 10k × 384).
 
-Freshness: this process's own writes drop every copy at once (:meth:`ExactGroups.invalidate`, called
-by the store's write methods); another process's writes arrive as a ``NOTIFY footnote_fragments`` sent
-at its commit by a statement trigger on ``fragments`` (migration 13), which a dedicated ``LISTEN``
-connection receives and every lookup drains first (no round trip: a read of what the socket holds).
-A copy is loaded after the ``LISTEN`` is in effect and is thrown away if a notification arrived while it
-loaded, so no commit can slip between the copy and its invalidation. A search that runs while another
-process commits may or may not see that commit — as with the server's own scan. If the listening
-connection breaks, every copy is dropped and searches go back to the server until it is re-opened.
+Freshness: the store's one mechanism, its generation in this process (``store/pg_changes.py``: this
+process's writes, and every other process's commits by ``NOTIFY``). Every lookup reads it first and drops every
+copy when it moved. A copy is loaded only while a ``LISTEN`` is in effect and is kept only if the generation did
+not move while it loaded, so no commit can slip between the copy and its invalidation. A search that runs
+while another process commits may or may not see that commit — as with the server's own scan. If the
+listening connection breaks, every copy is dropped and searches go back to the server until it is re-opened.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -27,13 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from footnote.records.fragments import Fragment
+from footnote.store.pg_changes import ChangeFeed
 
 log = logging.getLogger(__name__)
-
-CHANNEL = "footnote_fragments"
 
 #: A kind group's key: its sorted kinds, or None for the whole store.
 GroupKey = tuple[str, ...] | None
@@ -70,22 +65,18 @@ class Group:
 
 
 class ExactGroups:
-    """The copies of one store's small kind groups, kept fresh by its writes and by ``LISTEN``."""
+    """The copies of one store's small kind groups, kept while the store's generation stays the same."""
 
     def __init__(
-        self, open_connection: Callable[[], psycopg.Connection[Any]], load: Callable[[GroupKey], Group],
-        submit: Callable[[Callable[[], None]], object], schema: str = "",
+        self, changes: ChangeFeed, load: Callable[[GroupKey], Group], submit: Callable[[Callable[[], None]], object],
     ) -> None:
-        self._open = open_connection
-        self._schema = schema  # the store's schema: a change to another schema's fragments (the payload) is not ours
+        self._changes = changes
         self._load = load
         self._submit = submit
         self._lock = threading.Lock()
-        self._drain_lock = threading.Lock()  # one reader of the listening connection at a time
         self._groups: dict[GroupKey, Group] = {}
+        self._at = -1  # the generation the copies are of
         self._loading: set[GroupKey] = set()
-        self._gen = 0  # bumped by every invalidation: a load begun before it is discarded
-        self._listener: psycopg.Connection[Any] | None = None
         self._closed = False
         self.loads = 0  # groups loaded (tests, the bench)
 
@@ -93,25 +84,27 @@ class ExactGroups:
         with self._lock:
             self._closed = True
             self._groups.clear()
-            listener, self._listener = self._listener, None
-        if listener is not None:
-            with contextlib.suppress(psycopg.Error):
-                listener.close()
 
     def invalidate(self) -> None:
-        """Drop every copy (this process wrote to ``fragments``, or another one did)."""
+        """Drop every copy (this process wrote to ``fragments``; the store bumps its generation too)."""
         with self._lock:
-            self._gen += 1
             self._groups.clear()
+
+    def _fresh(self, gen: int) -> None:
+        """(under the lock) The copies are of generation ``gen`` from now on: older ones are dropped."""
+        if gen != self._at:
+            self._groups.clear()
+            self._at = gen
 
     def get(self, kinds: Sequence[str] | None) -> Group | None:
         """The fresh copy of the group of ``kinds``, or None — then a load is started in the background
         and the caller searches on the server this time."""
         key: GroupKey = tuple(sorted(set(kinds))) if kinds is not None else None
-        self._drain()
+        gen = self._changes.generation()
         with self._lock:
             if self._closed:
                 return None
+            self._fresh(gen)
             group = self._groups.get(key)
             if group is not None or key in self._loading:
                 return group
@@ -123,57 +116,17 @@ class ExactGroups:
                 self._loading.discard(key)
         return None
 
-    def _drain(self) -> None:
-        """Take the notifications the listening connection holds; any of them drops every copy."""
-        with self._lock:
-            listener = self._listener
-        if listener is None:
-            return
-        try:
-            with self._drain_lock:
-                changed = any(n.payload in ("", self._schema) for n in listener.notifies(timeout=0))
-        except psycopg.Error as e:
-            log.info("the store's change notifications stopped (%s): exact search goes back to the server", e)
-            with self._lock:
-                if self._listener is listener:
-                    self._listener = None
-            with contextlib.suppress(psycopg.Error):
-                listener.close()
-            changed = True
-        if changed:
-            self.invalidate()
-
-    def _listen(self) -> bool:
-        """The ``LISTEN`` connection, opened once (before any copy is loaded)."""
-        with self._lock:
-            if self._listener is not None:
-                return True
-        try:
-            conn = self._open()
-            conn.autocommit = True
-            conn.execute(f"LISTEN {CHANNEL}")
-        except Exception as e:  # a StoreError from the pool's connect, or psycopg's
-            log.info("cannot listen for the store's changes (%s): exact search stays on the server", e)
-            return False
-        with self._lock:
-            if self._listener is None and not self._closed:
-                self._listener = conn
-                self._gen += 1  # nothing loaded before this LISTEN can be trusted
-                self._groups.clear()
-                return True
-        conn.close()
-        return self._listener is not None
-
     def _fill(self, key: GroupKey) -> None:
         try:
-            if not self._listen():
+            if not self._changes.listening():
+                return
+            gen = self._changes.generation()  # under the LISTEN: a change from now on moves it
+            group = self._load(key)
+            if self._changes.generation() != gen:  # a commit during the load: the copy may be older than it
                 return
             with self._lock:
-                gen = self._gen  # after the LISTEN: a change from now on bumps it
-            group = self._load(key)
-            self._drain()  # a commit during the load arrives here (or at the next lookup)
-            with self._lock:
-                if gen == self._gen and not self._closed:
+                if not self._closed and gen >= self._at:  # (a lookup may have seen a newer generation meanwhile)
+                    self._fresh(gen)
                     self._groups[key] = group
                     self.loads += 1
         except Exception as e:

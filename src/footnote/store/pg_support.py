@@ -160,9 +160,10 @@ class Pool:
         self._all: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
 
-    def open_connection(self) -> psycopg.Connection[Any]:
+    def open_connection(self, **params: Any) -> psycopg.Connection[Any]:
+        """A connection outside the pool; ``params``: more libpq connection parameters (keepalives…)."""
         try:
-            conn = psycopg.connect(self.url, connect_timeout=self.connect_timeout, application_name="footnote")
+            conn = psycopg.connect(self.url, connect_timeout=self.connect_timeout, application_name="footnote", **params)
         except psycopg.Error as e:
             raise connect_error(self.url, e) from e
         return conn

@@ -33,6 +33,7 @@ from footnote.settings import StoreSettings
 from footnote.store.conversations_pg import PgConversations
 from footnote.store.keys import KeyListing
 from footnote.store.memory_pg import PgMemory
+from footnote.store.pg_changes import ChangeFeed
 from footnote.store.pg_exact import ExactGroups, Group, GroupKey, group_from_rows
 from footnote.store.pg_rows import FRAG_COLS, clean, fragment_row, source_row
 from footnote.store.pg_search import PgSearch
@@ -97,8 +98,14 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
         info = self.embedder_info()
         self._dim = info[1] if info else None
         # small kind groups copied into this process for exact dense search (store/pg_exact.py)
-        self._exact = ExactGroups(self._pool.open_connection, self._load_group,
-                                  lambda job: self._thread_pool().submit(job), self.schema) if exact_copy else None
+        # the store's generation in this process: its writes and other processes' NOTIFY (store/pg_changes.py)
+        pg = settings.postgres
+        self._changes = ChangeFeed(
+            lambda: self._pool.open_connection(keepalives=1, keepalives_idle=pg.listen_keepalive_s,
+                                               keepalives_interval=5, keepalives_count=3),
+            self.schema, pg.listen_retry_s)
+        self._exact = ExactGroups(self._changes, self._load_group,
+                                  lambda job: self._thread_pool().submit(job)) if exact_copy else None
 
     def _has_iterative_scan(self) -> bool:
         """pgvector ≥ 0.8 (``hnsw.iterative_scan``): a kind-filtered HNSW query keeps scanning until k
@@ -126,12 +133,18 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
             ex.shutdown(wait=True)
         if self._exact is not None:
             self._exact.close()
+        self._changes.close()
         self._pool.close()
 
     def _fragments_changed(self) -> None:
-        """This process wrote to ``fragments``: its copies of small kind groups are stale."""
+        """This process wrote to ``fragments``: the generation moves, its copies of small kind groups are stale."""
+        self._changes.bump()
         if self._exact is not None:
             self._exact.invalidate()
+
+    def generation(self) -> int:
+        """The corpus generation as this process sees it (``store/pg_changes.py``)."""
+        return self._changes.generation()
 
     def _load_group(self, key: GroupKey) -> Group:
         """The embedded fragments of one kind group (``key``: its kinds, None for all), for

@@ -301,6 +301,14 @@ class SourceStore(Protocol):
 
     def stats(self) -> StoreStats: ...
 
+    def generation(self) -> int:
+        """The corpus generation: a number that moves whenever a source, a fragment or a vector is written or
+        removed, by this process or another. What is derived from the corpus and kept between turns (books,
+        names, copies of vectors) is kept for one generation: the store's one freshness rule
+        (docs/architecture.md, "What a turn reads, and how fresh"). SQLite keeps it in the file; PostgreSQL in
+        this process, moved by its writes and by other processes' notifications (``store/pg_changes.py``)."""
+        ...
+
 
 @runtime_checkable
 class LaneStore(Protocol):

@@ -198,6 +198,10 @@ class ScopedStore:
     def fragment_counts(self, collections: Sequence[str]) -> list[tuple[str, str, int]]:
         return self.base.fragment_counts(sorted(self.readable & set(collections)))
 
+    def generation(self) -> int:
+        """The whole store's generation (a write to any collection moves it: a view derives from the whole)."""
+        return self.base.generation()
+
     def stats(self) -> StoreStats:
         """The view's sources and fragments (by kind and language). ``embedded`` is exact once the whole store is
         embedded; while it is embedding, the store's count capped at the view's fragments (the backlog is not kept

@@ -371,6 +371,13 @@ class SqliteStore(SourceListing, KeyListing, RecognitionListing, SqliteVectors, 
 
     # --- reading --------------------------------------------------------------------------------
 
+    def generation(self) -> int:
+        """The corpus generation: bumped by every write of sources, fragments or vectors (``_write``), by any
+        process, in the file itself (one indexed read)."""
+        conn = self._conn()
+        self._drop_orphan_transaction(conn)  # a left-open transaction would show an old generation
+        return self._generation(conn)
+
     no_limit = -1
 
     def _select(self, statement: str, args: Sequence[Any]) -> list[Sequence[Any]]:

@@ -16,7 +16,7 @@ from footnote.corpus.memory import make_note, note_texts
 from footnote.errors import StoreError
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.store.protocol import Store
-from footnote.testing.store_conformance import DIM, EMBEDDER, _embedder
+from footnote.testing.store_fixtures import DIM, EMBEDDER, _embedder
 
 
 def note(note_id: str = "fog-horn", kind: str = "pinned", body: str = "The horn sounds twice a minute. «Ё» 🌊",

@@ -12,7 +12,7 @@ import pytest
 from footnote.errors import StoreError
 from footnote.models.embedders import HashEmbedder
 from footnote.store.protocol import PendingFragment, Store
-from footnote.testing.store_conformance import (
+from footnote.testing.store_fixtures import (
     DIM,
     EMBEDDER,
     distinct_texts,

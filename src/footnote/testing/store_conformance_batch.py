@@ -25,7 +25,7 @@ from footnote.store.batch import (
     call_one,
 )
 from footnote.store.protocol import Hit, Store
-from footnote.testing.store_conformance import (
+from footnote.testing.store_fixtures import (
     DIM,
     EMBEDDER,
     distinct_texts,

@@ -1,4 +1,5 @@
-"""The passage vectors of candidate sentences, kept by text (:class:`SentenceVectorCache`)."""
+"""The passage vectors of corpus sentences, kept by text (:class:`SentenceVectorCache`): one cache per engine,
+shared by the gate's sentence term (``retrieve/signal.py``) and the extractive answer (``answer/extractive.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from footnote.errors import Cancelled, StoreError
 from footnote.models.protocols import Embedder
+from footnote.settings import Settings
 from footnote.store.protocol import SentenceVectorStore
 
 log = logging.getLogger(__name__)
@@ -138,7 +140,12 @@ class SentenceVectorCache:
             log.warning("sentence vectors could not be kept in the store (they are embedded again next time): %s", e)
 
 
-# --- the ranker ----------------------------------------------------------------------------------
+def shared_cache(settings: Settings, store: object) -> SentenceVectorCache:
+    """The engine's one sentence-vector cache (``answer.extractive.cache``), over the store's kept vectors when
+    it keeps them (:class:`SentenceVectorStore`)."""
+    c = settings.answer.extractive.cache
+    return SentenceVectorCache(c.vectors, store if isinstance(store, SentenceVectorStore) else None,
+                               c.stop_check_sentences)
 
 
-# a note's sentence: (text, content terms, numbers, is noise, dedupe key)
+__all__ = ["SentenceVectorCache", "sentence_key", "shared_cache"]

@@ -1,0 +1,123 @@
+"""Whether a PostgreSQL store's corpus changed, as this process sees it: the backend's one freshness mechanism.
+
+:class:`ChangeFeed` keeps a counter, the store's *generation* in this process. This process's own writes bump it
+at once (the store's write methods call :meth:`ChangeFeed.bump`); another process's writes arrive as a
+``NOTIFY footnote_fragments`` sent at its commit by statement triggers on ``fragments`` (migration 13) and on
+``sources`` (migration 16), which a dedicated ``LISTEN`` connection receives. Reading the generation drains
+what that connection holds first (no round trip: a read of what the socket has), so a commit is seen by the
+first read after its notification arrived — at once on a local server. Notifications are per schema: a write
+to another store in the same database is not ours.
+
+What reads it: every turn as it opens (``SourceStore.generation``, the turn's reader: the books, the prose
+check's names) and this process's copies of small kind groups for exact search (``store/pg_exact.py``). If the
+listening connection cannot be opened or breaks, nothing can vouch that the corpus is unchanged: every read of
+the generation returns a new value (each turn rebuilds what it derives) until a new ``LISTEN`` is in effect,
+tried again at most every ``store.postgres.listen_retry_s`` (a server that refuses ``LISTEN``, a standby, is
+not dialled once per turn). A link dropped without a word (a NAT's idle timeout) is found by TCP keepalives
+(``store.postgres.listen_keepalive_s``): the next read then fails, and counts as a change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "footnote_fragments"
+
+
+class ChangeFeed:
+    """This process's generation of one PostgreSQL store (see the module docstring)."""
+
+    def __init__(self, open_connection: Callable[[], psycopg.Connection[Any]], schema: str = "",
+                 retry_s: float = 10.0) -> None:
+        self._open = open_connection
+        self._retry_s = retry_s
+        self._failed_at: float | None = None  # when opening the listener last failed (or it broke)
+        self._schema = schema  # the store's schema: a change to another schema's tables (the payload) is not ours
+        self._lock = threading.Lock()
+        self._drain_lock = threading.Lock()  # one reader of the listening connection at a time
+        self._gen = 0
+        self._listener: psycopg.Connection[Any] | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(psycopg.Error):
+                listener.close()
+
+    def bump(self) -> None:
+        """This process wrote to the corpus."""
+        with self._lock:
+            self._gen += 1
+
+    def generation(self) -> int:
+        """The generation now: the notifications received so far taken into account; a new value on every call
+        while nothing listens (the listening connection is opened on the first call, and again after a break)."""
+        if not self.listening():
+            self.bump()
+        else:
+            self._drain()
+        with self._lock:
+            return self._gen
+
+    def listening(self) -> bool:
+        """Whether a ``LISTEN`` is in effect (opened here when it is not: a change from now on is seen)."""
+        with self._lock:
+            if self._listener is not None:
+                return True
+            if self._closed:
+                return False
+            if self._failed_at is not None and time.monotonic() - self._failed_at < self._retry_s:
+                return False  # not yet: tried again after store.postgres.listen_retry_s
+            self._failed_at = time.monotonic()  # one opener at a time; cleared once it listens
+        try:
+            conn = self._open()
+            conn.autocommit = True
+            conn.execute(f"LISTEN {CHANNEL}")
+        except Exception as e:  # a StoreError from the pool's connect, or psycopg's
+            log.info("cannot listen for the store's changes (%s): every turn reads the corpus afresh, "
+                     "listening tried again in %.0f s", e, self._retry_s)
+            return False
+        with self._lock:
+            if self._listener is None and not self._closed:
+                self._failed_at = None
+                self._listener = conn
+                self._gen += 1  # nothing read before this LISTEN can be vouched for
+                return True
+        conn.close()
+        return self._listener is not None
+
+    def _drain(self) -> None:
+        """Take the notifications the listening connection holds; any of ours bumps the generation."""
+        with self._lock:
+            listener = self._listener
+        if listener is None:
+            return
+        try:
+            with self._drain_lock:
+                changed = any(n.payload in ("", self._schema) for n in listener.notifies(timeout=0))
+        except psycopg.Error as e:
+            log.info("the store's change notifications stopped (%s): the corpus is read afresh until they are back", e)
+            with self._lock:
+                if self._listener is listener:
+                    self._listener = None
+                    self._failed_at = None  # re-open at the next read (a later failure waits retry_s)
+            with contextlib.suppress(psycopg.Error):
+                listener.close()
+            changed = True
+        if changed:
+            self.bump()
+
+
+__all__ = ["CHANNEL", "ChangeFeed"]
