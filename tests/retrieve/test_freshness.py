@@ -96,3 +96,17 @@ def test_a_generation_moves_with_every_write_and_only_then(tmp_path: Path) -> No
         assert g1 != g0
         eng.ask("How much was the harbour wall raised?")
         assert eng.store.generation() == g1  # a turn is no write of the corpus
+
+
+def test_the_first_vectors_are_searched_at_the_next_turn(tmp_path: Path) -> None:
+    """A store with no vectors yet is searched lexically only; once another engine writes its first vectors, the next
+    search runs the dense lanes too (the background sample of an empty store is read again when the generation
+    moves, not after a wait)."""
+    (tmp_path / "quarry.md").write_text(QUARRY, encoding="utf-8")
+    url = str(tmp_path / "store.db")
+    with _engine(url) as writer:
+        writer.ingest([tmp_path / "quarry.md"], wait=False)
+        with _engine(url) as reader:
+            assert reader.search("When is the bell rung at Tregarrow?").lexical_only
+            writer.embed_backlog()
+            assert not reader.search("When is the bell rung at Tregarrow?").lexical_only

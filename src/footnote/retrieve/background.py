@@ -20,8 +20,9 @@ class SampledStore(SourceStore, VectorStore, Protocol):
 class BackgroundSample:
     """``gate.background_sample`` corpus vectors, kept for one corpus generation (``SourceStore.generation``),
     and — a statistical sample, whose every rebuild reads all the vectors — a moved generation is looked at no
-    more often than every ``gate.background_refresh_s`` (an empty sample: ``gate.empty_recheck_s``). Shared by
-    concurrent searches."""
+    more often than every ``gate.background_refresh_s``. An empty sample (a store with no vectors yet: searched
+    lexically only) is read again as soon as the generation moved, so the first vectors are searched at the next
+    turn. Shared by concurrent searches."""
 
     def __init__(self, store: SampledStore, gate: GateSettings) -> None:
         self.store = store
@@ -59,10 +60,8 @@ class BackgroundSample:
         now = time.monotonic()
 
         def fresh() -> bool:
-            if self._sample is None:
-                return False
-            ttl = g.background_refresh_s if len(self._sample) else g.empty_recheck_s
-            return now - self._at < ttl
+            # an empty sample is never fresh by time: the generation below decides (one indexed read)
+            return self._sample is not None and len(self._sample) > 0 and now - self._at < g.background_refresh_s
 
         if fresh():
             return self._sample

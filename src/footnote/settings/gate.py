@@ -60,9 +60,6 @@ class GateSettings(_Frozen):
         description="Seconds before the background sample is re-read from the store (new ingests); reading it "
         "costs ~0.8 s at 100k fragments, paid by one search.",
     )
-    empty_recheck_s: float = Field(
-        10.0, description="While the store has no vectors (lexical-only ingest), seconds between re-checks for new ones."
-    )
     sentence_fragments: int = Field(
         3, ge=1, description="Top fragments whose sentences the sentence term of the gate signal reads (sentence_weight > 0)."
     )

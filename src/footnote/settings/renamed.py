@@ -60,6 +60,8 @@ RETIRED_KEYS: dict[str, str] = {
                                         "changed no verdict on xquad dev; it remains the router's fallback)",
     "retrieve.books_cache_s": "the books are kept for one corpus generation: a new ingest or a removal shows up at the "
                               "next turn (docs/architecture.md, 'What a turn reads, and how fresh')",
+    "gate.empty_recheck_s": "a store with no vectors is looked at again as soon as its corpus generation moved: the "
+                            "first vectors are searched at the next turn",
     "answer.mention_cache_s": "the known titles and file names are kept for one corpus generation: a new ingest or a "
                               "removal shows up at the next turn",
 }
