@@ -115,6 +115,28 @@ def test_a_question_the_model_writes_is_no_claim_and_is_removed(store: Settings,
     assert "question" in bad["why"]
 
 
+@pytest.mark.parametrize("garbled", [
+    f"The keeper on watch starts the fog hоrn when the Black Skerry beacon can no longer be seen {ALL}.",  # Cyrillic о
+    f"Смотритель включает Fogгорн, когда маяк Black Skerry не виден {ALL}.",
+])
+def test_a_word_mixing_latin_and_cyrillic_letters_is_garbled_and_removed(store: Settings, garbled: str) -> None:
+    """A small local model wrote "Граф Мелфи был … proclaimed д Dukeом Апulia" (bench/local_model.py): a word of two
+    scripts is no word of any language, and a homoglyph in an otherwise faithful sentence is a disguise."""
+    data = _ask(store, f"{garbled} The horn gives two blasts every minute {ALL}.")
+    assert data["mode"] == "corpus", data["answer"]
+    for shown in (data["answer"], data["streamed"]):
+        assert "hоrn" not in shown and "Fogгорн" not in shown and "two blasts every minute" in shown, shown
+    [bad] = data["trace"]["unsupported_sentences"]
+    assert "garbled" in bad["why"]
+
+
+def test_mixed_script_words() -> None:
+    from footnote.answer.support import mixed_script_words
+
+    assert mixed_script_words("proclaimed д Dukeом Апulia и Калабрии") == ["Dukeом", "Апulia"]
+    assert mixed_script_words("Ögedei в Каракоруме, ударе\u0301ние, 日本語のテキスト, ΑΒΓ alpha") == []
+
+
 def test_a_model_answer_in_its_sources_language_says_so_in_the_readers() -> None:
     """Five of 14 Russian answers of the local model came back in English (bench/local_model.py): the reader is
     told, in Russian; an answer in the reader's own language gets no such note."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,27 @@ _LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
 #: a sentence that asks: ends with a question mark (Latin, full-width, Arabic, Greek), closing quotes aside
 _QUESTION = re.compile(r"[?？؟\u037e]\s*[\"'»”)]*\s*$")
 _AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
+
+
+_WORD_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+#: the scripts whose letters look alike: a word mixing two of them is a garble or a disguise
+_CONFUSABLE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
+
+
+def mixed_script_words(text: str) -> list[str]:
+    """The words of ``text`` whose letters (marks aside) come from two of Latin, Cyrillic and Greek ("Dukeом",
+    "Апulia", "Hinduизма"): no word of any language — a small model's garble, or a homoglyph disguise. Other scripts
+    are left alone (a Japanese sentence mixes kanji and kana in one run)."""
+    out = []
+    for w in _WORD_LETTERS.findall(text):
+        if w.isascii():
+            continue
+        scripts = {unicodedata.name(ch, " ").split(" ", 1)[0] for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
+        if len(scripts & _CONFUSABLE_SCRIPTS) > 1:
+            out.append(w)
+    return out
 
 
 @dataclass(frozen=True)
@@ -323,7 +345,11 @@ class SupportScorer:
             verdict = SentenceSupport(" ".join(p.sentence for p in parts), tuple(c for p in parts for c in p.citations),
                                       tuple(dict.fromkeys(m for p in bad for m in p.why)))
         if _QUESTION.search(_MARK.sub("", unit)):
-            return SentenceSupport(verdict.sentence, verdict.citations, (*verdict.missing, "question"))
+            verdict = SentenceSupport(verdict.sentence, verdict.citations, (*verdict.missing, "question"))
+        if self.settings.garbled_words and (words := mixed_script_words(_MARK.sub("", unit))):
+            cited = [by_n[n].text for n in dict.fromkeys(int(x) for x in _MARK.findall(unit)) if n in by_n]
+            if any(not any(w in text for text in cited) for w in words):
+                verdict = SentenceSupport(verdict.sentence, verdict.citations, (*verdict.missing, "garbled"))
         return verdict
 
 

@@ -54,6 +54,11 @@ class SupportSettings(_Frozen):
         "trace.removed_by_reason.unsupported); 'flag' shows it and lists it in trace.unsupported_sentences and the "
         "support line. The extractive answer quotes its passages and is not judged."
     )
+    garbled_words: bool = Field(
+        True, description="A model's sentence with a word that mixes the letters of two scripts ('Dukeом', 'Апulia': "
+        "no word of any language, or a homoglyph disguise) that no passage it cites writes is unsupported, "
+        "'garbled'; off: such words are scored like any other."
+    )
     particulars: bool = Field(
         True, description="Citation support also requires every number (digits, or words in a passage), month and "
         "proper name of a sentence to be carried by a passage it cites (or its source's title or address), names "
