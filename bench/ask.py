@@ -80,7 +80,7 @@ def main() -> None:
                 stage_ms["support"].append(sup["ms"])
                 stage_cpu["support"].append(sup["cpu_ms"])
             stage_cpu["answer (cpu)"].append(sum(st.cpu_ms for st in a.trace.stages if st.name in ANSWER_STAGES))
-        embedded = engine.answerer.ranker.embedded_sentences
+        embedded = engine.retriever.vectors.embedded
     print(f"corpus {ns.corpus.name}, {len(qs)} questions, embedder {ns.embedder}, model calls {calls}, "
           f"sentences embedded while timed {embedded}{' (warm store)' if ns.warm_store else ''}")
     for key in sorted(total):

@@ -208,9 +208,7 @@ class Engine(EngineStatus):
 
             a = self.settings.answer
             mentions = MentionIndex(min_title_chars=a.prose_min_title_chars, min_variant_words=a.prose_min_variant_words)
-            # the one sentence-vector cache: the gate's sentence term and the extractive answer share it
-            self._answerer = Answerer(self.settings, self.embedder, self.chat_models, mentions=mentions,
-                                      vectors=self.retriever.vectors)
+            self._answerer = Answerer(self.settings, self.embedder, self.chat_models, mentions=mentions)
         return self._answerer
 
     def ask(

@@ -172,14 +172,14 @@ def test_sentence_vectors_are_kept_in_the_store_so_a_warm_store_embeds_none(buil
 
     first = build_engine()
     a1 = first.ask(FOG_Q)
-    ranker1 = first.answerer.ranker
-    assert a1.mode.value == "corpus" and ranker1.embedded_sentences > 0
-    n = ranker1.embedded_sentences
+    cache1 = first.retriever.vectors  # the one cache the gate and the answer share
+    assert a1.mode.value == "corpus" and cache1.embedded > 0
+    n = cache1.embedded
     first.ask(FOG_Q)
-    assert ranker1.embedded_sentences == n  # in-process: the LRU
+    assert cache1.embedded == n  # in-process: the LRU
     second = build_engine()  # a new process's engine over the same store file
     a2 = second.ask(FOG_Q)
-    assert second.answerer.ranker.embedded_sentences == 0  # every candidate's vector came from the store
+    assert second.retriever.vectors.embedded == 0  # every sentence's vector came from the store
     assert a2.answer == a1.answer
 
 

@@ -150,7 +150,7 @@ def test_warming_makes_the_first_ask_embed_nothing(build_engine: Any) -> None:
     assert made > 0
     assert ans.warm_sentences(eng.retriever.corpus(), 10_000) == 0  # kept: nothing left to make
     fresh = build_engine()  # another process over the same store: the vectors come from the store
-    cache = fresh.answerer.ranker._cache
+    cache = fresh.retriever.vectors
     a = fresh.ask(FOG_Q)
     assert a.mode.value == "corpus"
     assert cache.embedded == 0  # every sentence the ranker scored was warmed

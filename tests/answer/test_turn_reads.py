@@ -15,6 +15,7 @@ from footnote.answer.turn import final_answer
 from footnote.engine import Engine
 from footnote.records.fragments import TranscriptLocator
 from footnote.retrieve.pipeline import Retriever
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 
 REPO = Path(__file__).resolve().parents[2]
 FOG = "When must the keeper start the fog horn, and how does it sound?"
@@ -58,6 +59,9 @@ def test_every_read_of_a_turn_goes_through_its_reader_and_each_source_once(hash_
     store = Counting(hash_demo.store)
     eng = Engine(hash_demo.settings, store, hash_demo.embedder)  # type: ignore[arg-type]
     assert not any(isinstance(v, (Counting, Retriever)) for v in vars(eng.answerer).values())
+    # nor a cache of vectors: the ranker and the support check take the turn reader's
+    assert not any(isinstance(v, SentenceVectorCache) for a in (eng.answerer, eng.answerer.ranker, eng.answerer.support)
+                   for v in vars(a).values())
     a = eng.ask(FOG)
     assert a.citations and any(isinstance(c.fragment.locator, TranscriptLocator) for c in a.citations), a.answer
     cited = {c.fragment.source_id for c in a.citations}

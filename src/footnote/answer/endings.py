@@ -16,7 +16,7 @@ from footnote.answer.abstain import near_miss_titles
 from footnote.answer.citations import CITE, KnownNames, MentionIndex, ProseChecker, clean_citations, resolve
 from footnote.answer.extractive import TermScorer, split_sentences
 from footnote.answer.fallback import ask_fallback, attach_citations, probes
-from footnote.answer.support import SupportScorer, trace_support
+from footnote.answer.support import SupportScorer, Vectors, trace_support
 from footnote.answer.turn import TurnState, turn_trace
 from footnote.answer.types import (
     Abstention,
@@ -58,6 +58,8 @@ class Endings:
         support: SupportScorer
 
         def _checker(self, turn: TurnState, notes: Sequence[Note], extra_titles: Sequence[str] = ()) -> ProseChecker: ...
+
+        def _passage_vectors(self, turn: TurnState) -> Vectors | None: ...
 
     # -- endings -------------------------------------------------------------------------------
     def _finish(
@@ -101,7 +103,7 @@ class Endings:
         )
         if abstention is not None:
             log.debug("turn abstained: %s (%s)", abstention.reason.value, abstention.stage.value)
-        if self.settings.support.in_trace and (support := trace_support(self.support, answer)) is not None:
+        if self.settings.support.in_trace and (support := trace_support(self.support, answer, self._passage_vectors(turn))) is not None:
             answer = replace(answer, trace=replace(trace, support=support))
         yield VerdictEvent(verdict, mode, corpus_insufficient, disclaimer, abstention)
         yield Done(answer)

@@ -98,27 +98,29 @@ class SentenceRanker:
 
     def __init__(
         self, settings: Settings, embedder: Embedder | None = None, scorer: TermScorer | None = None,
-        vectors: SentenceVectorCache | None = None,
     ) -> None:
-        """``vectors``: the engine's one sentence-vector cache, which the gate shares (default: one of its own,
-        in memory only)."""
+        """Sentence vectors come from the cache a call passes (``vectors``: the turn reader's, the one the gate
+        shares); a call that passes none (a ranker used on its own: tests, benches) uses one of the ranker's own,
+        in memory only."""
         self.settings = settings.answer
         self.corpus = settings.corpus
         self.embedder = embedder
         self.scorer = scorer or TermScorer()
-        self._cache = vectors if vectors is not None else SentenceVectorCache(
-            self.settings.extractive.cache.vectors, None, self.settings.extractive.cache.stop_check_sentences)
+        self._own: SentenceVectorCache | None = None
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
             self.settings.extractive.cache.notes)
         self.check = AnswerCheck(self.settings.extractive.answerable, embedder, self.scorer)
 
-    @property
-    def embedded_sentences(self) -> int:
-        """Candidate sentences this ranker had to embed (neither in memory nor kept by the store)."""
-        return self._cache.embedded
+    def _cache(self, vectors: SentenceVectorCache | None) -> SentenceVectorCache:
+        if vectors is not None:
+            return vectors
+        if self._own is None:
+            c = self.settings.extractive.cache
+            self._own = SentenceVectorCache(c.vectors, None, c.stop_check_sentences)
+        return self._own
 
     def warm(self, notes: Sequence[Note], cues: Mapping[str, Sequence[str]],
-             stopped: Callable[[], bool] | None = None) -> int:
+             stopped: Callable[[], bool] | None = None, *, vectors: SentenceVectorCache | None = None) -> int:
         """Make (and keep in the store) the vectors of every sentence the ranker could score in
         ``notes``: their non-noise sentences, split as :meth:`select` splits them. Returns how many
         were embedded now (not found in memory or the store)."""
@@ -130,26 +132,29 @@ class SentenceRanker:
             for sent, _, _, noise, key in self._prepared(note, lang, cues.get(note.fragment.id)):
                 if not noise and key:
                     texts.setdefault(sent, None)
-        before = self._cache.embedded
+        cache = self._cache(vectors)
+        before = cache.embedded
         if texts:
-            self._cache.vectors(self.embedder, list(texts), stopped=stopped)
-        return self._cache.embedded - before
+            cache.vectors(self.embedder, list(texts), stopped=stopped)
+        return cache.embedded - before
 
-    def warm_texts(self, texts: Sequence[str], stopped: Callable[[], bool] | None = None) -> int:
+    def warm_texts(self, texts: Sequence[str], stopped: Callable[[], bool] | None = None, *,
+                   vectors: SentenceVectorCache | None = None) -> int:
         """Make (and keep in the store) the vectors of ``texts`` — the gate's sentences, split its own way
         (:func:`~footnote.retrieve.signal.gate_sentences`), which share the store's sentence vectors by text.
         Returns how many were embedded now."""
         if self.embedder is None or not texts:
             return 0
-        before = self._cache.embedded
-        self._cache.vectors(self.embedder, list(dict.fromkeys(texts)), stopped=stopped)
-        return self._cache.embedded - before
+        cache = self._cache(vectors)
+        before = cache.embedded
+        cache.vectors(self.embedder, list(dict.fromkeys(texts)), stopped=stopped)
+        return cache.embedded - before
 
-    def passage_vectors(self, texts: Sequence[str]) -> np.ndarray:
+    def passage_vectors(self, texts: Sequence[str], vectors: SentenceVectorCache | None = None) -> np.ndarray:
         """Passage vectors of ``texts`` through the ranker's cache (the turn's sentences are there already).
         Nothing new is kept in the store: these texts include a model's answer sentences, not the corpus's."""
         assert self.embedder is not None
-        return self._cache.vectors(self.embedder, texts, keep=False)
+        return self._cache(vectors).vectors(self.embedder, texts, keep=False)
 
     def similarity_weight(self) -> float:
         """The weight of the question–sentence cosine in a sentence's score: the embedder's own
@@ -176,14 +181,15 @@ class SentenceRanker:
         self, question: str, qlang: str, notes: Sequence[Note], *, crosslingual: bool = True,
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
         stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None,
-        titles: Mapping[str, str] | None = None,
+        titles: Mapping[str, str] | None = None, vectors: SentenceVectorCache | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
         of transcript notes by fragment id. ``titles``: the notes' sources' titles by source id (the
         answer-level check reads the question's numbers there too: "The Keeper's Report for 1887"). ``stopped``: the turn's stop flag (a client that hung up),
         checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`). ``expired``: the turn's
-        deadline passed — sentences not embedded by then are scored by their words alone (``unembedded``)."""
+        deadline passed — sentences not embedded by then are scored by their words alone (``unembedded``).
+        ``vectors``: the turn's sentence-vector cache (the reader's)."""
         a = self.settings
         info: dict[str, object] = {"notes": len(notes)}
         if not notes:
@@ -200,7 +206,7 @@ class SentenceRanker:
             info["chosen"] = 0
             return [], info
         t0 = time.perf_counter()
-        sims = self._similarities(question, cands, stopped, expired)
+        sims = self._similarities(question, cands, stopped, expired, vectors)
         info["embedded"] = sims is not None
         if sims is not None and (short := int(np.count_nonzero(~sims.any(axis=1)))):
             info["unembedded"] = short
@@ -310,11 +316,12 @@ class SentenceRanker:
         return out
 
     def _similarities(self, question: str, cands: list[Cand], stopped: Callable[[], bool] | None = None,
-                      expired: Callable[[], bool] | None = None) -> np.ndarray | None:
+                      expired: Callable[[], bool] | None = None,
+                      vectors: SentenceVectorCache | None = None) -> np.ndarray | None:
         if self.embedder is None:
             return None
         q = np.asarray(self.embedder.embed_queries([question]), dtype=np.float32)[0]
-        vecs = self._cache.vectors(self.embedder, [c.text for c in cands], stopped=stopped, expired=expired)
+        vecs = self._cache(vectors).vectors(self.embedder, [c.text for c in cands], stopped=stopped, expired=expired)
         sims = vecs @ q
         for i, (c, s) in enumerate(zip(cands, sims, strict=True)):
             c.sim, c.row = float(s), i

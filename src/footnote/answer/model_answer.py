@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from footnote.answer.citations import CITE, ProseChecker, StreamCleaner
 from footnote.answer.compact import Compacted
 from footnote.answer.memory import background_numbers
-from footnote.answer.support import CitedPassage, SentenceSupport, SupportScorer
+from footnote.answer.support import CitedPassage, SentenceSupport, SupportScorer, Vectors
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.turn import TurnState
 from footnote.answer.types import Event, Note, Token
@@ -29,6 +29,8 @@ class ModelAnswers:
         support: SupportScorer
 
         def _background(self, turn: TurnState, notes: Sequence[Note]) -> str: ...
+
+        def _passage_vectors(self, turn: TurnState) -> Vectors | None: ...
 
         def _source_names(self, turn: TurnState, notes: Sequence[Note]) -> tuple[dict[str, str], dict[str, str]]: ...
 
@@ -94,12 +96,13 @@ class ModelAnswers:
         titles, _ = self._source_names(turn, ctx.notes)
         by_n = {n: CitedPassage.of(note.fragment, titles.get(note.fragment.source_id, "")) for n, note in ctx.by_n.items()}
         # what only a planted instruction or a background note (never cited) says is no passage's to vouch for
+        vectors = self._passage_vectors(turn)
         words = self.support.turn_words(list(by_n.values()), [n.body for n in turn.background] if turn.background_shown else ())
         failed: list[str] = []
 
         def judge(unit: str) -> SentenceSupport:
             try:
-                return self.support.judge(unit, by_n, words)
+                return self.support.judge(unit, by_n, words, vectors)
             except FootnoteError as e:
                 if not failed:
                     failed.append(e.message)

@@ -46,7 +46,7 @@ from footnote.answer.memory import (
 from footnote.answer.model_answer import ModelAnswers
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
-from footnote.answer.support import SupportScorer
+from footnote.answer.support import SupportScorer, Vectors
 from footnote.answer.trace import last_stage
 from footnote.answer.turn import TurnState
 from footnote.answer.types import (
@@ -69,7 +69,6 @@ from footnote.records.lang import lang_guess, question_lang
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.redact import settings_secrets
 from footnote.retrieve.corpus_view import TurnCorpus
-from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.retrieve.signal import gate_sentences
 from footnote.retrieve.types import SearchResult, Verdict
 from footnote.settings import Settings
@@ -83,12 +82,13 @@ class Answerer(ModelAnswers, Endings):
     It holds no store and no retriever: the engine composes a turn (understand → search → answer) and the
     answer stage reads the corpus only through the turn's reader the search hands on
     (``SearchResult.corpus``, a :class:`~footnote.retrieve.corpus_view.TurnCorpus`). The composition root gives
-    it two caches that outlive a turn: the names index the prose check builds from the reader's listing
-    (``mentions``) and the one sentence-vector cache the gate shares (``vectors``)."""
+    it the one cache of its own that outlives a turn, the names index the prose check builds from the reader's
+    listing (``mentions``); the sentence vectors come through the reader too (``TurnCorpus.vectors``, the cache the
+    gate shares)."""
 
     def __init__(
         self, settings: Settings, embedder: Embedder | None, chat_models: dict[str, ChatModel] | None = None, *,
-        mentions: MentionIndex, vectors: SentenceVectorCache | None = None,
+        mentions: MentionIndex,
     ) -> None:
         self.settings = settings
         self.embedder = embedder  # the store's embedder: whose thresholds and sentence vectors apply
@@ -96,9 +96,9 @@ class Answerer(ModelAnswers, Endings):
         self.mentions = mentions
         self.scorer = TermScorer()
         self.secrets = settings_secrets(settings)
-        self.ranker = SentenceRanker(settings, embedder, self.scorer, vectors)
-        # citation support reads the vectors the ranker computed this turn
-        self.support = SupportScorer(settings.support, embedder, vectors=self.ranker.passage_vectors if embedder else None)
+        self.ranker = SentenceRanker(settings, embedder, self.scorer)
+        # citation support reads the vectors the ranker computed this turn, through the turn's cache
+        self.support = SupportScorer(settings.support, embedder)
 
     # -- public --------------------------------------------------------------------------------
     def warm_sentences(self, reads: TurnCorpus, max_fragments: int, stop: threading.Event | None = None) -> int:
@@ -115,9 +115,10 @@ class Answerer(ModelAnswers, Endings):
             if stop is not None and stop.is_set():
                 break
             notes = [Note(i, f, 0.0) for i, f in enumerate(fragments, 1)]
-            made += self.ranker.warm(notes, _cue_texts(notes, reads.cues), stopped)
+            made += self.ranker.warm(notes, _cue_texts(notes, reads.cues), stopped, vectors=reads.vectors)
             # the gate's sentences too: it splits them its own way, and a search touching a cold passage embeds them
-            made += self.ranker.warm_texts([s for f in fragments for s in gate_sentences([f], 1 << 30)], stopped)
+            made += self.ranker.warm_texts([s for f in fragments for s in gate_sentences([f], 1 << 30)], stopped,
+                                           vectors=reads.vectors)
         return made
 
     def open(self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None) -> TurnState:
@@ -262,12 +263,12 @@ class Answerer(ModelAnswers, Endings):
             # the notes were found for the carried subject; the sentences are chosen for what the follow-up asks
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles,
+                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles, vectors=turn.reads.vectors,
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
-                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles,
+                stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles, vectors=turn.reads.vectors,
             )
         if info.get("unembedded"):
             turn.degrade(f"extractive: the turn's deadline came with {info['unembedded']} sentences not embedded; "
@@ -284,7 +285,7 @@ class Answerer(ModelAnswers, Endings):
             return None
         picks, info = self.ranker.select(turn.question, turn.lang, notes, cues=self._cues(turn, notes),
                                          stopped=turn.budget.stopped, expired=turn.budget.expired,
-                                         titles=self._source_names(turn, notes)[0])
+                                         titles=self._source_names(turn, notes)[0], vectors=turn.reads.vectors)
         judged = info.get("answerable")
         return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
@@ -305,7 +306,7 @@ class Answerer(ModelAnswers, Endings):
             if picks is None:
                 picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(turn, ctx.notes),
                                               stopped=turn.budget.stopped, expired=turn.budget.expired,
-                                              titles=self._source_names(turn, ctx.notes)[0])
+                                              titles=self._source_names(turn, ctx.notes)[0], vectors=turn.reads.vectors)
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:
@@ -367,6 +368,14 @@ class Answerer(ModelAnswers, Endings):
             turn, text, {n.n: n for n in notes}, AnswerMode.CORPUS, corpus_insufficient=False,
             disclaimer=disclaimers.quotes_language_note(turn.lang, [n.fragment.lang for n in notes]), notes=notes,
         )
+
+    def _passage_vectors(self, turn: TurnState) -> Vectors | None:
+        """Passage vectors for the support check, through the turn's cache (the ranker embedded the turn's sentences
+        there already); None without an embedder (containment alone)."""
+        if self.embedder is None:
+            return None
+        vectors = turn.reads.vectors
+        return lambda texts: self.ranker.passage_vectors(texts, vectors)
 
     def _cues(self, turn: TurnState, notes: Sequence[Note]) -> dict[str, list[str]]:
         """Cue texts of the transcript notes among the first ``extractive.candidate_notes`` of ``notes``

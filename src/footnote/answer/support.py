@@ -243,15 +243,18 @@ class SupportScorer:
         """The bar for a score: same-language (containment known) or cross-lingual."""
         return self.thresholds.cross_lang if containment is None else self.thresholds.same_lang
 
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float | None, float]]:
-        """(similarity, containment, score) of each (claim, note text) pair, one embedding call in all."""
+    def score_pairs(self, pairs: Sequence[tuple[str, str]],
+                    vectors: Vectors | None = None) -> list[tuple[float, float | None, float]]:
+        """(similarity, containment, score) of each (claim, note text) pair, one embedding call in all. ``vectors``:
+        where this call's passage vectors come from (the turn's cache), else the scorer's own source."""
         st = self.settings
         facts = [self._note(note) for _, note in pairs]
         sims: list[float] = [0.0] * len(pairs)
         if self.embedder is not None and pairs:
             texts = list(dict.fromkeys([c for c, _ in pairs] + [x for f in facts for x in f.sentences]))
             row = {t: i for i, t in enumerate(texts)}  # each distinct text embedded once
-            raw = self._vectors(texts) if self._vectors is not None else self.embedder.embed_passages(texts)
+            source = vectors if vectors is not None else self._vectors
+            raw = source(texts) if source is not None else self.embedder.embed_passages(texts)
             vecs = np.asarray(raw, dtype=np.float32)
             for i, ((claim, _), f) in enumerate(zip(pairs, facts, strict=True)):
                 if f.sentences:  # (a note that is all instruction has no evidence: similarity 0)
@@ -306,12 +309,12 @@ class SupportScorer:
         return TurnWords(planted, bg)
 
     def score_sentences(self, sents: Sequence[CitedSentence], by_n: Mapping[int, CitedPassage],
-                        turn: TurnWords | None = None) -> list[SentenceSupport]:
+                        turn: TurnWords | None = None, vectors: Vectors | None = None) -> list[SentenceSupport]:
         """Each sentence's support by the passages it cites (``by_n``: note number → passage); a number that
         resolves to nothing supports nothing. ``turn``: words the turn's instructions and background notes alone
         carry (:meth:`turn_words`)."""
         pairs = [(s.text, by_n[n].text) for s in sents for n in s.cites if n in by_n]
-        scores = iter(self.score_pairs(pairs))
+        scores = iter(self.score_pairs(pairs, vectors))
         out: list[SentenceSupport] = []
         for s in sents:
             cs = []
@@ -325,20 +328,22 @@ class SupportScorer:
             out.append(SentenceSupport(s.text, tuple(cs), self.missing(s.text, cited, turn)))
         return out
 
-    def score_answer(self, answer: Answer) -> AnswerSupport | None:
+    def score_answer(self, answer: Answer, vectors: Vectors | None = None) -> AnswerSupport | None:
         """Support of a corpus answer's sentences by their citations; None for an answer that cites
         nothing by design (not found, declined, general knowledge)."""
         if answer.mode != AnswerMode.CORPUS:
             return None
         by_n = {c.n: CitedPassage.of(c.fragment, c.title) for c in answer.citations}
-        return AnswerSupport(tuple(self.score_sentences(cited_sentences(answer.answer), by_n)), self.thresholds.same_lang)
+        return AnswerSupport(tuple(self.score_sentences(cited_sentences(answer.answer), by_n, vectors=vectors)),
+                             self.thresholds.same_lang)
 
-    def judge(self, unit: str, by_n: Mapping[int, CitedPassage], turn: TurnWords | None = None) -> SentenceSupport:
+    def judge(self, unit: str, by_n: Mapping[int, CitedPassage], turn: TurnWords | None = None,
+              vectors: Vectors | None = None) -> SentenceSupport:
         """The verdict on one sentence of a model's answer as it streams (a unit with its ``[n]`` markers, already
         cleaned: every number a note of the turn): supported when every part of it is. The server shows it only
         then (``support.on_unsupported``). A question states nothing a passage could support (a small model
         often echoes the reader's question with a citation): it is unsupported, ``question``."""
-        parts = self.score_sentences(cited_sentences(unit), by_n, turn) or [SentenceSupport(unit, ())]
+        parts = self.score_sentences(cited_sentences(unit), by_n, turn, vectors) or [SentenceSupport(unit, ())]
         if len(parts) == 1 or not (bad := [p for p in parts if not p.supported]):
             verdict = parts[0]
         else:
@@ -377,13 +382,13 @@ class CitedPassage:
         return cls(fragment.text, tuple(x for x in (title, label) if x))
 
 
-def trace_support(scorer: SupportScorer, answer: Answer) -> dict[str, Any] | None:
+def trace_support(scorer: SupportScorer, answer: Answer, vectors: Vectors | None = None) -> dict[str, Any] | None:
     """The answer's support for its trace (per sentence and citation, share supported, unsupported
     listed, milliseconds it took); None for an answer that cites nothing by design. An embedder failure
     leaves the answer alone and says so here."""
     t0, c0 = time.perf_counter(), time.thread_time()
     try:
-        sup = scorer.score_answer(answer)
+        sup = scorer.score_answer(answer, vectors)
     except FootnoteError as e:
         log.warning("citation support not computed: %s", e.message)
         return {"error": e.message, "ms": round((time.perf_counter() - t0) * 1000.0, 3)}

@@ -1,7 +1,7 @@
 """The turn's one door to the corpus: what a turn reads besides its search — the sources' titles and
 metadata, a transcript's cues, a named source's fragments, the book names and their aliases, how common a
-term is, the whole listing of sources (the prose check's names index), how far embedding has come — and
-the fallback's re-search (``probe``).
+term is, the whole listing of sources (the prose check's names index), how far embedding has come, the one
+sentence-vector cache the gate shares (``vectors``) — and the fallback's re-search (``probe``).
 
 The engine opens one :class:`TurnCorpus` per turn (``Retriever.corpus``) before anything else: a
 follow-up's rewrite reads it, the search is given it and hands it on in ``SearchResult.corpus``, and the
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from footnote.records.fragments import Cue, Fragment, Source
 from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.memory import Resolved, resolve_refs
+from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.retrieve.types import Candidate
 from footnote.store import sources_by_id
 from footnote.store.protocol import LaneStore, SourceStore, VectorStore
@@ -62,7 +63,7 @@ class TurnCorpus:
     """The corpus as one turn sees it (a reader with the turn's caches; not shared between turns)."""
 
     def __init__(self, store: CorpusReads, books: BookIndex, settings: Settings, embedder: Embedder | None, *,
-                 probe: Probe | None = None, generation: int = 0) -> None:
+                 probe: Probe | None = None, generation: int = 0, vectors: SentenceVectorCache | None = None) -> None:
         self._store = store
         self.books = books
         self.settings = settings
@@ -71,6 +72,8 @@ class TurnCorpus:
         #: derived from the corpus (books, names, the background sample) are the ones of this generation
         self.generation = generation
         self._probe = probe
+        #: the one sentence-vector cache, shared with the gate and by every turn (content-addressed: never stale)
+        self.vectors = vectors
         self._lock = threading.Lock()
         self._sources: dict[str, Source | None] = {}
         self._fragments_of: dict[str, list[Fragment]] = {}

@@ -122,7 +122,7 @@ class Retriever:
         """A turn's reader of the corpus, at the store's generation now (the books of that generation);
         :meth:`search` hands it on."""
         gen = self.store.generation()  # the turn sees the corpus as of now: what is derived from it is of this generation
-        return TurnCorpus(self.store, self.books.get(gen), self.settings, self.embedder, generation=gen,
+        return TurnCorpus(self.store, self.books.get(gen), self.settings, self.embedder, generation=gen, vectors=self.vectors,
                           probe=lambda queries, min_score, k: self.probe(queries, min_score=min_score, k=k))
 
     def search(self, question: str, *, lang: str | None = None, not_pinned: Collection[str] = (),
