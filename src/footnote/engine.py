@@ -67,7 +67,7 @@ class Engine(EngineStatus):
             store.bind_embedder(embedder.name, embedder.dim)
         self._retriever: Any = None
         self._answerer: Any = None
-        self._examples: tuple[int, list[Any]] | None = None
+        self._examples: tuple[tuple[int, int], list[Any]] | None = None
         self._examples_lock = threading.Lock()
 
     @classmethod

@@ -29,7 +29,7 @@ class EngineStatus:
         embedder: Embedder | None
         reranker: Reranker | None
         chat_models: dict[str, ChatModel]
-        _examples: tuple[int, list[Any]] | None
+        _examples: tuple[tuple[int, int], list[Any]] | None
         _examples_lock: threading.Lock
 
         @property
@@ -73,7 +73,7 @@ class EngineStatus:
 
         srv = self.settings.server
         reads = self.retriever.corpus()
-        key = reads.generation
+        key = (reads.generation, self.store.vectors_generation())  # a source changed, or vectors came
         with self._examples_lock:
             if self._examples is not None and self._examples[0] == key:
                 return list(self._examples[1])

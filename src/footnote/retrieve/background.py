@@ -18,7 +18,7 @@ class SampledStore(SourceStore, VectorStore, Protocol):
 
 
 class BackgroundSample:
-    """``gate.background_sample`` corpus vectors, kept for one corpus generation (``SourceStore.generation``),
+    """``gate.background_sample`` corpus vectors, kept for one generation of the vectors (``VectorStore.vectors_generation``),
     and — a statistical sample, whose every rebuild reads all the vectors — a moved generation is looked at no
     more often than every ``gate.background_refresh_s``. An empty sample (a store with no vectors yet: searched
     lexically only) is read again as soon as the generation moved, so the first vectors are searched at the next
@@ -68,7 +68,7 @@ class BackgroundSample:
         with self._lock:
             if fresh():
                 return self._sample
-            gen = self.store.generation()
+            gen = self.store.vectors_generation()
             if self._sample is not None and gen == self._gen:  # nothing was written since: the sample stands
                 self._at = now
                 return self._sample

@@ -1,9 +1,12 @@
 """Whether a PostgreSQL store's corpus changed, as this process sees it: the backend's one freshness mechanism.
 
-:class:`ChangeFeed` keeps a counter, the store's *generation* in this process. This process's own writes bump it
+:class:`ChangeFeed` keeps two counters in this process: the generation of the *sources* (a source added, replaced or
+removed: ``SourceStore.generation``) and that of the *vectors* (any write of fragments or their vectors, the sources'
+included: ``VectorStore.vectors_generation``). This process's own writes bump it
 at once (the store's write methods call :meth:`ChangeFeed.bump`); another process's writes arrive as a
-``NOTIFY footnote_fragments`` sent at its commit by statement triggers on ``fragments`` (migration 13) and on
-``sources`` (migration 16), which a dedicated ``LISTEN`` connection receives. Reading the generation drains
+``NOTIFY footnote_fragments`` sent at its commit by statement triggers on ``fragments`` (migration 13, payload the
+schema: the vectors' generation) and on ``sources`` (migration 16, payload "<schema>:sources": both), which a
+dedicated ``LISTEN`` connection receives. Reading the generation drains
 what that connection holds first (no round trip: a read of what the socket has), so a commit is seen by the
 first read after its notification arrived — at once on a local server. Notifications are per schema: a write
 to another store in the same database is not ours.
@@ -44,7 +47,8 @@ class ChangeFeed:
         self._schema = schema  # the store's schema: a change to another schema's tables (the payload) is not ours
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()  # one reader of the listening connection at a time
-        self._gen = 0
+        self._gen = 0  # the vectors' generation
+        self._sources = 0  # the sources' generation
         self._listener: psycopg.Connection[Any] | None = None
         self._closed = False
 
@@ -56,20 +60,30 @@ class ChangeFeed:
             with contextlib.suppress(psycopg.Error):
                 listener.close()
 
-    def bump(self) -> None:
-        """This process wrote to the corpus."""
+    def bump(self, *, sources: bool = True) -> None:
+        """This process wrote to the corpus: fragments or vectors, and (``sources``) a source."""
         with self._lock:
             self._gen += 1
+            self._sources += int(sources)
 
     def generation(self) -> int:
-        """The generation now: the notifications received so far taken into account; a new value on every call
+        """The sources' generation now: the notifications received so far taken into account; a new value on every call
         while nothing listens (the listening connection is opened on the first call, and again after a break)."""
+        self._refresh()
+        with self._lock:
+            return self._sources
+
+    def vectors_generation(self) -> int:
+        """The vectors' generation now (as :meth:`generation`)."""
+        self._refresh()
+        with self._lock:
+            return self._gen
+
+    def _refresh(self) -> None:
         if not self.listening():
             self.bump()
         else:
             self._drain()
-        with self._lock:
-            return self._gen
 
     def listening(self) -> bool:
         """Whether a ``LISTEN`` is in effect (opened here when it is not: a change from now on is seen)."""
@@ -94,6 +108,7 @@ class ChangeFeed:
                 self._failed_at = None
                 self._listener = conn
                 self._gen += 1  # nothing read before this LISTEN can be vouched for
+                self._sources += 1
                 return True
         conn.close()
         return self._listener is not None
@@ -106,7 +121,9 @@ class ChangeFeed:
             return
         try:
             with self._drain_lock:
-                changed = any(n.payload in ("", self._schema) for n in listener.notifies(timeout=0))
+                payloads = {n.payload for n in listener.notifies(timeout=0)}
+            changed = bool(payloads & {"", self._schema, f"{self._schema}:sources"})
+            sources = bool(payloads & {"", f"{self._schema}:sources"})
         except psycopg.Error as e:
             log.info("the store's change notifications stopped (%s): the corpus is read afresh until they are back", e)
             with self._lock:
@@ -115,9 +132,9 @@ class ChangeFeed:
                     self._failed_at = None  # re-open at the next read (a later failure waits retry_s)
             with contextlib.suppress(psycopg.Error):
                 listener.close()
-            changed = True
+            changed = sources = True
         if changed:
-            self.bump()
+            self.bump(sources=sources)
 
 
 __all__ = ["CHANNEL", "ChangeFeed"]

@@ -100,7 +100,7 @@ class ExactGroups:
         """The fresh copy of the group of ``kinds``, or None — then a load is started in the background
         and the caller searches on the server this time."""
         key: GroupKey = tuple(sorted(set(kinds))) if kinds is not None else None
-        gen = self._changes.generation()
+        gen = self._changes.vectors_generation()
         with self._lock:
             if self._closed:
                 return None
@@ -120,9 +120,9 @@ class ExactGroups:
         try:
             if not self._changes.listening():
                 return
-            gen = self._changes.generation()  # under the LISTEN: a change from now on moves it
+            gen = self._changes.vectors_generation()  # under the LISTEN: a change from now on moves it
             group = self._load(key)
-            if self._changes.generation() != gen:  # a commit during the load: the copy may be older than it
+            if self._changes.vectors_generation() != gen:  # a commit during the load: the copy may be older than it
                 return
             with self._lock:
                 if not self._closed and gen >= self._at:  # (a lookup may have seen a newer generation meanwhile)

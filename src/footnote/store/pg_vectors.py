@@ -42,7 +42,7 @@ class PgVectors:
         _kind_counts: tuple[float, dict[str, int]] | None
         _counts_gen: int
 
-        def _fragments_changed(self) -> None: ...
+        def _fragments_changed(self, *, sources: bool = False) -> None: ...
 
     # --- embedder binding -------------------------------------------------------------------------
 

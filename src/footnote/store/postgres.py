@@ -136,15 +136,20 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
         self._changes.close()
         self._pool.close()
 
-    def _fragments_changed(self) -> None:
-        """This process wrote to ``fragments``: the generation moves, its copies of small kind groups are stale."""
-        self._changes.bump()
+    def _fragments_changed(self, *, sources: bool = False) -> None:
+        """This process wrote to ``fragments`` (and, ``sources``, added, replaced or removed a source): the generations
+        move, its copies of small kind groups are stale."""
+        self._changes.bump(sources=sources)
         if self._exact is not None:
             self._exact.invalidate()
 
     def generation(self) -> int:
-        """The corpus generation as this process sees it (``store/pg_changes.py``)."""
+        """The sources' generation as this process sees it (``store/pg_changes.py``)."""
         return self._changes.generation()
+
+    def vectors_generation(self) -> int:
+        """The vectors' generation as this process sees it (``store/pg_changes.py``)."""
+        return self._changes.vectors_generation()
 
     def _load_group(self, key: GroupKey) -> Group:
         """The embedded fragments of one kind group (``key``: its kinds, None for all), for
@@ -266,7 +271,7 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
         except psycopg.Error as e:
             raise StoreError(f"writing {where} to {self.url} failed: {e}") from e
         finally:
-            self._fragments_changed()
+            self._fragments_changed(sources=True)
 
     @staticmethod
     def _drop_orphan(conn: psycopg.Connection[Any], sha: str) -> None:
@@ -294,7 +299,7 @@ class PostgresStore(SourceListing, KeyListing, RecognitionListing, PgVectors, Pg
         except psycopg.Error as e:
             raise StoreError(f"deleting sources {ids[:3]!r} from {self.url} failed: {e}") from e
         finally:
-            self._fragments_changed()
+            self._fragments_changed(sources=True)
         gone = {r[0] for r in rows}
         return [i for i in ids if i in gone]
 

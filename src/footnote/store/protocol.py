@@ -195,6 +195,12 @@ class VectorStore(Protocol):
         is no evidence against it in the dense lanes)."""
         ...
 
+    def vectors_generation(self) -> int:
+        """The generation of the fragments and their vectors: it moves with every write of the corpus, vectors
+        included (a backlog's every batch). What is derived from the vectors (the gate's background sample, a copy of
+        a kind group's vectors) is kept for one such generation; the same mechanism as ``SourceStore.generation``."""
+        ...
+
     def backlog(self) -> BacklogStats:
         """Fragments, embedded fragments and the last noted embedding rate (cheap: for status lines)."""
         ...
@@ -302,11 +308,12 @@ class SourceStore(Protocol):
     def stats(self) -> StoreStats: ...
 
     def generation(self) -> int:
-        """The corpus generation: a number that moves whenever a source, a fragment or a vector is written or
-        removed, by this process or another. What is derived from the corpus and kept between turns (books,
-        names, copies of vectors) is kept for one generation: the store's one freshness rule
-        (docs/architecture.md, "What a turn reads, and how fresh"). SQLite keeps it in the file; PostgreSQL in
-        this process, moved by its writes and by other processes' notifications (``store/pg_changes.py``)."""
+        """The sources' generation: a number that moves whenever a source is added, replaced or removed (its fragments
+        with it), by this process or another — not when vectors are written. What is derived from the sources and kept
+        between turns (the books, the prose check's names, the example questions) is kept for one generation: the
+        store's one freshness rule (docs/architecture.md, "What a turn reads, and how fresh"). SQLite keeps it in the
+        file; PostgreSQL in this process, moved by its writes and by other processes' notifications
+        (``store/pg_changes.py``). What is derived from vectors follows ``VectorStore.vectors_generation``."""
         ...
 
 

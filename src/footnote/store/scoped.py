@@ -202,6 +202,9 @@ class ScopedStore:
         """The whole store's generation (a write to any collection moves it: a view derives from the whole)."""
         return self.base.generation()
 
+    def vectors_generation(self) -> int:
+        return self.base.vectors_generation()
+
     def stats(self) -> StoreStats:
         """The view's sources and fragments (by kind and language). ``embedded`` is exact once the whole store is
         embedded; while it is embedding, the store's count capped at the view's fragments (the backlog is not kept

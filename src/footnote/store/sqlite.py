@@ -265,6 +265,8 @@ class SqliteStore(SourceListing, KeyListing, RecognitionListing, SqliteVectors, 
         with self._write() as conn:
             for p in prepared:
                 self._write_put(conn, *p)
+            if prepared:
+                self._sources_changed(conn)
         log.debug("put_sources: %d sources, %d fragments in %.1f ms", len(writes),
                   sum(len(w.fragments) for w in writes), (time.perf_counter() - t0) * 1e3)
 
@@ -367,15 +369,28 @@ class SqliteStore(SourceListing, KeyListing, RecognitionListing, SqliteVectors, 
                 removed.append(sid)
             for sha in sorted(blobs):
                 self._gc_original(conn, sha)
+            if removed:
+                self._sources_changed(conn)
         return removed
+
+    @staticmethod
+    def _sources_changed(conn: sqlite3.Connection) -> None:
+        """(inside a corpus write) A source was added, replaced or removed: the sources' generation moves."""
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'sources_generation'")
 
     # --- reading --------------------------------------------------------------------------------
 
     def generation(self) -> int:
-        """The corpus generation: bumped by every write of sources, fragments or vectors (``_write``), by any
-        process, in the file itself (one indexed read)."""
+        """The sources' generation: moved by every write that adds, replaces or removes a source, by any process, in
+        the file itself (one indexed read)."""
         conn = self._conn()
         self._drop_orphan_transaction(conn)  # a left-open transaction would show an old generation
+        return int(conn.execute("SELECT value FROM meta WHERE key = 'sources_generation'").fetchone()[0])
+
+    def vectors_generation(self) -> int:
+        """The generation of fragments and their vectors: moved by every corpus write (``_write``), vectors included."""
+        conn = self._conn()
+        self._drop_orphan_transaction(conn)
         return self._generation(conn)
 
     no_limit = -1

@@ -394,38 +394,43 @@ class CueTests:
 
 
 class GenerationTests:
-    """The corpus generation (``SourceStore.generation``): it moves with every write of a source, a fragment or a
-    vector, and only then — what a turn derives from the corpus is kept for one generation. (On PostgreSQL a write
-    may move it twice: at once in the writing process, and when its own notification comes back; it is read once
-    that has settled.)"""
+    """The generations (``SourceStore.generation``, ``VectorStore.vectors_generation``): the sources' moves when a
+    source is added, replaced or removed, and not when vectors are written (a backlog's batches do not make every
+    turn rebuild the books and names); the vectors' moves with both; reads and searches move neither. What a turn
+    derives from the corpus is kept for one generation. (On PostgreSQL a write may move one twice: at once in the
+    writing process, and when its own notification comes back; each is read once that has settled.)"""
 
-    def test_the_generation_moves_with_writes_and_only_then(self, store: Store) -> None:
+    def test_the_generations_move_with_writes_and_only_then(self, store: Store) -> None:
         store.bind_embedder(EMBEDDER, DIM)
-        g0 = _settled(store)
-        assert store.generation() == g0  # reading moves nothing
+        g0, v0 = _settled(store)
+        assert (store.generation(), store.vectors_generation()) == (g0, v0)  # reading moves nothing
         src, data = make_source("gen")
         frags = make_fragments(src, ["The quarry bell rings three times before noon."])
         store.put_source(src, frags, None, data)
-        g1 = _settled(store)
-        assert g1 != g0
+        g1, v1 = _settled(store)
+        assert g1 != g0 and v1 != v0
         store.list_sources()
         store.search_lexical("quarry", 3, stemmed=True)
-        assert store.generation() == g1
-        pending = store.pending_fragments(10)
-        store.put_embeddings(pending, embed(frags))
-        g2 = _settled(store)
-        assert g2 != g1
+        assert (store.generation(), store.vectors_generation()) == (g1, v1)
+        store.put_embeddings(store.pending_fragments(10), embed(frags))
+        g2, v2 = _settled(store)
+        assert g2 == g1 and v2 != v1  # vectors alone: the sources' generation stays
         store.delete_source(src.id)
-        assert store.generation() != g2
+        g3, v3 = _settled(store)
+        assert g3 != g2 and v3 != v2
 
 
-def _settled(store: Store, quiet_s: float = 0.1, limit_s: float = 3.0) -> int:
-    """The generation once it has stayed the same for ``quiet_s``."""
+def _settled(store: Store, quiet_s: float = 0.1, limit_s: float = 3.0) -> tuple[int, int]:
+    """Both generations once they have stayed the same for ``quiet_s``."""
     deadline = time.monotonic() + limit_s
-    last, since = store.generation(), time.monotonic()
+
+    def read() -> tuple[int, int]:
+        return store.generation(), store.vectors_generation()
+
+    last, since = read(), time.monotonic()
     while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
         time.sleep(0.02)
-        now = store.generation()
+        now = read()
         if now != last:
             last, since = now, time.monotonic()
     return last
