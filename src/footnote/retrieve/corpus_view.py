@@ -68,8 +68,8 @@ class TurnCorpus:
         self.books = books
         self.settings = settings
         self.embedder = embedder  # the store's embedder: whose thresholds and sentence vectors apply
-        #: the store's corpus generation as the turn opened (``SourceStore.generation``): the long-lived caches
-        #: derived from the corpus (books, names, the background sample) are the ones of this generation
+        #: the sources' generation as the turn opened (``SourceStore.generation``): the long-lived caches derived
+        #: from the sources (the books, the names index) are the ones of this generation
         self.generation = generation
         self._probe = probe
         #: the one sentence-vector cache, shared with the gate and by every turn (content-addressed: never stale)

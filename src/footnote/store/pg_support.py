@@ -292,7 +292,11 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> str:
             conn.rollback()
             raise StoreError(f"cannot create schema {first!r} named by the search_path: {_first_line(e)}") from e
     conn.commit()
-    return first
+    # the name as the server resolves it (an unquoted capital folds to lower case): what a trigger's
+    # TG_TABLE_SCHEMA says, which the change notifications are matched against (store/pg_changes.py)
+    resolved = conn.execute("SELECT current_schema()").fetchone()
+    conn.commit()
+    return str(resolved[0]) if resolved is not None and resolved[0] else first
 
 
 def migrate(conn: psycopg.Connection[Any]) -> list[int]:
