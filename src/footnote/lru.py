@@ -1,9 +1,11 @@
-"""A small thread-safe LRU map: what the per-turn caches (query vectors, prepared notes) share."""
+"""Small thread-safe caches: an LRU map (query vectors, prepared notes) and a value kept for one generation of the
+corpus (:class:`ByGeneration`: the books, the prose check's names)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -34,3 +36,23 @@ class LruCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._d)
+
+
+class ByGeneration(Generic[V]):
+    """One value, kept for the generation it was made at (docs/architecture.md, "What a turn reads, and how fresh"):
+    ``get(gen, make)`` returns it while ``gen`` is the same, else makes it anew (outside the lock: concurrent turns
+    are not held up). A value made for an older generation than the one kept does not replace it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[int, V] | None = None
+
+    def get(self, gen: int, make: Callable[[], V]) -> V:
+        with self._lock:
+            if self._kept is not None and self._kept[0] == gen:
+                return self._kept[1]
+        value = make()
+        with self._lock:
+            if self._kept is None or gen >= self._kept[0]:
+                self._kept = (gen, value)
+        return value

@@ -41,7 +41,7 @@ from footnote.records.lang import detect_lang
 
 __all__ = [
     "ABBREVIATIONS", "DEFAULT_QUERY_LANGS", "SNOWBALL", "STOP_WORDS", "Analyzer", "clean_text", "content_terms",
-    "detect_lang", "fold", "is_stop", "keywords", "no_break_after", "sentence_breaks", "split_sentences", "starts_sentence", "strip_invisible",
+    "detect_lang", "fold", "is_stop", "keywords", "mixed_script_words", "no_break_after", "sentence_breaks", "split_sentences", "starts_sentence", "strip_invisible",
     "tokenize",
 ]
 
@@ -384,4 +384,25 @@ def split_sentences(text: str) -> list[str]:
     tail = text[start:].strip()
     if tail:
         out.append(" ".join(tail.split()))
+    return out
+
+
+_WORD_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+#: the scripts whose letters look alike: a word mixing two of them is a garble or a disguise
+_CONFUSABLE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
+
+
+def mixed_script_words(text: str) -> list[str]:
+    """The words of ``text`` whose letters (marks aside) come from two of Latin, Cyrillic and Greek ("Dukeом",
+    "Апulia", "Hinduизма"): no word of any language — a small model's garble, or a homoglyph disguise. Other scripts
+    are left alone (a Japanese sentence mixes kanji and kana in one run)."""
+    out = []
+    for w in _WORD_LETTERS.findall(text):
+        if w.isascii():
+            continue
+        scripts = {unicodedata.name(ch, " ").split(" ", 1)[0] for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
+        if len(scripts & _CONFUSABLE_SCRIPTS) > 1:
+            out.append(w)
     return out

@@ -131,7 +131,7 @@ def test_a_word_mixing_latin_and_cyrillic_letters_is_garbled_and_removed(store: 
 
 
 def test_mixed_script_words() -> None:
-    from footnote.answer.support import mixed_script_words
+    from footnote.text import mixed_script_words
 
     assert mixed_script_words("proclaimed д Dukeом Апulia и Калабрии") == ["Dukeом", "Апulia"]
     assert mixed_script_words("Ögedei в Каракоруме, ударе\u0301ние, 日本語のテキスト, ΑΒΓ alpha") == []

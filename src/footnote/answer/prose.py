@@ -34,7 +34,6 @@ mentions, named by the address).
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from typing import Protocol
 
 from footnote.answer.types import Note
 from footnote.answer.units import unit_bounds
+from footnote.lru import ByGeneration
 from footnote.records.fragments import AddressLocator, FileLocator, Source
 
 ADDRESS = re.compile(r"(?<![\w.])([A-ZА-ЯЁ]{1,5})\.?\s?(\d{1,4}(?:[.:]\d{1,4})+)(?![\w]|\.\d)")
@@ -265,15 +265,12 @@ class MentionIndex:
     def __init__(self, *, min_title_chars: int, min_variant_words: int = 3) -> None:
         self.min_title_chars = min_title_chars
         self.min_variant_words = min_variant_words
-        self._lock = threading.Lock()
-        self._cached: tuple[int, KnownNames] | None = None
+        self._kept: ByGeneration[KnownNames] = ByGeneration()
 
     def get(self, reads: SourceListing) -> KnownNames:
-        gen = reads.generation
-        with self._lock:
-            if self._cached is not None and self._cached[0] == gen:
-                return self._cached[1]
-        sources = reads.listing()
+        return self._kept.get(reads.generation, lambda: self._build(reads.listing()))
+
+    def _build(self, sources: list[Source]) -> KnownNames:
         titles = sorted(
             {skel(s.title) for s in sources if len(s.title.strip()) >= self.min_title_chars},
             key=lambda t: (-len(t), t),
@@ -296,16 +293,12 @@ class MentionIndex:
             for k in stem_keys(s.id) | (stem_keys(s.original_name) if s.original_name.strip() else set()):
                 owners.setdefault(k, set()).add(s.id)
                 stems.add(k)
-        names = KnownNames(
+        return KnownNames(
             tuple(titles), files, kinds, names_pattern(titles), corpus_lang, names_pattern(f for f in files if " " in f),
             owners={k: frozenset(v) for k, v in owners.items()}, variant_re=names_pattern(variants),
             stem_re=stems_pattern(stems), ids=frozenset(skel(s.id) for s in sources),
             min_variant_words=self.min_variant_words,
         )
-        with self._lock:
-            if self._cached is None or gen >= self._cached[0]:  # an older turn's names do not replace newer ones
-                self._cached = (gen, names)
-        return names
 
 
 @dataclass

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +51,15 @@ from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import AddressLocator, Fragment
 from footnote.settings import SupportSettings
-from footnote.text import Analyzer, content_terms, detect_lang, numbers, split_sentences, tokenize
+from footnote.text import (
+    Analyzer,
+    content_terms,
+    detect_lang,
+    mixed_script_words,
+    numbers,
+    split_sentences,
+    tokenize,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,27 +70,6 @@ _LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
 #: a sentence that asks: ends with a question mark (Latin, full-width, Arabic, Greek), closing quotes aside
 _QUESTION = re.compile(r"[?？؟\u037e]\s*[\"'»”)]*\s*$")
 _AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
-
-
-_WORD_LETTERS = re.compile(r"[^\W\d_]+")
-
-
-#: the scripts whose letters look alike: a word mixing two of them is a garble or a disguise
-_CONFUSABLE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
-
-
-def mixed_script_words(text: str) -> list[str]:
-    """The words of ``text`` whose letters (marks aside) come from two of Latin, Cyrillic and Greek ("Dukeом",
-    "Апulia", "Hinduизма"): no word of any language — a small model's garble, or a homoglyph disguise. Other scripts
-    are left alone (a Japanese sentence mixes kanji and kana in one run)."""
-    out = []
-    for w in _WORD_LETTERS.findall(text):
-        if w.isascii():
-            continue
-        scripts = {unicodedata.name(ch, " ").split(" ", 1)[0] for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
-        if len(scripts & _CONFUSABLE_SCRIPTS) > 1:
-            out.append(w)
-    return out
 
 
 @dataclass(frozen=True)

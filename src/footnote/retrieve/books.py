@@ -14,12 +14,12 @@ lacks is said plainly with what the book has ("HB 9.9 is not in the corpus; The 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from footnote.lru import ByGeneration
 from footnote.records.fragments import AddressLocator
 from footnote.retrieve.types import Candidate, Lane
 from footnote.settings import Settings
@@ -234,27 +234,12 @@ class BookCache:
 
     def __init__(self, store: BookStore) -> None:
         self.store = store
-        self._lock = threading.Lock()
-        self._index: BookIndex | None = None
-        self._gen: int | None = None
+        self._kept: ByGeneration[BookIndex] = ByGeneration()
 
     def get(self, generation: int | None = None) -> BookIndex:
         """The books of ``generation`` (the turn's, read as it opened); None: the store's generation now."""
         gen = self.store.generation() if generation is None else generation
-        with self._lock:
-            if self._index is not None and self._gen == gen:
-                return self._index
-        index = BookIndex.from_rows(self.store.list_addresses())
-        with self._lock:
-            if self._gen is None or gen >= self._gen:  # a turn opened at an older generation does not put it back
-                self._index, self._gen = index, gen
-        return index
-
-    def current(self) -> BookIndex:
-        """The books the last turn opened with (read now when none has)."""
-        with self._lock:
-            index = self._index
-        return index if index is not None else self.get()
+        return self._kept.get(gen, lambda: BookIndex.from_rows(self.store.list_addresses()))
 
 
 def in_address_order(candidates: list[Candidate], asked: Sequence[AddressLocator]) -> list[Candidate]:

@@ -13,7 +13,7 @@ from footnote.models.protocols import Embedder
 from footnote.records.fragments import AddressLocator, KindGroup
 from footnote.retrieve import gate as gate_mod
 from footnote.retrieve.background import BackgroundSample
-from footnote.retrieve.books import BookCache, BookIndex, address_aliases
+from footnote.retrieve.books import BookIndex, address_aliases
 from footnote.retrieve.sentence_vectors import SentenceVectorCache
 from footnote.retrieve.signal import address_only, best_sentence_cosine, lexical_overlap
 from footnote.retrieve.types import Candidate, GateSignal, Lane, Verdict
@@ -22,15 +22,14 @@ from footnote.text import Analyzer
 
 
 class CoverageJudge:
-    """Thresholds and verdicts for one retriever (its embedder, books, background sample and the sentence
-    vectors it shares with the answer stage)."""
+    """Thresholds and verdicts for one retriever (its embedder, background sample and the sentence vectors it
+    shares with the answer stage; a turn's books come with each verdict asked)."""
 
-    def __init__(self, settings: Settings, vectors: SentenceVectorCache, embedder: Embedder | None, books: BookCache,
+    def __init__(self, settings: Settings, vectors: SentenceVectorCache, embedder: Embedder | None,
                  analyzer: Analyzer, background: BackgroundSample) -> None:
         self.settings = settings
         self.vectors = vectors
         self.embedder = embedder
-        self.books = books
         self.analyzer = analyzer
         self.background = background
 
@@ -45,13 +44,13 @@ class CoverageJudge:
 
     def judge(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
-        lexical: bool, asked: tuple[AddressLocator, ...] = (), books: BookIndex | None = None,
+        lexical: bool, asked: tuple[AddressLocator, ...], books: BookIndex,
     ) -> tuple[GateSignal, Verdict, str | None]:
         """The gate's signal and verdict, and the id of a fragment without a vector whose lexical evidence
         carried the verdict (it should lead the slate), if any. ``books``: the turn's (its reader's)."""
         s = self.settings
         exact = any(h.lane is Lane.ADDRESS for c in final for h in c.lanes)
-        aliases = address_aliases(s, books if books is not None else self.books.current())
+        aliases = address_aliases(s, books)
         missing = bool(asked) and not exact and address_only(question, qlang, aliases, self.analyzer)
         lectures = sum(1 for c in final if s.corpus.group_of(c.fragment.kind) is KindGroup.LECTURES)
         top = final[0] if final else None

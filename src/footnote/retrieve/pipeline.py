@@ -101,7 +101,7 @@ class Retriever:
         self.books = BookCache(store)
         self.background = BackgroundSample(store, settings.gate)
         self.vectors = vectors if vectors is not None else shared_cache(settings, store)
-        self.judge = CoverageJudge(settings, self.vectors, embedder, self.books, self._analyzer, self.background)
+        self.judge = CoverageJudge(settings, self.vectors, embedder, self._analyzer, self.background)
         self.ranker = Ranker(settings, store, embedder, reranker, self.judge)
         self._executor: ThreadPoolExecutor | None = None
         self.embed_first = (embed_first if embed_first is not None else embeds_first(embedder, store)) \
@@ -176,12 +176,12 @@ class Retriever:
         mem = self._memory(question, qvec, plan.lang, traces, view, not_pinned)
         lean = mem.pinned is not None
         keep_top = s.memory.lean_keep_top if lean else s.retrieve.keep_top
-        ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, view.books)
+        ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, books=view.books)
         if mem.pinned is not None and (why := self._pin_veto(question, plan.lang, mem, ranked, view)):
             # the note serves, it does not override: the search goes on as if it had not matched
             mem = replace(mem, pinned=None, pinned_refs=None, vetoed=(mem.pinned.note.id, why))
             lean, keep_top = False, s.retrieve.keep_top
-            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, view.books)
+            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, "", lexical, asked, keep_top, mem, rows_min, books=view.books)
         rounds, calls = 1, 0
         plans = [plan]
         max_rounds = 1 if lean else s.gate.max_rounds  # lean policy: no second round, no regeneration call
@@ -210,7 +210,7 @@ class Retriever:
             lane_traces, _ = self.lanes.run(Round(new_q, embed_round, pool, plan.lang, rounds, rows_min,
                                                   self._lane_executor(lexical), first, beside))
             traces.extend(lane_traces)
-            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min, view.books)
+            ranked = self.ranker.rank(question, qvec, plan.lang, pool, traces, sfx, lexical, asked, keep_top, mem, rows_min, books=view.books)
             traces.append(_round_effect(f"round{rounds}", _ms(t0), before, ranked, len(new_q)))
         ranked = replace(ranked, final=in_address_order(ranked.final, asked))  # a range reads in order
         res = self._result(_merge_plans(plans), ranked, rounds, traces, calls, lexical, view)

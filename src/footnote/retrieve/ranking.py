@@ -52,7 +52,7 @@ class Ranker:
     def rank(
         self, question: str, qvec: np.ndarray | None, qlang: str, pool: LanePool, traces: list[StageTrace], sfx: str,
         lexical: bool, asked: tuple[AddressLocator, ...] = (), keep_top: int | None = None, mem: TurnMemory | None = None,
-        rows_min: float | None = None, books: BookIndex | None = None,
+        rows_min: float | None = None, *, books: BookIndex,
     ) -> Ranked:
         """``rows_min``: the floor the dense lanes left rows out below (:meth:`rows_floor`)."""
         s, rs = self.settings, self.settings.retrieve
