@@ -201,3 +201,25 @@ def test_the_deadline_cuts_a_cold_turns_sentence_embedding_and_it_still_answers(
     assert a.trace is not None and any("deadline came with" in d for d in a.trace.degraded), a.trace.degraded
     outline = next(st for st in a.trace.stages if st.name == "outline")
     assert outline.info.get("unembedded", 0) > 0
+
+
+def test_a_waiter_gets_a_text_when_its_piece_is_made_not_when_the_whole_warm_up_ends() -> None:
+    """A stranger's server on a 117-page PDF answered nothing for 3 minutes: the warm-up was embedding the whole PDF's
+    sentences in one call, and a search that needed one of them (the gate shares the cache) waited for all of them.
+    Now each piece is published as it is made, and a waiter with a deadline gives up at the deadline."""
+    cache = SentenceVectorCache(1000, stop_every=2)
+    emb = SlowPassages(32, 0.05)
+    texts = [f"Sentence number {i} of a long book." for i in range(40)]  # 20 pieces of 2, ~0.1 s each
+    warm = threading.Thread(target=lambda: cache.vectors(emb, texts, stopped=lambda: False))
+    warm.start()
+    time.sleep(0.02)
+    t0 = time.monotonic()
+    got = cache.vectors(emb, texts[:2])  # in the first piece the warm-up makes
+    waited = time.monotonic() - t0
+    assert waited < 1.0, f"waited {waited:.2f} s for the whole warm-up"  # the whole call takes ~2 s
+    assert np.allclose(got, HashEmbedder(32).embed_passages(texts[:2]))
+    deadline = time.monotonic() + 0.2
+    t0 = time.monotonic()
+    late = cache.vectors(emb, texts[-2:], expired=lambda: time.monotonic() > deadline)
+    assert time.monotonic() - t0 < 1.0 and not late.any()  # scored by its words: zero vectors
+    warm.join()

@@ -70,13 +70,14 @@ class SentenceVectorCache:
             try:
                 found.update(self._fetch(embedder, mine, keep, stopped, expired))
             finally:
-                with self._lock:
-                    done = [self._inflight.pop(t) for t in mine]
+                with self._lock:  # the texts not published (a failure, the deadline): their waiters go on too
+                    done = [ev for t in mine if (ev := self._inflight.pop(t, None)) is not None]
                 for ev in done:
                     ev.set()
         late: list[str] = []
         for t, ev in theirs:
-            ev.wait()
+            if not self._wait(ev, stopped, expired):
+                continue  # the deadline passed while another turn embeds it: scored by its words (a zero vector)
             with self._lock:
                 v = self._d.get(t)
             if v is None:  # that turn failed, or its vector was evicted already: embed it here
@@ -93,6 +94,7 @@ class SentenceVectorCache:
                expired: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
         """The store's kept vectors of ``texts``, the rest embedded (until ``expired``); all remembered."""
         got = self._kept(embedder, texts)
+        self._publish(got)
         todo = [t for t in texts if t not in got]
         try:
             watched = stopped is not None or expired is not None
@@ -111,14 +113,34 @@ class SentenceVectorCache:
                 got.update(fresh)
                 if keep:
                     self._keep(embedder, fresh)
+                self._publish(fresh)  # a turn waiting for one of these goes on now, not when the whole call ends
         finally:
-            with self._lock:
-                for t, v in got.items():
-                    self._d[t] = v
-                    self._d.move_to_end(t)
-                while len(self._d) > self.size:
-                    self._d.popitem(last=False)
+            self._publish(got)
         return got
+
+    def _publish(self, vectors: dict[str, np.ndarray]) -> None:
+        """Remember ``vectors`` and wake whoever waits for one of them (another turn, the gate beside a warm-up)."""
+        if not vectors:
+            return
+        with self._lock:
+            woken = [ev for t in vectors if (ev := self._inflight.pop(t, None)) is not None]
+            for t, v in vectors.items():
+                self._d[t] = v
+                self._d.move_to_end(t)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+        for ev in woken:
+            ev.set()
+
+    @staticmethod
+    def _wait(ev: threading.Event, stopped: Callable[[], bool] | None, expired: Callable[[], bool] | None) -> bool:
+        """Wait for another caller's text; False when ``expired`` came first. ``stopped``: :class:`Cancelled`."""
+        while not ev.wait(0.05):
+            if stopped is not None and stopped():
+                raise Cancelled("the client went away; the turn was stopped while waiting for its sentences")
+            if expired is not None and expired():
+                return False
+        return True
 
     def _kept(self, embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
         if self.kept is None:
