@@ -223,3 +223,19 @@ def test_a_waiter_gets_a_text_when_its_piece_is_made_not_when_the_whole_warm_up_
     late = cache.vectors(emb, texts[-2:], expired=lambda: time.monotonic() > deadline)
     assert time.monotonic() - t0 < 1.0 and not late.any()  # scored by its words: zero vectors
     warm.join()
+
+
+def test_a_warm_up_claims_nothing_so_a_search_never_queues_behind_it() -> None:
+    """The warm-up goes through the whole corpus (``claim=False``): a caller needing one of its texts embeds it at once
+    instead of waiting until the warm-up reaches it."""
+    cache = SentenceVectorCache(1000, stop_every=2)
+    emb = SlowPassages(32, 0.05)
+    texts = [f"Sentence number {i} of a long book." for i in range(40)]
+    warm = threading.Thread(target=lambda: cache.vectors(emb, texts, stopped=lambda: False, claim=False))
+    warm.start()
+    time.sleep(0.02)
+    t0 = time.monotonic()
+    got = cache.vectors(emb, texts[-2:])  # the warm-up reaches these last (~2 s)
+    assert time.monotonic() - t0 < 1.0
+    assert np.allclose(got, HashEmbedder(32).embed_passages(texts[-2:]))
+    warm.join()

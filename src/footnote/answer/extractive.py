@@ -135,7 +135,7 @@ class SentenceRanker:
         cache = self._cache(vectors)
         before = cache.embedded
         if texts:
-            cache.vectors(self.embedder, list(texts), stopped=stopped)
+            cache.vectors(self.embedder, list(texts), stopped=stopped, claim=False)
         return cache.embedded - before
 
     def warm_texts(self, texts: Sequence[str], stopped: Callable[[], bool] | None = None, *,
@@ -147,7 +147,7 @@ class SentenceRanker:
             return 0
         cache = self._cache(vectors)
         before = cache.embedded
-        cache.vectors(self.embedder, list(dict.fromkeys(texts)), stopped=stopped)
+        cache.vectors(self.embedder, list(dict.fromkeys(texts)), stopped=stopped, claim=False)
         return cache.embedded - before
 
     def passage_vectors(self, texts: Sequence[str], vectors: SentenceVectorCache | None = None) -> np.ndarray:

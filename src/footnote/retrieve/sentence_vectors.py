@@ -42,14 +42,17 @@ class SentenceVectorCache:
         self.embedded = 0  # sentences this process embedded (tests, the bench)
 
     def vectors(self, embedder: Embedder, texts: Sequence[str], *, keep: bool = True,
-                stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None) -> np.ndarray:
+                stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None,
+                claim: bool = True) -> np.ndarray:
         """Passage vectors of ``texts``: from memory, else the store's kept sentence vectors, else embedded
         (and kept in the store when ``keep``: corpus sentences only, never a model's text). A text another
         turn is fetching or embedding at the moment is waited for, not embedded twice. ``stopped`` is
         checked every ``stop_every`` embedded texts: once it is true the vectors made so far are kept and
         :class:`~footnote.errors.Cancelled` is raised (a turn whose client hung up stops embedding). ``expired``
         (the turn's deadline passed) is checked as often: the texts not embedded by then get zero vectors,
-        neither kept nor remembered — the turn ends in time, scoring them by their words alone."""
+        neither kept nor remembered — the turn ends in time, scoring them by their words alone. ``claim`` False (a
+        warm-up going through a whole corpus): others do not wait for these texts, they embed what they need
+        themselves — a search never queues behind a warm-up that reaches its passages minutes later."""
         if not texts:
             return np.zeros((0, embedder.dim), np.float32)
         found: dict[str, np.ndarray] = {}
@@ -64,14 +67,15 @@ class SentenceVectorCache:
                 elif (ev := self._inflight.get(t)) is not None:
                     theirs.append((t, ev))
                 else:
-                    self._inflight[t] = threading.Event()
+                    if claim:
+                        self._inflight[t] = threading.Event()
                     mine.append(t)
         if mine:
             try:
                 found.update(self._fetch(embedder, mine, keep, stopped, expired))
             finally:
                 with self._lock:  # the texts not published (a failure, the deadline): their waiters go on too
-                    done = [ev for t in mine if (ev := self._inflight.pop(t, None)) is not None]
+                    done = [ev for t in mine if claim and (ev := self._inflight.pop(t, None)) is not None]
                 for ev in done:
                     ev.set()
         late: list[str] = []
