@@ -18,6 +18,7 @@ from footnote.text import (
     split_sentences,
     starts_sentence,
     tokenize,
+    unmix_letters,
 )
 
 
@@ -97,3 +98,24 @@ def test_no_break_after_is_the_one_abbreviation_rule() -> None:
     assert not no_break_after("he left.") and not no_break_after("in 1977 [1].")
     assert starts_sentence("The") and starts_sentence('"Go') and starts_sentence("1978")
     assert not starts_sentence("and") and not starts_sentence("[2]") and not starts_sentence(")")
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("Hоw оftеn dоеs thе Mаrrоwick Light flаsh?", "How often does the Marrowick Light flash?"),  # Cyrillic о, е, а
+        ("Ｈｏｗ ｏｆｔｅｎ　ｄｏｅｓ ｉｔ ｆｌａｓｈ？", "How often does it flash?"),  # full-width, ideographic space
+        ("Как чаcто мигает маяк?", "Как часто мигает маяк?"),  # a Latin c inside a Russian word
+        ("Ρhilosophy of the Gita", "Philosophy of the Gita"),  # a Greek capital rho
+    ],
+)
+def test_look_alike_letters_in_a_question_are_read_as_meant(typed: str, meant: str) -> None:
+    assert unmix_letters(typed) == meant
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["Ада Пенхеллоу встретила меня", "iPhone и Android", "Dukeом", "Hinduизма", "καλημέρα", "東京タワー", "x² ½"],
+)
+def test_words_of_one_script_and_garbles_without_a_twin_are_left_alone(kept: str) -> None:
+    assert unmix_letters(kept) == kept

@@ -12,7 +12,7 @@ from typing import Any, get_args
 from footnote.errors import ConfigError, InvalidQuestion, ModelNotInstalled, StoreMissing
 from footnote.settings import EmbedderSettings, Settings
 from footnote.store import Store, open_store
-from footnote.text import clean_text
+from footnote.text import clean_text, unmix_letters
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,8 @@ class Question(str):
 def check_question(question: str, max_chars: int) -> Question:
     """The one question check of the engine (CLI, server and evaluation all go through it): valid
     Unicode (no lone surrogates), NFC-normalised, invisible and control characters removed
-    (``footnote.text.clean_text``), whitespace collapsed, not empty, at most ``max_chars``
+    (``footnote.text.clean_text``), look-alike letters read as meant (full-width forms, a Cyrillic "о" inside an
+    English word: ``footnote.text.unmix_letters``), whitespace collapsed, not empty, at most ``max_chars``
     characters (``answer.max_question_chars``). Raises :class:`InvalidQuestion` (HTTP 422, exit 2)."""
     try:
         question.encode("utf-8")
@@ -35,7 +36,7 @@ def check_question(question: str, max_chars: int) -> Question:
         raise InvalidQuestion(
             f"the question is not valid text: a lone surrogate (U+{ord(question[e.start]):04X}) at character {e.start}"
         ) from None
-    q = " ".join(clean_text(unicodedata.normalize("NFC", question)).split())  # invisible characters never reach planning
+    q = " ".join(unmix_letters(clean_text(unicodedata.normalize("NFC", question))).split())  # invisible characters never reach planning
     if not q:
         raise InvalidQuestion("the question is empty")
     if len(q) > max_chars:

@@ -406,3 +406,53 @@ def mixed_script_words(text: str) -> list[str]:
         if len(scripts & _CONFUSABLE_SCRIPTS) > 1:
             out.append(w)
     return out
+
+
+#: Cyrillic and Greek letters that render like a Latin one (the prose check's skeleton and the question's fold)
+LATIN_LOOKALIKES = {
+    # Cyrillic capitals and small letters
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W",
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
+    "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    # Greek
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "α": "a",
+}
+#: the Russian letters a Latin one passes for (a Latin "c" typed inside a Russian word)
+_CYRILLIC_LOOKALIKES = {
+    lat: cyr for cyr, lat in LATIN_LOOKALIKES.items() if "CYRILLIC" in unicodedata.name(cyr) and cyr in "АВЕКМНОРСТХУаеорсух"
+}
+_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000]")
+
+
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, " ").split(" ", 1)[0]
+
+
+def unmix_letters(text: str) -> str:
+    """``text`` with look-alike letters read as what they were meant to be, for a question (never for stored text):
+    full-width forms as ASCII ("Ｈｏｗ" → "How", NFKC of U+FF01–U+FF5E and the ideographic space), and a word that
+    mixes Latin with Cyrillic or Greek letters (:func:`mixed_script_words`) written in its majority script when
+    every letter of the minority looks like one of it — "Hоw" with a Cyrillic "о" becomes "How", "чаcто" with a
+    Latin "c" becomes "часто". A word whose odd letters have no twin ("Dukeом") is left as it is."""
+    text = _FULLWIDTH.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    if text.isascii():
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        w = m.group()
+        letters = [ch for ch in w if unicodedata.category(ch) in ("Lu", "Ll")]
+        latin = sum(1 for ch in letters if _script(ch) == "LATIN")
+        if latin == 0 or latin == len(letters) or len({_script(ch) for ch in letters} & _CONFUSABLE_SCRIPTS) < 2:
+            return w
+        if latin * 2 >= len(letters):  # mostly Latin: its Cyrillic and Greek letters must each be a Latin twin
+            out = [LATIN_LOOKALIKES.get(ch, ch) if _script(ch) != "LATIN" else ch for ch in w]
+        else:  # mostly Cyrillic (or Greek): its Latin letters must each be a Russian twin
+            if any(_script(ch) == "GREEK" for ch in letters):
+                return w
+            out = [_CYRILLIC_LOOKALIKES.get(ch, ch) if _script(ch) == "LATIN" else ch for ch in w]
+        fixed = "".join(out)
+        return fixed if not mixed_script_words(fixed) else w
+
+    return _WORD_LETTERS.sub(fix, text)

@@ -45,3 +45,19 @@ def test_a_checked_conversation_id_is_not_checked_again(build_engine: Any) -> No
     assert follow.conversation_id == cid and follow.turn == 2
     with pytest.raises(NotFound):
         conversations.check_conversation_id("not-an-id")
+
+
+def test_a_question_in_look_alike_letters_gets_the_plain_questions_answer(build_engine: Any) -> None:
+    """A question typed with Cyrillic look-alikes inside English words, or in full-width letters, is read as meant
+    (``text.unmix_letters``): the same checked question, so the same passages and citations — before, its words
+    matched nothing and the gate said "nothing on this"."""
+    eng = build_engine()
+    disguised = FOG_Q.replace("o", "\u043e").replace("e", "\u0435")  # Cyrillic о and е
+    full_width = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in FOG_Q)
+    assert disguised != FOG_Q and full_width != FOG_Q
+    plain = eng.ask(FOG_Q)
+    assert plain.citations
+    for typed in (disguised, full_width):
+        assert eng.question(typed) == FOG_Q
+        got = eng.ask(typed)
+        assert got.answer == plain.answer and [c.fragment.id for c in got.citations] == [c.fragment.id for c in plain.citations]

@@ -43,6 +43,7 @@ from footnote.answer.types import Note
 from footnote.answer.units import unit_bounds
 from footnote.lru import ByGeneration
 from footnote.records.fragments import AddressLocator, FileLocator, Source
+from footnote.text import LATIN_LOOKALIKES
 
 ADDRESS = re.compile(r"(?<![\w.])([A-ZА-ЯЁ]{1,5})\.?\s?(\d{1,4}(?:[.:]\d{1,4})+)(?![\w]|\.\d)")
 FILE_EXTS = "pdf|docx?|txt|md|markdown|epub|html?|srt|vtt|json|jsonl|mp3|ogg|opus|m4a|wav|csv|rtf|odt|xhtml"
@@ -50,14 +51,7 @@ FILENAME = re.compile(rf"(?<![\w/\\.-])[\w][\w\-.]{{0,120}}?\.(?:{FILE_EXTS})(?!
 MIN_WORDS = 3  # a sentence left with fewer words after a removal is removed whole
 
 _CONFUSABLE = {
-    # Cyrillic capitals and small letters that render like Latin ones
-    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
-    "Х": "X", "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W",
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
-    "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w",
-    # Greek
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
-    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "α": "a",
+    **LATIN_LOOKALIKES,
     # punctuation
     "’": "'", "‘": "'", "ʼ": "'", "′": "'", "´": "'", "`": "'",
     "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-",
