@@ -74,3 +74,39 @@ def test_the_cli_and_the_eta(half: Engine, tmp_path: Path) -> None:
     assert index_incomplete_text("en", 27.4, 150.0).endswith("Ask again in about 2 min.")
     assert index_incomplete_text("ru", 50, None).endswith("Спросите ещё раз, когда индексация закончится.")
     assert index_incomplete_text("de", 50, 30).startswith("Only 50 %")
+
+
+def test_a_note_ingested_a_moment_ago_answers_as_it_will_once_embedded(tmp_path: Path) -> None:
+    """A store whose passages are embedded, then one new note ingested without waiting: its lexical hit is embedded
+    for the turn (``retrieve.pending_embed_max``), so the turn is the one the whole index gives — same answer, same
+    citations — and nothing is written (the backlog still holds the note). Over the demo with EmbeddingGemma the
+    note had ranked below sixteen embedded passages that only share its subject (docs/answering.md)."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for i in range(24):  # embedded passages about the keepers and their watch, none about a cat
+        (d / f"watch-{i:02d}.md").write_text(
+            f"# Watch {i}\n\nThe keepers of the station kept watch number {i} in the lamp room and wrote the name "
+            f"of the keeper on watch in the log, as the keepers of every station must.\n", encoding="utf-8")
+    eng = Engine.from_settings(make_settings(tmp_path))
+    try:
+        eng.ingest([d])
+        new = tmp_path / "new"
+        new.mkdir()
+        (new / "cat.md").write_text("# The station cat\n\nThe keepers gave the station cat the name Biscuit.\n",
+                                    encoding="utf-8")
+        eng.ingest([new], wait=False)
+        assert eng.store.backlog().pending == 1
+        q = "What name did the keepers give the station cat?"
+        a = eng.ask(q)
+        assert a.mode is AnswerMode.CORPUS and "Biscuit" in a.answer, a.answer
+        assert a.citations and a.citations[0].fragment.source_id.endswith("cat.md")
+        assert a.trace is not None
+        pool = next(s for s in a.trace.search.stages if s["name"] == "pool")
+        assert pool["counts"]["embedded_for_turn"] == 1
+        assert eng.store.backlog().pending == 1  # nothing written by the turn
+        eng.embed_backlog()
+        full = eng.ask(q)
+        assert full.answer == a.answer
+        assert [c.fragment.id for c in full.citations] == [c.fragment.id for c in a.citations]
+    finally:
+        eng.close()

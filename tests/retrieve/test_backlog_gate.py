@@ -1,5 +1,6 @@
-"""A partly embedded store (embedding backlog): a lexical hit on a fragment without a vector is judged by
-the lexical-only gate, not bailed out as a dense miss; off-topic questions still bail out."""
+"""A partly embedded store (embedding backlog). A lexical hit on a fragment without a vector is embedded for the
+turn (``retrieve.pending_embed_max``), so it ranks and is judged as if indexed; beyond that cap it is judged by the
+lexical-only gate, not bailed out as a dense miss; off-topic questions still bail out."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def _strict(hash_settings: Settings) -> Settings:
     t = {"bail_out": 0.9, "sufficient": 0.97, "good_enough": 0.97, "min_lectures": 2, "fallback_min_score": 0.5,
          "reserve_floor": -1.0, "prefloor": -1.0}
     return hash_settings.with_overrides(**{"gate.by_embedder": {"hash": {"default": t, "by_lang_pair": {},
-                                                                          "fitted_on": "test"}}})
+                                                                          "fitted_on": "test"}},
+                                           "retrieve.pending_embed_max": 0})  # the fallback past the per-turn cap
 
 
 def test_unembedded_lexical_hit_is_not_a_dense_miss(hash_settings: Settings, tmp_path: Path) -> None:
@@ -97,4 +99,40 @@ def test_a_verbatim_hit_below_the_top_three_still_answers_and_leads(hash_setting
     # a question none of them carries still bails out
     assert Retriever(_strict(hash_settings), store, emb, None, None).search(
         "quantum chromodynamics on a lattice").verdict is Verdict.BAIL_OUT
+    store.close()
+
+
+def test_a_pending_lexical_hit_is_embedded_for_the_turn_and_ranks_as_if_indexed(
+    hash_settings: Settings, tmp_path: Path
+) -> None:
+    """The default: the pending fragment's true cosine is computed for the turn, so the slate is the one a fully
+    embedded store gives — and nothing is written (the backlog still holds it)."""
+    emb = HashEmbedder()
+    store = open_store(str(tmp_path / "j.db"))
+    store.bind_embedder(emb.name, emb.dim)
+    for sid, text in NEAR:
+        _put(store, sid, text, emb)
+    _put(store, *PENDING, None)
+    q = "Where does the kingfisher dig its nest in river banks?"
+    r = Retriever(hash_settings, store, emb, None, None).search(q)
+    assert store.backlog().pending == 1  # embedded for the turn only
+    pool = next(t for t in r.trace if t.name == "pool")
+    assert pool.counts["embedded_for_turn"] == 1
+    king = next(c for c in r.candidates if c.fragment.id == "kingfisher#0")
+    assert king.embedded is True and king.score > 0.0 and "unembedded_top" not in r.signal.extra
+    # the same slate, scores and verdict as once the backlog has embedded it
+    pend = store.pending_fragments(10)
+    store.put_embeddings(pend, emb.embed_passages([p.text for p in pend]))
+    full = Retriever(hash_settings, store, emb, None, None).search(q)
+    assert [c.fragment.id for c in full.candidates] == [c.fragment.id for c in r.candidates]
+    assert [round(c.score, 5) for c in full.candidates] == [round(c.score, 5) for c in r.candidates]
+    assert full.verdict is r.verdict
+    # past the cap, the strongest lexical hits are embedded first
+    _put(store, "owl", "The barn owl hunts voles over meadows at dusk.", None)
+    _put(store, "wren", "The wren nests in river banks too, where does the kingfisher not?", None)
+    one = hash_settings.with_overrides(**{"retrieve.pending_embed_max": 1})
+    r3 = Retriever(one, store, emb, None, None).search(q)
+    assert next(t for t in r3.trace if t.name == "pool").counts["embedded_for_turn"] == 1
+    assert {c.fragment.id for c in r3.candidates if c.embedded} >= {"kingfisher#0", "wren#0"}
+    assert all(not c.embedded for c in r3.candidates if c.fragment.id == "owl#0")
     store.close()

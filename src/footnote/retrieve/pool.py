@@ -12,12 +12,14 @@ the ones it may keep are read after all. Either way the candidates are those of 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
+from footnote.models.protocols import Embedder
 from footnote.records.fragments import Fragment
+from footnote.retrieve.fusion import evidence_of, lane_tops
 from footnote.retrieve.lanes import DENSE_LANES, LanePool
 from footnote.store.batch import capabilities
 from footnote.store.protocol import SourceStore, VectorStore
@@ -124,3 +126,28 @@ def _scored(
     """The read with each row's cosine, and whether it has a vector yet (stored vectors are unit length:
     a zero row means none yet)."""
     return PoolRead(ids, frags, mat, cosines(mat, qvec), np.abs(mat).sum(axis=1) > 0, read, left, langs)
+
+
+def embed_pending(pr: PoolRead, pool: LanePool, qvec: np.ndarray, embedder: Embedder, limit: int) -> tuple[PoolRead, int]:
+    """``pr`` with its best lexical hits that have no vector yet (the store's embedding backlog) embedded for this
+    turn: at most ``limit``, by their best lane evidence (lexical, trigram, an exact address). Nothing is written:
+    the backlog embeds them for good. Without this a passage ingested a minute ago sits at the pool's median
+    cosine, below the embedded passages that merely share its subject, and its own question is answered from
+    those or declined. Returns the read and how many were embedded."""
+    if limit <= 0 or pr.mat is None or bool(pr.has_vec.all()):
+        return pr, 0
+    tops = lane_tops(pool.hits.values())
+
+    def strength(i: str) -> float:
+        ev = evidence_of(pool.hits.get(i, ()), tops)
+        return ev.address + ev.lexical + ev.trigram
+
+    pending = [(strength(i), j) for j, i in enumerate(pr.ids) if not pr.has_vec[j]]
+    chosen = [j for st, j in sorted(pending, key=lambda x: -x[0]) if st > 0][:limit]
+    if not chosen:
+        return pr, 0
+    vecs = np.asarray(embedder.embed_passages([pr.frags[pr.ids[j]].text for j in chosen]), dtype=np.float32)
+    mat, has_vec = pr.mat.copy(), pr.has_vec.copy()
+    for j, v in zip(chosen, vecs, strict=True):
+        mat[j], has_vec[j] = v, True
+    return replace(pr, mat=mat, cos=cosines(mat, qvec), has_vec=has_vec), len(chosen)

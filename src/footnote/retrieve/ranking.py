@@ -16,7 +16,7 @@ from footnote.retrieve.dedup import dedup_windows
 from footnote.retrieve.judge import CoverageJudge
 from footnote.retrieve.lanes import FORCING_LANES, LanePool
 from footnote.retrieve.memory import TurnMemory, apply_boosts
-from footnote.retrieve.pool import PoolStore, majority_lang, read_pool
+from footnote.retrieve.pool import PoolStore, embed_pending, majority_lang, read_pool
 from footnote.retrieve.rerank import rerank
 from footnote.retrieve.reserves import add_reserves
 from footnote.retrieve.types import Candidate, GateSignal, Lane, StageTrace, Verdict, pooled
@@ -63,6 +63,9 @@ class Ranker:
             margin=rs.dense_rows_floor_margin,
             prefloor_of=lambda langs: self.judge.thresholds(qlang, majority_lang(langs, s.corpus.default_lang), lexical).prefloor,
         )
+        jit = 0
+        if qvec is not None and self.embedder is not None and not lexical:
+            pr, jit = embed_pending(pr, pool, qvec, self.embedder, rs.pending_embed_max)
         ids, frags, mat, cos, has_vec, read = pr.ids, pr.frags, pr.mat, pr.cos, pr.has_vec, pr.read
         corpus_lang = majority_lang(pr.langs, s.corpus.default_lang)
         self.corpus_langs[qlang] = corpus_lang  # what the next search in this language expects (rows_floor)
@@ -80,6 +83,7 @@ class Ranker:
         traces.append(StageTrace(f"pool{sfx}", _ms(t0), {
             "pooled": len(ids) + pr.left_out, "forced": sum(c.forced for c in cands),
             "below_prefloor": dropped + pr.left_out, "kept": len(cands), "read": read, "rows_left_out": pr.left_out,
+            "embedded_for_turn": jit,
         }, {"prefloor": th0.prefloor}))
 
         # cap: top `cap` by cosine; exact-address hits and the top lexical/trigram hits are protected
