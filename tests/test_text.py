@@ -104,9 +104,10 @@ def test_no_break_after_is_the_one_abbreviation_rule() -> None:
     ("typed", "meant"),
     [
         ("Hоw оftеn dоеs thе Mаrrоwick Light flаsh?", "How often does the Marrowick Light flash?"),  # Cyrillic о, е, а
-        ("Ｈｏｗ ｏｆｔｅｎ　ｄｏｅｓ ｉｔ ｆｌａｓｈ？", "How often does it flash?"),  # full-width, ideographic space
+        ("Ｈｏｗ ｏｆｔｅｎ ｄｏｅｓ ｉｔ ｆｌａｓｈ?", "How often does it flash?"),  # full-width letters
         ("Как чаcто мигает маяк?", "Как часто мигает маяк?"),  # a Latin c inside a Russian word
-        ("Ρhilosophy of the Gita", "Philosophy of the Gita"),  # a Greek capital rho
+        ("Что случилось сo смотрителем?", "Что случилось со смотрителем?"),  # a tie goes to the question's script
+        ("ＧＰＳ是什么？", "GPS是什么？"),  # full-width letters, the question's own punctuation kept
     ],
 )
 def test_look_alike_letters_in_a_question_are_read_as_meant(typed: str, meant: str) -> None:
@@ -115,7 +116,12 @@ def test_look_alike_letters_in_a_question_are_read_as_meant(typed: str, meant: s
 
 @pytest.mark.parametrize(
     "kept",
-    ["Ада Пенхеллоу встретила меня", "iPhone и Android", "Dukeом", "Hinduизма", "καλημέρα", "東京タワー", "x² ½"],
+    [
+        "Ада Пенхеллоу встретила меня", "iPhone и Android", "Dukeом", "Hinduизма", "καλημέρα", "東京タワー", "x² ½",
+        "What does TNFα trigger, and NF-κB?",  # Greek letters in notation are not a disguise
+        "Как открыть файл в Excelе на iPhoneа?",  # a Russian ending on a Latin name: "l", "i" have no twin
+        "什么是灯塔？",  # full-width punctuation is the question's own
+    ],
 )
 def test_words_of_one_script_and_garbles_without_a_twin_are_left_alone(kept: str) -> None:
     assert unmix_letters(kept) == kept

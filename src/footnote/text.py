@@ -394,15 +394,21 @@ _WORD_LETTERS = re.compile(r"[^\W\d_]+")
 _CONFUSABLE_SCRIPTS = frozenset({"LATIN", "CYRILLIC", "GREEK"})
 
 
+def _script(ch: str) -> str:
+    """The script a letter's Unicode name starts with (``LATIN``, ``CYRILLIC``, ``GREEK``, …)."""
+    return unicodedata.name(ch, " ").split(" ", 1)[0]
+
+
 def mixed_script_words(text: str) -> list[str]:
     """The words of ``text`` whose letters (marks aside) come from two of Latin, Cyrillic and Greek ("Dukeом",
-    "Апulia", "Hinduизма"): no word of any language — a small model's garble, or a homoglyph disguise. Other scripts
-    are left alone (a Japanese sentence mixes kanji and kana in one run)."""
+    "Апulia", "Hinduизма"): a small model's garble, or a homoglyph disguise — or, for Latin with Greek, scientific
+    notation ("TNFα", "NF-κB"), which a passage then writes too. Other scripts are left alone (a Japanese sentence
+    mixes kanji and kana in one run)."""
     out = []
     for w in _WORD_LETTERS.findall(text):
         if w.isascii():
             continue
-        scripts = {unicodedata.name(ch, " ").split(" ", 1)[0] for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
+        scripts = {_script(ch) for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
         if len(scripts & _CONFUSABLE_SCRIPTS) > 1:
             out.append(w)
     return out
@@ -420,39 +426,39 @@ LATIN_LOOKALIKES = {
     "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o", "ν": "v", "ι": "i", "κ": "k", "α": "a",
 }
 #: the Russian letters a Latin one passes for (a Latin "c" typed inside a Russian word)
-_CYRILLIC_LOOKALIKES = {
-    lat: cyr for cyr, lat in LATIN_LOOKALIKES.items() if "CYRILLIC" in unicodedata.name(cyr) and cyr in "АВЕКМНОРСТХУаеорсух"
-}
-_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000]")
-
-
-def _script(ch: str) -> str:
-    return unicodedata.name(ch, " ").split(" ", 1)[0]
+_CYRILLIC_LOOKALIKES = {lat: cyr for cyr, lat in LATIN_LOOKALIKES.items() if cyr in "АВЕКМНОРСТХУаеорсух"}
+#: full-width Latin letters and digits (not punctuation: a Chinese or Japanese question keeps its "？")
+_FULLWIDTH = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+")
 
 
 def unmix_letters(text: str) -> str:
     """``text`` with look-alike letters read as what they were meant to be, for a question (never for stored text):
-    full-width forms as ASCII ("Ｈｏｗ" → "How", NFKC of U+FF01–U+FF5E and the ideographic space), and a word that
-    mixes Latin with Cyrillic or Greek letters (:func:`mixed_script_words`) written in its majority script when
-    every letter of the minority looks like one of it — "Hоw" with a Cyrillic "о" becomes "How", "чаcто" with a
-    Latin "c" becomes "часто". A word whose odd letters have no twin ("Dukeом") is left as it is."""
+    full-width Latin letters and digits as ASCII ("Ｈｏｗ" → "How"; full-width punctuation is kept), and a word that
+    mixes Latin and Cyrillic letters written in the script most of the question's letters are in, when each of its
+    odd letters has a twin there — "Hоw" with a Cyrillic "о" in an English question becomes "How", "чаcто" or "сo"
+    with a Latin "c" or "o" in a Russian one becomes "часто", "со". A word with an odd letter that has no twin is
+    left as typed ("Dukeом", "iPhoneа", "в Excelе"), and so are Greek letters: "TNFα" and "NF-κB" are notation,
+    not disguise."""
     text = _FULLWIDTH.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if text.isascii():
         return text
+    latin = cyrillic = 0
+    for ch in text:
+        if ch.isalpha():
+            sc = _script(ch)
+            latin += sc == "LATIN"
+            cyrillic += sc == "CYRILLIC"
+    if not latin or not cyrillic:
+        return text
+    to_latin = latin >= cyrillic
+    twins, odd = (LATIN_LOOKALIKES, "CYRILLIC") if to_latin else (_CYRILLIC_LOOKALIKES, "LATIN")
 
     def fix(m: re.Match[str]) -> str:
         w = m.group()
-        letters = [ch for ch in w if unicodedata.category(ch) in ("Lu", "Ll")]
-        latin = sum(1 for ch in letters if _script(ch) == "LATIN")
-        if latin == 0 or latin == len(letters) or len({_script(ch) for ch in letters} & _CONFUSABLE_SCRIPTS) < 2:
+        scripts = {_script(ch) for ch in w if unicodedata.category(ch) in ("Lu", "Ll")}
+        if scripts != {"LATIN", "CYRILLIC"}:
             return w
-        if latin * 2 >= len(letters):  # mostly Latin: its Cyrillic and Greek letters must each be a Latin twin
-            out = [LATIN_LOOKALIKES.get(ch, ch) if _script(ch) != "LATIN" else ch for ch in w]
-        else:  # mostly Cyrillic (or Greek): its Latin letters must each be a Russian twin
-            if any(_script(ch) == "GREEK" for ch in letters):
-                return w
-            out = [_CYRILLIC_LOOKALIKES.get(ch, ch) if _script(ch) == "LATIN" else ch for ch in w]
-        fixed = "".join(out)
+        fixed = "".join(twins.get(ch, ch) if _script(ch) == odd else ch for ch in w)
         return fixed if not mixed_script_words(fixed) else w
 
     return _WORD_LETTERS.sub(fix, text)

@@ -53,7 +53,7 @@ def test_a_question_in_look_alike_letters_gets_the_plain_questions_answer(build_
     matched nothing and the gate said "nothing on this"."""
     eng = build_engine()
     disguised = FOG_Q.replace("o", "\u043e").replace("e", "\u0435")  # Cyrillic о and е
-    full_width = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in FOG_Q)
+    full_width = "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in FOG_Q)
     assert disguised != FOG_Q and full_width != FOG_Q
     plain = eng.ask(FOG_Q)
     assert plain.citations

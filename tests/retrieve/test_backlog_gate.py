@@ -4,8 +4,14 @@ lexical-only gate, not bailed out as a dense miss; off-topic questions still bai
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from footnote.errors import ModelError
 from footnote.models.embedders import HashEmbedder
 from footnote.records.fragments import FileLocator, Fragment, Source, sha256_text
 from footnote.retrieve.pipeline import Retriever
@@ -135,4 +141,35 @@ def test_a_pending_lexical_hit_is_embedded_for_the_turn_and_ranks_as_if_indexed(
     assert next(t for t in r3.trace if t.name == "pool").counts["embedded_for_turn"] == 1
     assert {c.fragment.id for c in r3.candidates if c.embedded} >= {"kingfisher#0", "wren#0"}
     assert all(not c.embedded for c in r3.candidates if c.fragment.id == "owl#0")
+    store.close()
+
+
+class _PassagesFail(HashEmbedder):
+    """A hash embedder whose passage embedding fails (an endpoint refusing one input), its query embedding not."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return HashEmbedder().embed_passages(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        raise ModelError("the embedding endpoint answered 413 for one passage")
+
+
+def test_an_embedder_failing_on_a_pending_passage_does_not_fail_the_search(
+    hash_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The backlog may be stuck on just the passage the endpoint refuses: the search ranks it by its words, as
+    before the per-turn embedding, and says so in the log — it does not fail."""
+    emb = HashEmbedder()
+    store = open_store(str(tmp_path / "f.db"))
+    store.bind_embedder(emb.name, emb.dim)
+    for sid, text in NEAR:
+        _put(store, sid, text, emb)
+    _put(store, *PENDING, None)
+    with caplog.at_level(logging.WARNING, logger="footnote.retrieve.pool"):
+        r = Retriever(_strict(hash_settings).with_overrides(**{"retrieve.pending_embed_max": 4}), store,
+                      _PassagesFail(), None, None).search("Where does the kingfisher dig its nest in river banks?")
+    assert next(t for t in r.trace if t.name == "pool").counts["embedded_for_turn"] == 0
+    assert r.candidates[0].fragment.id == "kingfisher#0" and r.candidates[0].embedded is False
+    assert r.verdict in (Verdict.GOOD_ENOUGH, Verdict.SUFFICIENT)
+    assert "could not embed 1 pending passages" in caplog.text
     store.close()

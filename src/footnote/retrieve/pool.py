@@ -11,18 +11,22 @@ the ones it may keep are read after all. Either way the candidates are those of 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
+from footnote.errors import FootnoteError
 from footnote.models.protocols import Embedder
 from footnote.records.fragments import Fragment
 from footnote.retrieve.fusion import evidence_of, lane_tops
 from footnote.retrieve.lanes import DENSE_LANES, LanePool
 from footnote.store.batch import capabilities
 from footnote.store.protocol import SourceStore, VectorStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -130,10 +134,11 @@ def _scored(
 
 def embed_pending(pr: PoolRead, pool: LanePool, qvec: np.ndarray, embedder: Embedder, limit: int) -> tuple[PoolRead, int]:
     """``pr`` with its best lexical hits that have no vector yet (the store's embedding backlog) embedded for this
-    turn: at most ``limit``, by their best lane evidence (lexical, trigram, an exact address). Nothing is written:
-    the backlog embeds them for good. Without this a passage ingested a minute ago sits at the pool's median
-    cosine, below the embedded passages that merely share its subject, and its own question is answered from
-    those or declined. Returns the read and how many were embedded."""
+    ranking: at most ``limit``, by the sum of their lane evidence (an exact address, lexical, trigram). Nothing is
+    written: the backlog embeds them for good. Without this a passage ingested a minute ago sits at the pool's
+    median cosine, below the embedded passages that merely share its subject, and its own question is answered
+    from those or declined. An embedder that fails here leaves them at the median, as before (logged): the search
+    goes on. Returns the read and how many were embedded."""
     if limit <= 0 or pr.mat is None or bool(pr.has_vec.all()):
         return pr, 0
     tops = lane_tops(pool.hits.values())
@@ -146,7 +151,12 @@ def embed_pending(pr: PoolRead, pool: LanePool, qvec: np.ndarray, embedder: Embe
     chosen = [j for st, j in sorted(pending, key=lambda x: -x[0]) if st > 0][:limit]
     if not chosen:
         return pr, 0
-    vecs = np.asarray(embedder.embed_passages([pr.frags[pr.ids[j]].text for j in chosen]), dtype=np.float32)
+    try:
+        vecs = np.asarray(embedder.embed_passages([pr.frags[pr.ids[j]].text for j in chosen]), dtype=np.float32)
+    except FootnoteError as e:  # the backlog may be stuck on just such a passage: never fail the turn for it
+        log.warning("could not embed %d pending passages for this search (they rank by their words): %s",
+                    len(chosen), e)
+        return pr, 0
     mat, has_vec = pr.mat.copy(), pr.has_vec.copy()
     for j, v in zip(chosen, vecs, strict=True):
         mat[j], has_vec[j] = v, True

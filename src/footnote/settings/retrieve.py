@@ -57,10 +57,11 @@ class RetrieveSettings(_Frozen):
     reserve_library: int = Field(2, description="Library passages guaranteed after the cut (above the reserve floor).")
     reranker: Literal["fusion", "http", "local"] = Field("fusion", description="Reranker: fused lane evidence, Cohere-style HTTP, or a local cross-encoder dir.")
     pending_embed_max: int = Field(
-        4, ge=0, description="While the store embeds: the pooled fragments without a vector yet that the lexical lanes "
-        "rank best, at most this many, are embedded for the turn alone (never written), so fusion and the gate judge "
-        "them by their true cosine, not a neutral one — a passage ingested a minute ago answers its own question "
-        "(0: never; each costs one passage embedding)."
+        4, ge=0, description="While the store embeds (some fragments have vectors, some not yet): the pooled fragments "
+        "without a vector that the lexical lanes rank best, at most this many per ranking (a turn ranks once, again "
+        "for a second round), are embedded in memory (never written), so fusion and the gate judge them by their true "
+        "cosine, not a neutral one — a passage ingested a minute ago answers its own question. 0: never; each costs "
+        "one passage embedding. A store with no vector at all is searched by its words alone."
     )
     cap_protect_lexical: int = Field(
         3, description="Top hits of each lexical/trigram lane per query kept through the cap regardless of cosine."
