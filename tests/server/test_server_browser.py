@@ -349,6 +349,7 @@ def test_status_line_while_embedding_starts_has_no_question_mark(browser: Any, t
 
 NOTHING = "Who invented the Marrowick fog horn?"  # the gate bails out
 NOTHING_RU = "Сколько стоил туманный горн маяка Марровик?"
+NOTHING_DE = "Wer hat das Nebelhorn von Marrowick erfunden und wann wurde es gebaut?"
 NEAR = "What colour is the Marrowick fog horn painted?"  # the horn is in the corpus, its colour is not
 
 
@@ -372,6 +373,12 @@ def test_not_found_says_why_in_the_readers_language(page: Any, screenshots: Path
     assert turn.locator(".turn__reason").inner_text() == "Почему: в корпусе нет ничего близкого к этому вопросу."
     assert turn.locator(".turn__answer").inner_text().startswith("В корпусе об этом ничего не нашлось")
     page.screenshot(path=str(screenshots / "chat-abstention-ru.png"), full_page=True)
+    _fresh(page)
+    turn = ask(page, NOTHING_DE)  # a German reader: the server's text and the answer's own strings in German
+    assert turn.get_attribute("data-abstention") == "no_relevant_content"
+    assert turn.locator(".turn__state").inner_text() == "Nicht im Korpus"
+    assert turn.locator(".turn__reason").inner_text() == "Warum: Nichts im Korpus kommt dieser Frage nahe."
+    assert turn.locator(".turn__answer").inner_text().startswith("Dazu habe ich im Korpus nichts gefunden")
     _fresh(page)
     turn = ask(page, FOG)  # a corpus answer says no reason
     assert turn.get_attribute("data-state") == "answered" and turn.get_attribute("data-abstention") is None

@@ -226,7 +226,7 @@
     }
 
     onDone(a) {
-      if (a.lang) this.lang = a.lang === "ru" ? "ru" : this.lang;
+      this.lang = I.answerLang(a.lang, this.lang);
       this.text = a.answer || "";
       this.citations = new Map((a.citations || []).map((c) => [Number(c.n), c]));
       this.setMode(a.mode, a.disclaimer, a.verdict);

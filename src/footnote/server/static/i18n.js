@@ -1,4 +1,6 @@
-/* Interface strings in English and Russian; the language follows the question (Cyrillic → ru). */
+/* Interface strings in English and Russian; the language follows the question (Cyrillic → ru). An answer's own
+   strings (its state, why, support and tools) also in German, French, Spanish and Portuguese, picked by the
+   language the server detected in the question (a key missing there falls back to English). */
 "use strict";
 (function () {
   const STRINGS = {
@@ -248,6 +250,142 @@
       memory_missing: "Источников больше нет в собрании: {sources}",
       memory_readonly: "Только чтение: у этого сервера нет ключа API, заметки меняют командой «footnote memory import» на хранилище.",
     },
+    /* de: the strings of an answer (its state, why, support and tools); the rest of the page stays en/ru */
+    de: {
+      searching: "Suche im Korpus…",
+      writing: "Schreibe…",
+      reading: "Lese die Abschnitte…",
+      searching_for: "Suche nach:",
+      error_partial: "Die Antwort brach hier ab:",
+      error_prefix: "Fehler:",
+      copy: "Als Markdown kopieren",
+      copied: "Kopiert",
+      copy_failed: "Kopieren fehlgeschlagen — markieren Sie den Text",
+      save_answer: "Als Seite speichern",
+      sources: "Quellen",
+      support_line: "Durch Zitate gestützt: {ok} von {n} Sätzen",
+      support_unsupported: "Vom zitierten Abschnitt nicht gestützt (eine Messung ohne Modell, kein Urteil):",
+      support_all: "Jeder Satz wird von einem Abschnitt gestützt, den er zitiert (Ähnlichkeit und gemeinsame Wörter).",
+      removed_line: "Entfernt, bevor Sie es sahen: {what}.",
+      removed_removed_sentences: "{n} Satz/Sätze der Modellantwort ohne gültigen Verweis",
+      removed_removed_unsupported: "{n} Satz/Sätze der Modellantwort, die die zitierten Abschnitte nicht stützen",
+      removed_dropped_citations: "{n} Verweis(e) auf Abschnitte, die dieser Durchgang nicht gefunden hat",
+      removed_removed_mentions: "{n} Erwähnung(en) von Titeln oder Dateien, die dieser Durchgang nicht gefunden hat",
+      state_answered: "Aus dem Korpus beantwortet",
+      state_not_found: "Nicht im Korpus",
+      state_fallback: "Aus Allgemeinwissen beantwortet — nicht aus dem Korpus",
+      state_declined: "Außerhalb des Themas — abgelehnt",
+      state_error: "Etwas ist schiefgegangen",
+      reason_no_relevant_content: "Warum: Nichts im Korpus kommt dieser Frage nahe.",
+      reason_insufficient_coverage: "Warum: Das Korpus hat zu dieser Frage nur schwache Treffer.",
+      reason_planner_found_nothing: "Warum: Die gefundenen Abschnitte beantworten sie nicht.",
+      reason_answer_not_in_passages: "Warum: Das Korpus hat Abschnitte zum Thema, aber keiner beantwortet diese Frage.",
+      reason_weakly_grounded: "Warum: Kein Satz der Antwort wurde von einem zitierten Abschnitt gestützt, daher wird keiner gezeigt.",
+      reason_out_of_scope: "Warum: Die Frage liegt außerhalb dessen, was diese Bibliothek behandelt.",
+      reason_index_incomplete: "Warum: Das Korpus wird noch indexiert; die Antwort kann im Teil stehen, der noch nicht nach Bedeutung durchsuchbar ist.",
+    },
+    /* fr: the strings of an answer (its state, why, support and tools); the rest of the page stays en/ru */
+    fr: {
+      searching: "Recherche dans le corpus…",
+      writing: "Rédaction…",
+      reading: "Lecture des passages…",
+      searching_for: "Recherche :",
+      error_partial: "La réponse s'est arrêtée ici :",
+      error_prefix: "Erreur :",
+      copy: "Copier en Markdown",
+      copied: "Copié",
+      copy_failed: "Échec de la copie — sélectionnez le texte",
+      save_answer: "Enregistrer en page",
+      sources: "Sources",
+      support_line: "Appui des citations : {ok} phrases sur {n}",
+      support_unsupported: "Non appuyées par le passage cité (une mesure sans modèle, pas un verdict) :",
+      support_all: "Chaque phrase est appuyée par un passage qu'elle cite (similarité et mots communs).",
+      removed_line: "Retiré avant affichage : {what}.",
+      removed_removed_sentences: "{n} phrase(s) de la réponse du modèle sans référence valide",
+      removed_removed_unsupported: "{n} phrase(s) de la réponse du modèle que les passages cités n'appuient pas",
+      removed_dropped_citations: "{n} référence(s) à des passages que cette recherche n'a pas trouvés",
+      removed_removed_mentions: "{n} mention(s) de titres ou de fichiers que cette recherche n'a pas trouvés",
+      state_answered: "Réponse tirée du corpus",
+      state_not_found: "Absent du corpus",
+      state_fallback: "Réponse tirée des connaissances générales — pas du corpus",
+      state_declined: "Hors sujet — refusé",
+      state_error: "Une erreur s'est produite",
+      reason_no_relevant_content: "Pourquoi : rien dans le corpus n'est proche de cette question.",
+      reason_insufficient_coverage: "Pourquoi : le corpus n'a que des correspondances faibles pour cette question.",
+      reason_planner_found_nothing: "Pourquoi : les passages trouvés n'y répondent pas.",
+      reason_answer_not_in_passages: "Pourquoi : le corpus a des passages sur le sujet, mais aucun ne répond à cette question.",
+      reason_weakly_grounded: "Pourquoi : aucune phrase de la réponse n'était appuyée par un passage qu'elle cite, donc aucune n'est affichée.",
+      reason_out_of_scope: "Pourquoi : la question sort du champ de cette bibliothèque.",
+      reason_index_incomplete: "Pourquoi : le corpus est encore en cours d'indexation ; la réponse peut se trouver dans la partie pas encore consultable par le sens.",
+    },
+    /* es: the strings of an answer (its state, why, support and tools); the rest of the page stays en/ru */
+    es: {
+      searching: "Buscando en el corpus…",
+      writing: "Escribiendo…",
+      reading: "Leyendo los pasajes…",
+      searching_for: "Buscando:",
+      error_partial: "La respuesta se cortó aquí:",
+      error_prefix: "Error:",
+      copy: "Copiar como Markdown",
+      copied: "Copiado",
+      copy_failed: "No se pudo copiar — seleccione el texto",
+      save_answer: "Guardar como página",
+      sources: "Fuentes",
+      support_line: "Respaldo de las citas: {ok} de {n} oraciones",
+      support_unsupported: "Sin respaldo del pasaje citado (una medida sin modelo, no un veredicto):",
+      support_all: "Cada oración está respaldada por un pasaje que cita (similitud y palabras comunes).",
+      removed_line: "Eliminado antes de mostrarse: {what}.",
+      removed_removed_sentences: "{n} oración(es) de la respuesta del modelo sin una cita válida",
+      removed_removed_unsupported: "{n} oración(es) de la respuesta del modelo que los pasajes citados no respaldan",
+      removed_dropped_citations: "{n} cita(s) a pasajes que esta búsqueda no encontró",
+      removed_removed_mentions: "{n} mención(es) de títulos o archivos que esta búsqueda no encontró",
+      state_answered: "Respondido desde el corpus",
+      state_not_found: "No está en el corpus",
+      state_fallback: "Respondido con conocimiento general — no desde el corpus",
+      state_declined: "Fuera de tema — rechazado",
+      state_error: "Algo salió mal",
+      reason_no_relevant_content: "Por qué: nada en el corpus se acerca a esta pregunta.",
+      reason_insufficient_coverage: "Por qué: el corpus solo tiene coincidencias débiles para esta pregunta.",
+      reason_planner_found_nothing: "Por qué: los pasajes encontrados no la responden.",
+      reason_answer_not_in_passages: "Por qué: el corpus tiene pasajes sobre el tema, pero ninguno responde a esta pregunta.",
+      reason_weakly_grounded: "Por qué: ninguna oración de la respuesta estaba respaldada por un pasaje que cita, así que no se muestra ninguna.",
+      reason_out_of_scope: "Por qué: la pregunta queda fuera de lo que abarca esta biblioteca.",
+      reason_index_incomplete: "Por qué: el corpus aún se está indexando; la respuesta puede estar en la parte que todavía no se puede buscar por significado.",
+    },
+    /* pt: the strings of an answer (its state, why, support and tools); the rest of the page stays en/ru */
+    pt: {
+      searching: "Procurando no corpus…",
+      writing: "Escrevendo…",
+      reading: "Lendo as passagens…",
+      searching_for: "Procurando:",
+      error_partial: "A resposta parou aqui:",
+      error_prefix: "Erro:",
+      copy: "Copiar como Markdown",
+      copied: "Copiado",
+      copy_failed: "Falha ao copiar — selecione o texto",
+      save_answer: "Salvar como página",
+      sources: "Fontes",
+      support_line: "Apoio das citações: {ok} de {n} frases",
+      support_unsupported: "Sem apoio da passagem citada (uma medida sem modelo, não um veredito):",
+      support_all: "Cada frase é apoiada por uma passagem que cita (semelhança e palavras comuns).",
+      removed_line: "Removido antes de ser mostrado: {what}.",
+      removed_removed_sentences: "{n} frase(s) da resposta do modelo sem citação válida",
+      removed_removed_unsupported: "{n} frase(s) da resposta do modelo que as passagens citadas não apoiam",
+      removed_dropped_citations: "{n} citação(ões) a passagens que esta busca não encontrou",
+      removed_removed_mentions: "{n} menção(ões) a títulos ou arquivos que esta busca não encontrou",
+      state_answered: "Respondido a partir do corpus",
+      state_not_found: "Não está no corpus",
+      state_fallback: "Respondido com conhecimento geral — não a partir do corpus",
+      state_declined: "Fora do tema — recusado",
+      state_error: "Algo deu errado",
+      reason_no_relevant_content: "Por quê: nada no corpus se aproxima desta pergunta.",
+      reason_insufficient_coverage: "Por quê: o corpus só tem correspondências fracas para esta pergunta.",
+      reason_planner_found_nothing: "Por quê: as passagens encontradas não a respondem.",
+      reason_answer_not_in_passages: "Por quê: o corpus tem passagens sobre o assunto, mas nenhuma responde a esta pergunta.",
+      reason_weakly_grounded: "Por quê: nenhuma frase da resposta era apoiada por uma passagem que cita, por isso nenhuma é mostrada.",
+      reason_out_of_scope: "Por quê: a pergunta está fora do que esta biblioteca abrange.",
+      reason_index_incomplete: "Por quê: o corpus ainda está sendo indexado; a resposta pode estar na parte que ainda não pode ser pesquisada pelo sentido.",
+    },
   };
 
   const CYRILLIC = /[\u0400-\u04FF]/g;
@@ -275,5 +413,11 @@
     document.querySelectorAll("[data-i18n-aria]").forEach((el) => { el.setAttribute("aria-label", t(lang, el.dataset.i18nAria)); });
   }
 
-  window.FootnoteI18n = { STRINGS, detectLang, t, apply };
+  /* The language an answer's strings are painted in: the server's detected question language when there is a
+     table for it, else ``current``. */
+  function answerLang(lang, current) {
+    return lang && STRINGS[lang] ? lang : current;
+  }
+
+  window.FootnoteI18n = { STRINGS, detectLang, t, apply, answerLang };
 })();
