@@ -126,8 +126,10 @@ def test_without_a_sentence_floor_the_gates_weak_verdict_decides(build_engine: A
 
 
 def test_other_languages_get_english_text() -> None:
-    de = near_miss_text("de", ["Warschau"], ["Wer baute die Brücke?"], ["prose_chapter"])
-    assert de.startswith("The closest passages in the corpus come from “Warschau”") and "prose" in de
+    hi = near_miss_text("hi", ["Warschau"], ["पुल किसने बनाया?"], ["prose_chapter"])  # no texts written in Hindi
+    assert hi.startswith("The closest passages in the corpus come from “Warschau”") and "prose" in hi
+    de = near_miss_text("de", ["Warschau"], ["Wer baute die Brücke?"], ["prose_chapter"])  # German has its own
+    assert de.startswith("Am nächsten kommen der Frage Abschnitte aus „Warschau“") and "Prosa" in de
     assert near_miss_text("en", [], ["q"], ["prose_chapter"]) == not_found_text("en", ["q"], ["prose_chapter"])
     assert near_miss_text("ru", ["A", "B"], ["q"], ["verse"]).startswith("Ближе всего к вопросу отрывки из «A» и «B»")
 

@@ -73,7 +73,8 @@ def test_the_cli_and_the_eta(half: Engine, tmp_path: Path) -> None:
     assert json.loads(r.output)["abstention"] == {"reason": "index_incomplete", "stage": "index"}
     assert index_incomplete_text("en", 27.4, 150.0).endswith("Ask again in about 2 min.")
     assert index_incomplete_text("ru", 50, None).endswith("Спросите ещё раз, когда индексация закончится.")
-    assert index_incomplete_text("de", 50, 30).startswith("Only 50 %")
+    assert index_incomplete_text("hi", 50, 30).startswith("Only 50 %")  # no texts in Hindi: English
+    assert index_incomplete_text("de", 50, 30).startswith("Erst 50 % des Korpus")
 
 
 def test_a_note_ingested_a_moment_ago_answers_as_it_will_once_embedded(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def engine(gemma_settings: Settings, gemma_embedder: object, demo_dir: Path, gem
 @pytest.mark.parametrize(("question", "start"), [
     ("What is the diameter of the Marrowick lens?", "The closest passages in the corpus come from"),
     ("Кто построил маяк Марровик?", "Ближе всего к вопросу отрывки из"),
-    ("Wie hoch war das Jahresgehalt von Ada Penhallow?", "The closest passages in the corpus come from"),
+    ("Wie hoch war das Jahresgehalt von Ada Penhallow?", "Am nächsten kommen der Frage Abschnitte aus"),
 ])
 def test_a_near_miss_is_declined_in_three_languages(engine: Engine, question: str, start: str) -> None:
     a = engine.ask(question)
