@@ -28,7 +28,8 @@ def check_question(question: str, max_chars: int) -> Question:
     """The one question check of the engine (CLI, server and evaluation all go through it): valid
     Unicode (no lone surrogates), NFC-normalised, invisible and control characters removed
     (``footnote.text.clean_text``), look-alike letters read as meant (full-width forms, a Cyrillic "о" inside an
-    English word: ``footnote.text.unmix_letters``), whitespace collapsed, not empty, at most ``max_chars``
+    English word: ``footnote.text.unmix_letters``), whitespace collapsed, not empty, with
+    at least one letter or digit, at most ``max_chars``
     characters (``answer.max_question_chars``). Raises :class:`InvalidQuestion` (HTTP 422, exit 2)."""
     try:
         question.encode("utf-8")
@@ -39,6 +40,8 @@ def check_question(question: str, max_chars: int) -> Question:
     q = " ".join(unmix_letters(clean_text(unicodedata.normalize("NFC", question))).split())  # invisible characters never reach planning
     if not q:
         raise InvalidQuestion("the question is empty")
+    if not any(ch.isalnum() for ch in q):
+        raise InvalidQuestion("the question has no words to search for (only punctuation or symbols)")
     if len(q) > max_chars:
         raise InvalidQuestion(
             f"the question is {len(q)} characters long; the limit is {max_chars} (answer.max_question_chars)"

@@ -61,3 +61,11 @@ def test_a_question_in_look_alike_letters_gets_the_plain_questions_answer(build_
         assert eng.question(typed) == FOG_Q
         got = eng.ask(typed)
         assert got.answer == plain.answer and [c.fragment.id for c in got.citations] == [c.fragment.id for c in plain.citations]
+
+
+@pytest.mark.parametrize("noise", ["?!?!... ,,, ;;; ---", "¿¡…", "🔥🔥🔥"])
+def test_a_question_without_a_letter_or_digit_is_refused_with_the_reason(build_engine: Any, noise: str) -> None:
+    eng = build_engine()
+    with pytest.raises(InvalidQuestion, match="no words to search for"):
+        eng.question(noise)
+    assert eng.question("42?") == "42?"  # a digit is something to search for

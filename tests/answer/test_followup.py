@@ -198,3 +198,15 @@ def test_without_corpus_evidence_the_form_decides() -> None:
     # a new term the corpus has (in few passages) starts a new subject; one everywhere says nothing
     assert classify("What is the gauge?", fog, CFG, ALIASES, lambda t, lang: 0.05)[0] is False
     assert classify("What is the gauge?", fog, CFG, ALIASES, lambda t, lang: 0.9)[0] is True
+
+
+def test_a_question_in_a_script_without_spaces_is_counted_by_its_characters() -> None:
+    """A Japanese or Thai clause is one token: counted as one term it read as an ellipsis, and "霧笛はいつ鳴らしますか？"
+    after a question about the keepers' dog was searched as "…dog? — 霧笛はいつ鳴らしますか？" and declined (a stranger's
+    trial). It counts one term per ``conversation.unspaced_chars_per_term`` characters now."""
+    dog = "What was the name of the keepers' dog?"
+    assert classify("霧笛はいつ鳴らしますか？", dog, CFG, ALIASES) == (False, "stands alone")
+    assert classify("เสียงแตรหมอกดังเมื่อไหร่", dog, CFG, ALIASES) == (False, "stands alone")
+    assert classify("夜は？", dog, CFG, ALIASES) == (True, "ellipsis")  # "and at night?": still a follow-up
+    wide = CFG.model_copy(update={"unspaced_chars_per_term": 20})
+    assert classify("霧笛はいつ鳴らしますか？", dog, wide, ALIASES)[0] is True  # the setting decides

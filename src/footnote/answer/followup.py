@@ -10,7 +10,8 @@ A follow-up such as "What about at night?" says nothing on its own. Before the t
   1. an address of its own ("What does HB 1.4 say?"): a new subject;
   2. a continuation opening ("and", "what about", "а как"): a follow-up;
   3. a word pointing back ("it", "he", "there", "then", "which one", "anyone"): a follow-up;
-  4. more than ``conversation.followup_max_terms`` content terms: stands alone;
+  4. more than ``conversation.followup_max_terms`` content terms: stands alone (a run of a script without spaces
+     between words counts one term per ``conversation.unspaced_chars_per_term`` characters);
   5. no content term the previous subject does not already have ("How often?", "Why?"): ellipsis, a
      follow-up;
   6. a new content term that retrieves on its own — the corpus has it (lexically) in at least one
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,9 +124,10 @@ def classify(question: str, previous: str, cfg: ConversationSettings, aliases: M
         return True, "continuation"
     words = [w.lower() for w in _WORD.findall(question)]
     terms = keywords(question)
-    if any(w in _BACK for w in words) and len(terms) <= cfg.followup_max_terms + 2:
+    count = sum(_term_count(t, cfg.unspaced_chars_per_term) for t in terms)
+    if any(w in _BACK for w in words) and count <= cfg.followup_max_terms + 2:
         return True, "points back"
-    if len(terms) > cfg.followup_max_terms:
+    if count > cfg.followup_max_terms:
         return False, "stands alone"
     lang = detect_lang(question, "en")
     seen = content_terms(previous, detect_lang(previous, lang)) | content_terms(previous, lang)
@@ -139,6 +142,17 @@ def classify(question: str, previous: str, cfg: ConversationSettings, aliases: M
     if len(new) >= cfg.new_subject_min_terms:
         return False, "new terms"
     return True, "ellipsis"
+
+
+#: scripts written without spaces between words: a token of theirs is a clause, not a word
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR")
+
+
+def _term_count(term: str, chars_per_term: int) -> int:
+    """How many content terms ``term`` stands for: one, or, for a run of a script without spaces between words
+    (``_UNSPACED``), one per ``chars_per_term`` of its characters."""
+    unspaced = sum(1 for ch in term if unicodedata.name(ch, "").startswith(_UNSPACED))
+    return max(1, unspaced // chars_per_term) if unspaced else 1
 
 
 def depends_on_previous(question: str, aliases: Mapping[str, str], max_terms: int, previous: str = "",

@@ -29,6 +29,12 @@ class ConversationSettings(_Frozen):
         "matches at least one passage and at most this share of them retrieves on its own: the question starts a "
         "new subject. A term in more of the corpus says nothing of a subject.",
     )
+    unspaced_chars_per_term: int = Field(
+        2, ge=1,
+        description="Deterministic rule: a run of a script written without spaces between words (Chinese, Japanese, "
+        "Thai, Lao, Khmer, Burmese) is one token however many words it holds; it counts as one content term per this "
+        "many characters, so '霧笛はいつ鳴らしますか？' stands alone while '夜は？' is a follow-up.",
+    )
     new_subject_min_terms: int = Field(
         2,
         description="Deterministic rule: a short question with this many new content terms of its own starts a new "
