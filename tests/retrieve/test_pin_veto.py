@@ -1,0 +1,31 @@
+"""A pinned note yields to a source the question names by its title — the whole title or its head before a
+subtitle ("The Keeper's Handbook — Marrowick Light"), less a leading "The" — unless that source is the note's own."""
+
+from __future__ import annotations
+
+from footnote.records.memory import MemoryNote, NoteKind
+from footnote.retrieve.memory import pin_veto
+from footnote.settings import Settings
+from footnote.text import Analyzer
+
+NOTE = MemoryNote("fog-horn-rule", NoteKind.PINNED, "The keepers start the fog horn when the beacon is lost.",
+                  triggers=("When do the keepers start the fog horn?",), title="The fog horn rule")
+TITLES = {"demo/pdf/keepers-handbook.pdf": "The Keeper's Handbook — Marrowick Light",
+          "demo/verses/harbour-book.md": "The Harbour Book"}
+
+
+def _veto(question: str) -> str | None:
+    return pin_veto(question, "en", NOTE, None, [], TITLES, Settings(), Analyzer())
+
+
+def test_a_title_named_without_its_subtitle_is_a_named_source() -> None:
+    # on the real demo this question was pinned: the handbook's title has a subtitle the question leaves out
+    why = _veto("According to The Keeper's Handbook, when must the keeper start the fog horn?")
+    assert why == "the question names another source (The Keeper's Handbook — Marrowick Light)"
+    assert _veto("What does the keeper's handbook — marrowick light say about the fog horn?") is not None
+    assert _veto("When do the keepers start the fog horn?") is None  # no title named: the note pins
+
+
+def test_a_head_under_six_characters_does_not_count() -> None:
+    short = {"x.md": "Fog: a history"}  # "fog" is under six characters: not a title named
+    assert pin_veto("When do the keepers start the fog horn?", "en", NOTE, None, [], short, Settings(), Analyzer()) is None
