@@ -462,3 +462,20 @@ def unmix_letters(text: str) -> str:
         return fixed if not mixed_script_words(fixed) else w
 
     return _WORD_LETTERS.sub(fix, text)
+
+
+#: where a title's subtitle starts: a dash between spaces or a colon
+_SUBTITLE = re.compile(r"\s+[—–-]\s+|:\s+")
+
+
+def names_title(question: str, title: str, min_chars: int = 6) -> bool:
+    """Whether ``question`` names ``title`` — the whole title or its head before a subtitle ("The Keeper's
+    Handbook — Marrowick Light"), folded, less a leading "The", at least ``min_chars`` characters — as in
+    "according to the Keeper's Handbook, …" (a pinned note yields to such a source; its sentences are preferred)."""
+    q = fold(question)
+    full = fold(title).strip()
+    for t in dict.fromkeys([full, _SUBTITLE.split(full, maxsplit=1)[0].strip()]):
+        t = t[4:] if t.startswith("the ") else t
+        if len(t) >= min_chars and t in q:
+            return True
+    return False

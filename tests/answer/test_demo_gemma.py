@@ -72,6 +72,17 @@ def test_the_fog_horn_question_gets_the_pinned_rule_and_its_gold(engine: Engine)
     assert any(normalise(g) in normalise(a.answer) for g in q["answer_contains"]), a.answer
 
 
+def test_a_question_naming_the_handbook_is_answered_from_the_handbook(engine: Engine) -> None:
+    """The README's example of a named source (a stranger found it pinned to the fog-horn note: the handbook's
+    title has a subtitle): the note yields, and the answer quotes the handbook's own sentence first
+    (``answer.extractive.named_source_weight``), not the Harbour Book verse that says the same."""
+    a = engine.ask("According to The Keeper's Handbook, when must the keeper start the fog horn?")
+    assert a.mode is AnswerMode.CORPUS and a.citations
+    assert all(c.fragment.kind != "pinned" for c in a.citations)
+    assert a.citations[0].fragment.source_id == "demo/pdf/keepers-handbook.pdf", a.answer
+    assert a.trace is not None and a.trace.memory[0]["did"].startswith("not used: the question names another source")
+
+
 @pytest.mark.parametrize("question_id", [q["id"] for q in QUESTIONS if q["role"] == "off_topic"])
 def test_off_topic_questions_are_not_in_the_corpus(engine: Engine, question_id: str) -> None:
     _, a = _answer(engine, question_id)

@@ -80,6 +80,7 @@ from footnote.records.fragments import KindGroup
 from footnote.retrieve.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.settings import AnswerSettings, Settings
 from footnote.text import (
+    names_title,
     numbers,
     split_sentences,
     tokenize,
@@ -212,7 +213,10 @@ class SentenceRanker:
             info["unembedded"] = short
         info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
         note_terms = _note_terms(cands)
-        self._score(question, qlang, cands, note_terms)
+        named = {sid for sid, title in (titles or {}).items() if names_title(question, title)}
+        if named:
+            info["named_sources"] = sorted(named)
+        self._score(question, qlang, cands, note_terms, named)
         cands.sort(key=lambda c: (-c.score, c.rank, c.position))
         best = cands[0]
         min_sim = self.min_similarity()
@@ -327,7 +331,9 @@ class SentenceRanker:
             c.sim, c.row = float(s), i
         return vecs
 
-    def _score(self, question: str, qlang: str, cands: list[Cand], by_note: Mapping[int, set[str]]) -> None:
+    def _score(self, question: str, qlang: str, cands: list[Cand], by_note: Mapping[int, set[str]],
+               named: Collection[str] = ()) -> None:
+        """Each candidate's score (``named``: the source ids whose title the question names)."""
         a = self.settings
         qnums = numbers(question)
         qnames = cross_script_names(question)
@@ -363,6 +369,7 @@ class SentenceRanker:
                 + a.extractive.names.weight * c.names
                 + (a.extractive.focus_weight if focus and focus_in(focus, c, self.scorer) else 0.0)
                 + (a.extractive.type_weight if kind is not None and carries_answer_type(c.text, question, kind) else 0.0)
+                + (a.extractive.named_source_weight if c.note.fragment.source_id in named else 0.0)
             )
 
     def _subject(self, by_note: Mapping[int, set[str]]) -> Callable[[str, str], bool]:

@@ -28,7 +28,7 @@ from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
 from footnote.store.memory import MemoryStore
 from footnote.store.protocol import LaneStore, SourceStore
-from footnote.text import Analyzer, content_terms, fold
+from footnote.text import Analyzer, content_terms, names_title
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +94,6 @@ def pinned_of(matched: Sequence[MemoryMatch]) -> MemoryMatch | None:
     return best if best is not None and best.note.kind is NoteKind.PINNED else None
 
 
-#: where a title's subtitle starts: a dash between spaces or a colon
-_SUBTITLE = re.compile(r"\s+[—–-]\s+|:\s+")
-
-
 def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None, final: Sequence[Candidate],
              titles: Mapping[str, str], settings: Settings, analyzer: Analyzer) -> str | None:
     """Why a matched pinned note must not pin this question (None: it pins). The note serves, it does not
@@ -107,16 +103,9 @@ def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None,
     m = settings.memory
     own = refs.source_ids if refs is not None else frozenset()
     if m.pin_yields_to_named_source:
-        q = fold(question)
         for sid, title in titles.items():
-            if sid in own:
-                continue
-            full = fold(title).strip()
-            # the title, or its head before a subtitle ("The Keeper's Handbook — Marrowick Light"), less "The"
-            for t in dict.fromkeys([full, _SUBTITLE.split(full, maxsplit=1)[0].strip()]):
-                t = t[4:] if t.startswith("the ") else t
-                if len(t) >= 6 and t in q:
-                    return f"the question names another source ({title})"
+            if sid not in own and names_title(question, title):
+                return f"the question names another source ({title})"
     if m.pin_yields_to_reader_language and note.lang != qlang and final and final[0].fragment.lang == qlang:
         return "a passage in the reader's language ranks first"
     if note.lang == qlang:

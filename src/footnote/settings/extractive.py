@@ -229,6 +229,11 @@ class ExtractiveSettings(_Frozen):
         0.5, description="Score added to a sentence carrying the word the question asks about right after its "
         "question word (\"how many *points*\", \"сколько *часов*\")."
     )
+    named_source_weight: float = Field(
+        0.6, ge=0.0, description="Added to an extractive sentence's score when its source is one the question names by "
+        "its title or the title's head before a subtitle ('according to the Keeper's Handbook, …': text.names_title), "
+        "so the answer quotes the named source's own sentences before another source that says the same. 0: off.",
+    )
     type_weight: float = Field(
         0.2, description="Added to an extractive sentence's score when it holds what the question asks for and the question does "
         "not already say: a number for how many/when/what year, a name for who/whose/where (answer/sentences.py: "
