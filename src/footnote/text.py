@@ -476,6 +476,6 @@ def names_title(question: str, title: str, min_chars: int = 6) -> bool:
     full = fold(title).strip()
     for t in dict.fromkeys([full, _SUBTITLE.split(full, maxsplit=1)[0].strip()]):
         t = t[4:] if t.startswith("the ") else t
-        if len(t) >= min_chars and t in q:
+        if len(t) >= min_chars and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", q):  # whole words: not "stationary"
             return True
     return False

@@ -29,3 +29,11 @@ def test_a_title_named_without_its_subtitle_is_a_named_source() -> None:
 def test_a_head_under_six_characters_does_not_count() -> None:
     short = {"x.md": "Fog: a history"}  # "fog" is under six characters: not a title named
     assert pin_veto("When do the keepers start the fog horn?", "en", NOTE, None, [], short, Settings(), Analyzer()) is None
+
+
+def test_a_title_is_named_only_as_whole_words() -> None:
+    from footnote.text import names_title
+
+    assert names_title("What does the station log say?", "The Station")
+    assert not names_title("Why is the engine stationary?", "Station")  # inside a longer word: not named
+    assert not names_title("What about the Rhineland?", "Rhine valley: a history")
