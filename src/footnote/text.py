@@ -464,18 +464,28 @@ def unmix_letters(text: str) -> str:
     return _WORD_LETTERS.sub(fix, text)
 
 
-#: where a title's subtitle starts: a dash between spaces or a colon
-_SUBTITLE = re.compile(r"\s+[—–-]\s+|:\s+")
+#: where a title's subtitle starts: a dash between spaces, a colon or a full stop ("Lecture 1. The lamp and the lens")
+_SUBTITLE = re.compile(r"\s+[—–-]\s+|[:.]\s+")
+_APOSTROPHES = re.compile("['\u2019\u2018\u02bc`\u00b4]")
 
 
 def names_title(question: str, title: str, min_chars: int = 6) -> bool:
     """Whether ``question`` names ``title`` — the whole title or its head before a subtitle ("The Keeper's
-    Handbook — Marrowick Light"), folded, less a leading "The", at least ``min_chars`` characters — as in
-    "according to the Keeper's Handbook, …" (a pinned note yields to such a source; its sentences are preferred)."""
-    q = fold(question)
-    full = fold(title).strip()
-    for t in dict.fromkeys([full, _SUBTITLE.split(full, maxsplit=1)[0].strip()]):
-        t = t[4:] if t.startswith("the ") else t
-        if len(t) >= min_chars and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", q):  # whole words: not "stationary"
+    Handbook — Marrowick Light", "Lecture 1. The lamp and the lens"), less a leading "The", at least ``min_chars`` characters, as whole words, folded
+    and with apostrophes dropped ("Keeper’s", "Keepers") — as in "according to the Keeper's Handbook, …". A title of
+    one word names its source only when the question writes it capitalised as the title does ("Normans", not "the
+    weather" for a source titled "Weather"): a common word is not a name. (A pinned note yields to such a source;
+    its sentences are preferred.)"""
+    q = _APOSTROPHES.sub("", fold(question))
+    head = _SUBTITLE.split(title.strip(), maxsplit=1)[0].strip()
+    for raw in dict.fromkeys([title.strip(), head]):
+        raw = raw[4:] if raw.lower().startswith("the ") else raw
+        t = _APOSTROPHES.sub("", fold(raw)).strip()
+        if len(t) < min_chars or not re.search(rf"(?<!\w){re.escape(t)}(?!\w|[.,]\d)", q):
+            continue
+        if len(t.split()) > 1:
+            return True
+        word = _APOSTROPHES.sub("", raw.strip())
+        if word[:1].isupper() and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", _APOSTROPHES.sub("", question)):
             return True
     return False

@@ -34,6 +34,24 @@ def test_a_head_under_six_characters_does_not_count() -> None:
 def test_a_title_is_named_only_as_whole_words() -> None:
     from footnote.text import names_title
 
-    assert names_title("What does the station log say?", "The Station")
+    assert names_title("What does The Station say about the log?", "The Station")
     assert not names_title("Why is the engine stationary?", "Station")  # inside a longer word: not named
     assert not names_title("What about the Rhineland?", "Rhine valley: a history")
+
+
+def test_a_common_word_is_not_a_title_named_and_apostrophes_do_not_matter() -> None:
+    from footnote.text import names_title
+
+    # a stranger's attack: a source titled with a common word was "named" by every question using the word
+    assert not names_title("How was the weather?", "Weather")
+    assert not names_title("What happened at the station at night?", "The Station")
+    assert not names_title("What about the harbour?", "Harbour: a history")
+    assert names_title("Who were the Normans?", "Normans")  # one word, written as the title writes it
+    assert names_title("What is in chapter 1?", "Chapter 1")  # two words name it whatever their case
+    # typographic apostrophes (a phone's default) and none at all
+    hb = "The Keeper's Handbook — Marrowick Light"
+    assert names_title("According to the Keeper\u2019s Handbook, when?", hb)
+    assert names_title("According to the Keepers Handbook, when?", hb)
+    # a label before a full stop is a head; a number is whole ("1.5" is not "1")
+    assert names_title("What does Lecture 1 say?", "Lecture 1. The lamp and the lens")
+    assert not names_title("What does lecture 1.5 say?", "Lecture 1. The lamp and the lens")

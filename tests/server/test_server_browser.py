@@ -359,6 +359,16 @@ def _fresh(pg: Any) -> None:
         pg.click("#new-chat")
 
 
+def test_a_question_the_server_would_not_ask_is_the_readers_to_mend(page: Any) -> None:
+    """A question of punctuation alone gets a 422 with the reason; the chat shows it as "not asked — please
+    rephrase", not as "Something went wrong" (a stranger read that as a server failure)."""
+    turn = ask(page, "?!?!... ,,, ;;; ---")
+    assert turn.get_attribute("data-state") == "invalid"
+    assert turn.locator(".turn__state").inner_text() == "Not asked — please rephrase"
+    assert "no words to search for" in turn.locator(".turn__failure").inner_text()
+    _fresh(page)
+
+
 def test_not_found_says_why_in_the_readers_language(page: Any, screenshots: Path) -> None:
     turn = ask(page, NOTHING)
     assert turn.get_attribute("data-state") == "not-found"

@@ -151,7 +151,8 @@ _UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR")
 def _term_count(term: str, chars_per_term: int) -> int:
     """How many content terms ``term`` stands for: one, or, for a run of a script without spaces between words
     (``_UNSPACED``), one per ``chars_per_term`` of its characters."""
-    unspaced = sum(1 for ch in term if unicodedata.name(ch, "").startswith(_UNSPACED))
+    unspaced = sum(1 for ch in term if unicodedata.name(ch, "").startswith(_UNSPACED)
+                   and not unicodedata.category(ch).startswith("M"))  # a Thai vowel or tone mark is no letter
     return max(1, unspaced // chars_per_term) if unspaced else 1
 
 

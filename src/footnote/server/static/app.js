@@ -244,6 +244,18 @@
       this.resolveSpans();
     }
 
+    /* A question the server would not ask (empty, too long, no words): the reader's to mend, not a failure. */
+    onInvalid(message) {
+      this.progress.hidden = true;
+      this.node.setAttribute("data-state", "invalid");
+      this.node.setAttribute("data-done", "true");
+      this.stateLabel.hidden = false;
+      this.stateLabel.textContent = I.t(this.lang, "state_invalid");
+      this.failure.hidden = false;
+      this.failure.textContent = I.t(this.lang, "invalid_prefix") + " " + message;
+      this.render();
+    }
+
     /* A failure keeps what was already shown and says why under it. */
     onError(message) {
       this.progress.hidden = true;
@@ -465,7 +477,8 @@
     }
     if (!resp.ok) {
       const body = await resp.json().catch(() => ({ error: resp.statusText }));
-      turn.onError(body.error || resp.statusText);
+      if (body.type === "InvalidQuestion") turn.onInvalid(body.error || resp.statusText);  // the reader's to mend
+      else turn.onError(body.error || resp.statusText);
       if (resp.status === 401) showKeyForm();
       if (resp.status === 404 && state.conversationId) setConversation(null);  // deleted meanwhile: start anew
       return;
