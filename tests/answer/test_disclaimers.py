@@ -33,7 +33,8 @@ def test_every_text_is_written_in_the_same_languages() -> None:
 
 @pytest.mark.parametrize(("lang", "head", "searched"), [
     ("de", "Am nächsten kommen der Frage Abschnitte aus „Brief“", "Gesucht nach „Q“ in Briefen und Versen."),
-    ("fr", "Les passages les plus proches du corpus viennent de « Brief »", "Recherche de « Q » dans les lettres et les vers."),
+    ("fr", "Les passages les plus proches du corpus viennent de «\u00a0Brief\u00a0»",
+     "Recherche de «\u00a0Q\u00a0» dans les lettres et les vers."),
     ("es", "Los pasajes más cercanos del corpus proceden de «Brief»", "Busqué «Q» en cartas y versos."),
     ("pt", "As passagens mais próximas do corpus vêm de «Brief»", "Procurei «Q» em cartas e versos."),
 ])

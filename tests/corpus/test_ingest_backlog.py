@@ -581,3 +581,21 @@ def test_ingest_of_a_mixed_store_suggests_the_multilingual_embedder(tmp_path: Pa
     assert "footnote models install embeddinggemma" in err and f"reembed --embedder embeddinggemma --store {db}`" in err
     code, _, err = _run(["ingest", str(d), "--store", str(tmp_path / "h.db"), "--embedder", "hash"])
     assert code == 0 and "hint:" not in err
+
+
+def test_cli_reembed_says_when_another_worker_holds_what_is_left(tmp_path: Path) -> None:
+    """A stranger ran `footnote reembed` beside a running server: it ended with fragments "still without a vector"
+    and "resume with: …", not saying that the server's worker held them. It says so now, with how long."""
+    from footnote.corpus.embedding import new_holder
+
+    d = _corpus(tmp_path / "c", n=6)
+    db = str(tmp_path / "s.db")
+    code, _, _ = _run(["ingest", str(d), "--store", db, "--embedder", "hash", "--no-wait"])
+    assert code == 0
+    store = open_store(db)
+    held = store.claim_pending(4, new_holder(), 600.0)  # a live worker (this process) holds 4 of the 6
+    store.close()
+    assert len(held) == 4
+    code, out, err = _run(["reembed", "--store", db, "--embedder", "hash"])
+    assert code == 0 and "2 of 6 fragments embedded with hash" in out, (out, err)
+    assert "note: 4 fragments claimed by another worker" in err and "resume with: footnote reembed" in err

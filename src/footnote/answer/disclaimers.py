@@ -19,7 +19,7 @@ _FALLBACK = {
     "de": "Nicht im Korpus gefunden. Diese Antwort stammt aus dem Allgemeinwissen des Modells, nicht aus den "
     "Quellen, und kann falsch sein; nur die nummerierten Verweise führen ins Korpus.",
     "fr": "Introuvable dans le corpus. Cette réponse vient des connaissances générales du modèle, pas des sources, "
-    "et peut être fausse ; seules les références numérotées renvoient au corpus.",
+    "et peut être fausse\u00a0; seules les références numérotées renvoient au corpus.",
     "es": "No se encontró en el corpus. Esta respuesta procede del conocimiento general del modelo, no de las "
     "fuentes, y puede ser errónea; solo las referencias numeradas remiten al corpus.",
     "pt": "Não encontrado no corpus. Esta resposta vem do conhecimento geral do modelo, não das fontes, e pode estar "
@@ -120,7 +120,7 @@ _KIND_NAMES: dict[str, dict[str, str]] = {
     },
 }
 
-_QUOTES = {"en": ("“", "”"), "ru": ("«", "»"), "de": ("„", "“"), "fr": ("« ", " »"), "es": ("«", "»"), "pt": ("«", "»")}
+_QUOTES = {"en": ("“", "”"), "ru": ("«", "»"), "de": ("„", "“"), "fr": ("«\u00a0", "\u00a0»"), "es": ("«", "»"), "pt": ("«", "»")}
 _AND = {"en": " and ", "ru": " и ", "de": " und ", "fr": " et ", "es": " y ", "pt": " e "}
 #: "minutes", shortened, in each language the texts are written in
 _MINUTES = {"en": "min", "ru": "мин", "de": "Min.", "fr": "min", "es": "min", "pt": "min"}
@@ -183,7 +183,7 @@ _INDEX_INCOMPLETE = {
     "ru": "Пока только {pct} % корпуса доступно для поиска по смыслу, так что ответ может там быть: гадать не буду. {when}",
     "de": "Erst {pct} % des Korpus sind nach Bedeutung durchsuchbar, die Antwort kann also darin stehen: Ich rate nicht. "
     "{when}",
-    "fr": "Seuls {pct} % du corpus sont encore consultables par le sens : la réponse peut s'y trouver, je ne vais donc "
+    "fr": "Seuls {pct} % du corpus sont encore consultables par le sens\u00a0: la réponse peut s'y trouver, je ne vais donc "
     "pas deviner. {when}",
     "es": "Solo el {pct} % del corpus se puede buscar por significado todavía, así que la respuesta puede estar ahí: no "
     "voy a adivinar. {when}",
@@ -218,7 +218,7 @@ _QUOTES_IN = {
     "en": "The quoted passages are in {langs}.",
     "ru": "Цитаты приведены на языке источников: {langs}.",
     "de": "Die zitierten Abschnitte sind auf {langs}.",
-    "fr": "Langue des passages cités : {langs}.",
+    "fr": "Langue des passages cités\u00a0: {langs}.",
     "es": "Los pasajes citados están en {langs}.",
     "pt": "As passagens citadas estão em {langs}.",
 }

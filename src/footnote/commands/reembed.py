@@ -9,6 +9,7 @@ run resumes where it stopped: run the same command again.
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -26,7 +27,7 @@ from footnote.redact import mask_url
 def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
     """Re-embed every fragment with the configured embedder (--embedder NAME), resumably."""
     from footnote.commands.ingest_view import StageDisplay, embed_summary, resume_hint
-    from footnote.corpus.embedding import BacklogEmbedder
+    from footnote.corpus.embedding import BacklogEmbedder, claims_line
     from footnote.corpus.memory_import import MemoryImporter
     from footnote.engine import settings_for_store
     from footnote.models.embedders import make_embedder
@@ -62,6 +63,8 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
             if notes:
                 click.echo(f"re-embedded {notes} memory note{'s' if notes != 1 else ''} with {embedder.name}", err=True)
         bl = store.backlog()
+        # what is left may be held by another worker (a running server's): say so, not only "resume"
+        held = claims_line(store.claim_holders(), time.time()) if bl.pending else ""
     finally:
         store.close()
     resume = f"footnote reembed --embedder {embedder.name}" + ctx.store_option()
@@ -74,6 +77,8 @@ def reembed(ctx: Ctx, workers: int | None, no_wait: bool) -> None:
         if report is not None:
             click.echo(embed_summary(report))
         click.echo(f"{bl.embedded:,} of {bl.fragments:,} fragments embedded with {embedder.name}")
+        if held:
+            click.echo(f"note: {held}", err=True)
         if bl.pending:
             click.echo(resume_hint(resume), err=True)
         if report is not None and report.error:

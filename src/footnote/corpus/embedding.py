@@ -252,7 +252,7 @@ def _fmt_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _claims_line(claims: Sequence[ClaimHolder], now: float) -> str:
+def claims_line(claims: Sequence[ClaimHolder], now: float) -> str:
     """What the claims on the backlog mean for the next run: dead ones are taken back at once; live or
     unknown ones hold their fragments until they expire (said with how long)."""
     dead = [c for c in claims if holder_alive(c.holder) is False]
@@ -299,7 +299,7 @@ def describe_backlog(bl: BacklogStats, *, bound: str | None, embedder: str | Non
         state = "paused"
         msg = (f"embedding paused at {int(pct)}% ({bl.pending} fragments without a vector): lexical search for "
                "those; `footnote reembed`, `footnote worker` or `footnote serve` continues it")
-        held = _claims_line(claims, now)
+        held = claims_line(claims, now)
         if held:
             msg += f" ({held})"
     return {
