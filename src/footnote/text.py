@@ -32,7 +32,7 @@ import re
 import sys
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import Stemmer
@@ -469,14 +469,27 @@ _SUBTITLE = re.compile(r"\s+[—–-]\s+|[:.]\s+")
 _APOSTROPHES = re.compile("['\u2019\u2018\u02bc`\u00b4]")
 
 
-def names_title(question: str, title: str, min_chars: int = 6) -> bool:
-    """Whether ``question`` names ``title`` — the whole title or its head before a subtitle ("The Keeper's
-    Handbook — Marrowick Light", "Lecture 1. The lamp and the lens"), less a leading "The", at least ``min_chars`` characters, as whole words, folded
-    and with apostrophes dropped ("Keeper’s", "Keepers") — as in "according to the Keeper's Handbook, …". A title of
-    one word names its source only when the question writes it capitalised as the title does ("Normans", not "the
-    weather" for a source titled "Weather"): a common word is not a name. (A pinned note yields to such a source;
-    its sentences are preferred.)"""
+def named_sources(question: str, titles: Mapping[str, str], min_chars: int = 6) -> set[str]:
+    """The ids of ``titles`` (source id → title) whose title ``question`` names — the whole title or its head before
+    a subtitle ("The Keeper's Handbook — Marrowick Light", "Lecture 1. The lamp and the lens"), less a leading
+    "The", at least ``min_chars`` characters, as whole words, folded and with apostrophes dropped ("Keeper’s",
+    "Keepers") — as in "according to the Keeper's Handbook, …". A title of one word names its source only when the
+    question writes it capitalised as the title does ("Normans", not "the weather" for a source titled "Weather"):
+    a common word is not a name. (A pinned note yields to such a source; its sentences are preferred.)"""
+    if not titles:
+        return set()
     q = _APOSTROPHES.sub("", fold(question))
+    plain = _APOSTROPHES.sub("", question)
+    return {sid for sid, title in titles.items() if _names(q, plain, title, min_chars)}
+
+
+def names_title(question: str, title: str, min_chars: int = 6) -> bool:
+    """Whether ``question`` names ``title`` (:func:`named_sources`, for one title)."""
+    return bool(named_sources(question, {"": title}, min_chars))
+
+
+def _names(q: str, plain: str, title: str, min_chars: int) -> bool:
+    """``q``: the question folded, apostrophes dropped; ``plain``: as written, apostrophes dropped."""
     head = _SUBTITLE.split(title.strip(), maxsplit=1)[0].strip()
     for raw in dict.fromkeys([title.strip(), head]):
         raw = raw[4:] if raw.lower().startswith("the ") else raw
@@ -486,6 +499,6 @@ def names_title(question: str, title: str, min_chars: int = 6) -> bool:
         if len(t.split()) > 1:
             return True
         word = _APOSTROPHES.sub("", raw.strip())
-        if word[:1].isupper() and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", _APOSTROPHES.sub("", question)):
+        if word[:1].isupper() and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", plain):
             return True
     return False

@@ -85,15 +85,21 @@ NEAR = [  # embedded near-misses that share the question's words and outrank a n
 ]
 
 
-def test_a_verbatim_hit_below_the_top_three_still_answers_and_leads(hash_settings: Settings, tmp_path: Path) -> None:
-    """The unembedded fragment ranks 4th behind embedded near-misses (its cosine is only the neutral
-    median): its lexical evidence still carries the verdict, and it leads the slate it carried."""
-    emb = HashEmbedder()
-    store = open_store(str(tmp_path / "n.db"))
+def _near_store(tmp_path: Path, emb: HashEmbedder) -> Store:
+    """The near-misses embedded, the kingfisher written with no vector yet."""
+    store = open_store(str(tmp_path / "near.db"))
     store.bind_embedder(emb.name, emb.dim)
     for sid, text in NEAR:
         _put(store, sid, text, emb)
     _put(store, *PENDING, None)
+    return store
+
+
+def test_a_verbatim_hit_below_the_top_three_still_answers_and_leads(hash_settings: Settings, tmp_path: Path) -> None:
+    """The unembedded fragment ranks 4th behind embedded near-misses (its cosine is only the neutral
+    median): its lexical evidence still carries the verdict, and it leads the slate it carried."""
+    emb = HashEmbedder()
+    store = _near_store(tmp_path, emb)
     q = "Where does the kingfisher dig its nest in river banks?"
     r = Retriever(_strict(hash_settings), store, emb, None, None).search(q)
     assert r.verdict in (Verdict.GOOD_ENOUGH, Verdict.SUFFICIENT)
@@ -114,11 +120,7 @@ def test_a_pending_lexical_hit_is_embedded_for_the_turn_and_ranks_as_if_indexed(
     """The default: the pending fragment's true cosine is computed for the turn, so the slate is the one a fully
     embedded store gives — and nothing is written (the backlog still holds it)."""
     emb = HashEmbedder()
-    store = open_store(str(tmp_path / "j.db"))
-    store.bind_embedder(emb.name, emb.dim)
-    for sid, text in NEAR:
-        _put(store, sid, text, emb)
-    _put(store, *PENDING, None)
+    store = _near_store(tmp_path, emb)
     q = "Where does the kingfisher dig its nest in river banks?"
     r = Retriever(hash_settings, store, emb, None, None).search(q)
     assert store.backlog().pending == 1  # embedded for the turn only
@@ -160,11 +162,7 @@ def test_an_embedder_failing_on_a_pending_passage_does_not_fail_the_search(
     """The backlog may be stuck on just the passage the endpoint refuses: the search ranks it by its words, as
     before the per-turn embedding, and says so in the log — it does not fail."""
     emb = HashEmbedder()
-    store = open_store(str(tmp_path / "f.db"))
-    store.bind_embedder(emb.name, emb.dim)
-    for sid, text in NEAR:
-        _put(store, sid, text, emb)
-    _put(store, *PENDING, None)
+    store = _near_store(tmp_path, emb)
     with caplog.at_level(logging.WARNING, logger="footnote.retrieve.pool"):
         r = Retriever(_strict(hash_settings).with_overrides(**{"retrieve.pending_embed_max": 4}), store,
                       _PassagesFail(), None, None).search("Where does the kingfisher dig its nest in river banks?")

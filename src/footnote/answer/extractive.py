@@ -80,7 +80,7 @@ from footnote.records.fragments import KindGroup
 from footnote.retrieve.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.settings import AnswerSettings, Settings
 from footnote.text import (
-    names_title,
+    named_sources,
     numbers,
     split_sentences,
     tokenize,
@@ -213,7 +213,7 @@ class SentenceRanker:
             info["unembedded"] = short
         info["embed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
         note_terms = _note_terms(cands)
-        named = {sid for sid, title in (titles or {}).items() if names_title(question, title)}
+        named = named_sources(question, titles or {})
         if named:
             info["named_sources"] = sorted(named)
         self._score(question, qlang, cands, note_terms, named)

@@ -28,7 +28,7 @@ from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
 from footnote.store.memory import MemoryStore
 from footnote.store.protocol import LaneStore, SourceStore
-from footnote.text import Analyzer, content_terms, names_title
+from footnote.text import Analyzer, content_terms, named_sources
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +103,10 @@ def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None,
     m = settings.memory
     own = refs.source_ids if refs is not None else frozenset()
     if m.pin_yields_to_named_source:
-        for sid, title in titles.items():
-            if sid not in own and names_title(question, title):
-                return f"the question names another source ({title})"
+        named = named_sources(question, titles) - own
+        first = next((sid for sid in titles if sid in named), None)  # the best-ranked source named
+        if first is not None:
+            return f"the question names another source ({titles[first]})"
     if m.pin_yields_to_reader_language and note.lang != qlang and final and final[0].fragment.lang == qlang:
         return "a passage in the reader's language ranks first"
     if note.lang == qlang:

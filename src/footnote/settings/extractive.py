@@ -231,7 +231,7 @@ class ExtractiveSettings(_Frozen):
     )
     named_source_weight: float = Field(
         0.6, ge=0.0, description="Added to an extractive sentence's score when its source is one the question names by "
-        "its title or the title's head before a subtitle ('according to the Keeper's Handbook, …': text.names_title), "
+        "its title or the title's head before a subtitle ('according to the Keeper's Handbook, …': text.named_sources), "
         "so the answer quotes the named source's own sentences before another source that says the same. 0: off.",
     )
     type_weight: float = Field(
