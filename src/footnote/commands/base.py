@@ -38,6 +38,9 @@ class Ctx:
         self.as_json = as_json
         self.embedder = embedder
         self._settings: Settings | None = None
+        #: with no settings file given, a store holding the demo corpus is read with the demo's own file
+        #: (:mod:`footnote.commands.demo`); ``serve`` decides that itself
+        self.own_demo_config = True
 
     @property
     def settings(self) -> Settings:
@@ -48,6 +51,14 @@ class Ctx:
             if self.embedder:
                 overrides["embedder.name"] = self.embedder
             self._settings = load_settings(self.config, **overrides)
+            if self.config is None and self.own_demo_config:
+                from footnote.commands.demo import demo_config, resolve_demo_dir
+
+                own = demo_config(self._settings, False, resolve_demo_dir(self._settings.server.demo_corpus))
+                if own is not None:  # the store `make run` filled: read as the chat reads it
+                    self.config = str(own)
+                    self._settings = load_settings(self.config, **overrides)
+                    click.echo(f"settings: {own} (the demo's own)", err=True)
         return self._settings
 
     def use_config(self, config: str) -> None:

@@ -12,36 +12,12 @@ from typing import Any
 import click
 
 from footnote.commands.base import Ctx, common_options
+from footnote.commands.demo import demo_config, resolve_demo_dir
 from footnote.engine import Engine
 from footnote.errors import ServeError, UsageError
-from footnote.settings import Settings, default_config_path
+from footnote.settings import Settings
 
 log = logging.getLogger(__name__)
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-def resolve_demo_dir(configured: str) -> Path | None:
-    """The demo folder: as configured (relative to the current directory), else beside the package's repo."""
-    p = Path(configured).expanduser()
-    if p.is_dir():
-        return p
-    if not p.is_absolute() and (REPO_ROOT / p).is_dir():
-        return REPO_ROOT / p
-    return None
-
-
-#: The demo's own settings file (book aliases, what the fallback declines), beside its corpus.
-DEMO_CONFIG = "footnote.toml"
-
-
-def demo_config(ctx: Ctx, demo: Path | None) -> Path | None:
-    """The demo folder's settings file, used when the demo is served and no other settings file is given."""
-    if demo is None or ctx.config or default_config_path() is not None:
-        return None
-    path = demo / DEMO_CONFIG
-    return path if path.is_file() else None
-
 
 def bind(host: str, port: int) -> socket.socket:
     """Listen on ``host:port`` now, so a busy or unavailable address fails with the OS's reason before
@@ -122,11 +98,13 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
 
     from footnote.server.app import create_app
 
+    ctx.own_demo_config = False  # serve decides below, counting a store it is about to fill with the demo
     settings = ctx.settings
     if demo is not None and not demo.is_dir():
         raise UsageError(f"--demo {demo}: not a folder")
     demo_dir = None if no_demo else (demo or resolve_demo_dir(settings.server.demo_corpus))
-    own_config = demo_config(ctx, demo_dir)
+    # the demo's own settings when the store is the demo's, or empty and about to be filled with it
+    own_config = demo_config(settings, ctx.config is not None, demo_dir, empty_too=True)
     if own_config is not None:
         ctx.use_config(str(own_config))
         settings = ctx.settings

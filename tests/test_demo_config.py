@@ -1,0 +1,86 @@
+"""The demo's own settings file (demo/footnote.toml) is read by every command over the demo's store, not only by
+`footnote serve`: a stranger's "Что говорит Книга гавани 3.2?" was answered in the chat but not by `footnote ask`
+from the same checkout. A store of other books is never read with the demo's names, by the CLI or by serve."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from footnote.cli import main
+from footnote.commands.demo import demo_config
+from footnote.settings import load_settings
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTION = "Что говорит Книга гавани 3.2?"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder like the checkout: demo/ with its settings file, no ./footnote.toml, no FOOTNOTE_CONFIG."""
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    shutil.copy(REPO / "demo" / "footnote.toml", demo / "footnote.toml")
+    for part in ("verses", "letters"):
+        shutil.copytree(REPO / "demo" / part, demo / part)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FOOTNOTE_CONFIG", raising=False)
+    return tmp_path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, [*args, "--embedder", "hash"])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _first_label(out: str) -> str:
+    return str(json.loads(out)["notes"][0]["label"])
+
+
+def test_the_cli_reads_the_demos_settings_over_the_demos_store(checkout: Path) -> None:
+    code, _, err = _run("ingest", "demo")
+    assert code == 0, err
+    code, out, err = _run("search", QUESTION, "--json")
+    assert code == 0, err
+    assert _first_label(out) == "HB 3.2"  # "книга гавани" → HB: a name only the demo's file gives
+    assert f"settings: {Path('demo') / 'footnote.toml'} (the demo's own)" in err
+
+
+def test_a_store_of_other_books_is_not_read_with_the_demos_names(checkout: Path) -> None:
+    books = checkout / "books"
+    books.mkdir()
+    shutil.copy(checkout / "demo" / "verses" / "harbour-book.md", books / "harbour-book.md")
+    code, _, err = _run("ingest", "books")
+    assert code == 0, err
+    code, out, err = _run("search", QUESTION, "--json")
+    assert code == 0, err
+    assert "the demo's own" not in err and _first_label(out) != "HB 3.2"
+    settings = load_settings(None)
+    assert demo_config(settings, False, checkout / "demo") is None
+    assert demo_config(settings, True, checkout / "demo", empty_too=True) is None  # --config given
+    # serve counts a store it is about to fill with the demo, never one holding other books
+    assert demo_config(settings.with_overrides(**{"store.url": str(checkout / "new.db")}), False, checkout / "demo",
+                       empty_too=True) == checkout / "demo" / "footnote.toml"
+    assert demo_config(settings, False, checkout / "demo", empty_too=True) is None
+
+
+def test_an_edited_demo_file_is_not_the_demo(checkout: Path) -> None:
+    """The store holds the demo only when it holds one of its files byte for byte."""
+    code, _, err = _run("ingest", "demo")
+    assert code == 0, err
+    first = sorted(p for p in (checkout / "demo").rglob("*.md"))[0]
+    first.write_text(first.read_text(encoding="utf-8") + "\nA line the store does not have.\n", encoding="utf-8")
+    assert demo_config(load_settings(None), False, checkout / "demo") is None
+
+
+def test_a_local_settings_file_wins(checkout: Path) -> None:
+    code, _, err = _run("ingest", "demo")
+    assert code == 0, err
+    (checkout / "footnote.toml").write_text("", encoding="utf-8")
+    code, out, err = _run("search", QUESTION, "--json")
+    assert code == 0, err
+    assert "the demo's own" not in err and _first_label(out) != "HB 3.2"
