@@ -52,3 +52,21 @@ def test_xquad_questions_keep_their_labelled_language() -> None:
     assert share["en"] == 1.0  # English questions keep their calibrated pair, every one
     assert share["ru"] >= 0.99
     assert min(share.values()) >= 0.95, share
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    # a name leaves the detector unsure (de 0.64, de 0.89, pt 0.36, pt 0.67); the asking word is not
+    ("Wer war Ada Penhallow?", "de"),
+    ("Wie viel verdiente Samuel Orrin im Monat?", "de"),
+    ("Quem era Ada Penhallow?", "pt"),
+    ("Como se chamava a base naval?", "pt"),
+    ("¿Quién era Ada Penhallow?", "es"),
+    # English questions that start with a word other languages ask with stay English
+    ("Was Ada Penhallow a keeper?", "en"),
+    ("Who was Ada Penhallow?", "en"),
+    ("Die Penhallow before 1890?", "en"),
+    ("Como Lake is where?", "en"),
+])
+def test_the_asking_word_settles_a_short_question_with_a_name(text: str, lang: str) -> None:
+    """A stranger's "Wie viel verdiente Samuel Orrin im Monat?" was read as English: its refusal came in English."""
+    assert question_lang(text) == lang

@@ -106,6 +106,37 @@ LATIN_LANGS: tuple[str, ...] = (
 )
 
 
+#: A question's first word that only some Latin-script languages use to ask (German *wie*, French *pourquoi*,
+#: Portuguese *quem*): when the detector's first guess is one of them, that guess is taken however sure it is —
+#: a name in a short question ("Wer war Ada Penhallow?") leaves the detector unsure (0.64), never wrong about
+#: the language the asking word is in. A word several of them use names them all ("que": French, Spanish,
+#: Portuguese); words they share with English ("was", "die", "as", "a") are not cues.
+_ASKING: dict[str, frozenset[str]] = {
+    w: frozenset(langs.split()) for langs, words in (
+        ("de nl", "wie"),
+        ("de", "wer wen wem wessen wann warum wieso weshalb wo woher wohin welche welcher welches welchen womit "
+               "wofür worüber wovon woraus wodurch wozu inwiefern"),
+        ("nl", "wat wanneer waarom waar welke hoeveel hoe"),
+        ("fr", "qui quel quelle quels quelles pourquoi comment où combien quand qu'est-ce lequel laquelle"),
+        ("es", "quién quiénes cuál cuáles cuándo dónde cómo cuánto cuánta cuántos cuántas qué"),
+        ("pt", "quem qual quais onde quantos quantas porque o os em após"),
+        ("es pt", "para por como"),
+        ("pt ca", "com"),
+        ("fr es pt", "que"),
+        ("it pt", "quando quanto quanta"),
+        ("it", "chi quale quali dove perché perchè cosa come"),
+        ("ro", "cine care când unde cum câte câți ce"),
+    ) for w in words.split()
+}
+
+
+def _asking_langs(text: str) -> frozenset[str]:
+    """The languages the question's first word asks in (:data:`_ASKING`); empty when it is no cue."""
+    first = text.strip().split(maxsplit=1)[:1]
+    word = first[0].strip("¿¡\"'«»„“(").lower().replace("’", "'") if first else ""
+    return _ASKING.get(word, frozenset())
+
+
 def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9) -> str:
     """The language of a *question* (short text): the dominant script first — a script used by one language
     names it (Greek, Thai, Hangul, kana …), a shared one (Cyrillic, Arabic, Devanagari, Latin) is narrowed by the
@@ -127,4 +158,6 @@ def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9
         lang, conf = _identifier(cands).classify(" ".join(text.split()))
         return str(lang) if conf >= min_confidence else first
     lang, conf = _identifier(LATIN_LANGS).classify(" ".join(text.split()))
+    if lang != default and lang in _asking_langs(text):  # "Wer war Ada Penhallow?": de at 0.64
+        return str(lang)
     return str(lang) if conf >= min_confidence and lang != default else default

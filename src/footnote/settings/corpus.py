@@ -58,9 +58,9 @@ class CorpusSettings(_Frozen):
     question_lang_min_confidence: float = Field(
         0.9, ge=0.0, le=1.0,
         description="Questions: the detector (py3langid, among the languages of the question's script) names a language other "
-        "than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure; a script of "
-        "one language (Greek, Thai, Hangul …) names it outright. Accuracy per language on the xquad sets: "
-        "docs/defaults.md.",
+        "than the script's first (Latin: default_lang; Cyrillic: ru) only when at least this sure, or however sure "
+        "when the question's first word asks in that language ('Wer war Ada Penhallow?'); a script of "
+        "one language (Greek, Thai, Hangul …) names it outright. Accuracy per language: docs/defaults.md.",
     )
     max_cue_ms: int = Field(
         3_600_000_000, ge=1,
