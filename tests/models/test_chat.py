@@ -154,3 +154,41 @@ def test_a_blocking_completion_is_cut_by_the_stop_flag_or_deadline(flag: str) ->
         # a later call (no budget) still works, over a fresh connection
         assert json.loads(m.complete(MSGS, budget=Budget(stop=threading.Event()))) == {"theses": []}
         m.close()
+
+
+# -- choose: a one-word choice weighed by the first token's log-probabilities ---------------------------------
+
+
+def test_choose_reads_the_first_tokens_log_probabilities() -> None:
+    import math
+
+    top = (("no", math.log(0.6)), ("yes", math.log(0.3)), ("No", math.log(0.05)), ("maybe", math.log(0.05)))
+    with ScriptedOpenAIServer([Reply("no", top_logprobs=top)]) as srv:
+        m = _model(srv, temperature=0.7, max_tokens=800)
+        shares = m.choose(MSGS, ("yes", "no"))
+        req = srv.requests[0]
+    # "No" counts for "no"; "maybe" for neither; the shares are over the options alone
+    assert shares == pytest.approx({"yes": 0.3 / 0.95, "no": 0.65 / 0.95})
+    assert req["logprobs"] is True and req["top_logprobs"] >= 2
+    assert req["max_tokens"] == 1 and req["temperature"] == 0.0  # one token, never sampled
+    assert m.calls == 1
+
+
+def test_choose_without_log_probabilities_takes_the_word_replied() -> None:
+    with ScriptedOpenAIServer([Reply(" Yes."), Reply("Perhaps")]) as srv:
+        m = _model(srv)
+        assert m.choose(MSGS, ("yes", "no")) == {"yes": 1.0, "no": 0.0}
+        assert m.choose(MSGS, ("yes", "no")) == {}  # neither word: no opinion
+
+
+def test_choose_retries_a_5xx_and_names_a_4xx() -> None:
+    with ScriptedOpenAIServer([Reply(status=503), Reply("no", top_logprobs=(("no", 0.0),))]) as srv:
+        assert _model(srv).choose(MSGS, ("yes", "no")) == {"yes": 0.0, "no": 1.0}
+    with ScriptedOpenAIServer([Reply(status=400)]) as srv, pytest.raises(ModelError, match="HTTP 400"):
+        _model(srv).choose(MSGS, ("yes", "no"))
+
+
+def test_the_answer_check_role_is_made_when_configured() -> None:
+    with ScriptedOpenAIServer([]) as srv:
+        models = make_chat_models(ModelsSettings(answer_check=ChatModelSettings(base_url=srv.base_url, model="m")))
+    assert list(models) == ["answer_check"]

@@ -120,6 +120,19 @@ def test_the_local_model_answers_json_and_streams(local: LlamaCppChatModel) -> N
 
 @pytest.mark.slow
 @needs_model
+def test_the_local_model_weighs_yes_against_no(local: LlamaCppChatModel) -> None:
+    """llama.cpp's server gives the first token's log-probabilities: the answer check's probability of "yes"."""
+    from footnote.answer.model_check import OPTIONS, messages
+
+    lit = local.choose(messages("When is the lamp lit?", ["The lamp is lit at sunset every day."]), OPTIONS)
+    heard = local.choose(messages("How far away can the fog horn be heard?",
+                                  ["The Black Skerry beacon stands two nautical miles off the head."]), OPTIONS)
+    assert set(lit) == {"yes", "no"} and sum(lit.values()) == pytest.approx(1.0)
+    assert lit["yes"] > 0.5 > heard["yes"]
+
+
+@pytest.mark.slow
+@needs_model
 def test_the_local_port_refuses_a_caller_without_its_key(local: LlamaCppChatModel) -> None:
     url = local.server.base_url()
     assert url.startswith("http://127.0.0.1:")

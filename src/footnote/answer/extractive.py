@@ -58,6 +58,7 @@ from footnote.answer.candidates import (
     with_antecedents,
     with_continuation,
 )
+from footnote.answer.model_check import ModelCheck
 from footnote.answer.quotes import Pick, cite_quote, cite_sentence, extractive_pieces, outline_from_picks
 from footnote.answer.sentences import (
     ANAPHOR,
@@ -75,7 +76,7 @@ from footnote.answer.sentences import (
 )
 from footnote.answer.types import Note
 from footnote.lru import LruCache
-from footnote.models.protocols import Embedder
+from footnote.models.protocols import ChoiceModel, Embedder
 from footnote.records.fragments import KindGroup
 from footnote.retrieve.sentence_vectors import SentenceVectorCache, sentence_key
 from footnote.settings import AnswerSettings, Settings
@@ -111,6 +112,7 @@ class SentenceRanker:
         self._prep: LruCache[tuple[str, str, str, tuple[str, ...] | None], tuple[Prepared, ...]] = LruCache(
             self.settings.extractive.cache.notes)
         self.check = AnswerCheck(self.settings.extractive.answerable, embedder, self.scorer)
+        self.model_check = ModelCheck(self.settings.extractive.answerable)
 
     def _cache(self, vectors: SentenceVectorCache | None) -> SentenceVectorCache:
         if vectors is not None:
@@ -183,6 +185,7 @@ class SentenceRanker:
         addressed: Collection[int] = (), cues: Mapping[str, Sequence[str]] | None = None,
         stopped: Callable[[], bool] | None = None, expired: Callable[[], bool] | None = None,
         titles: Mapping[str, str] | None = None, vectors: SentenceVectorCache | None = None,
+        checker: ChoiceModel | None = None,
     ) -> tuple[list[Pick], dict[str, object]]:
         """The sentences an extractive answer is made of, best first, and what the choice looked at
         (for the trace). ``addressed``: notes whose address the question names. ``cues``: cue texts
@@ -190,7 +193,8 @@ class SentenceRanker:
         answer-level check reads the question's numbers there too: "The Keeper's Report for 1887"). ``stopped``: the turn's stop flag (a client that hung up),
         checked while its sentences are embedded (:class:`~footnote.errors.Cancelled`). ``expired``: the turn's
         deadline passed — sentences not embedded by then are scored by their words alone (``unembedded``).
-        ``vectors``: the turn's sentence-vector cache (the reader's)."""
+        ``vectors``: the turn's sentence-vector cache (the reader's). ``checker``: the turn's
+        ``models.answer_check``, asked once the answer-level check's rules pass (:mod:`footnote.answer.model_check`)."""
         a = self.settings
         info: dict[str, object] = {"notes": len(notes)}
         if not notes:
@@ -262,11 +266,19 @@ class SentenceRanker:
         if a.extractive.answerable.enabled:
             judged = self.check.judge(question, qlang, ranked, self._subject(note_terms), sims, passages=notes,
                                       titles=titles or {})
-            info["answerable"] = judged.to_info()
+            judged_info = info["answerable"] = judged.to_info()
             if not judged.answers:
                 info["declined"] = "no chosen sentence answers the question"
                 info["chosen"] = 0
                 return [], info
+            if checker is not None:
+                verdict = self.model_check.ask(checker, question, [c.text for c in ranked])
+                judged_info["model"] = verdict.to_info()
+                if verdict.declines:
+                    judged_info["answers"] = False
+                    info["declined"] = "the answer-check model finds no answer in the chosen sentences"
+                    info["chosen"] = 0
+                    return [], info
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info

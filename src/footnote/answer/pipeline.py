@@ -63,7 +63,7 @@ from footnote.answer.types import (
 )
 from footnote.errors import Cancelled, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
-from footnote.models.protocols import Budget, ChatModel, Embedder
+from footnote.models.protocols import Budget, ChatModel, ChoiceModel, Embedder
 from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
 from footnote.records.lang import lang_guess, question_lang
 from footnote.records.memory import MemoryNote, NoteKind
@@ -264,11 +264,13 @@ class Answerer(ModelAnswers, Endings):
             picks, info = self.ranker.select(
                 turn.asked, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
                 stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles, vectors=turn.reads.vectors,
+                checker=_checker_model(turn),
             )
         if not picks:
             picks, info = self.ranker.select(
                 turn.question, turn.lang, notes, crosslingual=xl, addressed=addressed, cues=cues,
                 stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles, vectors=turn.reads.vectors,
+                checker=_checker_model(turn),
             )
         if info.get("unembedded"):
             turn.degrade(f"extractive: the turn's deadline came with {info['unembedded']} sentences not embedded; "
@@ -285,7 +287,8 @@ class Answerer(ModelAnswers, Endings):
             return None
         picks, info = self.ranker.select(turn.question, turn.lang, notes, cues=self._cues(turn, notes),
                                          stopped=turn.budget.stopped, expired=turn.budget.expired,
-                                         titles=self._source_names(turn, notes)[0], vectors=turn.reads.vectors)
+                                         titles=self._source_names(turn, notes)[0], vectors=turn.reads.vectors,
+                                         checker=_checker_model(turn))
         judged = info.get("answerable")
         return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
@@ -306,7 +309,8 @@ class Answerer(ModelAnswers, Endings):
             if picks is None:
                 picks, _ = self.ranker.select(turn.question, turn.lang, ctx.notes, cues=self._cues(turn, ctx.notes),
                                               stopped=turn.budget.stopped, expired=turn.budget.expired,
-                                              titles=self._source_names(turn, ctx.notes)[0], vectors=turn.reads.vectors)
+                                              titles=self._source_names(turn, ctx.notes)[0], vectors=turn.reads.vectors,
+                                              checker=_checker_model(turn))
                 picks = picks or _leading(ctx)
                 renumber = {n.n: n.n for n in ctx.notes}
             else:
@@ -416,6 +420,11 @@ def _by_meaning_only(turn: TurnState) -> bool:
     info = outline.info if outline is not None else {}
     evidence = info.get("evidence") or ()
     return bool(evidence) and set(evidence) <= {"similarity"} and not info.get("addressed")
+
+
+def _checker_model(turn: TurnState) -> ChoiceModel | None:
+    """The turn's ``models.answer_check`` (counted, under the turn's budget), when one is configured."""
+    return turn.models.get("answer_check")
 
 
 def _addressed(result: SearchResult, notes: Sequence[Note]) -> set[int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import threading
 import time
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 import httpx
 
 from footnote.errors import Cancelled, ConfigError, ModelError, ModelTimeout, TurnDeadline
-from footnote.models.protocols import Budget, ChatMessage, ChatModel
+from footnote.models.protocols import Budget, ChatMessage, ChatModel, ChoiceModel
 from footnote.models.watchdog import WATCHDOG, watch_on_connect, watch_response, watchable
 from footnote.redact import install_log_filters, mask_url, redact
 from footnote.settings import LOCAL_SCHEME as LLAMA_CPP_SCHEME
@@ -37,9 +38,11 @@ install_log_filters()  # httpx logs every request's full URL: a base_url's user:
 
 T = TypeVar("T")
 
-ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback")
+ROLES: tuple[str, ...] = ("router", "planner", "synthesizer", "fallback", "answer_check")
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
+#: log-probabilities asked for the first token of a :meth:`OpenAIChatModel.choose` reply (OpenAI allows 0–20)
+CHOICE_TOP_LOGPROBS = 10
 CHARS_PER_TOKEN_CAP = 8  # a stream is also cut past max_tokens × this many characters (deltas can hold many tokens)
 
 
@@ -190,12 +193,40 @@ class OpenAIChatModel:
                 {"type": "json_object"},
                 None,
             ]
+        return self._post(messages, formats, budget, {}, self._content)
+
+    def choose(self, messages: Sequence[ChatMessage], options: Sequence[str], *,
+               budget: Budget | None = None) -> dict[str, float]:
+        """How likely the model's reply starts with each of ``options`` (one word each, e.g. "yes", "no"), from
+        the first token's top log-probabilities (temperature 0, one token); the shares are over ``options``
+        alone and sum to 1. An endpoint that sends no log-probabilities is read by the word it replied (1 for
+        that option); a reply that is none of them gives ``{}``."""
+        self._count(call=True)
+        extra = {"max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": CHOICE_TOP_LOGPROBS}
+        return self._post(messages, [None], budget, extra, lambda resp: self._choice(resp, options))
+
+    def _choice(self, resp: httpx.Response, options: Sequence[str]) -> dict[str, float]:
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            content = str((choice.get("message") or {}).get("content") or "")
+            firsts = ((choice.get("logprobs") or {}).get("content") or [])[:1]
+            top = [(str(t["token"]), float(t["logprob"])) for t in (firsts[0].get("top_logprobs") or [])] if firsts else []
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
+                             f"{redact(resp.text[:200], self._secrets())!r}") from e
+        return choice_shares(top, content, options)
+
+    def _post(self, messages: Sequence[ChatMessage], formats: list[dict[str, Any] | None], budget: Budget | None,
+              extra: dict[str, Any], parse: Callable[[httpx.Response], T]) -> T:
+        """One blocking request with its retries; ``formats``: response formats to try in turn when the endpoint
+        rejects one (HTTP 400); ``extra``: body fields that override the role's; ``parse`` reads a 200 reply."""
         last: _Retryable | None = None
         fmt_i = 0
         attempt = 0
         while attempt < self._attempts():
             check_budget(budget, self._where())
-            body = self._body(messages, stream=False, response_format=formats[fmt_i])
+            body = self._body(messages, stream=False, response_format=formats[fmt_i]) | extra
             watched: list[int] = []
             try:
                 self._count(call=False)
@@ -219,7 +250,7 @@ class OpenAIChatModel:
                 elif resp.status_code >= 400:
                     raise ModelError(f"{self._where()}: {self._status_error(resp)}")
                 else:
-                    return self._content(resp)
+                    return parse(resp)
             finally:
                 for key in watched:
                     WATCHDOG.unwatch(key)
@@ -324,6 +355,28 @@ def _sse_deltas(lines: Iterator[str], where: str, secrets: Sequence[str] = ()) -
             yield str(text)
 
 
+def choice_shares(top: Sequence[tuple[str, float]], content: str, options: Sequence[str]) -> dict[str, float]:
+    """Each option's share of the probability the first token's ``top`` (token, log-probability) pairs give the
+    options (a token counts for an option when it is the option's word, any case, spaces and punctuation aside);
+    without ``top``, the ``content`` the model replied counts 1 for the option it starts with. ``{}``: none."""
+    def word(text: str) -> str:
+        return text.strip().strip(".,!:;\"'*").lower()
+
+    wanted = {word(o): o for o in options}
+    mass = dict.fromkeys(options, 0.0)
+    for token, logprob in top:
+        o = wanted.get(word(token))
+        if o is not None:
+            mass[o] += math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0.0:
+        first = word(content.split(maxsplit=1)[0]) if content.split() else ""
+        if first not in wanted:
+            return {}
+        return {o: float(o == wanted[first]) for o in options}
+    return {o: m / total for o, m in mass.items()}
+
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
@@ -390,6 +443,16 @@ class CountingChatModel:
         b = budget or self.budget
         check_budget(b, f"models ({self.name})")
         return self.inner.complete(messages, json_schema=json_schema, budget=b)
+
+    def choose(self, messages: Sequence[ChatMessage], options: Sequence[str], *,
+               budget: Budget | None = None) -> dict[str, float]:
+        """The inner model's :meth:`OpenAIChatModel.choose` (counted, under the turn's budget)."""
+        if not isinstance(self.inner, ChoiceModel):
+            raise ModelError(f"models ({self.name}): this model cannot weigh a choice")
+        self._counter[0] += 1
+        b = budget or self.budget
+        check_budget(b, f"models ({self.name})")
+        return self.inner.choose(messages, options, budget=b)
 
     def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self._counter[0] += 1

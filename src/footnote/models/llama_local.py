@@ -162,6 +162,12 @@ class LlamaCppChatModel:
         result: str = self._client().complete(messages, json_schema=json_schema, budget=budget)
         return result
 
+    def choose(self, messages: Sequence[ChatMessage], options: Sequence[str], *,
+               budget: Budget | None = None) -> dict[str, float]:
+        self.calls += 1
+        result: dict[str, float] = self._client().choose(messages, options, budget=budget)
+        return result
+
     def stream(self, messages: Sequence[ChatMessage], *, budget: Budget | None = None) -> Iterator[str]:
         self.calls += 1
         yield from self._client().stream(messages, budget=budget)

@@ -72,6 +72,19 @@ class Budget:
 
 
 @runtime_checkable
+class ChoiceModel(Protocol):
+    """A chat model that can weigh a one-word choice ("yes" or "no") by its reply's first-token probabilities
+    (``models.answer_check``: the answer-level check's model step)."""
+
+    name: str
+
+    def choose(self, messages: Sequence[ChatMessage], options: Sequence[str], *,
+               budget: Budget | None = None) -> dict[str, float]:
+        """Each option's share of the probability of the reply's first token (summing to 1); ``{}``: none."""
+        ...
+
+
+@runtime_checkable
 class ChatModel(Protocol):
     """An LLM for one role (router, planner, synthesizer, fallback)."""
 

@@ -164,6 +164,19 @@ class AnswerableSettings(_Frozen):
     )
     query_cache: int = Field(
         4096, ge=0, description="Question variants (a question less one word) whose vectors are kept in memory between turns.")
+    model_min_yes: dict[str, float] = Field(
+        default_factory=lambda: {"llama-cpp:qwen2.5-coder-1.5b": 0.3},
+        description="With a model in models.answer_check: the chosen sentences answer only when the model's "
+        "probability of 'yes' (asked whether they state the answer) is at least this, by the model's name "
+        "(llama-cpp:NAME, or the model name at its endpoint). Fitted on SQuAD 2.0 English, the most in-corpus "
+        "answers it may cost: docs/answering.md.",
+    )
+    model_min_yes_default: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="The same for a model without a fitted value: 0.5 takes the model's own yes or no.",
+    )
+    model_cache: int = Field(
+        1024, ge=0, description="Model verdicts (question and sentences) kept in memory between turns and calls.")
 
 
 class ExtractiveSettings(_Frozen):

@@ -157,6 +157,12 @@ class ModelsSettings(_Frozen):
     planner: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that outlines notes into theses.")
     synthesizer: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Model that writes the streamed answer.")
     fallback: ChatModelSettings = Field(default_factory=ChatModelSettings, description="Strongest model, only on a coverage miss.")
+    answer_check: ChatModelSettings = Field(
+        default_factory=lambda: ChatModelSettings(temperature=0.0, max_tokens=1),
+        description="Model asked, after the answer-level check's rules pass, whether the chosen sentences state "
+        "the answer (its probability of 'yes' against answer.extractive.answerable.model_min_yes); a near miss the "
+        "rules miss is declined. Empty: the rules alone. Local: llama-cpp://qwen2.5-coder-1.5b (`make llm-local`).",
+    )
     judge: ChatModelSettings = Field(
         default_factory=lambda: ChatModelSettings(temperature=0.0),
         description="Model that grades eval answers (`footnote judge`), offline only; always run at temperature 0.",

@@ -8,7 +8,8 @@ error; ``Reply(delay_s=…)`` sleeps first (timeouts), watching the connection m
 closes it during the delay is recorded in ``hangups`` (model name, seconds after the request arrived)
 and gets no reply. An exhausted script answers HTTP 500 and records it
 in ``unexpected``. ``POST …/embeddings`` takes replies from the same script and answers one vector of
-``Reply.dim`` numbers per input (:func:`embedding_for`), or ``raw``.
+``Reply.dim`` numbers per input (:func:`embedding_for`), or ``raw``. A request asking for ``logprobs`` gets
+``Reply.top_logprobs`` as its first token's alternatives (a model weighing "yes" against "no").
 
     with ScriptedOpenAIServer([Reply("Hello [1]."), Reply(status=503)]) as srv:
         settings = ChatModelSettings(base_url=srv.base_url, model="m")
@@ -41,6 +42,9 @@ class Reply:
     chunk_delay_s: float = 0.0
     raw: str | None = None  # a raw body: a non-streaming 200 (malformed replies), or an error status's body
     dim: int = 8  # POST …/embeddings: one deterministic vector of this dimension per input (see embedding_for)
+    #: a request that asks for ``logprobs`` gets these (token, log-probability) pairs as its first token's
+    #: ``top_logprobs`` (None: no ``logprobs`` in the reply, as an endpoint that does not give them)
+    top_logprobs: tuple[tuple[str, float], ...] | None = None
 
     def stream_chunks(self) -> list[str]:
         if self.chunks is not None:
@@ -125,10 +129,15 @@ class ScriptedOpenAIServer:
                 elif reply.raw is not None:
                     self._send_bytes(200, reply.raw.encode("utf-8"), "application/json")
                 else:
+                    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                              "message": {"role": "assistant", "content": reply.content}}
+                    if body.get("logprobs") and reply.top_logprobs is not None:
+                        top = [{"token": t, "logprob": lp} for t, lp in reply.top_logprobs]
+                        first = top[0] if top else {"token": reply.content, "logprob": 0.0}
+                        choice["logprobs"] = {"content": [{**first, "top_logprobs": top}]}
                     self._send_json(200, {
                         "id": "chatcmpl-scripted", "object": "chat.completion", "model": body.get("model", ""),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": reply.content}}],
+                        "choices": [choice],
                     })
 
             def _wait_or_hangup(self, delay_s: float) -> bool:
