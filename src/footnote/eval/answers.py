@@ -128,7 +128,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
             "abstention": answer.abstention.reason.value if answer.abstention is not None else None,
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
             "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
-            "answer_level": answer_level_score(answer),
+            "answer_level": answer_level_score(answer), "answer_model": answer_model_score(answer),
             **support_fields(support, answer), **judge_inputs(q.question, answer),
         }}
 
@@ -152,12 +152,27 @@ def answer_level_score(answer: Answer) -> float | None:
     return None
 
 
-def answer_level_auroc(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def answer_model_score(answer: Answer) -> float | None:
+    """The answer-check model's probability of "yes" for a turn (``answer/model_check.py``); None when no model
+    was asked (none configured, the rules declined first, the model failed)."""
+    if answer.trace is None:
+        return None
+    for st in reversed(answer.trace.stages):
+        if st.name == "outline":
+            judged = st.info.get("answerable")
+            model = judged.get("model") if isinstance(judged, Mapping) else None
+            p = model.get("p_yes") if isinstance(model, Mapping) else None
+            return float(p) if isinstance(p, (int, float)) else None
+    return None
+
+
+def answer_level_auroc(outcomes: Sequence[Outcome], key: str = "answer_level") -> dict[str, Any]:
     """AUROC of the answer-level signal (answerable questions against the others), among the turns the check
-    judged, per language and per negative category (beside the gate's ``auroc``)."""
+    judged, per language and per negative category (beside the gate's ``auroc``); ``key="answer_model"``: the
+    answer-check model's probability of "yes", among the turns it was asked about."""
     by_lang: dict[str, list[tuple[float, bool, str]]] = {}
     for o in outcomes:
-        sc = o.extra.get("answer", {}).get("answer_level")
+        sc = o.extra.get("answer", {}).get(key)
         if sc is not None:
             by_lang.setdefault(o.question.lang, []).append((float(sc), o.question.answerable, o.question.category))
     out: dict[str, Any] = {}
@@ -220,6 +235,7 @@ def answer_report(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "abstentions": {"overall": abstention_counts(outcomes),
                         "by_category_lang": {k: abstention_counts(v) for k, v in sorted(cells.items())}},
         "answer_level_auroc": answer_level_auroc(outcomes),
+        "answer_model_auroc": answer_level_auroc(outcomes, "answer_model"),
     }
 
 
@@ -244,13 +260,16 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append("abstention reasons (answers that are not corpus answers, by reason)")
         for name, counts in [("overall", ab.get("overall", {})), *ab.get("by_category_lang", {}).items()]:
             lines.append(f"{name:<30}" + (" · ".join(f"{r} {n}" for r, n in counts.items()) or "–"))
-    al = report.get("answer_level_auroc")
-    if isinstance(al, Mapping) and al:
-        lines.append("answer-level check: AUROC of its signal among the turns it judged (answerable vs not), "
-                     "beside the gate's")
-        for lang, cell in al.items():
-            negs = " · ".join(f"vs {c} {f(v)}" for c, v in cell.get("by_negative", {}).items())
-            lines.append(f"{lang:<6} n {cell.get('n')} auroc {f(cell.get('auroc'))}" + (f" ({negs})" if negs else ""))
+    for key, title in (("answer_level_auroc", "answer-level check: AUROC of its signal among the turns it judged "
+                        "(answerable vs not), beside the gate's"),
+                       ("answer_model_auroc", "answer-check model: AUROC of its probability of 'yes' among the turns "
+                        "it was asked about")):
+        al = report.get(key)
+        if isinstance(al, Mapping) and al:
+            lines.append(title)
+            for lang, cell in al.items():
+                negs = " · ".join(f"vs {c} {f(v)}" for c, v in cell.get("by_negative", {}).items())
+                lines.append(f"{lang:<6} n {cell.get('n')} auroc {f(cell.get('auroc'))}" + (f" ({negs})" if negs else ""))
     return lines
 
 
