@@ -96,3 +96,26 @@ def test_the_report_gives_the_answer_level_signals_auroc(build_engine: Any) -> N
     rep = answer_report(outcomes)
     assert rep["answer_level_auroc"]["en"] == {"n": 2, "auroc": 1.0, "by_negative": {"near_miss": 1.0}}
     assert any(line.startswith("en     n 2 auroc 1.000") for line in summary_lines(rep))
+
+
+def test_the_report_gives_the_answer_check_models_auroc(build_engine: Any) -> None:
+    """With models.answer_check configured, each judged turn records the model's probability of "yes" and the
+    report gives its AUROC beside the rules' (here the model, at the scripted server, says "no" to the second)."""
+    import math
+
+    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+    def said(p: float) -> Reply:
+        return Reply("yes", top_logprobs=(("yes", math.log(p)), ("no", math.log(1 - p))))
+
+    with ScriptedOpenAIServer([said(0.8), said(0.2)]) as srv:
+        eng = build_engine(**{"models.answer_check.base_url": srv.base_url, "models.answer_check.model": "m",
+                              "models.answer_check.retries": 0})
+        qs = [Question("q1", FOG_Q, "en", True, "in_corpus", ("fog.md",), ("Black Skerry beacon",)),
+              Question("q2", "When does the keeper on watch start the fog horn?", "en", False, "near_miss")]
+        outcomes = run_questions(lambda q: eng.search(q), qs, progress=False, on_result=make_scorer(eng))
+    assert [o.extra["answer"]["answer_model"] for o in outcomes] == [0.8, 0.2]
+    assert [o.extra["answer"]["mode"] for o in outcomes] == ["corpus", "not_found"]  # 0.2 < 0.5: declined
+    rep = answer_report(outcomes)
+    assert rep["answer_model_auroc"]["en"] == {"n": 2, "auroc": 1.0, "by_negative": {"near_miss": 1.0}}
+    assert any(line.startswith("answer-check model: AUROC") for line in summary_lines(rep))
