@@ -8,7 +8,7 @@ a settings file; it is simply not where a user starts."""
 
 from __future__ import annotations
 
-_ROLES = ("router", "planner", "synthesizer", "fallback", "answer_check", "judge")
+_ROLES = ("router", "planner", "synthesizer", "fallback", "judge")
 
 #: section → its user keys, in the order ``footnote.toml.example`` gives them
 USER_SURFACE: dict[str, tuple[str, ...]] = {
