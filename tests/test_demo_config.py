@@ -84,3 +84,28 @@ def test_a_local_settings_file_wins(checkout: Path) -> None:
     code, out, err = _run("search", QUESTION, "--json")
     assert code == 0, err
     assert "the demo's own" not in err and _first_label(out) != "HB 3.2"
+
+
+def test_settings_shows_the_demos_file_and_will_not_write_over_it(checkout: Path) -> None:
+    """A helper's attack: `footnote settings` said "settings file: none" over the demo's store, and `--set` wrote a
+    ./footnote.toml that silently turned the demo's book names off."""
+    code, _, err = _run("ingest", "demo")
+    assert code == 0, err
+    code, out, _ = _run("settings")
+    assert code == 0 and out.startswith(f"# settings file: {Path('demo') / 'footnote.toml'}")
+    code, _, err = _run("settings", "--set", "answer.corpus_description=lighthouse")
+    assert code == 2 and "--config" in err and "the demo's own" in err
+    assert not (checkout / "footnote.toml").exists()
+
+
+def test_asking_reads_a_store_without_opening_it(checkout: Path) -> None:
+    """Every command asks whether the store is the demo's: an empty file stays empty (it was given a schema), and a
+    PostgreSQL store is never connected to for it (an unreachable one cost every command a second timeout)."""
+    empty = checkout / "empty.db"
+    empty.write_bytes(b"")
+    code, _, err = _run("models", "list", "--store", str(empty))
+    assert code == 0, err
+    assert empty.stat().st_size == 0
+    settings = load_settings(None, **{"store.url": "postgresql://u:p@192.0.2.1:5432/none"})  # TEST-NET: no reply
+    assert demo_config(settings, False, checkout / "demo") is None
+    assert demo_config(settings, False, checkout / "demo", empty_too=True) == checkout / "demo" / "footnote.toml"

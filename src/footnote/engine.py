@@ -229,12 +229,15 @@ class Engine(EngineStatus):
             answer = self._save(q, conversation_id, answer, owner)
         return answer
 
-    def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer:
-        """Answer from a search already run for ``question`` (the evaluation scores both from one retrieval)."""
+    def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None,
+                      model_check: bool = True) -> Answer:
+        """Answer from a search already run for ``question`` (the evaluation scores both from one retrieval).
+        ``model_check=False``: without ``models.answer_check``."""
         from footnote.answer.turn import final_answer
 
         answerer = self.answerer
-        answer: Answer = final_answer(answerer.answer(answerer.open(self.question(question), fallback=fallback), result))
+        turn = answerer.open(self.question(question), fallback=fallback, model_check=model_check)
+        answer: Answer = final_answer(answerer.answer(turn, result))
         return answer
 
     def ask_stream(

@@ -37,7 +37,8 @@ class EngineStatus:
 
         def search(self, question: str, *, lang: str | None = None) -> SearchResult: ...
 
-        def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None) -> Answer: ...
+        def answer_result(self, question: str, result: SearchResult, *, fallback: bool | None = None,
+                          model_check: bool = True) -> Answer: ...
 
     def backlog_status(self) -> dict[str, Any]:
         """The embedding state every surface shows (state, percent, rate, ETA, one line)."""
@@ -78,9 +79,9 @@ class EngineStatus:
             if self._examples is not None and self._examples[0] == key:
                 return list(self._examples[1])
             answers = None
-            if not self.chat_models:  # the extractive answer costs no model call: check the answer itself
-                def answers(q: str, r: SearchResult) -> bool:
-                    return self.answer_result(q, r).mode.value == "corpus"
+            if not set(self.chat_models) - {"answer_check"}:  # the extractive answer costs no model call: check
+                def answers(q: str, r: SearchResult) -> bool:  # the answer itself, by the rules alone
+                    return self.answer_result(q, r, model_check=False).mode.value == "corpus"
             found = example_questions(reads, self.search, answers, n=srv.examples,
                                       scan_sources=srv.examples_scan_sources, max_searches=srv.examples_max_searches,
                                       scan_fragments=srv.examples_scan_fragments)

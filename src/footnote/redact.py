@@ -162,7 +162,7 @@ def settings_secrets(settings: Settings) -> tuple[str, ...]:
     base_urls (to be replaced wherever they would otherwise be echoed)."""
     out: list[str] = [settings.server.api_key, settings.retrieve.rerank.api_key, settings.embedder.openai.api_key]
     urls = [settings.store.url, settings.retrieve.rerank.url, *settings.embedder.openai.base_url]
-    for role in ("router", "planner", "synthesizer", "fallback"):
+    for role in ("router", "planner", "synthesizer", "fallback", "answer_check", "judge"):
         m = getattr(settings.models, role)
         out.append(m.api_key)
         urls.append(m.base_url)

@@ -192,3 +192,18 @@ def test_the_answer_check_role_is_made_when_configured() -> None:
     with ScriptedOpenAIServer([]) as srv:
         models = make_chat_models(ModelsSettings(answer_check=ChatModelSettings(base_url=srv.base_url, model="m")))
     assert list(models) == ["answer_check"]
+
+
+def test_choose_survives_what_an_endpoint_should_not_send() -> None:
+    """A helper's attack: NaN put "p_yes": NaN into the JSON answer; 1000 overflowed into an HTTP 500; a tokenizer's
+    own pieces ("▁Yes") read as neither word, so every answer was declined."""
+    import math
+
+    from footnote.models.chat import choice_shares
+
+    assert choice_shares([("yes", math.nan), ("no", -1.0)], "yes", ("yes", "no")) == {"yes": 0.0, "no": 1.0}
+    assert choice_shares([("yes", 1000.0), ("no", -1.0)], "yes", ("yes", "no"))["yes"] == pytest.approx(1 / (1 + math.exp(-1)))
+    assert choice_shares([("yes", math.inf), ("no", -math.inf)], "", ("yes", "no")) == {"yes": 1.0, "no": 0.0}
+    assert choice_shares([("▁Yes", -0.01), ("No", -5.0)], "Yes", ("yes", "no"))["yes"] > 0.99
+    assert choice_shares([("ĠYes", -0.01), ("Ġno", -5.0)], "Yes", ("yes", "no"))["yes"] > 0.99
+    assert choice_shares([("yes", math.nan)], "no", ("yes", "no")) == {"yes": 0.0, "no": 1.0}  # the word replied

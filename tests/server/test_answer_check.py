@@ -104,6 +104,9 @@ def test_a_failing_model_leaves_the_rules_verdict(store: Settings) -> None:
     assert data["mode"] == "corpus" and "Black Skerry" in data["answer"]
     model = _judged(data)["model"]
     assert model["p_yes"] is None and model["declines"] is False and "HTTP 503" in model["error"]
+    # a degradation the answer lists, as a failed writer is
+    assert any(d.startswith("answer check (") and "HTTP 503" in d and "the rules' verdict stands" in d
+               for d in data["trace"]["degraded"]), data["trace"]["degraded"]
 
 
 def test_a_model_that_replies_neither_word_decides_nothing(store: Settings) -> None:
@@ -115,3 +118,14 @@ def test_a_model_that_replies_neither_word_decides_nothing(store: Settings) -> N
 def test_the_rules_no_never_asks_the_model(store: Settings) -> None:
     data, model = _ask(store, "How many gallons of paraffin does the lamp burn in one night?", [])
     assert data["mode"] == "not_found" and not model.requests and data["model_calls"] == 0
+
+
+def test_the_chats_examples_are_checked_by_the_rules_with_only_the_answer_check_configured(store: Settings) -> None:
+    """A helper's attack: with models.answer_check alone, the example questions went unchecked (the chat then
+    suggested questions the engine declined); they are checked by the rules, without asking the model."""
+    with ScriptedOpenAIServer({"check-m": [_yes(0.01)] * 50}) as model:
+        live = store.with_overrides(**{"models.answer_check.base_url": model.base_url,
+                                       "models.answer_check.model": "check-m", "models.answer_check.retries": 0})
+        with Engine.from_settings(live) as engine, Engine.from_settings(store) as plain:
+            assert engine.example_questions() == plain.example_questions()
+        assert not model.requests

@@ -65,9 +65,9 @@ from footnote.errors import Cancelled, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
 from footnote.models.protocols import Budget, ChatModel, ChoiceModel, Embedder
 from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
-from footnote.records.lang import lang_guess, question_lang
+from footnote.records.lang import lang_guess
 from footnote.records.memory import MemoryNote, NoteKind
-from footnote.redact import settings_secrets
+from footnote.redact import redact, settings_secrets
 from footnote.retrieve.corpus_view import TurnCorpus
 from footnote.retrieve.signal import gate_sentences
 from footnote.retrieve.types import SearchResult, Verdict
@@ -121,21 +121,24 @@ class Answerer(ModelAnswers, Endings):
                                            vectors=reads.vectors)
         return made
 
-    def open(self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None) -> TurnState:
+    def open(self, question: str, *, fallback: bool | None = None, stop: threading.Event | None = None,
+             model_check: bool = True) -> TurnState:
         """A new turn for ``question`` (checked by the engine, ``Engine.question``, the one place): its language,
-        its models counted against its budget (the deadline and the stop flag), whether it may fall back."""
-        counters = {role: [0] for role in self.chat_models}
+        its models counted against its budget (the deadline and the stop flag), whether it may fall back.
+        ``model_check=False``: without ``models.answer_check`` (the chat's example questions are checked by
+        the rules alone: a model call per candidate example would hold the first page for minutes)."""
+        roles = {role: m for role, m in self.chat_models.items() if model_check or role != "answer_check"}
+        counters = {role: [0] for role in roles}
         limit = self.settings.answer.turn_timeout_s
         budget = Budget(time.monotonic() + limit, stop, limit)
-        models = {role: CountingChatModel(m, counters[role], budget) for role, m in self.chat_models.items()}
+        models = {role: CountingChatModel(m, counters[role], budget) for role, m in roles.items()}
         if fallback and "fallback" not in self.chat_models:
             raise UsageError(
                 "the general-knowledge fallback was asked for, but no fallback model is configured: set "
                 "models.fallback.base_url and models.fallback.model (or FOOTNOTE_LLM_BASE_URL and FOOTNOTE_LLM_MODEL)"
             )
         fallback_on = self.settings.answer.enable_corpus_fallback if fallback is None else fallback
-        lang = question_lang(question, self.settings.corpus.default_lang,
-                             min_confidence=self.settings.corpus.question_lang_min_confidence)
+        lang = self.settings.corpus.question_lang(question)
         return TurnState(question, lang, fallback_on, models, counters, budget, self.secrets, asked=question)
 
     def understand(self, turn: TurnState, reads: TurnCorpus, history: Sequence[PriorTurn]) -> Iterator[Event]:
@@ -272,6 +275,7 @@ class Answerer(ModelAnswers, Endings):
                 stopped=turn.budget.stopped, expired=turn.budget.expired, titles=titles, vectors=turn.reads.vectors,
                 checker=_checker_model(turn),
             )
+        _model_check_failed(turn, info)
         if info.get("unembedded"):
             turn.degrade(f"extractive: the turn's deadline came with {info['unembedded']} sentences not embedded; "
                          "they were scored by their words alone")
@@ -289,6 +293,7 @@ class Answerer(ModelAnswers, Endings):
                                          stopped=turn.budget.stopped, expired=turn.budget.expired,
                                          titles=self._source_names(turn, notes)[0], vectors=turn.reads.vectors,
                                          checker=_checker_model(turn))
+        _model_check_failed(turn, info)
         judged = info.get("answerable")
         return info if not picks and isinstance(judged, dict) and not judged.get("answers", True) else None
 
@@ -420,6 +425,18 @@ def _by_meaning_only(turn: TurnState) -> bool:
     info = outline.info if outline is not None else {}
     evidence = info.get("evidence") or ()
     return bool(evidence) and set(evidence) <= {"similarity"} and not info.get("addressed")
+
+
+def _model_check_failed(turn: TurnState, info: dict[str, Any]) -> None:
+    """A failed answer-check model (an error, a timeout, no yes or no) is a degradation the trace lists, with
+    secrets masked in the outline's copy too; the rules' verdict stood."""
+    judged = info.get("answerable")
+    model = judged.get("model") if isinstance(judged, dict) else None
+    if isinstance(model, dict) and model.get("error"):
+        model["error"] = redact(str(model["error"]), turn.secrets)
+        why = f"answer check ({model.get('model')}): {model['error']}; the rules' verdict stands"
+        if redact(why, turn.secrets) not in turn.degraded:
+            turn.degrade(why)
 
 
 def _checker_model(turn: TurnState) -> ChoiceModel | None:

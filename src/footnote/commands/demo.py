@@ -17,6 +17,7 @@ from pathlib import Path
 from footnote.errors import FootnoteError
 from footnote.records.fragments import sha256_bytes
 from footnote.settings import Settings, default_config_path
+from footnote.store import peek_sources, sqlite_path_from_url
 
 log = logging.getLogger(__name__)
 
@@ -45,26 +46,32 @@ def demo_files(demo: Path) -> list[Path]:
 def holds_demo(settings: Settings, demo: Path, *, empty_too: bool = False) -> bool:
     """Whether the store of ``settings`` holds one of ``demo``'s files, byte for byte (its source id is the
     demo folder's name and the file's path under it). ``empty_too``: a store that does not exist yet, or holds
-    no source, counts too (``serve`` is about to fill it with the demo). A store that cannot be opened does not
-    count: the command itself then says why."""
-    from footnote.store import open_store
+    no source, counts too (``serve`` is about to fill it with the demo).
 
-    try:
-        store = open_store(settings.store.url, settings.store, create=False)
-    except FootnoteError:
+    Every command asks this (`footnote models list` too), so the store is not opened: a SQLite file is read
+    read-only, never created or migrated (:func:`~footnote.store.peek_sources`), and a PostgreSQL store is never
+    connected to here (an unreachable server would cost every command its connect timeout twice): only ``serve``
+    takes the demo's settings for one, when it is told to fill it (``empty_too``). A store that cannot be read
+    does not count: the command itself then says why."""
+    url = settings.store.url
+    if url.startswith(("postgresql://", "postgres://")):
         return empty_too
     try:
-        if empty_too and store.count_sources() == 0:
-            return True
-        for path in demo_files(demo):
-            src = store.get_source(f"{demo.name}/{path.relative_to(demo).as_posix()}")
-            if src is not None:
-                return src.blob_sha256 == sha256_bytes(path.read_bytes())
-        return False
+        path = sqlite_path_from_url(url).expanduser()
     except FootnoteError:
         return False
-    finally:
-        store.close()
+    if not path.exists():
+        return empty_too
+    files = {f"{demo.name}/{p.relative_to(demo).as_posix()}": p for p in demo_files(demo)}
+    peek = peek_sources(url, list(files))
+    if peek is None:
+        return False
+    count, held = peek
+    if empty_too and count == 0:
+        return True
+    for sid, sha in held.items():  # the first of the demo's files the store holds decides
+        return sha == sha256_bytes(files[sid].read_bytes())
+    return False
 
 
 def demo_config(settings: Settings, config_given: bool, demo: Path | None, *, empty_too: bool = False) -> Path | None:

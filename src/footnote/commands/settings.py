@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from footnote.commands.base import Ctx, common_options
+from footnote.errors import UsageError
 from footnote.settings import resolve_settings
 from footnote.settings.presets import preset_names, preset_summary
 from footnote.settings_view import describe, markdown, parse_assignment, set_values, settings_file_target
@@ -47,8 +48,15 @@ def settings_command(ctx: Ctx, assignments: tuple[str, ...], show_secrets: bool,
             for name, summary in found.items():
                 click.echo(f"{name}: {summary}")
         return
+    given = ctx.config
+    ctx.settings  # noqa: B018 — over the demo's store with no file given, the demo's own file is the one in effect
     if assignments:
         parsed = [parse_assignment(a) for a in assignments]
+        if given is None and ctx.config is not None:
+            raise UsageError(
+                f"the settings in effect over this store are the demo's own ({ctx.config}); a new ./footnote.toml "
+                f"would replace them, the demo's book names included: name the file to write with --config (e.g. "
+                f"--config {ctx.config}, or a copy of it)")
         target = settings_file_target(ctx.config)
         set_values(target, parsed)
         ctx.use_config(str(target))

@@ -359,15 +359,15 @@ def choice_shares(top: Sequence[tuple[str, float]], content: str, options: Seque
     """Each option's share of the probability the first token's ``top`` (token, log-probability) pairs give the
     options (a token counts for an option when it is the option's word, any case, spaces and punctuation aside);
     without ``top``, the ``content`` the model replied counts 1 for the option it starts with. ``{}``: none."""
-    def word(text: str) -> str:
-        return text.strip().strip(".,!:;\"'*").lower()
+    def word(text: str) -> str:  # a tokenizer's own word-start marks too ("▁yes", "Ġyes")
+        return text.strip().lstrip("▁Ġ").strip(".,!:;\"'*").lower()
 
     wanted = {word(o): o for o in options}
     mass = dict.fromkeys(options, 0.0)
     for token, logprob in top:
         o = wanted.get(word(token))
-        if o is not None:
-            mass[o] += math.exp(logprob)
+        if o is not None and not math.isnan(logprob):  # a probability is at most 1: a log-probability above 0 is 0
+            mass[o] += math.exp(min(logprob, 0.0))
     total = sum(mass.values())
     if total <= 0.0:
         first = word(content.split(maxsplit=1)[0]) if content.split() else ""

@@ -137,13 +137,17 @@ def _asking_langs(text: str) -> frozenset[str]:
     return _ASKING.get(word, frozenset())
 
 
-def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9) -> str:
+def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9, cue_min_words: int = 4,
+                  cue_min_confidence: float = 0.3) -> str:
     """The language of a *question* (short text): the dominant script first — a script used by one language
     names it (Greek, Thai, Hangul, kana …), a shared one (Cyrillic, Arabic, Devanagari, Latin) is narrowed by the
     detector among that script's languages — and the script's first language (``ru`` for Cyrillic, ``default``
     for Latin) unless the detector is at least ``min_confidence`` sure of another. Short questions are hard to
     tell apart, so the bar for leaving the script's first language is high: a wrong guess only moves the question
-    to a pair whose thresholds are derived, not fitted (docs/retrieval.md, "Any language pair")."""
+    to a pair whose thresholds are derived, not fitted (docs/retrieval.md, "Any language pair"). A Latin-script
+    question of at least ``cue_min_words`` words whose first word asks in the detector's guess (:data:`_ASKING`)
+    takes that guess from ``cue_min_confidence`` up: a name leaves a real sentence unsure, while a two-word
+    search ("como lake?", "chi square?") is no sentence to judge by."""
     counts = [(len(rx.findall(text)), first, cands) for first, rx, cands in _SCRIPTS]
     latin = len(_LAT.findall(text))
     best = max(counts, key=lambda c: c[0])
@@ -158,6 +162,7 @@ def question_lang(text: str, default: str = "en", *, min_confidence: float = 0.9
         lang, conf = _identifier(cands).classify(" ".join(text.split()))
         return str(lang) if conf >= min_confidence else first
     lang, conf = _identifier(LATIN_LANGS).classify(" ".join(text.split()))
-    if lang != default and lang in _asking_langs(text):  # "Wer war Ada Penhallow?": de at 0.64
+    if (lang != default and conf >= cue_min_confidence and len(text.split()) >= cue_min_words
+            and lang in _asking_langs(text)):  # "Wer war Ada Penhallow?": de at 0.64; never "como lake?"
         return str(lang)
     return str(lang) if conf >= min_confidence and lang != default else default

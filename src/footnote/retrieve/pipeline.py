@@ -20,7 +20,6 @@ import numpy as np
 
 from footnote.cpu import available_cores
 from footnote.models.protocols import Budget, ChatModel, Embedder, Reranker, ThreadedQueries
-from footnote.records.lang import question_lang
 from footnote.records.memory import NoteKind
 from footnote.retrieve.background import BackgroundSample
 from footnote.retrieve.books import BookCache, in_address_order
@@ -147,7 +146,7 @@ class Retriever:
         a burst of 34 asks on the demo server gave first event p95 0.76–1.06 s with it, 0.44–0.48 s without)."""
         s = self.settings
         traces: list[StageTrace] = []
-        qlang = lang or question_lang(question, s.corpus.default_lang, min_confidence=s.corpus.question_lang_min_confidence)
+        qlang = lang or s.corpus.question_lang(question)
         lexical = self.lexical_only
         first = first and not lexical
         beside = first and self._parallel_text()  # decided once for the search's rounds

@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from footnote.errors import ModelError
 from footnote.models.protocols import Budget, ChatMessage, ChatModel
 from footnote.records.fragments import AddressLocator
-from footnote.records.lang import question_lang
 from footnote.retrieve.books import BookIndex, Expanded, address_aliases, expand_addresses
 from footnote.retrieve.phrased import parse_phrased_addresses
 from footnote.retrieve.types import QueryPlan, SearchResult, SubQuestion
@@ -147,7 +146,7 @@ def split_parts(question: str) -> list[str]:
 
 def _lang(question: str, settings: Settings, lang: str | None) -> str:
     c = settings.corpus
-    return lang or question_lang(question, c.default_lang, min_confidence=c.question_lang_min_confidence)
+    return lang or c.question_lang(question)
 
 
 def question_addresses(

@@ -62,6 +62,16 @@ class CorpusSettings(_Frozen):
         "when the question's first word asks in that language ('Wer war Ada Penhallow?'); a script of "
         "one language (Greek, Thai, Hangul …) names it outright. Accuracy per language: docs/defaults.md.",
     )
+    question_lang_cue_min_words: int = Field(
+        4, ge=1,
+        description="Questions: the asking word of another Latin-script language ('Wer war Ada Penhallow?') settles "
+        "the language only in a question of at least this many words ('como lake?' stays English).",
+    )
+    question_lang_cue_min_confidence: float = Field(
+        0.3, ge=0.0, le=1.0,
+        description="Questions: ... and only when the detector gives that language at least this (a name leaves a "
+        "short sentence unsure: 'Quem era Ada Penhallow?' is Portuguese at 0.36).",
+    )
     max_cue_ms: int = Field(
         3_600_000_000, ge=1,
         description="Transcripts: a cue time beyond this (1000 h by default) is an error naming the line — an "
@@ -149,6 +159,14 @@ class CorpusSettings(_Frozen):
 
     def group_of(self, kind: str) -> KindGroup:
         return self.kind_groups.get(kind, KindGroup.LIBRARY)
+
+    def question_lang(self, question: str) -> str:
+        """The language of ``question`` by these settings (:func:`footnote.records.lang.question_lang`)."""
+        from footnote.records.lang import question_lang
+
+        return question_lang(question, self.default_lang, min_confidence=self.question_lang_min_confidence,
+                             cue_min_words=self.question_lang_cue_min_words,
+                             cue_min_confidence=self.question_lang_cue_min_confidence)
 
 
 class ChunkSettings(_Frozen):

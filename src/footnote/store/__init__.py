@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from footnote.errors import StoreMissing, StoreURLError
@@ -19,8 +21,8 @@ from footnote.store.protocol import (
     StoreStats,
 )
 
-__all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store", "sources_by_id",
-           "sqlite_path_from_url"]
+__all__ = ["BacklogStats", "Hit", "Original", "PendingFragment", "Store", "StoreStats", "open_store",
+           "peek_sources", "sources_by_id", "sqlite_path_from_url"]
 
 
 def sqlite_path_from_url(url: str) -> Path:
@@ -60,6 +62,32 @@ def open_store(url: str, settings: StoreSettings | None = None, *, create: bool 
             f"(same --store), or point --store (env FOOTNOTE_STORE) at an existing store"
         )
     return SqliteStore(path, settings)
+
+
+def peek_sources(url: str, source_ids: Sequence[str]) -> tuple[int, dict[str, str]] | None:
+    """How many sources a SQLite store at ``url`` holds, and the stored originals' sha256 of those of
+    ``source_ids`` it holds — read read-only: never created, never migrated, no connection kept. None: not a
+    SQLite store (a PostgreSQL store is never connected to here: a caller that can do without it should not wait
+    on it), no file there, or not readable as a store."""
+    if url.startswith(("postgresql://", "postgres://")) or ("://" in url and not url.startswith("sqlite:")):
+        return None
+    try:
+        path = sqlite_path_from_url(url).expanduser()
+    except StoreURLError:
+        return None
+    if not path.is_file():
+        return None
+    held: dict[str, str] = {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)) as db:
+            count = int(db.execute("SELECT count(*) FROM sources").fetchone()[0])
+            for sid in source_ids:
+                row = db.execute("SELECT blob_sha256 FROM sources WHERE id = ?", (sid,)).fetchone()
+                if row is not None:
+                    held[sid] = str(row[0])
+    except (sqlite3.Error, OSError):
+        return None
+    return count, held
 
 
 def sources_by_id(store: SourceStore, source_ids: Iterable[str]) -> dict[str, Source]:
