@@ -79,20 +79,18 @@ def test_question_is_normalised_once(build_engine: Any) -> None:
 
 def test_the_question_language_is_found_once_per_turn(build_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer stage finds the question's language and the search uses it; it is not detected again."""
-    from footnote.answer import pipeline as answer_pipeline
     from footnote.records import lang as lang_mod
-    from footnote.retrieve import pipeline as retrieve_pipeline
-    from footnote.retrieve import plan as plan_mod
 
     eng = build_engine()
     seen: list[str] = []
+    detect = lang_mod.question_lang
 
     def counting(text: str, *args: Any, **kw: Any) -> str:
         seen.append(text)
-        return lang_mod.question_lang(text, *args, **kw)
+        return detect(text, *args, **kw)
 
-    for mod in (answer_pipeline, retrieve_pipeline, plan_mod):
-        monkeypatch.setattr(mod, "question_lang", counting)
+    # every stage asks through the settings (CorpusSettings.question_lang), which calls this
+    monkeypatch.setattr(lang_mod, "question_lang", counting)
     answer = eng.ask(RU_Q)
     assert seen == [RU_Q]
     assert answer.trace.question_lang == "ru"
