@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -87,3 +88,24 @@ def serving(settings: Settings, root: Path) -> Iterator[LiveServer]:
     finally:
         stop_server(server, thread)
         engine.close()
+
+
+def ask_twice(settings: Settings, question: str) -> dict[str, Any]:
+    """A live server over an engine of ``settings`` asked ``question`` twice, as JSON and streamed: the JSON answer,
+    with the stream's events under ``"events"`` and its token text under ``"streamed"``."""
+    import httpx
+    from test_server_api import parse_sse
+
+    engine = Engine.from_settings(settings)
+    url, server, thread = start_server(create_app(engine, settings))
+    try:
+        r = httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=60)
+        sse = httpx.post(url + "/api/ask", json={"question": question}, timeout=60)
+    finally:
+        stop_server(server, thread)
+        engine.close()
+    assert r.status_code == 200 and sse.status_code == 200, (r.text, sse.text)
+    data: dict[str, Any] = r.json()
+    data["events"] = parse_sse(sse.text)
+    data["streamed"] = "".join(e["text"] for name, e in data["events"] if name == "token")
+    return data

@@ -10,14 +10,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from serverkit import build_store, start_server, stop_server
-from test_server_api import parse_sse
+from serverkit import ask_twice, build_store
 
 from footnote.answer.model_check import QUESTION, SYSTEM
 from footnote.engine import Engine
-from footnote.server.app import create_app
 from footnote.settings import Settings
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
@@ -41,20 +38,9 @@ def _ask(settings: Settings, question: str, replies: list[Reply], **overrides: A
     """The JSON answer and the streamed one (under ``"events"``) of a live server whose answer-check model replies
     ``replies`` in turn."""
     with ScriptedOpenAIServer({"check-m": replies}) as model:
-        live = settings.with_overrides(**{
+        data = ask_twice(settings.with_overrides(**{
             "models.answer_check.base_url": model.base_url, "models.answer_check.model": "check-m",
-            "models.answer_check.retries": 0, "models.answer_check.timeout_s": 10.0, **overrides})
-        engine = Engine.from_settings(live)
-        url, server, thread = start_server(create_app(engine, live))
-        try:
-            r = httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=60)
-            sse = httpx.post(url + "/api/ask", json={"question": question}, timeout=60)
-        finally:
-            stop_server(server, thread)
-            engine.close()
-    assert r.status_code == 200 and sse.status_code == 200, (r.text, sse.text)
-    data: dict[str, Any] = r.json()
-    data["events"] = parse_sse(sse.text)
+            "models.answer_check.retries": 0, "models.answer_check.timeout_s": 10.0, **overrides}), question)
     return data, model
 
 

@@ -12,11 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serverkit import build_store, start_server, stop_server
-from test_server_api import parse_sse
+from serverkit import ask_twice, build_store
 
-from footnote.engine import Engine
-from footnote.server.app import create_app
 from footnote.settings import Settings
 from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
 
@@ -44,22 +41,7 @@ def _ask(settings: Settings, synth: str | tuple[str, ...], question: str = FOG, 
         for role in ("planner", "synthesizer"):
             models |= {f"models.{role}.base_url": model.base_url, f"models.{role}.model": f"{role}-m",
                        f"models.{role}.retries": 0, f"models.{role}.timeout_s": 30.0}
-        live = settings.with_overrides(**models, **overrides)
-        engine = Engine.from_settings(live)
-        url, server, thread = start_server(create_app(engine, live))
-        try:
-            import httpx
-
-            r = httpx.post(url + "/api/ask", json={"question": question, "stream": False}, timeout=60)
-            sse = httpx.post(url + "/api/ask", json={"question": question}, timeout=60)
-        finally:
-            stop_server(server, thread)
-            engine.close()
-    assert r.status_code == 200 and sse.status_code == 200, (r.text, sse.text)
-    data: dict[str, Any] = r.json()
-    data["events"] = parse_sse(sse.text)
-    data["streamed"] = "".join(e["text"] for name, e in data["events"] if name == "token")
-    return data
+        return ask_twice(settings.with_overrides(**models, **overrides), question)
 
 
 def _done(data: dict[str, Any]) -> dict[str, Any]:
