@@ -22,11 +22,7 @@ QUESTION = "Что говорит Книга гавани 3.2?"
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder like the checkout: demo/ with its settings file, no ./footnote.toml, no FOOTNOTE_CONFIG."""
-    demo = tmp_path / "demo"
-    demo.mkdir()
-    shutil.copy(REPO / "demo" / "footnote.toml", demo / "footnote.toml")
-    for part in ("verses", "letters"):
-        shutil.copytree(REPO / "demo" / part, demo / part)
+    shutil.copytree(REPO / "demo", tmp_path / "demo")  # all of it: a lecture's source is stored with its recording
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("FOOTNOTE_CONFIG", raising=False)
     return tmp_path
@@ -68,12 +64,13 @@ def test_a_store_of_other_books_is_not_read_with_the_demos_names(checkout: Path)
     assert demo_config(settings, False, checkout / "demo", empty_too=True) is None
 
 
-def test_an_edited_demo_file_is_not_the_demo(checkout: Path) -> None:
-    """The store holds the demo only when it holds one of its files byte for byte."""
-    code, _, err = _run("ingest", "demo")
+def test_a_folder_called_demo_is_not_the_demo(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The store holds the demo only when it holds one of the demo's files byte for byte under the demo's ids."""
+    other = tmp_path_factory.mktemp("elsewhere") / "demo"
+    (other / "verses").mkdir(parents=True)
+    (other / "verses" / "harbour-book.md").write_text("# Another book\n\nNothing of the light.\n", encoding="utf-8")
+    code, _, err = _run("ingest", str(other))
     assert code == 0, err
-    first = sorted(p for p in (checkout / "demo").rglob("*.md"))[0]
-    first.write_text(first.read_text(encoding="utf-8") + "\nA line the store does not have.\n", encoding="utf-8")
     assert demo_config(load_settings(None), False, checkout / "demo") is None
 
 

@@ -70,6 +70,13 @@ def test_the_models_no_declines_a_near_miss_the_rules_passed(store: Settings) ->
     assert judged["answers"] is False
     assert judged["model"] == {"model": judged["model"]["model"], "p_yes": 0.1, "min_yes": 0.5, "declines": True}
     assert data["model_calls"] == 1
+    # the CLI's lines under the answer say what the model decided
+    from footnote.answer.types import Answer
+    from footnote.commands.ask import render_done
+
+    lines = render_done(Answer.from_dict(data))
+    assert any(x.startswith("answer check: check-m@") and x.endswith("gave 'yes' 0.10 (floor 0.50): declined: no "
+                                                                     "answer in the chosen sentences") for x in lines), lines
     # the model was shown the question and the chosen sentences as quoted data, never their [n] marks
     sent = model.requests[0]["messages"]
     assert sent[0] == {"role": "system", "content": SYSTEM}

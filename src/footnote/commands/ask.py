@@ -34,6 +34,20 @@ def support_lines(support: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def model_check_lines(answer: Answer) -> list[str]:
+    """What the answer-check model (``models.answer_check``) said of the turn, when it was asked and answered."""
+    for st in reversed(answer.trace.stages if answer.trace is not None else ()):
+        if st.name == "outline":
+            judged = st.info.get("answerable")
+            model = judged.get("model") if isinstance(judged, dict) else None
+            if not isinstance(model, dict) or model.get("p_yes") is None:
+                return []
+            said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
+            return [f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
+                    f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}"]
+    return []
+
+
 def render_done(answer: Answer) -> list[str]:
     lines: list[str] = []
     if answer.disclaimer:
@@ -65,6 +79,7 @@ def render_done(answer: Answer) -> list[str]:
         + (f"   ({', '.join(extra)})" if extra else "")
     )
     lines += support_lines(dict(trace.support) if trace is not None and trace.support is not None else None)
+    lines += model_check_lines(answer)
     for d in trace.degraded if trace is not None else ():
         lines.append(f"note: {d}")
     if answer.mode.value != "not_found":  # a not-found answer already starts with them

@@ -44,8 +44,8 @@ def demo_files(demo: Path) -> list[Path]:
 
 
 def holds_demo(settings: Settings, demo: Path, *, empty_too: bool = False) -> bool:
-    """Whether the store of ``settings`` holds one of ``demo``'s files, byte for byte (its source id is the
-    demo folder's name and the file's path under it). ``empty_too``: a store that does not exist yet, or holds
+    """Whether the store of ``settings`` holds one of ``demo``'s files, byte for byte, under a source id of the
+    demo folder's name and a path under it. ``empty_too``: a store that does not exist yet, or holds
     no source, counts too (``serve`` is about to fill it with the demo).
 
     Every command asks this (`footnote models list` too), so the store is not opened: a SQLite file is read
@@ -62,16 +62,16 @@ def holds_demo(settings: Settings, demo: Path, *, empty_too: bool = False) -> bo
         return False
     if not path.exists():
         return empty_too
-    files = {f"{demo.name}/{p.relative_to(demo).as_posix()}": p for p in demo_files(demo)}
-    peek = peek_sources(url, list(files))
+    files = demo_files(demo)
+    peek = peek_sources(url, [f"{demo.name}/{p.relative_to(demo).as_posix()}" for p in files])
     if peek is None:
         return False
     count, held = peek
     if empty_too and count == 0:
         return True
-    for sid, sha in held.items():  # the first of the demo's files the store holds decides
-        return sha == sha256_bytes(files[sid].read_bytes())
-    return False
+    # a source's stored original may be another of the demo's files than its id names (a lecture's transcript
+    # is stored with its recording): any of the demo's files will do
+    return bool(set(held.values()) & {sha256_bytes(p.read_bytes()) for p in files})
 
 
 def demo_config(settings: Settings, config_given: bool, demo: Path | None, *, empty_too: bool = False) -> Path | None:
