@@ -284,3 +284,18 @@ def test_settings_set_writes_the_preset_and_lists_the_presets(tmp_path: Path) ->
     assert bad.exit_code == 2 and "unknown preset" in bad.output and "unchanged" in bad.output
     listed = CliRunner().invoke(main, ["settings", "--presets"])
     assert listed.exit_code == 0 and "fast:" in listed.output and "lexical:" in listed.output
+
+
+def test_a_mistyped_key_is_named_with_what_it_was_probably_meant_to_be(tmp_path: Path) -> None:
+    """A stranger's typo got pydantic's "Extra inputs are not permitted … https://errors.pydantic.dev/…" and no hint."""
+    bad = tmp_path / "typo.toml"
+    bad.write_text('[answer]\nenable_corpus_fallbak = true\nmax_sentences = 3\n[gatee]\nx = 1\n'
+                   '[retrieve]\nkeep_top = "many"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_settings(bad)
+    msg = str(e.value)
+    assert str(bad) in msg and "errors.pydantic.dev" not in msg
+    assert "unknown setting answer.enable_corpus_fallbak (did you mean answer.enable_corpus_fallback?)" in msg
+    assert "unknown setting answer.max_sentences (did you mean answer.extractive.max_sentences?)" in msg
+    assert "unknown setting gatee (did you mean gate?)" in msg
+    assert "retrieve.keep_top:" in msg and "(given 'many')" in msg

@@ -149,8 +149,27 @@ def resolve_settings(config: str | Path | None = None, *, preset: str | None = N
         settings = Settings.model_validate(data)
     except ValidationError as e:
         where = f" in {path}" if path else ""
-        raise ConfigError(f"invalid settings{where}: {e}") from e
+        raise ConfigError(f"invalid settings{where}: {explain(e)}") from e
     return Resolved(settings if name_given else _unset_embedder_name(settings), sources, path, chosen or None)
+
+
+def explain(e: ValidationError) -> str:
+    """The settings' validation errors in a line each: an unknown key with the keys it was probably meant to be,
+    else the key, what is wrong and the value given (pydantic's own text without its links)."""
+    from footnote.settings.keys import close_keys, dotted_keys
+
+    known: list[str] | None = None
+    lines = []
+    for err in e.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            known = known if known is not None else dotted_keys(Settings, sections=True)
+            close = close_keys(key, known)
+            hint = f" (did you mean {', '.join(close)}?)" if close else " (`footnote settings --all` lists them)"
+            lines.append(f"unknown setting {key}{hint}")
+        else:
+            lines.append(f"{key}: {err['msg']} (given {err.get('input')!r})")
+    return "; ".join(lines)
 
 
 def load_settings(config: str | Path | None = None, *, preset: str | None = None, **overrides: Any) -> Settings:
