@@ -69,6 +69,8 @@ def holds_demo(settings: Settings, demo: Path, *, empty_too: bool = False) -> bo
     count, held = peek
     if empty_too and count == 0:
         return True
+    if not held:
+        return False
     # a source's stored original may be another of the demo's files than its id names (a lecture's transcript
     # is stored with its recording): any of the demo's files will do
     return bool(set(held.values()) & {sha256_bytes(p.read_bytes()) for p in files})
