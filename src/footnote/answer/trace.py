@@ -120,6 +120,13 @@ class Trace:
         """The answer stage of that name (the last one, should a stage run twice), else None."""
         return last_stage(self.stages, name)
 
+    def answerable(self) -> Mapping[str, Any] | None:
+        """What the answer-level check found this turn (the ``outline`` stage's ``answerable``; its ``model``
+        entry is the answer-check model's verdict), else None: the check did not judge the turn."""
+        st = self.stage("outline")
+        judged = st.info.get("answerable") if st is not None else None
+        return judged if isinstance(judged, Mapping) else None
+
     def with_degraded(self, *why: str) -> Trace:
         """This trace with more entries in ``degraded``."""
         return replace(self, degraded=(*self.degraded, *why))

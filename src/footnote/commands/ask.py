@@ -4,6 +4,7 @@ citations, the verdict and the mode. ``--json`` prints exactly the answer contra
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -36,16 +37,13 @@ def support_lines(support: dict[str, Any] | None) -> list[str]:
 
 def model_check_lines(answer: Answer) -> list[str]:
     """What the answer-check model (``models.answer_check``) said of the turn, when it was asked and answered."""
-    for st in reversed(answer.trace.stages if answer.trace is not None else ()):
-        if st.name == "outline":
-            judged = st.info.get("answerable")
-            model = judged.get("model") if isinstance(judged, dict) else None
-            if not isinstance(model, dict) or model.get("p_yes") is None:
-                return []
-            said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
-            return [f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
-                    f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}"]
-    return []
+    judged = answer.trace.answerable() if answer.trace is not None else None
+    model = judged.get("model") if judged is not None else None
+    if not isinstance(model, Mapping) or model.get("p_yes") is None:
+        return []
+    said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
+    return [f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
+            f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}"]
 
 
 def render_done(answer: Answer) -> list[str]:

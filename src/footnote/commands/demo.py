@@ -14,10 +14,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from footnote.errors import FootnoteError
 from footnote.records.fragments import sha256_bytes
 from footnote.settings import Settings, default_config_path
-from footnote.store import peek_sources, sqlite_path_from_url
+from footnote.store import peek_sources
 
 log = logging.getLogger(__name__)
 
@@ -56,19 +55,13 @@ def holds_demo(settings: Settings, demo: Path, *, empty_too: bool = False) -> bo
     url = settings.store.url
     if url.startswith(("postgresql://", "postgres://")):
         return empty_too
-    try:
-        path = sqlite_path_from_url(url).expanduser()
-    except FootnoteError:
-        return False
-    if not path.exists():
-        return empty_too
     files = demo_files(demo)
     peek = peek_sources(url, [f"{demo.name}/{p.relative_to(demo).as_posix()}" for p in files])
     if peek is None:
         return False
     count, held = peek
-    if empty_too and count == 0:
-        return True
+    if count == 0:  # no file yet, or a store with no source
+        return empty_too
     if not held:
         return False
     # a source's stored original may be another of the demo's files than its id names (a lecture's transcript

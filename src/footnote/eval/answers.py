@@ -140,30 +140,20 @@ def answer_level_score(answer: Answer) -> float | None:
     words the best judged sentence carries, less 1 when it lacks the kind of thing asked or is too unlike the
     question (``close``) — None when the check
     did not judge the turn (the gate bailed out, an address answered, no sentence reached the floors)."""
-    if answer.trace is None:
+    judged = answer.trace.answerable() if answer.trace is not None else None
+    if judged is None:
         return None
-    for st in reversed(answer.trace.stages):
-        if st.name == "outline":
-            judged = st.info.get("answerable")
-            if not isinstance(judged, Mapping):
-                return None
-            held = judged.get("carries", True) and judged.get("close", True)
-            return float(judged.get("coverage", 0.0)) - (0.0 if held else 1.0)
-    return None
+    held = judged.get("carries", True) and judged.get("close", True)
+    return float(judged.get("coverage", 0.0)) - (0.0 if held else 1.0)
 
 
 def answer_model_score(answer: Answer) -> float | None:
     """The answer-check model's probability of "yes" for a turn (``answer/model_check.py``); None when no model
     was asked (none configured, the rules declined first, the model failed)."""
-    if answer.trace is None:
-        return None
-    for st in reversed(answer.trace.stages):
-        if st.name == "outline":
-            judged = st.info.get("answerable")
-            model = judged.get("model") if isinstance(judged, Mapping) else None
-            p = model.get("p_yes") if isinstance(model, Mapping) else None
-            return float(p) if isinstance(p, (int, float)) else None
-    return None
+    judged = answer.trace.answerable() if answer.trace is not None else None
+    model = judged.get("model") if judged is not None else None
+    p = model.get("p_yes") if isinstance(model, Mapping) else None
+    return float(p) if isinstance(p, (int, float)) else None
 
 
 def answer_level_auroc(outcomes: Sequence[Outcome], key: str = "answer_level") -> dict[str, Any]:

@@ -66,15 +66,17 @@ def open_store(url: str, settings: StoreSettings | None = None, *, create: bool 
 
 def peek_sources(url: str, source_ids: Sequence[str]) -> tuple[int, dict[str, str]] | None:
     """How many sources a SQLite store at ``url`` holds, and the stored originals' sha256 of those of
-    ``source_ids`` it holds — read read-only: never created, never migrated, no connection kept. None: not a
-    SQLite store (a PostgreSQL store is never connected to here: a caller that can do without it should not wait
-    on it), no file there, or not readable as a store."""
+    ``source_ids`` it holds — read read-only: never created, never migrated, no connection kept; no file there
+    yet holds none (0, {}). None: not a SQLite store (a PostgreSQL store is never connected to here: a caller that
+    can do without it should not wait on it), or not readable as one (a folder, a file of another kind)."""
     if url.startswith(("postgresql://", "postgres://")) or ("://" in url and not url.startswith("sqlite:")):
         return None
     try:
         path = sqlite_path_from_url(url).expanduser()
     except StoreURLError:
         return None
+    if not path.exists():
+        return 0, {}
     if not path.is_file():
         return None
     held: dict[str, str] = {}
