@@ -29,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from footnote.answer.units import split_units
 from footnote.eval.metrics import percentile
 from footnote.records.lang import detect_lang
 
@@ -47,9 +48,14 @@ turn_timeout_s = 900
 [support]
 on_unsupported = "flag"
 """
+CHECK = """
+[models.answer_check]
+base_url = "llama-cpp://{model}"
+timeout_s = 600
+"""
 
 
-def sample(questions: Path, per_cell: int) -> list[dict[str, Any]]:
+def sample(questions: Path, per_cell: int, salt: str = "") -> list[dict[str, Any]]:
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for line in questions.read_text(encoding="utf-8").splitlines():
         q = json.loads(line)
@@ -57,16 +63,20 @@ def sample(questions: Path, per_cell: int) -> list[dict[str, Any]]:
             cells[(q["category"], q["lang"])].append(q)
     out: list[dict[str, Any]] = []
     for key in sorted(cells):
-        out += sorted(cells[key], key=lambda q: hashlib.sha1(q["id"].encode()).hexdigest())[:per_cell]
+        out += sorted(cells[key], key=lambda q: hashlib.sha1((salt + q["id"]).encode()).hexdigest())[:per_cell]
     return out
 
 
 def run(ns: argparse.Namespace) -> Path:
     out: Path = ns.out
     out.mkdir(parents=True, exist_ok=True)
-    qs = sample(ns.xquad / "questions.dev.jsonl", ns.per_cell)
+    qs = sample(ns.xquad / "questions.dev.jsonl", ns.per_cell, ns.salt)
+    if ns.skip:  # another sample's ids: a held-out run takes none of them
+        seen = {json.loads(x)["id"] for x in ns.skip.read_text(encoding="utf-8").splitlines() if x.strip()}
+        qs = [q for q in qs if q["id"] not in seen]
     (out / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in qs), encoding="utf-8")
-    (out / "local.toml").write_text(CONFIG.format(model=ns.model), encoding="utf-8")
+    (out / "local.toml").write_text(CONFIG.format(model=ns.model) + ("" if ns.no_check else CHECK.format(model=ns.model)),
+                                    encoding="utf-8")
     cmd = [str(ROOT / ".venv/bin/footnote"), "eval", "--config", str(out / "local.toml"),
            "--corpus", str(ns.xquad / "corpus.en.jsonl"), "--questions", str(out / "questions.jsonl"),
            "--answers", "--out", str(out / "run"), "--no-plots", "--no-progress"]
@@ -81,7 +91,30 @@ def _lang_of(text: str) -> str:
     return detect_lang(CITE.sub("", text), default="?")
 
 
-def report(out: Path, marks_file: Path | None) -> None:
+def _judged(r: dict[str, Any], min_yes: float) -> list[dict[str, Any]]:
+    """A turn's model sentences as the server judged them (the synthesize stage's ``judged``, in order: the support
+    rules' verdict and the sentence check's p(yes)), each with its text: the run flags rather than drops, so the
+    answer's cited units are those sentences. ``min_yes`` re-applies the sentence check's floor."""
+    a = r["extra"]["answer"]
+    judged = a.get("judged") or []
+    if not judged:  # the model's answer was not used (it cited nothing, or failed): the extractive answer shown
+        return []
+    units = [u.strip() for u in split_units(a.get("text") or "") if CITE.search(u) and re.search(r"[^\W\d_]", CITE.sub("", u))]
+    if len(units) != len(judged):
+        print(f"  ! {r['id']}: {len(units)} cited units in the answer, {len(judged)} judged; sentences left out")
+        return []
+    out = []
+    for u, j in zip(units, judged, strict=True):
+        why = [w for w in j.get("why") or [] if w != "model"]
+        p = (j.get("check") or {}).get("p_yes")
+        if not why and isinstance(p, (int, float)) and p < min_yes:
+            why.append("model")
+        out.append({"sentence": CITE.sub("", u).strip(), "supported": not why, "missing": why,
+                    "p_yes": float(p) if isinstance(p, (int, float)) else None})
+    return out
+
+
+def report(out: Path, marks_file: Path | None, min_yes: float = 0.5) -> None:
     rows = [json.loads(x) for x in (out / "run" / "questions.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     golds = {q["id"]: q.get("answers") or [] for q in map(json.loads, (out / "questions.jsonl").read_text(
         encoding="utf-8").splitlines())}
@@ -96,17 +129,17 @@ def report(out: Path, marks_file: Path | None) -> None:
         cells[f"{r['category']}/{r['lang']}"].append(r)
         cells["all"].append(r)
     md = ["# The local model's sentences, judged\n"]
-    print(f"{'cell':<16} {'n':>3} {'model':>5} {'shown':>5} {'keep':>5} {'drop':>5} {'empty':>5} "
+    print(f"{'cell':<16} {'n':>3} {'model':>5} {'shown':>5} {'keep':>5} {'drop':>5} {'by mdl':>6} {'empty':>5} "
           f"{'in-lang':>7} {'p50 s':>6} {'p95 s':>6} {'gold':>5}  marked: dropped-but-supported / kept-but-not")
     for name in sorted(cells, key=lambda c: (c == "all", c)):
         rs = cells[name]
-        model_rows = [r for r in rs if r["extra"]["answer"]["model_calls"]]
-        sents = [(r, i, s) for r in model_rows for i, s in enumerate((r["extra"]["answer"].get("support") or {})
-                                                                    .get("sentences") or [])]
+        model_rows = [r for r in rs if r["extra"]["answer"].get("judged")]  # the model's answer shown (judged)
+        sents = [(r, i, s) for r in model_rows for i, s in enumerate(_judged(r, min_yes))]
         keep = [x for x in sents if x[2]["supported"]]
         drop = [x for x in sents if not x[2]["supported"]]
+        by_model = sum(1 for x in drop if "model" in x[2].get("missing", []))
         empty = sum(1 for r in model_rows if r["extra"]["answer"]["mode"] == "corpus"
-                    and not any(s["supported"] for s in (r["extra"]["answer"].get("support") or {}).get("sentences") or []))
+                    and not any(s["supported"] for s in _judged(r, min_yes)))
         shown = [r for r in rs if r["extra"]["answer"]["mode"] == "corpus"]
         in_lang = sum(1 for r in shown if _lang_of(r["extra"]["answer"]["text"]) == r["lang"])
         ms = [r["extra"]["answer"]["ms"] / 1000 for r in model_rows]
@@ -116,7 +149,7 @@ def report(out: Path, marks_file: Path | None) -> None:
         marked = sum(1 for r, i, _ in sents if (r["id"], i) in marks)
         p50 = f"{percentile(ms, 50) or 0:.0f}" if ms else "-"
         p95 = f"{percentile(ms, 95) or 0:.0f}" if ms else "-"
-        print(f"{name:<16} {len(rs):>3} {len(model_rows):>5} {len(shown):>5} {len(keep):>5} {len(drop):>5} {empty:>5} "
+        print(f"{name:<16} {len(rs):>3} {len(model_rows):>5} {len(shown):>5} {len(keep):>5} {len(drop):>5} {by_model:>6} {empty:>5} "
               f"{in_lang:>3}/{len(shown):<3} {p50:>6} {p95:>6} {gold:>5}  "
               + (f"{wrong_drop}/{len(drop)} · {wrong_keep}/{len(keep)} ({marked} of {len(sents)} marked)" if marks else "-"))
     ends: dict[str, int] = defaultdict(int)
@@ -128,14 +161,15 @@ def report(out: Path, marks_file: Path | None) -> None:
         print(f"  {v:>3}  {k}")
     for r in rows:
         a = r["extra"]["answer"]
-        sup = (a.get("support") or {}).get("sentences") or []
+        sup = _judged(r, min_yes)
         if not a["model_calls"] or not sup:
             continue
         md.append(f"## {r['id']} ({r['category']}, {r['lang']}): {a['question']}\n")
         md.append(f"gold: {', '.join(map(str, golds.get(r['id'], [])))}\n")
         for i, s in enumerate(sup):
-            why = "" if s["supported"] else f" — would be dropped ({', '.join(s.get('missing') or ['score'])})"
-            md.append(f"- [{i}] {'kept' if s['supported'] else 'DROP'}{why}: {s['sentence']}")
+            why = "" if s["supported"] else f" — would be dropped ({', '.join(s['missing'])})"
+            p = f" (p_yes {s['p_yes']:.3f})" if isinstance(s.get("p_yes"), float) else ""
+            md.append(f"- [{i}] {'kept' if s['supported'] else 'DROP'}{why}{p}: {s['sentence']}")
         for p in a.get("passages", []):
             md.append(f"  - passage [{p['n']}]: {p['text'][:700]}")
         md.append("")
@@ -147,15 +181,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("/tmp/footnote-local"))
     ap.add_argument("--per-cell", type=int, default=15)
+    ap.add_argument("--salt", default="", help="Prefix of the ids hashed to choose the sample ('' : the first run's).")
+    ap.add_argument("--skip", type=Path, default=None, help="questions.jsonl of an earlier run: leave its ids out.")
+    ap.add_argument("--no-check", action="store_true",
+                    help="Without models.answer_check (no answer-level model step, no sentence check).")
     ap.add_argument("--xquad", type=Path, default=XQUAD)
     ap.add_argument("--store", default="", help="An xquad English store built with embeddinggemma (saves ~10 min).")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--report", type=Path, default=None, help="Only print the figures of an earlier --out.")
     ap.add_argument("--marks", type=Path, default=None)
+    ap.add_argument("--min-yes", type=float, default=0.5,
+                    help="The sentence check's floor the figures apply (support.model_min_yes_default).")
     ns = ap.parse_args()
     if ns.report is None:
         run(ns)
-    report(ns.report or ns.out, ns.marks)
+    report(ns.report or ns.out, ns.marks, ns.min_yes)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,15 @@ def test_cited_sentences_attach_trailing_markers() -> None:
     assert got[2].text == "Nothing cited here."
     got = cited_sentences("Илья Карпов, смотритель [1] Маяк на мысе, 1887 года [3]")
     assert [(s.text, s.cites) for s in got] == [("Илья Карпов, смотритель", (1,)), ("Маяк на мысе, 1887 года", (3,))]
+    # an answer's label with a marker states nothing: its marker goes to the sentence it introduces (the local
+    # model's "Ответ: [1] …" was dropped as an unsupported sentence "Ответ:" and took its verbatim quote down)
+    for label in ("Ответ:", "Answer:", "**Answer:**", "Antwort :", "答案："):
+        got = cited_sentences(f"{label} [1] The Panthers defense gave up just 308 points [2].")
+        assert [(s.text, s.cites) for s in got] == [("The Panthers defense gave up just 308 points.", (2, 1))], label
+    # any other lead-in is a claim of its own, judged alone (a helper's attack: merged, a true sentence carried it)
+    got = cited_sentences("Pirates smuggled the lens in 1492: [2] The Panthers gave up 308 points [1].")
+    assert [(s.text, s.cites) for s in got] == [("Pirates smuggled the lens in 1492:", (2,)),
+                                                ("The Panthers gave up 308 points.", (1,))]
 
 
 def test_verbatim_sentence_is_supported_and_a_wrong_citation_is_not() -> None:

@@ -207,3 +207,22 @@ def test_choose_survives_what_an_endpoint_should_not_send() -> None:
     assert choice_shares([("▁Yes", -0.01), ("No", -5.0)], "Yes", ("yes", "no"))["yes"] > 0.99
     assert choice_shares([("ĠYes", -0.01), ("Ġno", -5.0)], "Yes", ("yes", "no"))["yes"] > 0.99
     assert choice_shares([("yes", math.nan)], "no", ("yes", "no")) == {"yes": 0.0, "no": 1.0}  # the word replied
+
+
+@pytest.mark.parametrize("how", ["status", "malformed", "choose"])
+def test_a_key_the_upstream_echoes_is_masked_before_its_text_is_cut(how: str) -> None:
+    """A helper's attack: the body was cut (200 or 300 characters) and then masked, so a copy of the key straddling
+    the cut was no longer found — and the masked copies before it, shorter, pulled the fragment into the message."""
+    key = "Zq7" + "x" * 10 + "SECRETKEYTAIL" + "y" * 16
+    body = (key + " ") * 6 + " " * 20 + key
+    reply = Reply(status=503, raw=body) if how == "status" else Reply(raw=body)
+    with ScriptedOpenAIServer([reply] * 3) as srv:
+        m = _model(srv, api_key=key, retries=0)
+        with pytest.raises(ModelError) as e:
+            if how == "choose":
+                m.choose(MSGS, ("yes", "no"))
+            else:
+                m.complete(MSGS)
+    message = str(e.value)
+    assert ("HTTP 503" in message) if how == "status" else ("malformed" in message), message
+    assert key[:8] not in message and "SECRETKEYTAIL" not in message, message

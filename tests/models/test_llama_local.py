@@ -133,6 +133,25 @@ def test_the_local_model_weighs_yes_against_no(local: LlamaCppChatModel) -> None
 
 @pytest.mark.slow
 @needs_model
+def test_the_local_model_weighs_a_faithful_sentence_above_a_false_relation(local: LlamaCppChatModel) -> None:
+    """The sentence check (``support.model_check``): every word of both statements is the passage's, only who did
+    what differs. The 1.5B model is a weak judge (docs/answering.md gives what it drops and keeps on its own
+    answers), but it weighs the faithful one higher in both pairs."""
+    from footnote.answer.model_check import OPTIONS, sentence_messages
+
+    passage = ["In the 2014 season the New England Patriots beat the Seattle Seahawks to win Super Bowl XLIX. A year "
+               "later the Denver Broncos beat the Carolina Panthers in Super Bowl 50."]
+
+    def p_yes(statement: str) -> float:
+        return local.choose(sentence_messages(statement, passage, 3000), OPTIONS)["yes"]
+
+    assert p_yes("The Patriots won Super Bowl XLIX [1].") > p_yes("The Broncos won Super Bowl XLIX [1].")
+    assert p_yes("The Broncos beat the Panthers in Super Bowl 50 [1].") > 0.5 > p_yes(
+        "The Panthers beat the Broncos in Super Bowl 50 [1].")
+
+
+@pytest.mark.slow
+@needs_model
 def test_the_local_port_refuses_a_caller_without_its_key(local: LlamaCppChatModel) -> None:
     url = local.server.base_url()
     assert url.startswith("http://127.0.0.1:")

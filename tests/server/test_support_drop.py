@@ -143,6 +143,22 @@ def test_numbers_the_passages_write_in_words_and_names_they_carry_are_kept(store
     assert "2 blasts of 3 seconds" in data["streamed"] and "20 minutes" in data["streamed"]
 
 
+def test_a_lead_in_with_a_marker_is_read_with_its_sentence(store: Settings) -> None:
+    """The local model wrote "Ответ: [1] <a verbatim sentence of the passage>": the lead-in was judged as a sentence
+    of its own, failed, and took the verbatim quote down with it."""
+    data = _ask(store, f"Ответ: [1] {LEAD}")
+    assert data["mode"] == "corpus", data["answer"]
+    assert "Black Skerry beacon can no longer be seen" in data["streamed"]
+    assert data["trace"]["removed_by_reason"].get("unsupported", 0) == 0, data["trace"]["unsupported_sentences"]
+    # any other lead-in is a claim, judged alone (a helper's attack: merged with a true sentence, it was carried)
+    for lead_in in ("The lens came from Atlantis in 1492: [1]", "The keepers earn gold coins for every storm: [1]",
+                    "The horn sounds twice [4] and the keepers earn gold coins for every storm: [1]"):
+        data = _ask(store, f"{lead_in} {LEAD}")
+        shown = data["streamed"] + data["answer"]
+        assert "Atlantis" not in shown and "gold" not in shown, shown
+        assert data["trace"]["removed_by_reason"] == {"unsupported": 1}
+
+
 def test_streamed_sentence_by_sentence_a_split_unsupported_sentence_never_shows(store: Settings) -> None:
     chunks = (LEAD[:40], LEAD[40:] + " The lens was smuggled from Atl", "antis by pir", "ates in 14", f"92 {ALL}.",
               f" The horn gives two blasts every minute {ALL}.")

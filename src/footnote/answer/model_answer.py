@@ -4,18 +4,21 @@ held back until its first valid citation, every sentence judged by the passages 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from footnote.answer.citations import CITE, ProseChecker, StreamCleaner
 from footnote.answer.compact import Compacted
 from footnote.answer.memory import background_numbers
+from footnote.answer.model_check import SentenceCheck
 from footnote.answer.support import CitedPassage, SentenceSupport, SupportScorer, Vectors
 from footnote.answer.synthesizer import synth_messages
 from footnote.answer.turn import TurnState
 from footnote.answer.types import Event, Note, Token
 from footnote.errors import FootnoteError, ModelError, TurnDeadline
 from footnote.models.chat import CountingChatModel
+from footnote.models.protocols import ChoiceModel
+from footnote.redact import redact
 
 if TYPE_CHECKING:
     from footnote.settings import Settings
@@ -27,6 +30,7 @@ class ModelAnswers:
     if TYPE_CHECKING:  # provided by Answerer
         settings: Settings
         support: SupportScorer
+        sentence_check: SentenceCheck
 
         def _background(self, turn: TurnState, notes: Sequence[Note]) -> str: ...
 
@@ -99,17 +103,41 @@ class ModelAnswers:
         vectors = self._passage_vectors(turn)
         words = self.support.turn_words(list(by_n.values()), [n.body for n in turn.background] if turn.background_shown else ())
         failed: list[str] = []
+        checker = turn.models.get("answer_check") if self.settings.support.model_check else None
 
         def judge(unit: str) -> SentenceSupport:
             try:
-                return self.support.judge(unit, by_n, words, vectors)
+                verdict = self.support.judge(unit, by_n, words, vectors)
             except FootnoteError as e:
                 if not failed:
                     failed.append(e.message)
                     turn.degrade(f"support: {e.message}; the sentences it could not judge were not shown")
                 return SentenceSupport(unit, (), ("error",))
+            entry: dict[str, Any] = {"cites": [c.n for c in verdict.citations]}
+            if checker is not None and verdict.supported:
+                verdict = self._model_word(turn, checker, unit, verdict, by_n, entry)
+            turn.judged.append({**entry, "supported": verdict.supported, "why": list(verdict.why)})
+            return verdict
 
         return judge
+
+    def _model_word(self, turn: TurnState, checker: ChoiceModel, unit: str, verdict: SentenceSupport,
+                    by_n: Mapping[int, CitedPassage], entry: dict[str, Any]) -> SentenceSupport:
+        """The check model's word on a sentence the rules keep (``support.model_check``), put in ``entry`` (the
+        sentence's line in the trace): under its floor the sentence is unsupported, ``model``; a failed call leaves
+        the rules' verdict and is listed as degraded."""
+        cited = [by_n[n].text for n in dict.fromkeys(c.n for c in verdict.citations) if n in by_n]
+        said = self.sentence_check.ask(checker, unit, cited)
+        info = said.to_info()
+        if said.error is not None:
+            info["error"] = redact(said.error, turn.secrets)
+            why = redact(f"sentence check ({said.model}): {said.error}; the rules' verdict stands", turn.secrets)
+            if why not in turn.degraded:
+                turn.degrade(why)
+        entry["check"] = info
+        if not said.declines:
+            return verdict
+        return SentenceSupport(verdict.sentence, verdict.citations, (*verdict.missing, "model"))
 
     def _cleaner(self, ctx: Compacted, checker: ProseChecker, turn: TurnState | None = None) -> StreamCleaner:
         """The cleaner of a corpus answer: every sentence shown must carry a valid citation; a background

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from footnote.errors import ModelError
 from footnote.lru import LruCache
 from footnote.models.protocols import ChatMessage, ChoiceModel
 from footnote.settings.extractive import AnswerableSettings
+from footnote.settings.support import SupportSettings
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +36,17 @@ OPTIONS = ("yes", "no")
 _MARK = re.compile(r"\s*\[\d+\]")
 
 
+def _unquoted(text: str) -> str:
+    """``text`` with no run of three double quotes left, so it cannot close the quoted block it is shown in
+    (one pass is not enough: five quotes become three)."""
+    while '"""' in text:
+        text = text.replace('"""', '"')
+    return text
+
+
 def messages(question: str, sentences: Sequence[str]) -> list[ChatMessage]:
     """The check's two messages: the question, then the sentences as quoted data (their ``[n]`` marks dropped)."""
-    text = _MARK.sub("", " ".join(s.strip() for s in sentences)).replace('"""', '"')
+    text = _unquoted(_MARK.sub("", " ".join(s.strip() for s in sentences)))
     return [ChatMessage("system", SYSTEM),
             ChatMessage("user", f'Question: {question}\n\nText:\n"""\n{text}\n"""\n\n{QUESTION}')]
 
@@ -75,23 +84,67 @@ class ModelCheck:
     def floor(self, model: str) -> float:
         """``model_min_yes`` for ``model``: by its name, else by its name at any endpoint (``name@url``), else
         ``model_min_yes_default``."""
-        s = self.settings
-        if model in s.model_min_yes:
-            return s.model_min_yes[model]
-        return s.model_min_yes.get(model.split("@", 1)[0], s.model_min_yes_default)
+        return _floor(self.settings.model_min_yes, self.settings.model_min_yes_default, model)
 
     def ask(self, model: ChoiceModel, question: str, sentences: Sequence[str]) -> ModelVerdict:
-        floor = self.floor(model.name)
-        key = (model.name, question, tuple(sentences))
-        hit = self._cache.get(key)
-        if hit is not None:
-            return ModelVerdict(model.name, hit, floor)
-        try:
-            shares = model.choose(messages(question, sentences), OPTIONS)
-        except ModelError as e:  # the rules' verdict stands
-            log.warning("answer check: %s", e)
-            return ModelVerdict(model.name, None, floor, error=str(e)[:200])
-        p_yes = shares.get("yes")
-        if p_yes is not None:
-            self._cache.put(key, p_yes)
-        return ModelVerdict(model.name, p_yes, floor, error=None if shares else "the reply was neither yes nor no")
+        return _ask(model, self.floor(model.name), (question, tuple(sentences)), self._cache,
+                    lambda: messages(question, sentences), "answer check")
+
+
+def _floor(table: dict[str, float], default: float, model: str) -> float:
+    """A per-model floor: by the model's name, else by its name at any endpoint (``name@url``), else ``default``."""
+    if model in table:
+        return table[model]
+    return table.get(model.split("@", 1)[0], default)
+
+
+def _ask(model: ChoiceModel, floor: float, key: tuple[str, tuple[str, ...]],
+         cache: LruCache[tuple[str, str, tuple[str, ...]], float], make: Callable[[], list[ChatMessage]],
+         what: str) -> ModelVerdict:
+    """One yes-or-no call (or the cached verdict); a failure is a verdict with no ``p_yes``."""
+    full = (model.name, *key)
+    hit = cache.get(full)
+    if hit is not None:
+        return ModelVerdict(model.name, hit, floor)
+    try:
+        shares = model.choose(make(), OPTIONS)
+    except ModelError as e:  # the rules' verdict stands
+        log.warning("%s: %s", what, e)
+        return ModelVerdict(model.name, None, floor, error=str(e)[:200])
+    p_yes = shares.get("yes")
+    if p_yes is not None:
+        cache.put(full, p_yes)
+    return ModelVerdict(model.name, p_yes, floor, error=None if shares else "the reply was neither yes nor no")
+
+
+#: The sentence check's words (measured with these: docs/answering.md, "A model's word on each sentence").
+SENTENCE_SYSTEM = "You check whether a statement is supported by a text. Reply with one word: yes or no."
+SENTENCE_QUESTION = "Does the text support every part of the statement? Reply yes or no."
+
+
+def sentence_messages(sentence: str, passages: Sequence[str], max_chars: int) -> list[ChatMessage]:
+    """The sentence check's two messages: the passages the sentence cites as quoted data (``max_chars`` of them at
+    most), then the sentence (its ``[n]`` marks dropped)."""
+    text = _unquoted("\n\n".join(p.strip() for p in passages)[:max_chars])
+    claim = _unquoted(_MARK.sub("", sentence).strip())
+    return [ChatMessage("system", SENTENCE_SYSTEM),
+            ChatMessage("user", f'Text:\n"""\n{text}\n"""\n\nStatement: {claim}\n\n{SENTENCE_QUESTION}')]
+
+
+class SentenceCheck:
+    """Asks ``models.answer_check`` whether the passages a model-written sentence cites support it, once the
+    support rules keep it (``support.model_check``; docs/answering.md, "A model's word on each sentence"). Like
+    the answer check it can only take away: its "yes" never shows a sentence the rules drop."""
+
+    def __init__(self, settings: SupportSettings) -> None:
+        self.settings = settings
+        self._cache: LruCache[tuple[str, str, tuple[str, ...]], float] = LruCache(settings.model_cache)
+
+    def floor(self, model: str) -> float:
+        """``support.model_min_yes`` for ``model`` (else ``support.model_min_yes_default``)."""
+        return _floor(self.settings.model_min_yes, self.settings.model_min_yes_default, model)
+
+    def ask(self, model: ChoiceModel, sentence: str, passages: Sequence[str]) -> ModelVerdict:
+        claim = _MARK.sub("", sentence).strip()
+        return _ask(model, self.floor(model.name), (claim, tuple(passages)), self._cache,
+                    lambda: sentence_messages(sentence, passages, self.settings.model_max_chars), "sentence check")

@@ -44,6 +44,7 @@ from footnote.answer.memory import (
     source_fragments,
 )
 from footnote.answer.model_answer import ModelAnswers
+from footnote.answer.model_check import SentenceCheck
 from footnote.answer.planner import MalformedOutline, plan_outline
 from footnote.answer.prose import names_pattern, skel
 from footnote.answer.support import SupportScorer, Vectors
@@ -99,6 +100,7 @@ class Answerer(ModelAnswers, Endings):
         self.ranker = SentenceRanker(settings, embedder, self.scorer)
         # citation support reads the vectors the ranker computed this turn, through the turn's cache
         self.support = SupportScorer(settings.support, embedder)
+        self.sentence_check = SentenceCheck(settings.support)
 
     # -- public --------------------------------------------------------------------------------
     def warm_sentences(self, reads: TurnCorpus, max_fragments: int, stop: threading.Event | None = None) -> int:
@@ -309,6 +311,8 @@ class Answerer(ModelAnswers, Endings):
         if synth is not None:
             cleaner = yield from self._model_answer(turn, synth, ctx, checker, tokens)
             how = "model" if cleaner is not None else "extractive"
+            if cleaner is None:  # the extractive answer replaces the model's: what was judged of it is not shown
+                turn.judged.clear()
         if cleaner is None:
             cleaner = self._cleaner(ctx, checker)
             if picks is None:
@@ -332,7 +336,7 @@ class Answerer(ModelAnswers, Endings):
             "synthesize", t0, {"pieces": tokens[0], "dropped_citations": cleaner.dropped, "removed_mentions": cleaner.removed,
                                "removed_sentences": cleaner.removed_sentences,
                                "removed_unsupported": cleaner.removed_by_reason.get("unsupported", 0)},
-            synthesizer=how,
+            synthesizer=how, **({"judged": list(turn.judged)} if turn.judged else {}),
         )
         text = cleaner.text
         if not text.strip() or not CITE.search(text):

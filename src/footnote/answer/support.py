@@ -69,6 +69,11 @@ _MARK_WS = re.compile(r"\s*\[\d{1,3}\]\s*")
 _LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
 #: a sentence that asks: ends with a question mark (Latin, full-width, Arabic, Greek), closing quotes aside
 _QUESTION = re.compile(r"[?？؟\u037e]\s*[\"'»”)]*\s*$")
+#: a part that is only an answer's label ("Ответ: [1]", "**Answer:**"), in the languages a reader asks in
+_ANSWER_LABEL = re.compile(
+    r"^\s*[*_]*(?:short answer|answer|in short|summary|ответ|краткий ответ|коротко|итог|antwort|kurz gesagt|"
+    r"respuesta|réponse|resposta|risposta|răspuns|cevap|odpowiedź|απάντηση|trả lời|คำตอบ|उत्तर|جواب|回答|答案|答え|답변)"
+    r"\s*[*_]*\s*[:：]\s*[*_]*\s*$", re.IGNORECASE)
 _AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
 
 
@@ -98,7 +103,8 @@ class SentenceSupport:
     citations: tuple[CitationSupport, ...]
     #: what the sentence states that no passage it cites carries (``number``, ``date``, ``name``) or repeats from a
     #: passage's planted instruction (``instruction``), or ``question`` (a model's sentence that asks rather than
-    #: states): each makes it unsupported, whatever its score
+    #: states), ``garbled`` (a word mixing scripts) or ``model`` (the check model says no: ``support.model_check``):
+    #: each makes it unsupported, whatever its score
     missing: tuple[str, ...] = ()
 
     @property
@@ -108,7 +114,7 @@ class SentenceSupport:
     @property
     def why(self) -> tuple[str, ...]:
         """Why the sentence is unsupported: ``score`` (no citation reaches the threshold) and/or what is missing."""
-        return (() if any(c.supported for c in self.citations) else ("score",)) + self.missing
+        return tuple(dict.fromkeys((() if any(c.supported for c in self.citations) else ("score",)) + self.missing))
 
     def to_dict(self) -> dict[str, Any]:
         out = {"sentence": self.sentence, "supported": self.supported,
@@ -158,6 +164,12 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     letter ends a sentence even without a full stop (``"… Сторожевом [1] Маяк на мысе …"``)."""
     out: list[CitedSentence] = []
     units = [u for sent in split_sentences(text) for u in _AFTER_MARK.split(sent)]
+    # an answer label with a marker ("Ответ: [1] The most useful instrument …") states nothing: its markers go to
+    # the sentence it introduces. Only a label: any other lead-in is a claim, judged on its own.
+    for i in range(len(units) - 1, 0, -1):
+        if _ANSWER_LABEL.match(_MARK_WS.sub(" ", units[i - 1])):
+            marks = " ".join(m.group(0) for m in _MARK.finditer(units[i - 1]))
+            units[i - 1:i + 1] = [f"{units[i].rstrip()} {marks}"]
     for raw in units:
         lead = _LEAD.match(raw)
         if lead and out:  # "… end. [2] Next sentence": the markers close the sentence before

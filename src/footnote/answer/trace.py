@@ -110,7 +110,8 @@ class Trace:
     #: ``removed_sentences`` by why: ``uncited``, ``unsupported`` (the passages it cites do not support it), ``prose``
     removed_by_reason: Mapping[str, int] = field(default_factory=dict)
     #: each model-written sentence the support check found unsupported: its citations, ``why`` (``score``, ``number``,
-    #: ``date``, ``name``, ``instruction``), its best score and ``action`` (``removed`` or ``flagged``); never its text
+    #: ``date``, ``name``, ``instruction``, ``background``, ``question``, ``garbled``, ``model``), its best score and
+    #: ``action`` (``removed`` or ``flagged``); never its text
     unsupported_sentences: tuple[Mapping[str, Any], ...] = ()
     abstention: Abstention | None = None
     #: the citation-support summary (``support.in_trace``), None when not computed

@@ -49,6 +49,9 @@ class TurnState:
     near_miss: list[str] = field(default_factory=list)  # titles a near miss's not-found message names
     removed_by_reason: dict[str, int] = field(default_factory=dict)  # removed sentences by why (the answer's cleaner)
     unsupported: list[dict[str, Any]] = field(default_factory=list)  # sentences the support check found unsupported
+    #: every model-written sentence the support check judged, in order, never its text: its citations, whether it
+    #: is supported and why not, and ``check``, the check model's word where it was asked (``support.model_check``)
+    judged: list[dict[str, Any]] = field(default_factory=list)
     #: the turn's reader of the corpus (opened before a follow-up's rewrite, else by the search): the
     #: answer stage reads sources, cues and named fragments through it, each once per turn
     corpus: TurnCorpus | None = None

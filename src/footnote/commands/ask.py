@@ -39,11 +39,19 @@ def model_check_lines(answer: Answer) -> list[str]:
     """What the answer-check model (``models.answer_check``) said of the turn, when it was asked and answered."""
     judged = answer.trace.answerable() if answer.trace is not None else None
     model = judged.get("model") if judged is not None else None
-    if not isinstance(model, Mapping) or model.get("p_yes") is None:
-        return []
-    said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
-    return [f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
-            f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}"]
+    lines: list[str] = []
+    if isinstance(model, Mapping) and model.get("p_yes") is not None:
+        said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
+        lines.append(f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
+                     f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}")
+    st = answer.trace.stage("synthesize") if answer.trace is not None else None
+    sentences = [j for j in (st.info.get("judged") or []) if isinstance(j, Mapping)] if st is not None else []
+    asked = [j["check"] for j in sentences if isinstance(j.get("check"), Mapping) and j["check"].get("p_yes") is not None]
+    if asked:
+        out = sum(1 for c in asked if c.get("declines"))
+        lines.append(f"sentence check: {asked[0].get('model')} judged {len(asked)} sentence(s) the rules kept, "
+                     f"{out} not supported (floor {float(asked[0].get('min_yes', 0.0)):.2f})")
+    return lines
 
 
 def render_done(answer: Answer) -> list[str]:

@@ -129,6 +129,7 @@ def make_scorer(engine: Engine, *, fallback: bool | None = None) -> OnResult:
             "dropped_citations": answer.dropped_citations, "removed_mentions": answer.removed_mentions,
             "n_citations": len(answer.citations), "removed_sentences": answer.removed_sentences,
             "answer_level": answer_level_score(answer), "answer_model": answer_model_score(answer),
+            "judged": judged_sentences(answer),
             **support_fields(support, answer), **judge_inputs(q.question, answer),
         }}
 
@@ -154,6 +155,14 @@ def answer_model_score(answer: Answer) -> float | None:
     model = judged.get("model") if judged is not None else None
     p = model.get("p_yes") if isinstance(model, Mapping) else None
     return float(p) if isinstance(p, (int, float)) else None
+
+
+def judged_sentences(answer: Answer) -> list[Mapping[str, Any]]:
+    """How the support check judged each model-written sentence, in order (the synthesize stage's ``judged``:
+    supported, why not, the check model's word): [] for an extractive answer."""
+    st = answer.trace.stage("synthesize") if answer.trace is not None else None
+    judged = st.info.get("judged") if st is not None else None
+    return [j for j in judged if isinstance(j, Mapping)] if isinstance(judged, list) else []
 
 
 def answer_level_auroc(outcomes: Sequence[Outcome], key: str = "answer_level") -> dict[str, Any]:

@@ -57,6 +57,10 @@ def check_budget(budget: Budget | None, where: str) -> None:
         raise TurnDeadline(f"{where}: the turn's deadline{limit} passed (answer.turn_timeout_s)")
 
 
+#: how much of an upstream's error body is read and masked before it is cut for a message
+_BODY_READ = 65536
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, *, timeout: bool = False) -> None:
         super().__init__(message)
@@ -161,10 +165,10 @@ class OpenAIChatModel:
         """``HTTP 401: <the upstream's body>`` with any secret in the body masked (an upstream that
         echoes the key or the URL it was called with must not make us repeat it)."""
         try:
-            text = resp.read().decode("utf-8", "replace")[:300]
+            text = resp.read().decode("utf-8", "replace")[:_BODY_READ]
         except httpx.HTTPError:
             text = ""
-        text = redact(text, self._secrets())
+        text = redact(text, self._secrets())[:300]  # masked before it is cut: a cut key is no longer found
         return f"HTTP {resp.status_code}" + (f": {text.strip()}" if text.strip() else "")
 
     def _secrets(self) -> list[str]:
@@ -214,7 +218,7 @@ class OpenAIChatModel:
             top = [(str(t["token"]), float(t["logprob"])) for t in (firsts[0].get("top_logprobs") or [])] if firsts else []
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
-                             f"{redact(resp.text[:200], self._secrets())!r}") from e
+                             f"{redact(resp.text[:_BODY_READ], self._secrets())[:200]!r}") from e
         return choice_shares(top, content, options)
 
     def _post(self, messages: Sequence[ChatMessage], formats: list[dict[str, Any] | None], budget: Budget | None,
@@ -268,7 +272,7 @@ class OpenAIChatModel:
             content = data["choices"][0]["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
-                             f"{redact(resp.text[:200], self._secrets())!r}") from e
+                             f"{redact(resp.text[:_BODY_READ], self._secrets())[:200]!r}") from e
         return str(content or "")
 
     # -- stream --------------------------------------------------------------------------------
@@ -344,7 +348,7 @@ def _sse_deltas(lines: Iterator[str], where: str, secrets: Sequence[str] = ()) -
         except ValueError as e:
             raise ModelError(f"{where}: malformed stream chunk {redact(payload[:120], secrets)!r}") from e
         if isinstance(data, dict) and data.get("error"):
-            raise ModelError(f"{where}: error in stream: {redact(str(data['error'])[:200], secrets)}")
+            raise ModelError(f"{where}: error in stream: {redact(str(data['error'])[:_BODY_READ], secrets)[:200]}")
         try:
             choice = data["choices"][0]
         except (KeyError, IndexError, TypeError):

@@ -70,6 +70,29 @@ class SupportSettings(_Frozen):
         "capitalised words are names in one language and common words in the other ('Super Bowl' / 'Суперкубок'); "
         "what each costs on faithful translations: docs/answering.md."
     )
+    model_check: bool = Field(
+        True, description="With a model in models.answer_check: a model-written sentence the rules above find supported "
+        "is also shown to that model with the passages it cites and asked whether they support every part of it "
+        "(one token); under model_min_yes it is unsupported, 'model' (a false relation between true words: 'The "
+        "Broncos won Super Bowl XLIX' over a passage where the Patriots did). It can only remove: its 'yes' never "
+        "shows a sentence the rules drop. Off: the rules alone judge.",
+    )
+    model_min_yes: dict[str, float] = Field(
+        default_factory=dict,
+        description="The sentence check's floor on the model's probability of 'yes', by the model's name "
+        "(llama-cpp:NAME, or the model name at its endpoint); a model not listed: model_min_yes_default.",
+    )
+    model_min_yes_default: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="The sentence check's floor for a model not in model_min_yes: 0.5 takes the model's own yes or "
+        "no (not fitted: docs/answering.md gives what it kept and dropped on the local model's answers).",
+    )
+    model_max_chars: int = Field(
+        3000, ge=200, description="Characters of the cited passages the sentence check shows the model, at most (a "
+        "longer prompt costs seconds on a local model).",
+    )
+    model_cache: int = Field(
+        1024, ge=0, description="Sentence-check verdicts (sentence and passages) kept in memory between turns.")
 
     def thresholds(self, embedder: str) -> SupportThresholds:
         return self.by_embedder.get(embedder) or self.by_embedder[self.uncalibrated_fallback]

@@ -23,7 +23,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -67,12 +67,19 @@ def embedding_for(text: str, dim: int) -> list[float]:
     return [((digest[i % len(digest)] + i) % 17) - 8.0 + 0.5 for i in range(dim)]
 
 
-class ScriptedOpenAIServer:
-    """Serve ``script`` (a list of replies, or a dict model name → list) on 127.0.0.1:<free port>."""
+#: a scripted model that replies by what it is asked (the request's JSON body)
+Responder = Callable[[dict[str, Any]], Reply]
 
-    def __init__(self, script: Sequence[Reply] | dict[str, Sequence[Reply]]) -> None:
+
+class ScriptedOpenAIServer:
+    """Serve ``script`` (a list of replies, or a dict model name → list) on 127.0.0.1:<free port>. A model's
+    script may instead be a function of the request's body (a model that answers by what it is shown)."""
+
+    def __init__(self, script: Sequence[Reply] | dict[str, Sequence[Reply] | Responder]) -> None:
+        self._by_body: dict[str | None, Responder] = {}
         if isinstance(script, dict):
-            self._scripts: dict[str | None, list[Reply]] = {k: list(v) for k, v in script.items()}
+            self._scripts: dict[str | None, list[Reply]] = {k: list(v) for k, v in script.items() if not callable(v)}
+            self._by_body = {k: v for k, v in script.items() if callable(v)}
         else:
             self._scripts = {None: list(script)}
         self._lock = threading.Lock()
@@ -211,6 +218,8 @@ class ScriptedOpenAIServer:
         with self._lock:
             self.requests.append(body)
             model = body.get("model")
+            if model in self._by_body:
+                return self._by_body[model](body)
             queue = self._scripts.get(model) if model in self._scripts else self._scripts.get(None)
             if not queue:
                 self.unexpected.append(body)
