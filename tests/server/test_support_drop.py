@@ -159,6 +159,28 @@ def test_a_lead_in_with_a_marker_is_read_with_its_sentence(store: Settings) -> N
         assert data["trace"]["removed_by_reason"] == {"unsupported": 1}
 
 
+@pytest.mark.parametrize("intro", [
+    "The lens was smuggled from Atlantis by pirates in 1492:\n",  # a lead-in on a line of its own, no marker
+    "## The lens smuggled from Atlantis in 1492\n",  # a heading
+    "**Pirates brought the lens from Atlantis**\n",  # a bold line
+])
+def test_an_introducer_is_a_claim_judged_with_the_sentence_it_introduces(store: Settings, intro: str) -> None:
+    """A helper's attack: a line without a marker before a cited sentence (a lead-in, a heading, a bold line) was
+    shown unjudged. It is judged with the citations of the sentence it introduces, and removed when they do not
+    support it; the sentence itself stays."""
+    data = _ask(store, (intro, f"{LEAD} The horn gives two blasts every minute {ALL}."))
+    for shown in (data["answer"], data["streamed"]):
+        assert "Atlantis" not in shown, shown
+        assert "no longer be seen" in shown and "two blasts every minute" in shown, shown
+    assert data["trace"]["removed_by_reason"] == {"unsupported": 1}
+
+
+def test_an_answers_label_on_its_own_line_stays(store: Settings) -> None:
+    data = _ask(store, ("**Ответ:**\n", LEAD))
+    assert data["streamed"].startswith("**Ответ:**") and "no longer be seen" in data["streamed"]
+    assert not data["trace"]["removed_by_reason"]
+
+
 def test_streamed_sentence_by_sentence_a_split_unsupported_sentence_never_shows(store: Settings) -> None:
     chunks = (LEAD[:40], LEAD[40:] + " The lens was smuggled from Atl", "antis by pir", "ates in 14", f"92 {ALL}.",
               f" The horn gives two blasts every minute {ALL}.")

@@ -37,7 +37,7 @@ from footnote.answer.prose import (
     skeleton,
 )
 from footnote.answer.types import Citation, Note
-from footnote.answer.units import CITE, is_heading, is_introducer, last_stop, split_units
+from footnote.answer.units import CITE, is_answer_label, is_heading, is_introducer, last_stop, split_units
 from footnote.retrieve.format import format_locator
 
 if TYPE_CHECKING:
@@ -226,6 +226,8 @@ class StreamCleaner:
             if CITE.search(unit) and not (is_introducer(unit) and not _HAS_TEXT.search(CITE.sub("", unit))):
                 if self._judge is not None and not self._supported(unit):
                     continue
+                if self._judge is not None:
+                    self._pending = [p for p in self._pending if self._intro_supported(p, unit)]
                 kept += self._pending
                 self._pending.clear()
                 kept.append(unit)
@@ -236,6 +238,15 @@ class StreamCleaner:
             else:
                 self._removed("uncited")
         return "".join(kept)
+
+    def _intro_supported(self, intro: str, unit: str) -> bool:
+        """An introducer shown before a cited sentence is a claim too ("The lens came from Atlantis:" on a line of
+        its own, a heading, a bold line): it is judged with the citations of the sentence it introduces. A blank
+        line, a rule without letters and an answer's label ("Ответ:") state nothing."""
+        if not _HAS_TEXT.search(CITE.sub("", intro)) or is_answer_label(intro):
+            return True
+        marks = " ".join(m.group(0) for m in CITE.finditer(unit))
+        return self._supported(f"{intro.strip()} {marks}")
 
     def _supported(self, unit: str) -> bool:
         """The judge's verdict on a cited sentence, recorded when it is unsupported; False means: do not show it."""

@@ -46,6 +46,7 @@ from footnote.answer.particulars import (
 )
 from footnote.answer.sentences import is_noise
 from footnote.answer.types import Answer, AnswerMode
+from footnote.answer.units import is_answer_label
 from footnote.errors import FootnoteError
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
@@ -69,11 +70,6 @@ _MARK_WS = re.compile(r"\s*\[\d{1,3}\]\s*")
 _LEAD = re.compile(r"^(?:\s*\[\d{1,3}\])+")
 #: a sentence that asks: ends with a question mark (Latin, full-width, Arabic, Greek), closing quotes aside
 _QUESTION = re.compile(r"[?？؟\u037e]\s*[\"'»”)]*\s*$")
-#: a part that is only an answer's label ("Ответ: [1]", "**Answer:**"), in the languages a reader asks in
-_ANSWER_LABEL = re.compile(
-    r"^\s*[*_]*(?:short answer|answer|in short|summary|ответ|краткий ответ|коротко|итог|antwort|kurz gesagt|"
-    r"respuesta|réponse|resposta|risposta|răspuns|cevap|odpowiedź|απάντηση|trả lời|คำตอบ|उत्तर|جواب|回答|答案|答え|답변)"
-    r"\s*[*_]*\s*[:：]\s*[*_]*\s*$", re.IGNORECASE)
 _AFTER_MARK = re.compile(r"(?<=\])\s+(?=[\"'«“(]?[A-ZА-ЯЁ])")  # "… [1] Next unit": a marker ends a sentence
 
 
@@ -167,7 +163,7 @@ def cited_sentences(text: str) -> list[CitedSentence]:
     # an answer label with a marker ("Ответ: [1] The most useful instrument …") states nothing: its markers go to
     # the sentence it introduces. Only a label: any other lead-in is a claim, judged on its own.
     for i in range(len(units) - 1, 0, -1):
-        if _ANSWER_LABEL.match(_MARK_WS.sub(" ", units[i - 1])):
+        if is_answer_label(units[i - 1]):
             marks = " ".join(m.group(0) for m in _MARK.finditer(units[i - 1]))
             units[i - 1:i + 1] = [f"{units[i].rstrip()} {marks}"]
     for raw in units:

@@ -83,5 +83,17 @@ def is_introducer(unit: str) -> bool:
     return "\n" not in body and bool(_INTRO.match(body))
 
 
+#: a unit that is only an answer's label ("Ответ: [1]", "**Answer:**"), in the languages a reader asks in
+_ANSWER_LABEL = re.compile(
+    r"^\s*[*_]*(?:short answer|answer|in short|summary|ответ|краткий ответ|коротко|итог|antwort|kurz gesagt|"
+    r"respuesta|réponse|resposta|risposta|răspuns|cevap|odpowiedź|απάντηση|trả lời|คำตอบ|उत्तर|جواب|回答|答案|答え|답변)"
+    r"\s*[*_]*\s*[:：]\s*[*_]*\s*$", re.IGNORECASE)
+
+
+def is_answer_label(unit: str) -> bool:
+    """A label that states nothing ("Ответ:", "**Answer:**"), its ``[n]`` markers aside."""
+    return bool(_ANSWER_LABEL.match(CITE.sub(" ", unit)))
+
+
 def is_heading(unit: str) -> bool:
     return unit.lstrip().startswith("#")
