@@ -114,6 +114,25 @@ def _judged(r: dict[str, Any], min_yes: float) -> list[dict[str, Any]]:
     return out
 
 
+def _check_summary(sents: list[tuple[dict[str, Any], int, dict[str, Any]]], marks: dict[tuple[str, int], bool],
+                   min_yes: float) -> None:
+    """What the reader's marks say of the whole check and of the sentence check's part in it."""
+    marked = [(x, marks[(r["id"], i)]) for r, i, x in sents if (r["id"], i) in marks]
+    good = [x for x, ok in marked if ok]
+    print(f"\nmarked sentences: {len(marked)}; supported by the reader's marks {len(good)}; shown but not supported "
+          f"{sum(1 for x, ok in marked if x['supported'] and not ok)}; supported but dropped "
+          f"{sum(1 for x, ok in marked if ok and not x['supported'])} of {len(good)}")
+    asked = [(float(x["p_yes"]), ok) for x, ok in marked if isinstance(x.get("p_yes"), float)]
+    if asked:
+        pos = [p for p, ok in asked if ok]
+        neg = [p for p, ok in asked if not ok]
+        auc = (sum((p > q) + 0.5 * (p == q) for p in pos for q in neg) / (len(pos) * len(neg))) if pos and neg else None
+        print(f"sentence check (floor {min_yes}): asked of {len(asked)} the rules kept ({len(neg)} not supported); "
+              f"dropped {sum(1 for p, ok in asked if p < min_yes and not ok)} rightly, "
+              f"{sum(1 for p, ok in asked if p < min_yes and ok)} wrongly; "
+              f"AUROC of p(yes) {'-' if auc is None else f'{auc:.3f}'}")
+
+
 def report(out: Path, marks_file: Path | None, min_yes: float = 0.5) -> None:
     rows = [json.loads(x) for x in (out / "run" / "questions.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     golds = {q["id"]: q.get("answers") or [] for q in map(json.loads, (out / "questions.jsonl").read_text(
@@ -152,6 +171,9 @@ def report(out: Path, marks_file: Path | None, min_yes: float = 0.5) -> None:
         print(f"{name:<16} {len(rs):>3} {len(model_rows):>5} {len(shown):>5} {len(keep):>5} {len(drop):>5} {by_model:>6} {empty:>5} "
               f"{in_lang:>3}/{len(shown):<3} {p50:>6} {p95:>6} {gold:>5}  "
               + (f"{wrong_drop}/{len(drop)} · {wrong_keep}/{len(keep)} ({marked} of {len(sents)} marked)" if marks else "-"))
+    if marks:
+        _check_summary([(r, i, x) for r in rows if r["extra"]["answer"].get("judged")
+                        for i, x in enumerate(_judged(r, min_yes))], marks, min_yes)
     ends: dict[str, int] = defaultdict(int)
     for r in rows:
         a = r["extra"]["answer"]
