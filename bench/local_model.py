@@ -15,7 +15,10 @@
    answers in the reader's language, latency p50/p95; and writes ``sentences.md``: every model sentence with its
    verdict and the passages it cites, for a reader to mark the check's errors (a dropped sentence the passages
    do support; a kept one they do not). Those marks are the figures' last column: ``--marks FILE`` (JSON Lines
-   ``{"id", "i", "supported": bool}``, ``i`` the sentence's index in its answer) folds them in.
+   ``{"id", "i", "supported": bool}``, ``i`` the sentence's index in its answer) folds them in, and says what the
+   sentence check (``support.model_check``, on when ``models.answer_check`` is set: the run sets it unless
+   ``--no-check``) dropped rightly and wrongly. ``bench/marks/`` holds one reader's marks of the runs in
+   docs/answering.md ("Measured again with the sentence check"): a later run marks its own sentences.
 """
 
 from __future__ import annotations
