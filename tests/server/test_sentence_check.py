@@ -158,11 +158,14 @@ def test_a_failing_model_leaves_the_rules_verdict_and_says_so(store: Settings) -
                for d in data["trace"]["degraded"]), data["trace"]["degraded"]
 
 
-def test_nothing_left_after_the_model_ends_weakly_grounded(store: Settings) -> None:
-    data = _ask(store, f"{TWISTED} {ALL}.", Checker())
+def test_nothing_left_after_the_model_ends_weakly_grounded_or_shows_the_passages(store: Settings) -> None:
+    data = _ask(store, f"{TWISTED} {ALL}.", Checker(), **{"support.none_supported": "not_found"})
     assert data["mode"] == "not_found"
     assert data["abstention"]["reason"] == "weakly_grounded"
     assert "can be seen" not in data["answer"] and "can be seen" not in data["streamed"]
+    data = _ask(store, f"{TWISTED} {ALL}.", Checker())  # the default: the extractive answer, supported by construction
+    assert data["mode"] == "corpus" and "Black Skerry" in data["streamed"], data["streamed"]
+    assert TWISTED not in data["streamed"] and TWISTED not in data["answer"]
 
 
 def test_an_answer_replaced_by_the_extractive_one_reports_no_judged_sentences(store: Settings) -> None:

@@ -85,8 +85,12 @@ class ModelAnswers:
             turn.memory_removed += cleaner.removed_not_citable
             turn.unsupported = list(cleaner.unsupported)
         if not shown and cleaner.removed_by_reason.get("unsupported"):
-            # the model cited passages that do not say what it wrote: nothing is left, the turn is weakly grounded
-            turn.degrade("synthesizer: no sentence of the model's answer is supported by the passages it cites")
+            # the model cited passages that do not say what it wrote: nothing of it is left
+            why = "synthesizer: no sentence of the model's answer is supported by the passages it cites"
+            if self.settings.support.none_supported == "extractive":
+                turn.degrade(f"{why}; extractive answer used")
+                return None
+            turn.degrade(why)  # the turn is weakly grounded
             return cleaner
         if not shown:
             turn.degrade("synthesizer: the model's answer cited no note; extractive answer used")

@@ -54,6 +54,12 @@ class SupportSettings(_Frozen):
         "trace.removed_by_reason.unsupported); 'flag' shows it and lists it in trace.unsupported_sentences and the "
         "support line. The extractive answer quotes its passages and is not judged."
     )
+    none_supported: Literal["extractive", "not_found"] = Field(
+        "extractive", description="When the support check leaves none of a model's sentences (with 'drop'): "
+        "'extractive' shows the extractive answer instead — sentences quoted from the passages, supported by "
+        "construction — and says why in trace.degraded; 'not_found' ends the turn weakly_grounded. With the local "
+        "1.5B model 18 of 40 model answers on xquad lost every sentence (docs/answering.md).",
+    )
     garbled_words: bool = Field(
         True, description="A model's sentence with a word that mixes the letters of two scripts ('Dukeом', 'Апulia': "
         "no word of any language, or a homoglyph disguise) that no passage it cites writes is unsupported, "
