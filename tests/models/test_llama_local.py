@@ -60,6 +60,22 @@ def test_one_setting_makes_the_local_model_the_synthesizer_and_nothing_loads_yet
     assert m.server.path == tmp_path / NAME / GGUF and not m.server.started
 
 
+def test_the_environment_makes_it_the_check_model_too_and_sets_the_deadline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `make llm-local` prints: both roles and a longer turn, over the demo's own settings (no file given)."""
+    monkeypatch.setenv("FOOTNOTE_SYNTHESIZER_BASE_URL", f"llama-cpp://{NAME}")
+    monkeypatch.setenv("FOOTNOTE_ANSWER_CHECK_BASE_URL", f"llama-cpp://{NAME}")
+    monkeypatch.setenv("FOOTNOTE_TURN_TIMEOUT_S", "300")
+    monkeypatch.setenv("FOOTNOTE_MODELS_DIR", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    settings = resolve_settings().settings
+    assert settings.answer.turn_timeout_s == 300.0
+    models = make_chat_models(settings.models)
+    assert sorted(models) == ["answer_check", "synthesizer"]
+    check = models["answer_check"]
+    assert isinstance(check, LlamaCppChatModel) and check.server is models["synthesizer"].server  # one model loaded
+
+
 def test_roles_naming_one_model_share_one_server() -> None:
     s = ChatModelSettings(base_url="llama-cpp:///nonexistent/model.gguf")
     models = make_chat_models(ModelsSettings(planner=s, synthesizer=s, fallback=ChatModelSettings(

@@ -5,6 +5,7 @@ when present), then environment variables for the few values operators set per d
 (``FOOTNOTE_STORE``, ``FOOTNOTE_API_KEY``, ``FOOTNOTE_EMBEDDER``, ``FOOTNOTE_LLM_BASE_URL``,
 ``FOOTNOTE_LLM_API_KEY``, ``FOOTNOTE_LLM_MODEL``: every model role without a model of its own;
 ``FOOTNOTE_SYNTHESIZER_BASE_URL``: the synthesizer alone, e.g. ``llama-cpp://qwen2.5-coder-1.5b``;
+``FOOTNOTE_ANSWER_CHECK_BASE_URL``: the check model alone; ``FOOTNOTE_TURN_TIMEOUT_S``: the turn's deadline;
 ``FOOTNOTE_EMBEDDER_API_KEY``). Thresholds that depend on the embedding model's cosine scale are keyed by
 embedder name (``gate.by_embedder``), and inside that by query/corpus language pair where measured.
 

@@ -23,6 +23,8 @@ _ENV_MAP = {
     "FOOTNOTE_EMBEDDER": "embedder.name",
     "FOOTNOTE_MODELS_DIR": "models.dir",
     "FOOTNOTE_SYNTHESIZER_BASE_URL": "models.synthesizer.base_url",
+    "FOOTNOTE_ANSWER_CHECK_BASE_URL": "models.answer_check.base_url",
+    "FOOTNOTE_TURN_TIMEOUT_S": "answer.turn_timeout_s",
 }
 
 
