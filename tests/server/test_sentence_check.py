@@ -179,3 +179,24 @@ def test_an_answer_replaced_by_the_extractive_one_reports_no_judged_sentences(st
     stage = _synthesize(data)
     assert stage["info"]["synthesizer"] == "extractive" and "judged" not in stage["info"], stage
     assert not any(x.startswith("sentence check:") for x in render_done(Answer.from_dict(data)))
+
+
+def test_the_cli_says_a_model_is_writing_before_the_wait(store: Settings, tmp_path: Path) -> None:
+    """The stranger's trial: `footnote ask` printed nothing for the minute the local model wrote and was checked."""
+    from click.testing import CliRunner
+
+    from footnote.cli import main
+
+    with ScriptedOpenAIServer({"planner-m": [Reply(OUTLINE)], "synthesizer-m": [Reply(f"{LEAD}")]}) as model:
+        config = tmp_path / "f.toml"
+        config.write_text("".join(f'[models.{role}]\nbase_url = "{model.base_url}"\nmodel = "{role}-m"\nretries = 0\n'
+                                  for role in ("planner", "synthesizer")), encoding="utf-8")
+        r = CliRunner().invoke(main, ["ask", FOG, "--config", str(config), "--store", store.store.url,
+                                      "--embedder", "hash"])
+    assert r.exit_code == 0, r.output
+    assert "Writing the answer with synthesizer-m@" in r.stderr and "no longer be seen" in r.stdout
+    # no model writes a declined question: the line is not printed
+    r = CliRunner().invoke(main, ["ask", "How many gallons of paraffin does the lamp burn in one night?",
+                                  "--config", str(config), "--store", store.store.url, "--embedder", "hash"])
+    assert r.exit_code == 0 and "mode: not_found" in r.stdout, r.output
+    assert "Writing the answer" not in r.stderr, r.stderr
