@@ -134,9 +134,9 @@ class ModelAnswers:
         said = self.sentence_check.ask(checker, unit, cited)
         info = said.to_info()
         if said.error is not None:
-            info["error"] = redact(said.error, turn.secrets)
-            why = redact(f"sentence check ({said.model}): {said.error}; the rules' verdict stands", turn.secrets)
-            if why not in turn.degraded:
+            info["error"] = error = redact(said.error, turn.secrets)
+            why = f"sentence check ({said.model}): {error}; the rules' verdict stands"
+            if why not in turn.degraded:  # once per turn, however many sentences it failed on
                 turn.degrade(why)
         entry["check"] = info
         if not said.declines:

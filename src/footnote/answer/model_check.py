@@ -72,49 +72,53 @@ class ModelVerdict:
         return out
 
 
-class ModelCheck:
-    """Asks ``models.answer_check`` (see the module docstring). Shared by concurrent turns; verdicts are kept
-    (``answerable.model_cache``) so a turn that selects twice (before a model writes, then the extractive
-    fallback) asks once."""
+class _YesNoCheck:
+    """One yes-or-no question to a check model, with a per-model floor on its probability of "yes" and the verdicts
+    kept between turns. A failure is a verdict with no ``p_yes``: the rules' verdict stands."""
 
-    def __init__(self, settings: AnswerableSettings) -> None:
-        self.settings = settings
-        self._cache: LruCache[tuple[str, str, tuple[str, ...]], float] = LruCache(settings.model_cache)
+    what = "check"
+
+    def __init__(self, min_yes: dict[str, float], default: float, cache: int) -> None:
+        self.min_yes = min_yes
+        self.default = default
+        self._cache: LruCache[tuple[str, ...], float] = LruCache(cache)
 
     def floor(self, model: str) -> float:
-        """``model_min_yes`` for ``model``: by its name, else by its name at any endpoint (``name@url``), else
-        ``model_min_yes_default``."""
-        return _floor(self.settings.model_min_yes, self.settings.model_min_yes_default, model)
+        """The floor for ``model``: by its name, else by its name at any endpoint (``name@url``), else the default."""
+        if model in self.min_yes:
+            return self.min_yes[model]
+        return self.min_yes.get(model.split("@", 1)[0], self.default)
+
+    def _ask(self, model: ChoiceModel, key: tuple[str, ...], make: Callable[[], list[ChatMessage]]) -> ModelVerdict:
+        floor = self.floor(model.name)
+        full = (model.name, *key)
+        hit = self._cache.get(full)
+        if hit is not None:
+            return ModelVerdict(model.name, hit, floor)
+        try:
+            shares = model.choose(make(), OPTIONS)
+        except ModelError as e:  # the rules' verdict stands
+            log.warning("%s: %s", self.what, e)
+            return ModelVerdict(model.name, None, floor, error=str(e)[:200])
+        p_yes = shares.get("yes")
+        if p_yes is not None:
+            self._cache.put(full, p_yes)
+        return ModelVerdict(model.name, p_yes, floor, error=None if shares else "the reply was neither yes nor no")
+
+
+class ModelCheck(_YesNoCheck):
+    """Asks ``models.answer_check`` (see the module docstring). Shared by concurrent turns; verdicts are kept
+    (``answerable.model_cache``) so a turn that selects twice (before a model writes, then the extractive
+    fallback) asks once. Its floor: ``answerable.model_min_yes`` (else ``model_min_yes_default``)."""
+
+    what = "answer check"
+
+    def __init__(self, settings: AnswerableSettings) -> None:
+        super().__init__(settings.model_min_yes, settings.model_min_yes_default, settings.model_cache)
+        self.settings = settings
 
     def ask(self, model: ChoiceModel, question: str, sentences: Sequence[str]) -> ModelVerdict:
-        return _ask(model, self.floor(model.name), (question, tuple(sentences)), self._cache,
-                    lambda: messages(question, sentences), "answer check")
-
-
-def _floor(table: dict[str, float], default: float, model: str) -> float:
-    """A per-model floor: by the model's name, else by its name at any endpoint (``name@url``), else ``default``."""
-    if model in table:
-        return table[model]
-    return table.get(model.split("@", 1)[0], default)
-
-
-def _ask(model: ChoiceModel, floor: float, key: tuple[str, tuple[str, ...]],
-         cache: LruCache[tuple[str, str, tuple[str, ...]], float], make: Callable[[], list[ChatMessage]],
-         what: str) -> ModelVerdict:
-    """One yes-or-no call (or the cached verdict); a failure is a verdict with no ``p_yes``."""
-    full = (model.name, *key)
-    hit = cache.get(full)
-    if hit is not None:
-        return ModelVerdict(model.name, hit, floor)
-    try:
-        shares = model.choose(make(), OPTIONS)
-    except ModelError as e:  # the rules' verdict stands
-        log.warning("%s: %s", what, e)
-        return ModelVerdict(model.name, None, floor, error=str(e)[:200])
-    p_yes = shares.get("yes")
-    if p_yes is not None:
-        cache.put(full, p_yes)
-    return ModelVerdict(model.name, p_yes, floor, error=None if shares else "the reply was neither yes nor no")
+        return self._ask(model, (question, *sentences), lambda: messages(question, sentences))
 
 
 #: The sentence check's words (measured with these: docs/answering.md, "A model's word on each sentence").
@@ -131,20 +135,19 @@ def sentence_messages(sentence: str, passages: Sequence[str], max_chars: int) ->
             ChatMessage("user", f'Text:\n"""\n{text}\n"""\n\nStatement: {claim}\n\n{SENTENCE_QUESTION}')]
 
 
-class SentenceCheck:
+class SentenceCheck(_YesNoCheck):
     """Asks ``models.answer_check`` whether the passages a model-written sentence cites support it, once the
     support rules keep it (``support.model_check``; docs/answering.md, "A model's word on each sentence"). Like
-    the answer check it can only take away: its "yes" never shows a sentence the rules drop."""
+    the answer check it can only take away: its "yes" never shows a sentence the rules drop. Its floor:
+    ``support.model_min_yes`` (else ``support.model_min_yes_default``)."""
+
+    what = "sentence check"
 
     def __init__(self, settings: SupportSettings) -> None:
+        super().__init__(settings.model_min_yes, settings.model_min_yes_default, settings.model_cache)
         self.settings = settings
-        self._cache: LruCache[tuple[str, str, tuple[str, ...]], float] = LruCache(settings.model_cache)
-
-    def floor(self, model: str) -> float:
-        """``support.model_min_yes`` for ``model`` (else ``support.model_min_yes_default``)."""
-        return _floor(self.settings.model_min_yes, self.settings.model_min_yes_default, model)
 
     def ask(self, model: ChoiceModel, sentence: str, passages: Sequence[str]) -> ModelVerdict:
-        claim = _MARK.sub("", sentence).strip()
-        return _ask(model, self.floor(model.name), (claim, tuple(passages)), self._cache,
-                    lambda: sentence_messages(sentence, passages, self.settings.model_max_chars), "sentence check")
+        # kept by the sentence as the model is shown it (its markers dropped) and the passages' texts
+        return self._ask(model, (_MARK.sub("", sentence).strip(), *passages),
+                         lambda: sentence_messages(sentence, passages, self.settings.model_max_chars))

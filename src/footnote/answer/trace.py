@@ -128,6 +128,14 @@ class Trace:
         judged = st.info.get("answerable") if st is not None else None
         return judged if isinstance(judged, Mapping) else None
 
+    def judged(self) -> list[Mapping[str, Any]]:
+        """How the support check judged each model-written sentence shown or removed, in order (the synthesize
+        stage's ``judged``: citations, supported, why, the check model's word as ``check``); [] for an extractive
+        answer."""
+        st = self.stage("synthesize")
+        judged = st.info.get("judged") if st is not None else None
+        return [j for j in judged if isinstance(j, Mapping)] if isinstance(judged, list) else []
+
     def with_degraded(self, *why: str) -> Trace:
         """This trace with more entries in ``degraded``."""
         return replace(self, degraded=(*self.degraded, *why))

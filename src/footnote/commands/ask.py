@@ -44,8 +44,7 @@ def model_check_lines(answer: Answer) -> list[str]:
         said = "declined: no answer in the chosen sentences" if model.get("declines") else "kept"
         lines.append(f"answer check: {model.get('model')} gave 'yes' {float(model['p_yes']):.2f} "
                      f"(floor {float(model.get('min_yes', 0.0)):.2f}): {said}")
-    st = answer.trace.stage("synthesize") if answer.trace is not None else None
-    sentences = [j for j in (st.info.get("judged") or []) if isinstance(j, Mapping)] if st is not None else []
+    sentences = answer.trace.judged() if answer.trace is not None else []
     asked = [j["check"] for j in sentences if isinstance(j.get("check"), Mapping) and j["check"].get("p_yes") is not None]
     if asked:
         out = sum(1 for c in asked if c.get("declines"))

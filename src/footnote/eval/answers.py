@@ -160,9 +160,7 @@ def answer_model_score(answer: Answer) -> float | None:
 def judged_sentences(answer: Answer) -> list[Mapping[str, Any]]:
     """How the support check judged each model-written sentence, in order (the synthesize stage's ``judged``:
     supported, why not, the check model's word): [] for an extractive answer."""
-    st = answer.trace.stage("synthesize") if answer.trace is not None else None
-    judged = st.info.get("judged") if st is not None else None
-    return [j for j in judged if isinstance(j, Mapping)] if isinstance(judged, list) else []
+    return answer.trace.judged() if answer.trace is not None else []
 
 
 def answer_level_auroc(outcomes: Sequence[Outcome], key: str = "answer_level") -> dict[str, Any]:

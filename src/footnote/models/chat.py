@@ -61,6 +61,12 @@ def check_budget(budget: Budget | None, where: str) -> None:
 _BODY_READ = 65536
 
 
+def _masked(text: str, secrets: Sequence[str], keep: int) -> str:
+    """An upstream's text for a message: its secrets masked first, then cut to ``keep`` characters (cut first, a key
+    straddling the cut would no longer be found)."""
+    return redact(text[:_BODY_READ], secrets)[:keep]
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, *, timeout: bool = False) -> None:
         super().__init__(message)
@@ -165,10 +171,10 @@ class OpenAIChatModel:
         """``HTTP 401: <the upstream's body>`` with any secret in the body masked (an upstream that
         echoes the key or the URL it was called with must not make us repeat it)."""
         try:
-            text = resp.read().decode("utf-8", "replace")[:_BODY_READ]
+            text = resp.read().decode("utf-8", "replace")
         except httpx.HTTPError:
             text = ""
-        text = redact(text, self._secrets())[:300]  # masked before it is cut: a cut key is no longer found
+        text = _masked(text, self._secrets(), 300)
         return f"HTTP {resp.status_code}" + (f": {text.strip()}" if text.strip() else "")
 
     def _secrets(self) -> list[str]:
@@ -218,7 +224,7 @@ class OpenAIChatModel:
             top = [(str(t["token"]), float(t["logprob"])) for t in (firsts[0].get("top_logprobs") or [])] if firsts else []
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
-                             f"{redact(resp.text[:_BODY_READ], self._secrets())[:200]!r}") from e
+                             f"{_masked(resp.text, self._secrets(), 200)!r}") from e
         return choice_shares(top, content, options)
 
     def _post(self, messages: Sequence[ChatMessage], formats: list[dict[str, Any] | None], budget: Budget | None,
@@ -272,7 +278,7 @@ class OpenAIChatModel:
             content = data["choices"][0]["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise ModelError(f"{self._where()}: malformed reply ({type(e).__name__}): "
-                             f"{redact(resp.text[:_BODY_READ], self._secrets())[:200]!r}") from e
+                             f"{_masked(resp.text, self._secrets(), 200)!r}") from e
         return str(content or "")
 
     # -- stream --------------------------------------------------------------------------------
@@ -348,7 +354,7 @@ def _sse_deltas(lines: Iterator[str], where: str, secrets: Sequence[str] = ()) -
         except ValueError as e:
             raise ModelError(f"{where}: malformed stream chunk {redact(payload[:120], secrets)!r}") from e
         if isinstance(data, dict) and data.get("error"):
-            raise ModelError(f"{where}: error in stream: {redact(str(data['error'])[:_BODY_READ], secrets)[:200]}")
+            raise ModelError(f"{where}: error in stream: {_masked(str(data['error']), secrets, 200)}")
         try:
             choice = data["choices"][0]
         except (KeyError, IndexError, TypeError):
