@@ -613,3 +613,45 @@ def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served
             stop_server(server, thread)
             engine.close()
         assert not errors, errors
+
+
+def test_the_chat_says_a_model_is_writing(browser: Any, served_store: tuple[Path, Any], screenshots: Path) -> None:
+    """With a model writing, nothing is shown until a sentence has passed the server's checks — a minute or more
+    with the local model, and the chat said "Reading the passages…" all that while (issue 39's stranger). The
+    server now sends a ``writing`` event naming the model, and the chat says who writes and why nothing shows yet,
+    in the reader's language."""
+    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+
+    _, base = served_store
+    text = "The keepers start the fog horn when the Black Skerry beacon is lost [1]."
+    with ScriptedOpenAIServer({"slow-writer": [Reply(text, delay_s=2.5)] * 4}) as srv:
+        settings = base.with_overrides(**{"models.synthesizer.base_url": srv.base_url,
+                                          "models.synthesizer.model": "slow-writer"})
+        engine = Engine.from_settings(settings)
+        url, server, thread = start_server(create_app(engine, settings))
+        ctx, pg, errors = open_chat(browser, url + "/")
+        try:
+            pg.fill("#question", FOG)
+            pg.click("#ask-button")
+            progress = pg.locator(".turn").last.locator(".turn__progress")
+            progress.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
+            said = progress.inner_text()
+            assert said.startswith("Writing the answer with slow-writer; each sentence appears once"), said
+            pg.screenshot(path=str(screenshots / "chat-model-writing.png"))
+            turn = pg.locator(".turn").last
+            pg.wait_for_function("() => document.querySelector('.turn:last-child')?.dataset.done === 'true'",
+                                 timeout=TIMEOUT_MS)
+            assert turn.get_attribute("data-state") == "answered"
+            assert turn.get_attribute("data-writer") == "slow-writer"
+            assert "Black Skerry" in turn.locator(".turn__answer").inner_text()
+            assert not progress.is_visible()
+            pg.fill("#question", RED_LAMP)
+            pg.click("#ask-button")
+            ru = pg.locator(".turn").last.locator(".turn__progress")
+            ru.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
+            assert ru.inner_text().startswith("Ответ пишет slow-writer"), ru.inner_text()
+        finally:
+            ctx.close()
+            stop_server(server, thread)
+            engine.close()
+        assert not errors, errors

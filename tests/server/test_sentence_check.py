@@ -80,6 +80,16 @@ def _synthesize(data: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
+def test_the_stream_says_which_model_writes_before_its_first_token(store: Settings) -> None:
+    """``event: writing`` names the model (not its endpoint) before any of its text, once: the chat paints "Writing
+    the answer with …" through the wait a local model takes."""
+    data = _ask(store, f"{LEAD} {ALL}.", None)
+    names = [n for n, _ in data["events"]]
+    assert names.count("writing") == 1 and names.index("writing") < names.index("token"), names
+    said = next(e for n, e in data["events"] if n == "writing")
+    assert said == {"model": "synthesizer-m"}, said  # no URL reaches the reader
+
+
 def test_without_the_model_the_rules_keep_a_false_relation(store: Settings) -> None:
     """The case the sentence check is for: every word is a passage's, so the rules show it."""
     data = _ask(store, f"{LEAD} {TWISTED} {ALL}.", None)
@@ -194,7 +204,7 @@ def test_the_cli_says_a_model_is_writing_before_the_wait(store: Settings, tmp_pa
         r = CliRunner().invoke(main, ["ask", FOG, "--config", str(config), "--store", store.store.url,
                                       "--embedder", "hash"])
     assert r.exit_code == 0, r.output
-    assert "Writing the answer with synthesizer-m@" in r.stderr and "no longer be seen" in r.stdout
+    assert "Writing the answer with synthesizer-m; each sentence" in r.stderr and "no longer be seen" in r.stdout
     # no model writes a declined question: the line is not printed
     r = CliRunner().invoke(main, ["ask", "How many gallons of paraffin does the lamp burn in one night?",
                                   "--config", str(config), "--store", store.store.url, "--embedder", "hash"])

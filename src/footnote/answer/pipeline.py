@@ -61,6 +61,7 @@ from footnote.answer.types import (
     Stage,
     Token,
     Understood,
+    Writing,
 )
 from footnote.errors import Cancelled, ModelError, TurnDeadline, UsageError
 from footnote.models.chat import CountingChatModel
@@ -309,6 +310,7 @@ class Answerer(ModelAnswers, Endings):
         how = "extractive"
         tokens: list[int] = [0]
         if synth is not None:
+            yield Writing(synth.name.rsplit("@", 1)[0])  # the model, not its endpoint: a reader sees it
             cleaner = yield from self._model_answer(turn, synth, ctx, checker, tokens)
             how = "model" if cleaner is not None else "extractive"
             if cleaner is None:  # the extractive answer replaces the model's: what was judged of it is not shown

@@ -239,6 +239,14 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Writing:
+    """A model starts writing the answer (``model``: its name, without its endpoint). Nothing of it is shown until a sentence has passed
+    the server's checks — with a local model that is a minute or more — so the reader is told what is happening."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class Understood:
     """How a conversation's follow-up was understood: the standalone question the turn searches for
     (``how``: "rule" or "model"). Sent before the search only when it differs from the question."""
@@ -287,6 +295,6 @@ class Error:
     exc: FootnoteError
 
 
-Event = Understood | Stage | Token | CitationEvent | VerdictEvent | Done | Error
+Event = Understood | Stage | Writing | Token | CitationEvent | VerdictEvent | Done | Error
 """Streaming events of a turn. Serialised only at the edges: the server's SSE code (event names
-``understood``, ``stage``, ``token``, ``citation``, ``verdict``, ``done``, ``error``) and the CLI."""
+``understood``, ``stage``, ``writing``, ``token``, ``citation``, ``verdict``, ``done``, ``error``) and the CLI."""

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from footnote.answer.citations import citation_label
-from footnote.answer.types import Answer, Citation, Done, Error, Stage, Token, Understood
+from footnote.answer.types import Answer, Citation, Done, Error, Token, Understood, Writing
 from footnote.commands.base import Ctx, common_options
 from footnote.retrieve.format import snippet
 
@@ -118,11 +118,10 @@ def register(group: click.Group) -> None:
             for ev in engine.ask_stream(question, fallback=fallback, conversation_id=cid, remember=remember):
                 if isinstance(ev, Understood):
                     click.echo(f"Searching for: {ev.question}", err=True)
-                elif isinstance(ev, Stage) and ev.name == "compact" and "synthesizer" in engine.chat_models:
-                    # a model is about to write: a local one takes a minute or more, with nothing shown until a
-                    # sentence has passed its checks
-                    click.echo(f"Writing the answer with {engine.chat_models['synthesizer'].name}; each sentence is "
-                               "shown once the passages it cites are found to support it…", err=True)
+                elif isinstance(ev, Writing):
+                    # a local model takes a minute or more, with nothing shown until a sentence has passed its checks
+                    click.echo(f"Writing the answer with {ev.model}; each sentence is shown once the passages it "
+                               "cites are found to support it…", err=True)
                 elif isinstance(ev, Token):
                     click.echo(ev.text, nl=False)
                     sys.stdout.flush()

@@ -28,6 +28,7 @@ from footnote.answer.types import (
     Token,
     Understood,
     VerdictEvent,
+    Writing,
     abstention_dict,
 )
 from footnote.errors import FootnoteError
@@ -136,6 +137,8 @@ def event_frame(ev: Event, secrets: Sequence[str] = ()) -> bytes:
         return sse_frame("understood", {"question": ev.question, "original": ev.original, "how": ev.how})
     if isinstance(ev, Stage):
         return sse_frame("stage", {"name": ev.name, "ms": ev.ms, "counts": dict(ev.counts)})
+    if isinstance(ev, Writing):
+        return sse_frame("writing", {"model": ev.model})
     if isinstance(ev, CitationEvent):
         return sse_frame("citation", ev.citation.to_dict())
     if isinstance(ev, VerdictEvent):

@@ -201,11 +201,18 @@
 
     onStage(data) {
       const name = data.name || "";
-      if (!this.text) {
+      if (!this.text && !this.writer) {
         const planning = /outline|compact|plan/i.test(name);
         this.progress.textContent = I.t(this.lang, planning ? "reading" : "searching");
       }
       this.node.setAttribute("data-stage", name);
+    }
+
+    onWriting(data) {
+      // a model writes: nothing is shown until a sentence has passed the server's checks (a minute or more locally)
+      this.writer = data.model || "a model";
+      if (!this.text) this.progress.textContent = I.t(this.lang, "writing_with", { model: this.writer });
+      this.node.setAttribute("data-writer", this.writer);
     }
 
     onToken(data) {
@@ -488,6 +495,7 @@
       for await (const { event, data } of sseEvents(resp)) {
         if (event === "understood") turn.onUnderstood(data);
         else if (event === "stage") turn.onStage(data);
+        else if (event === "writing") turn.onWriting(data);
         else if (event === "token") turn.onToken(data);
         else if (event === "citation") turn.onCitation(data);
         else if (event === "verdict") turn.onVerdict(data);

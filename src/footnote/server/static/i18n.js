@@ -19,6 +19,7 @@
       lexical_only: "Lexical-only mode: no embedder is configured, so only word matches are searched.",
       searching: "Searching the corpus…",
       writing: "Writing…",
+      writing_with: "Writing the answer with {model}; each sentence appears once the passages it cites are found to support it…",
       reading: "Reading the passages…",
       searching_for: "Searching for:",
       error_partial: "The answer stopped here:",
@@ -144,6 +145,7 @@
       lexical_only: "Только лексический поиск: эмбеддер не настроен, ищутся лишь совпадения слов.",
       searching: "Ищу в корпусе…",
       writing: "Пишу…",
+      writing_with: "Ответ пишет {model}; каждое предложение появится, когда будет проверено, что его подтверждают цитируемые отрывки…",
       reading: "Читаю отрывки…",
       searching_for: "Ищу:",
       error_partial: "Ответ оборвался здесь:",
@@ -258,6 +260,7 @@
     de: {
       searching: "Suche im Korpus…",
       writing: "Schreibe…",
+      writing_with: "{model} schreibt die Antwort; jeder Satz erscheint, sobald geprüft ist, dass die zitierten Abschnitte ihn stützen…",
       reading: "Lese die Abschnitte…",
       searching_for: "Suche nach:",
       error_partial: "Die Antwort brach hier ab:",
@@ -294,6 +297,7 @@
     fr: {
       searching: "Recherche dans le corpus…",
       writing: "Rédaction…",
+      writing_with: "{model} rédige la réponse\u00a0; chaque phrase s'affiche une fois vérifiée par les passages qu'elle cite…",
       reading: "Lecture des passages…",
       searching_for: "Recherche\u00a0:",
       error_partial: "La réponse s'est arrêtée ici\u00a0:",
@@ -330,6 +334,7 @@
     es: {
       searching: "Buscando en el corpus…",
       writing: "Escribiendo…",
+      writing_with: "{model} escribe la respuesta; cada frase aparece cuando se comprueba que los pasajes que cita la respaldan…",
       reading: "Leyendo los pasajes…",
       searching_for: "Buscando:",
       error_partial: "La respuesta se cortó aquí:",
@@ -366,6 +371,7 @@
     pt: {
       searching: "Procurando no corpus…",
       writing: "Escrevendo…",
+      writing_with: "{model} escreve a resposta; cada frase aparece quando se verifica que as passagens que cita a sustentam…",
       reading: "Lendo as passagens…",
       searching_for: "Procurando:",
       error_partial: "A resposta parou aqui:",
