@@ -288,3 +288,23 @@ def test_the_question_s_own_numbers(question: str, numbers: tuple[str, ...]) -> 
 ])
 def test_the_question_s_own_name_in_another_script_is_not_an_answer(sentence: str, carries: bool) -> None:
     assert carries_kind(sentence, "Who was the principal keeper before Ada Penhallow?", AskedKind.NAME) is carries
+
+
+def test_padding_is_left_out_and_the_answer_leads(build_engine: Any, corpus_dir: Path) -> None:
+    """Once a sentence answers, a chosen sentence that writes none of the question's focus words (less the
+    collection's subject) nor the kind asked is left out, and the answering sentence is shown first; with
+    ``trim_padding`` off the same turn keeps every chosen sentence in rank order."""
+    (corpus_dir / "gannet.md").write_text(
+        "# Gannet Head\n\nThe Marrowick Light stands on Gannet Head above the harbour. The lantern of the Marrowick "
+        "Light has eight panes. Every keeper of the Marrowick Light learns the first rule by heart. The Marrowick "
+        "Light tower is 31 metres tall.\n", encoding="utf-8")
+    q = "How tall is the Marrowick Light tower?"
+    loose = {**LEXICAL_FLOOR, "answer.extractive.min_overlap": 0.1, "answer.extractive.margin": 10.0,
+             "answer.extractive.lexical_margin": 10.0, "answer.extractive.names.common_share": 0.3}
+    on = build_engine(**loose).ask(q)
+    off = build_engine(**loose, **{"answer.extractive.answerable.trim_padding": False}).ask(q)
+    assert on.answer.startswith("The Marrowick Light tower is 31 metres tall"), on.answer
+    assert "cottages" not in on.answer and "first light" not in on.answer, on.answer
+    judged = [s for s in on.trace.stages if s.name == "outline"][-1].info["answerable"]  # type: ignore[union-attr]
+    assert judged["padding"] >= 2
+    assert "cottages" in off.answer and "first light" in off.answer, off.answer  # the switch

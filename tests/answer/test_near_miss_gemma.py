@@ -51,3 +51,19 @@ def test_a_near_miss_is_declined_in_three_languages(engine: Engine, question: st
 def test_what_the_corpus_answers_is_still_answered(engine: Engine, question: str, gold: str) -> None:
     a = engine.ask(question)
     assert a.mode is AnswerMode.CORPUS and gold in a.answer.lower(), a.answer
+
+
+def test_the_collections_subject_in_another_script_need_not_be_written(engine: Engine) -> None:
+    """"Марровик" is the demo's subject, written "Marrowick" in its English passages: a Russian reader's question
+    naming it is answered as the English one is (it was declined: no English sentence writes the Cyrillic name)."""
+    a = engine.ask("Какой высоты башня маяка Марровик?")
+    assert a.mode is AnswerMode.CORPUS and "31 metres" in a.answer, a.answer
+    assert a.answer.startswith("The tower was built in 1839; it is 31 metres tall"), a.answer  # the answer leads
+
+
+def test_an_answer_is_not_padded_with_the_subjects_other_sentences(engine: Engine) -> None:
+    """The stranger's "How tall is the Marrowick Light?" quoted where it stands and "This is the first rule every
+    keeper … learns" beside the height: sentences that name only the collection's subject are left out."""
+    a = engine.ask("How tall is the Marrowick Light?")
+    assert a.mode is AnswerMode.CORPUS and "31 metres tall" in a.answer, a.answer
+    assert "first rule" not in a.answer and "Gannet Head" not in a.answer, a.answer

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -69,6 +70,7 @@ from footnote.answer.sentences import (
     cue_texts,
     focus_word,
     is_noise,
+    name_skeleton,
     names_shared,
     note_sentences,
     prose_likeness,
@@ -264,7 +266,8 @@ class SentenceRanker:
             if why:
                 info["continuation"] = why
         if a.extractive.answerable.enabled:
-            judged = self.check.judge(question, qlang, ranked, self._subject(note_terms), sims, passages=notes,
+            subject = self._subject(note_terms, cands)
+            judged = self.check.judge(question, qlang, ranked, subject, sims, passages=notes,
                                       titles=titles or {})
             judged_info = info["answerable"] = judged.to_info()
             if not judged.answers:
@@ -279,6 +282,11 @@ class SentenceRanker:
                     info["declined"] = "the answer-check model finds no answer in the chosen sentences"
                     info["chosen"] = 0
                     return [], info
+            if a.extractive.answerable.trim_padding:
+                trimmed = self.check.padding(question, qlang, ranked, judged, subject, sims)
+                if len(trimmed) < len(ranked):
+                    judged_info["padding"] = len(ranked) - len(trimmed)
+                ranked = trimmed
         info["chosen"] = len(ranked)
         return [Pick(c.note.n, c.text, round(c.score, 6), round(c.overlap, 6), c.position,
                      None if c.sim is None else round(c.sim, 6)) for c in ranked], info
@@ -384,18 +392,36 @@ class SentenceRanker:
                 + (a.extractive.named_source_weight if c.note.fragment.source_id in named else 0.0)
             )
 
-    def _subject(self, by_note: Mapping[int, set[str]]) -> Callable[[str, str], bool]:
+    def _subject(self, by_note: Mapping[int, set[str]], cands: Sequence[Cand] = ()) -> Callable[[str, str], bool]:
         """Whether a word is the collection's own subject in this turn: at least ``names.common_share`` of the
-        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it.
-        ``by_note``: the candidates' terms by note (:func:`_note_terms`)."""
+        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it — a name
+        in any script or spelling the notes write it in («Марровик» for notes that write "Marrowick").
+        ``by_note``: the candidates' terms by note (:func:`_note_terms`); ``cands``: the sentences whose names
+        are read (once, on the first capitalised word asked about)."""
         a = self.settings.extractive.names
         enough = len(by_note) >= a.common_min_notes
+        names: dict[bool, dict[int, set[str]]] = {}  # by script (Cyrillic or not), the notes' name skeletons
+
+        def named(word: str) -> int:
+            """How many notes write ``word`` as a name in the other script (Latin for Cyrillic, and the reverse):
+            within one script a skeleton is too loose (*Francia* and *France*), and a word is read as it is."""
+            if not names:
+                for c in cands:
+                    for w in _CAPITALISED.findall(c.text):
+                        names.setdefault(bool(_CYRILLIC.search(w)), {}).setdefault(c.note.n, set()).update(
+                            cross_script_names(w))
+            sk = name_skeleton(word)
+            other = names.get(not _CYRILLIC.search(word), {})
+            return sum(names_shared({sk}, n) > 0 for n in other.values()) if len(sk) >= 3 else 0
 
         def subject(word: str, lang: str) -> bool:
             stems = set(self.scorer.terms(word, lang))
             if not enough or not stems:
                 return False
-            return sum(stems <= terms for terms in by_note.values()) >= a.common_share * len(by_note)
+            need = a.common_share * len(by_note)
+            if sum(stems <= terms for terms in by_note.values()) >= need:
+                return True
+            return word[:1].isupper() and named(word) >= need
         return subject
 
     def _telling_names(self, qnames: set[str], cands: list[Cand], cand_names: list[set[str]]) -> set[str]:
@@ -474,6 +500,10 @@ class SentenceRanker:
             if len(out) >= a.extractive.address.sentences:
                 break
         return out
+
+
+_CAPITALISED = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 
 def _note_terms(cands: Sequence[Cand]) -> dict[int, set[str]]:

@@ -145,6 +145,11 @@ class AnswerableSettings(_Frozen):
         "0.25: one of four to seven).",
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    trim_padding: bool = Field(
+        True, description="Once a chosen sentence answers, it is shown first, and the chosen sentences in the "
+        "question's language that write none of its focus words (less the collection's subject) nor the kind asked "
+        "are left out (\"This is the first rule every keeper learns\" for \"How tall is the tower?\").",
+    )
     min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"embeddinggemma": 0.40},
         description="By embedder: a chosen sentence in the question's own language answers only when its cosine to "
