@@ -58,7 +58,19 @@ def test_the_collections_subject_in_another_script_need_not_be_written(engine: E
     naming it is answered as the English one is (it was declined: no English sentence writes the Cyrillic name)."""
     a = engine.ask("Какой высоты башня маяка Марровик?")
     assert a.mode is AnswerMode.CORPUS and "31 metres" in a.answer, a.answer
-    assert a.answer.startswith("The tower was built in 1839; it is 31 metres tall"), a.answer  # the answer leads
+
+
+@pytest.mark.parametrize("question", [
+    "How tall is the Storozhevoy lighthouse?",  # only the Russian letters, brought by the name, write «Сторожевом»
+    "Какой высоты башня маяка Морвик?",  # a consonant skeleton would take it for Marrowick (mrvk)
+    "Какого цвета маяк Мервик?",
+])
+def test_another_lighthouse_is_not_the_collections_subject(engine: Engine, question: str) -> None:
+    """The attack on the first version: a name the notes of one script write, or one spelled nearly like the
+    subject, was taken for the subject, and "How tall is the Storozhevoy lighthouse?" got the Marrowick Light's
+    31 metres."""
+    a = engine.ask(question)
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
 
 
 def test_an_answer_is_not_padded_with_the_subjects_other_sentences(engine: Engine) -> None:

@@ -90,6 +90,18 @@ def test_the_stream_says_which_model_writes_before_its_first_token(store: Settin
     assert said == {"model": "synthesizer-m"}, said  # no URL reaches the reader
 
 
+def test_the_writing_event_names_no_user_of_the_endpoint(store: Settings) -> None:
+    """The attack on the first version: the name was cut at its last "@", so a base_url with a user in it
+    (``http://alice:…@host``) put "qwen@http://alice:***" on every reader's screen."""
+    with ScriptedOpenAIServer({"synthesizer-m": [Reply(f"{LEAD} {ALL}.")] * 2}) as model:
+        url = model.base_url.replace("http://", "http://alice:hunter2@")
+        data = ask_twice(store.with_overrides(**{
+            "models.synthesizer.base_url": url, "models.synthesizer.model": "synthesizer-m",
+            "models.synthesizer.retries": 0}), FOG)
+    said = [e for n, e in data["events"] if n == "writing"]
+    assert said == [{"model": "synthesizer-m"}], said
+
+
 def test_without_the_model_the_rules_keep_a_false_relation(store: Settings) -> None:
     """The case the sentence check is for: every word is a passage's, so the rules show it."""
     data = _ask(store, f"{LEAD} {TWISTED} {ALL}.", None)

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind
-from footnote.answer.candidates import PRONOUN, Cand, TermScorer
-from footnote.answer.sentences import cross_script_names, name_skeleton, names_shared
+from footnote.answer.candidates import Cand, TermScorer
+from footnote.answer.sentences import ANAPHOR, cross_script_names, name_skeleton, names_shared
 from footnote.answer.types import Note
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
@@ -171,36 +171,37 @@ class AnswerCheck:
 
     def padding(self, question: str, qlang: str, chosen: Sequence[Cand], judged: Judged,
                 subject: Callable[[str, str], bool], vecs: np.ndarray | None = None) -> list[Cand]:
-        """``chosen`` less its padding, the answering sentence first: once a sentence answers (``judged``), a chosen
-        sentence in the question's language that writes none of its focus words — less the collection's subject,
-        which every passage names — nor the kind of thing asked says nothing of this question ("This is the first
-        rule every keeper of the Marrowick Light learns" for "How tall is the Marrowick Light?"). The sentence
-        next to the answering one in its passage (an antecedent, a continuation) stays; a sentence in another
-        language stays (its words cannot be compared). Nothing is trimmed when every focus word is the subject.
-        The answering sentence goes first, with the chosen sentences before it in its passage that it reads on from."""
+        """``chosen`` less its padding, in its order: once a sentence answers (``judged``), a chosen sentence in
+        the question's language that writes none of its focus words — less the collection's subject, which every
+        passage names — verbatim or by meaning, nor the kind of thing asked, says nothing of this question ("This
+        is the first rule every keeper of the Marrowick Light learns" for "How tall is the Marrowick Light?"). The
+        sentences next to the answering one in its passage stay, and so does the sentence before any kept one
+        that opens with "It…", "This…" (its antecedent); a sentence in another language stays (its words cannot
+        be compared). Only when the check judged the focus words (an embedder with a fitted ``ablation_drop``):
+        without them the "answering" sentence is any sentence of the right kind, and words alone miss a
+        paraphrase. Nothing is trimmed when every focus word is the subject."""
         p = judged.position
-        if not judged.answers or not 0 <= p < len(chosen):
+        floor = self.drop_floor()
+        if not judged.answers or not 0 <= p < len(chosen) or floor is None or vecs is None or not judged.focus:
             return list(chosen)
         kind = judged.asks
         answer = chosen[p]
-        near = {id(answer.before), id(answer.after)}
-        floor = self.drop_floor()
-        kept = []
-        for i, c in enumerate(chosen):
+        keep = {id(answer), id(answer.before), id(answer.after)}
+        for c in chosen:
             telling = tuple(w for w in focus_words(question) if not subject(w, c.lang))
-            if (i == p or id(c) in near or c.lang != qlang or not telling
-                    or (kind is not None and carries_kind(c.text, question, kind))
+            if (c.lang != qlang or not telling or (kind is not None and carries_kind(c.text, question, kind))
                     or any(self._lexical(w, c) for w in telling)
-                    or (floor is not None and vecs is not None
-                        and len(self._by_ablation(question, telling, c, vecs, floor)) < len(telling))):
-                kept.append(c)
-        # the answer first, after the kept sentences just before it in its passage that it reads on from (a
-        # continuation — "The past record was held by…" — then each "He…", "It…" after its antecedent)
-        lead, c = [answer], answer
-        while c.before is not None and any(x is c.before for x in kept) and (c is answer or PRONOUN.match(c.text)):
-            c = c.before
-            lead.insert(0, c)
-        return lead + [c for c in kept if all(c is not x for x in lead)]
+                    or len(self._by_ablation(question, telling, c, vecs, floor)) < len(telling)):
+                keep.add(id(c))
+        grew = True
+        while grew:  # a kept "It…" keeps the sentence it reads on from, and that one its own
+            grew = False
+            for c in chosen:
+                if (id(c) in keep and c.before is not None and id(c.before) not in keep
+                        and any(x is c.before for x in chosen) and ANAPHOR.match(c.text)):
+                    keep.add(id(c.before))
+                    grew = True
+        return [c for c in chosen if id(c) in keep]
 
     def _lexical(self, word: str, c: Cand) -> bool:
         stems = set(self.scorer.terms(word, c.lang))

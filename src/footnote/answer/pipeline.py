@@ -64,7 +64,7 @@ from footnote.answer.types import (
     Writing,
 )
 from footnote.errors import Cancelled, ModelError, TurnDeadline, UsageError
-from footnote.models.chat import CountingChatModel
+from footnote.models.chat import CountingChatModel, shown_name
 from footnote.models.protocols import Budget, ChatModel, ChoiceModel, Embedder
 from footnote.records.fragments import AddressLocator, Cue, TranscriptLocator
 from footnote.records.lang import lang_guess
@@ -310,7 +310,7 @@ class Answerer(ModelAnswers, Endings):
         how = "extractive"
         tokens: list[int] = [0]
         if synth is not None:
-            yield Writing(synth.name.rsplit("@", 1)[0])  # the model, not its endpoint: a reader sees it
+            yield Writing(shown_name(synth))  # the model, not its endpoint: a reader sees it
             cleaner = yield from self._model_answer(turn, synth, ctx, checker, tokens)
             how = "model" if cleaner is not None else "extractive"
             if cleaner is None:  # the extractive answer replaces the model's: what was judged of it is not shown

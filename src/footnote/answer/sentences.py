@@ -16,8 +16,23 @@ from footnote.records.fragments import Cue, TranscriptLocator
 from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
 
 __all__ = [
-    "ANAPHOR", "LEADING_LOC", "answer_type", "carries_answer_type", "continues", "cross_script_names", "cue_texts", "focus_word", "is_noise", "name_skeleton", "names_shared",
-    "note_sentences", "prose_likeness", "strip_reference_marks", "transcript_units",
+    "ANAPHOR",
+    "LEADING_LOC",
+    "answer_type",
+    "carries_answer_type",
+    "close_spelling",
+    "continues",
+    "cross_script_names",
+    "cue_texts",
+    "focus_word",
+    "is_noise",
+    "name_skeleton",
+    "name_spelling",
+    "names_shared",
+    "note_sentences",
+    "prose_likeness",
+    "strip_reference_marks",
+    "transcript_units",
 ]
 
 # --- candidates ----------------------------------------------------------------------------------
@@ -211,6 +226,34 @@ def name_skeleton(word: str) -> str:
         return w
     first = "a" if w[0] in "aeiouy" else w[0]  # a leading vowel is kept (any vowel alike): Allen, Аллена → aln
     return re.sub(r"(.)\1+", r"\1", first + _SKELETON_DROP.sub("", w[1:]))
+
+
+def name_spelling(word: str) -> str:
+    """A name as the two scripts spell it alike, vowels kept: Cyrillic transliterated, Latin ``w/ck/ph/q/x/zh``
+    as the transliteration writes them, ``y`` as ``i``, doubled letters single — ``Marrowick`` and ``Марровик``
+    both give ``marovik``, ``Марровике`` one letter more (:func:`close_spelling`). Tighter than
+    :func:`name_skeleton`, which lets ``Морвик`` pass for ``Marrowick``."""
+    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
+    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
+    w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("kh", "h")
+    w = w.replace("sh", "s").replace("y", "i").replace("'", "")
+    return re.sub(r"(.)\1+", r"\1", w)
+
+
+def close_spelling(a: str, b: str) -> bool:
+    """Whether two :func:`name_spelling` forms are one name: equal, or — from five letters — one edit apart (a case
+    ending: ``marovike`` for ``marovik``)."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 5 or abs(len(a) - len(b)) > 1:
+        return False
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        prev = cur
+    return prev[-1] <= 1
 
 
 _NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")

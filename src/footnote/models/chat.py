@@ -471,6 +471,13 @@ class CountingChatModel:
         return self.inner.stream(messages, budget=b)
 
 
+def shown_name(model: ChatModel) -> str:
+    """The model's name as a reader may see it: the configured model id, never its endpoint (whose URL may name a
+    user, ``http://alice:***@host``, or an internal host); a local model's ``llama-cpp:NAME``."""
+    inner = model.inner if isinstance(model, CountingChatModel) else model
+    return inner.settings.model if isinstance(inner, OpenAIChatModel) else inner.name
+
+
 def make_chat_model(role: str, settings: ChatModelSettings, models: ModelsSettings | None = None,
                     local: dict[Path, Any] | None = None) -> ChatModel:
     """The model for one configured role. ``models``: where ``llama-cpp://NAME`` finds installed models;

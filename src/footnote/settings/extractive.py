@@ -146,9 +146,10 @@ class AnswerableSettings(_Frozen):
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
     trim_padding: bool = Field(
-        True, description="Once a chosen sentence answers, it is shown first, and the chosen sentences in the "
-        "question's language that write none of its focus words (less the collection's subject) nor the kind asked "
-        "are left out (\"This is the first rule every keeper learns\" for \"How tall is the tower?\").",
+        True, description="Once a chosen sentence answers, the chosen sentences in the question's language that "
+        "write none of its focus words (less the collection's subject), verbatim or by meaning, nor the kind asked "
+        "are left out (\"This is the first rule every keeper learns\" for \"How tall is the tower?\"); the "
+        "antecedent of a kept \"It…\" stays. Only with an embedder that has a fitted ablation_drop.",
     )
     min_similarity: dict[str, float] = Field(
         default_factory=lambda: {"embeddinggemma": 0.40},

@@ -201,7 +201,7 @@
 
     onStage(data) {
       const name = data.name || "";
-      if (!this.text && !this.writer) {
+      if (!this.text && this.writer === undefined) {
         const planning = /outline|compact|plan/i.test(name);
         this.progress.textContent = I.t(this.lang, planning ? "reading" : "searching");
       }
@@ -210,8 +210,11 @@
 
     onWriting(data) {
       // a model writes: nothing is shown until a sentence has passed the server's checks (a minute or more locally)
-      this.writer = data.model || "a model";
-      if (!this.text) this.progress.textContent = I.t(this.lang, "writing_with", { model: this.writer });
+      this.writer = data.model || "";
+      if (!this.text) {
+        this.progress.textContent = this.writer ? I.t(this.lang, "writing_with", { model: this.writer })
+          : I.t(this.lang, "writing");
+      }
       this.node.setAttribute("data-writer", this.writer);
     }
 
