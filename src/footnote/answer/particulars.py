@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -309,18 +309,9 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(t for t in tokenize(_fold(text)) if len(t) >= 4 and t not in _STOPS and not t.isdigit())
 
 
-def foreign_names(claim: ClaimParticulars, cited: Sequence[PassageParticulars]) -> list[tuple[str, bool]]:
-    """The claim's names written in another script than every cited passage's text (a translation's), each with
-    whether a passage carries it by its spelling."""
-    own = {c.script for c in cited}
-    return [(w, _name_carried(sks, sc, list(cited))) for (w, sks), sc in zip(claim.names, claim.scripts, strict=True)
-            if sc not in own]
-
-
 def missing_particulars(claim: ClaimParticulars, cited: Iterable[PassageParticulars], *,
                         planted: frozenset[str] = frozenset(), background: frozenset[str] = frozenset(),
-                        cross_script_names: str = "one",
-                        by_meaning: Callable[[str], bool] | None = None) -> list[str]:
+                        cross_script_names: str = "one") -> list[str]:
     """What the claim states that none of its cited passages carries, by kind: ``number``, ``date``,
     ``name``; ``instruction`` when it repeats a content word only a cited passage's instructions carry (or
     ``planted``: only the instructions of the turn's passages); ``background`` when it repeats one only the turn's
@@ -328,9 +319,7 @@ def missing_particulars(claim: ClaimParticulars, cited: Iterable[PassageParticul
     particular is carried. A name written in the script of a cited passage's text must be carried; of the names
     written in another script (a translation: capitalised words that are names in one language and common words
     in the other — "Super Bowl" / "Суперкубок", "Executive Vice President" — and transliterations a skeleton
-    misses) ``cross_script_names`` says how many must be: ``all``, ``half`` or ``one``. ``by_meaning(word)``: whether
-    the cited passages carry such a name by meaning (a translation: "Суперкубке" for "Super Bowl"), asked only of
-    the names in another script that no spelling carries, and only while they are short of ``need``."""
+    misses) ``cross_script_names`` says how many must be: ``all``, ``half`` or ``one``."""
     cs = list(cited)
     nums = frozenset().union(*(c.numbers for c in cs)) if cs else frozenset()
     months = frozenset().union(*(c.months for c in cs)) if cs else frozenset()
@@ -344,17 +333,9 @@ def missing_particulars(claim: ClaimParticulars, cited: Iterable[PassageParticul
         out.append("date")
     own = {c.script for c in cs}
     same = [_name_carried(sks, sc, cs) for (_, sks), sc in zip(claim.names, claim.scripts, strict=True) if sc in own]
-    foreign = foreign_names(claim, cs)
-    n = len(foreign)
-    need = {"all": n, "half": (n + 1) // 2, "one": min(1, n)}.get(cross_script_names, n)
-    carried = sum(ok for _, ok in foreign)
-    if by_meaning is not None and all(same):
-        for w, ok in foreign:
-            if carried >= need:
-                break
-            if not ok and by_meaning(w):
-                carried += 1
-    if not all(same) or carried < need:
+    other = [_name_carried(sks, sc, cs) for (_, sks), sc in zip(claim.names, claim.scripts, strict=True) if sc not in own]
+    need = {"all": len(other), "half": (len(other) + 1) // 2, "one": min(1, len(other))}.get(cross_script_names, len(other))
+    if not all(same) or sum(other) < need:
         out.append("name")
     if claim.words & (planted | turn_planted):  # (``planted`` is already less every passage's words)
         out.append("instruction")

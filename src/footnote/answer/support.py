@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from footnote.answer.answerable import without
 from footnote.answer.instructions import is_instruction
 from footnote.answer.particulars import (
     PassageParticulars,
@@ -197,10 +196,6 @@ Vectors = Callable[[Sequence[str]], np.ndarray]
 """Passage vectors of texts, one row each (the embedder's ``embed_passages``, or a cache in front of it)."""
 
 
-#: A name a passage writes: a run of capitalised words ("Super Bowl", "Peyton Manning", "BSkyB"), in any script.
-_NAME_RUN = re.compile(r"\b[A-ZА-ЯЁ][\w'’-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-ZА-ЯЁ][\w'’-]*)*")
-
-
 class SupportScorer:
     """Scores claims against notes; ``embedder`` None scores on containment alone. ``vectors``: where
     passage vectors come from (default: one ``embed_passages`` call per answer)."""
@@ -288,8 +283,7 @@ class SupportScorer:
             self._particulars.put(key, hit)
         return hit
 
-    def missing(self, claim: str, cited: Sequence[PassageParticulars], turn: TurnWords | None = None,
-                by_meaning: Callable[[str], bool] | None = None) -> tuple[str, ...]:
+    def missing(self, claim: str, cited: Sequence[PassageParticulars], turn: TurnWords | None = None) -> tuple[str, ...]:
         """What ``claim`` states that none of ``cited`` carries (``number``, ``date``, ``name``, ``instruction``,
         ``background``: :func:`~footnote.answer.particulars.missing_particulars`); empty with ``support.particulars``
         off."""
@@ -297,7 +291,7 @@ class SupportScorer:
             return ()
         t = turn or TurnWords()
         return tuple(missing_particulars(claim_particulars(claim), cited, planted=t.planted, background=t.background,
-                                         cross_script_names=self.settings.cross_script_names, by_meaning=by_meaning))
+                                         cross_script_names=self.settings.cross_script_names))
 
     def turn_words(self, passages: Sequence[CitedPassage], background: Sequence[str] = ()) -> TurnWords:
         """The words a model's claim may not take from the turn: those only the instructions planted in the turn's
@@ -324,56 +318,9 @@ class SupportScorer:
                     continue
                 sim, cont, score = next(scores)
                 cs.append(CitationSupport(n, sim, cont, score, score >= self.threshold(cont)))
-            ns = [n for n in dict.fromkeys(s.cites) if n in by_n]
-            cited = [self.passage(by_n[n].text, by_n[n].extra) for n in ns]
-            meaning = self._by_meaning(s.text, [by_n[n].text for n in ns], vectors)
-            out.append(SentenceSupport(s.text, tuple(cs), self.missing(s.text, cited, turn, meaning)))
+            cited = [self.passage(by_n[n].text, by_n[n].extra) for n in dict.fromkeys(s.cites) if n in by_n]
+            out.append(SentenceSupport(s.text, tuple(cs), self.missing(s.text, cited, turn)))
         return out
-
-    def _by_meaning(self, claim: str, notes: Sequence[str], vectors: Vectors | None) -> Callable[[str], bool] | None:
-        """Whether the cited ``notes`` carry a name of ``claim`` by meaning (:meth:`name_drop` at least
-        ``support.name_drop`` for the embedder) — a translation's «Суперкубке» for "Super Bowl", which no spelling
-        matches. None without a fitted drop: the names are then judged by their spelling alone."""
-        floor = self.settings.name_drop.get(self.embedder.name) if self.embedder is not None else None
-        if floor is None or not notes:
-            return None
-
-        def carried(word: str) -> bool:
-            drop = self.name_drop(claim, word, notes, vectors)
-            return drop is not None and drop >= floor
-        return carried
-
-    def name_likeness(self, word: str, notes: Sequence[str], vectors: Vectors | None = None) -> float | None:
-        """The best cosine between ``word`` alone and a name the ``notes`` write (a run of capitalised words:
-        "Super Bowl", "John Elway"), as the embedder's passage vectors see them: «Суперкубке» is close to "Super
-        Bowl" in any script. None without an embedder or a name in the notes."""
-        if self.embedder is None:
-            return None
-        runs = list(dict.fromkeys(m.group(0) for t in notes for m in _NAME_RUN.finditer(t)))
-        if not runs:
-            return None
-        texts = list(dict.fromkeys([word, *runs]))
-        source = vectors if vectors is not None else self._vectors
-        vecs = np.asarray(source(texts) if source is not None else self.embedder.embed_passages(texts), dtype=np.float32)
-        row = {t: i for i, t in enumerate(texts)}
-        return float(np.max(vecs[[row[r] for r in runs]] @ vecs[row[word]]))
-
-    def name_drop(self, claim: str, word: str, notes: Sequence[str], vectors: Vectors | None = None) -> float | None:
-        """How much less like the best-matching sentence of ``notes`` the claim is without ``word`` (cosines of the
-        embedder's passage vectors): a word the notes carry in any language or wording leaves a claim less like
-        them without it; one they lack leaves it as like them, or more. None without an embedder or text to compare."""
-        if self.embedder is None:
-            return None
-        variant = without(claim, word)
-        sents = [x for t in notes for x in self._note(t).sentences]
-        if variant == claim or not variant.strip() or not sents:
-            return None
-        texts = list(dict.fromkeys([claim, variant, *sents]))
-        source = vectors if vectors is not None else self._vectors
-        vecs = np.asarray(source(texts) if source is not None else self.embedder.embed_passages(texts), dtype=np.float32)
-        row = {t: i for i, t in enumerate(texts)}
-        block = vecs[[row[x] for x in sents]]
-        return float(np.max(block @ vecs[row[claim]])) - float(np.max(block @ vecs[row[variant]]))
 
     def score_answer(self, answer: Answer, vectors: Vectors | None = None) -> AnswerSupport | None:
         """Support of a corpus answer's sentences by their citations; None for an answer that cites

@@ -76,13 +76,6 @@ class SupportSettings(_Frozen):
         "capitalised words are names in one language and common words in the other ('Super Bowl' / 'Суперкубок'); "
         "what each costs on faithful translations: docs/answering.md."
     )
-    name_drop: dict[str, float] = Field(
-        default_factory=dict,
-        description="By embedder: a name of a model's sentence written in another script than the passages it cites, "
-        "that no spelling of theirs matches (a translation: 'Суперкубке' for 'Super Bowl'), is carried when the "
-        "sentence without it is at least this much less like the best-matching passage sentence. An embedder not "
-        "listed: names are judged by their spelling alone. How it was fitted: docs/answering.md.",
-    )
     model_check: bool = Field(
         True, description="With a model in models.answer_check: a model-written sentence the rules above find supported "
         "is also shown to that model with the passages it cites and asked whether they support every part of it "
