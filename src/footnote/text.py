@@ -248,6 +248,18 @@ def content_terms(text: str, lang: str, analyzer: Analyzer | None = None) -> set
     return set((analyzer or _ANALYZER).stem(toks, lang))
 
 
+def edit_distance(a: Sequence[object], b: Sequence[object]) -> int:
+    """Levenshtein distance between two sequences (letters of a name, words of a transcript): substitutions,
+    deletions and insertions, each 1."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return prev[-1]
+
+
 def numbers(text: str) -> set[str]:
     """The numbers written in ``text`` (language-neutral evidence: years, counts, addresses)."""
     return {t for t in tokenize(text) if t.isdigit()}

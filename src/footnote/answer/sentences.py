@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from footnote.answer.instructions import is_instruction
 from footnote.answer.types import Note
 from footnote.records.fragments import Cue, TranscriptLocator
-from footnote.text import STOP_WORDS, clean_text, is_stop, split_sentences, tokenize
+from footnote.text import STOP_WORDS, clean_text, edit_distance, is_stop, split_sentences, tokenize
 
 __all__ = [
     "ANAPHOR",
@@ -245,15 +245,7 @@ def close_spelling(a: str, b: str) -> bool:
     ending: ``marovike`` for ``marovik``)."""
     if a == b:
         return True
-    if min(len(a), len(b)) < 5 or abs(len(a) - len(b)) > 1:
-        return False
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-        prev = cur
-    return prev[-1] <= 1
+    return min(len(a), len(b)) >= 5 and abs(len(a) - len(b)) <= 1 and edit_distance(a, b) <= 1
 
 
 _NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")

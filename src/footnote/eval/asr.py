@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from footnote.records.fragments import Cue
+from footnote.text import edit_distance
 
 _SPAN = re.compile(r"<span[^>]*>(.*?)</span>", re.S)
 _TAG = re.compile(r"<[^>]+>")
@@ -37,13 +38,7 @@ def xhtml_lines(markup: str) -> list[str]:
 
 def wer(ref: Sequence[str], hyp: Sequence[str]) -> float:
     """(substitutions + deletions + insertions) / len(ref)."""
-    prev = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, h in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
-        prev = cur
-    return prev[-1] / max(1, len(ref))
+    return edit_distance(ref, hyp) / max(1, len(ref))
 
 
 @dataclass(frozen=True)
