@@ -35,14 +35,22 @@ import numpy as np
 
 from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind
 from footnote.answer.candidates import Cand, TermScorer
-from footnote.answer.sentences import ANAPHOR, cross_script_names, name_skeleton, names_shared
+from footnote.answer.sentences import (
+    ANAPHOR,
+    CAPITALISED,
+    close_spelling,
+    cross_script_names,
+    name_skeleton,
+    name_spelling,
+    names_shared,
+)
 from footnote.answer.types import Note
 from footnote.lru import LruCache
 from footnote.models.protocols import Embedder
-from footnote.settings.extractive import AnswerableSettings
+from footnote.settings.extractive import AnswerableSettings, NamesSettings
 from footnote.text import fold, is_stop, keywords, numbers
 
-__all__ = ["AnswerCheck", "AskedKind", "Judged", "asked_kind", "carries_kind", "focus_words", "without"]
+__all__ = ["AnswerCheck", "AskedKind", "Judged", "asked_kind", "carries_kind", "focus_words", "subject_of", "without"]
 
 
 def _folded(words: str) -> frozenset[str]:
@@ -235,6 +243,56 @@ class AnswerCheck:
                 self._queries_cache.put(t, v)
                 out[t] = v
         return [out[t] for t in texts]
+
+
+def subject_of(by_note: Mapping[int, set[str]], cands: Sequence[Cand], scorer: TermScorer,
+               names: NamesSettings) -> Callable[[str, str], bool]:
+    """``subject(word, lang)``: whether a word is the collection's own subject in this turn — at least
+    ``names.common_share`` of the turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence
+    need repeat it. ``by_note``: the candidates' terms by note; ``cands``: the turn's sentences.
+
+    A name is also the subject when the notes of *each* script carry it at that share, those of the other script
+    spelled as they write it («Марровик» where the English notes write "Marrowick" and the Russian ones
+    «Марровик»: :func:`~footnote.answer.sentences.close_spelling`). Each script on its own: a name only the Russian
+    letters write («Сторожевом») is their subject, not the collection's, though the question naming it brought
+    those letters to half the turn's notes."""
+    enough = len(by_note) >= names.common_min_notes
+    scripts: dict[int, bool] = {}  # note → written in Cyrillic
+    spelled: dict[int, set[tuple[bool, str]]] = {}  # note → its capitalised words (script, spelling)
+
+    def read() -> None:
+        letters: dict[int, list[int]] = {}
+        for c in cands:
+            n = letters.setdefault(c.note.n, [0, 0])
+            n[0] += len(_CYRILLIC.findall(c.text))
+            n[1] += len(_LETTER.findall(c.text))
+            spelled.setdefault(c.note.n, set()).update(
+                (bool(_CYRILLIC.search(w)), name_spelling(w)) for w in CAPITALISED.findall(c.text))
+        scripts.update({n: 2 * cyr > total for n, (cyr, total) in letters.items()})
+
+    def subject(word: str, lang: str) -> bool:
+        stems = set(scorer.terms(word, lang))
+        if not enough or not stems:
+            return False
+        if sum(stems <= terms for terms in by_note.values()) >= names.common_share * len(by_note):
+            return True
+        if not word[:1].isupper():
+            return False
+        if not scripts:
+            read()
+        cyr, spelling = bool(_CYRILLIC.search(word)), name_spelling(word)
+        groups: dict[bool, list[bool]] = {}
+        for n, terms in by_note.items():
+            script = scripts.get(n, cyr)
+            carries = stems <= terms if script == cyr else any(
+                s != cyr and close_spelling(spelling, sp) for s, sp in spelled.get(n, ()))
+            groups.setdefault(script, []).append(carries)
+        return any(s != cyr for s in groups) and all(sum(g) >= names.common_share * len(g) for g in groups.values())
+    return subject
+
+
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 #: A number that is part of a name ("Super Bowl 50", "Apollo 11", "AS-278", "LC-34"): the name is the focus,

@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
 from footnote.answer.addressed import per_address
-from footnote.answer.answerable import AnswerCheck
+from footnote.answer.answerable import AnswerCheck, subject_of
 from footnote.answer.candidates import (
     Cand,
     Prepared,
@@ -66,12 +65,10 @@ from footnote.answer.sentences import (
     LEADING_LOC,
     answer_type,
     carries_answer_type,
-    close_spelling,
     cross_script_names,
     cue_texts,
     focus_word,
     is_noise,
-    name_spelling,
     names_shared,
     note_sentences,
     prose_likeness,
@@ -267,7 +264,7 @@ class SentenceRanker:
             if why:
                 info["continuation"] = why
         if a.extractive.answerable.enabled:
-            subject = self._subject(note_terms, cands)
+            subject = subject_of(note_terms, cands, self.scorer, a.extractive.names)
             judged = self.check.judge(question, qlang, ranked, subject, sims, passages=notes,
                                       titles=titles or {})
             judged_info = info["answerable"] = judged.to_info()
@@ -393,51 +390,6 @@ class SentenceRanker:
                 + (a.extractive.named_source_weight if c.note.fragment.source_id in named else 0.0)
             )
 
-    def _subject(self, by_note: Mapping[int, set[str]], cands: Sequence[Cand] = ()) -> Callable[[str, str], bool]:
-        """Whether a word is the collection's own subject in this turn: at least ``names.common_share`` of the
-        turn's notes (once there are ``names.common_min_notes``) carry it, so no sentence need repeat it.
-        ``by_note``: the candidates' terms by note (:func:`_note_terms`); ``cands``: the turn's sentences.
-
-        A name is also the subject when the notes of *each* script carry it at that share, those of the other
-        script spelled as they write it («Марровик» where the English notes write "Marrowick" and the Russian
-        ones «Марровик»: :func:`~footnote.answer.sentences.close_spelling`). Each script on its own: a name only
-        the Russian letters write («Сторожевом») is their subject, not the collection's, though the question
-        naming it brought those letters to half the turn's notes."""
-        a = self.settings.extractive.names
-        enough = len(by_note) >= a.common_min_notes
-        scripts: dict[int, bool] = {}  # note → written in Cyrillic
-        spelled: dict[int, set[tuple[bool, str]]] = {}  # note → its capitalised words (script, spelling)
-
-        def read() -> None:
-            letters: dict[int, list[int]] = {}
-            for c in cands:
-                n = letters.setdefault(c.note.n, [0, 0])
-                n[0] += len(_CYRILLIC.findall(c.text))
-                n[1] += len(_LETTER.findall(c.text))
-                spelled.setdefault(c.note.n, set()).update(
-                    (bool(_CYRILLIC.search(w)), name_spelling(w)) for w in _CAPITALISED.findall(c.text))
-            scripts.update({n: 2 * cyr > total for n, (cyr, total) in letters.items()})
-
-        def subject(word: str, lang: str) -> bool:
-            stems = set(self.scorer.terms(word, lang))
-            if not enough or not stems:
-                return False
-            if sum(stems <= terms for terms in by_note.values()) >= a.common_share * len(by_note):
-                return True
-            if not word[:1].isupper():
-                return False
-            if not scripts:
-                read()
-            cyr, spelling = bool(_CYRILLIC.search(word)), name_spelling(word)
-            groups: dict[bool, list[bool]] = {}
-            for n, terms in by_note.items():
-                script = scripts.get(n, cyr)
-                carries = stems <= terms if script == cyr else any(
-                    s != cyr and close_spelling(spelling, sp) for s, sp in spelled.get(n, ()))
-                groups.setdefault(script, []).append(carries)
-            return any(s != cyr for s in groups) and all(sum(g) >= a.common_share * len(g) for g in groups.values())
-        return subject
-
     def _telling_names(self, qnames: set[str], cands: list[Cand], cand_names: list[set[str]]) -> set[str]:
         """The question's names less those most of the turn's notes carry: the collection's own subject
         ("Marrowick" in a corpus about its lighthouse) tells no sentence from another, and counted as evidence
@@ -514,11 +466,6 @@ class SentenceRanker:
             if len(out) >= a.extractive.address.sentences:
                 break
         return out
-
-
-_CAPITALISED = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _note_terms(cands: Sequence[Cand]) -> dict[int, set[str]]:

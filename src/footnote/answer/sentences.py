@@ -248,13 +248,14 @@ def close_spelling(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 5 and abs(len(a) - len(b)) <= 1 and edit_distance(a, b) <= 1
 
 
-_NAME = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
+#: A capitalised word of three letters or more, Latin or Cyrillic (a name, mostly).
+CAPITALISED = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
 
 
 def cross_script_names(text: str) -> set[str]:
     """Skeletons of the capitalised words of ``text`` that are not stop words (names, mostly)."""
     out = set()
-    for i, m in enumerate(_NAME.finditer(text)):
+    for i, m in enumerate(CAPITALISED.finditer(text)):
         w = m.group(0)
         if i == 0 and m.start() == 0 and w.lower() in STOP_WORDS.get("ru", frozenset()) | STOP_WORDS.get("en", frozenset()):
             continue
