@@ -333,6 +333,9 @@ def test_padding_keeps_the_antecedent_of_a_kept_sentence() -> None:
     # "In that year Mr Venn brought a gift…" names nothing the question asks: only "It was a new burner…" keeps it
     assert "It was a new burner with four wicks." in shown, shown
     assert "In that year Mr Venn brought a gift from Glasgow." in shown, shown
+    # and before it: it was ranked below "It was…" (the stranger's "It must be wound…" shown before the clockwork)
+    assert shown.index("In that year Mr Venn brought a gift from Glasgow.") + 1 == shown.index(
+        "It was a new burner with four wicks."), shown
     off = s.with_overrides(**{"answer.extractive.answerable.trim_padding": False})
     assert "Gulls nest on the cliffs above the cove." in [p.sentence for p in SentenceRanker(
         off, HashEmbedder(), TermScorer()).select(q, "en", notes)[0]]

@@ -228,6 +228,19 @@ def test_a_pronoun_sentence_brings_its_antecedent() -> None:
     ]
 
 
+def test_an_antecedent_chosen_further_down_is_moved_up() -> None:
+    """The stranger's "How is the clockwork wound?" opened with "It must be wound…": both sentences were chosen,
+    the pronoun's ranked first, so its antecedent was not added — and stayed second."""
+    notes = [note(1, "The clockwork that turns the lens is driven by an iron weight sinking down the tube in the middle "
+                     "of the tower. It must be wound every two hours, one hundred and twenty turns of the crank. Gulls "
+                     "nest on the cliffs.")]
+    picks, _ = SentenceRanker(S).select("How is the clockwork wound?", "en", notes)
+    assert [p.sentence for p in picks[:2]] == [
+        "The clockwork that turns the lens is driven by an iron weight sinking down the tube in the middle of the tower.",
+        "It must be wound every two hours, one hundred and twenty turns of the crank.",
+    ]
+
+
 def test_the_best_sentence_without_the_asked_for_name_is_quoted_with_the_next_one() -> None:
     notes = [note(1, "Peyton Manning became the first quarterback ever to lead two different teams to multiple Super "
                      "Bowls. He is also the oldest quarterback ever to play in a Super Bowl at age 39. The past record "

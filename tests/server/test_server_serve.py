@@ -66,3 +66,14 @@ def test_a_busy_port_is_reported_not_served(tmp_path: Path) -> None:
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in proc.stderr
     assert "--port" in proc.stderr and "serving" not in proc.stdout + proc.stderr
     assert not (tmp_path / "footnote-data").exists()  # failed before touching a store
+
+
+def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    """The stranger's `footnote serve --port 99999` printed a traceback ending in "OverflowError: bind(): port must
+    be 0-65535"; it is a usage error (exit 2) naming the option, before any store is touched."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--port", "99999", "--no-demo"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "Invalid value for '--port': 99999 is not in the range 0<=x<=65535" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "footnote-data").exists()

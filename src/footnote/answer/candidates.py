@@ -63,17 +63,24 @@ PRONOUN = re.compile(r"(?i)^(?:he|she|it|they|his|her|its|their|this|these|он|
 
 def with_antecedents(chosen: list[Cand], cap: int) -> list[Cand]:
     """A chosen sentence that opens with a pronoun ("He is also the oldest quarterback…") is preceded
-    by the sentence before it in its note (its antecedent), unless that one is chosen already; the
-    total stays within ``cap`` (the lowest-ranked picks give way, never leaving an antecedent alone)."""
+    by the sentence before it in its note (its antecedent) — added when it was not chosen, moved up when it was
+    chosen further down; the total stays within ``cap`` (the lowest-ranked picks give way, never leaving an
+    antecedent alone)."""
     out: list[Cand] = []
     ids = {id(c) for c in chosen}
     added: set[int] = set()
+    shown: set[int] = set()
     for c in chosen:
-        if c.before is not None and id(c.before) not in ids and PRONOUN.match(c.text):
-            out.append(c.before)
-            ids.add(id(c.before))
-            added.add(id(c.before))
+        if id(c) in shown:
+            continue  # an antecedent already pulled ahead of the sentence that needs it
+        if c.before is not None and id(c.before) not in shown and PRONOUN.match(c.text):
+            if id(c.before) not in ids:
+                ids.add(id(c.before))
+                added.add(id(c.before))
+            out.append(c.before)  # chosen or not, it goes right before: "It must be wound…" after "The clockwork…"
+            shown.add(id(c.before))
         out.append(c)
+        shown.add(id(c))
     keep = out[:cap]
     while keep and id(keep[-1]) in added:
         keep.pop()

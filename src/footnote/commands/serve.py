@@ -85,7 +85,7 @@ def ingest_demo_if_empty(engine: Engine, demo: Path | None, memory: Path | None 
 
 @click.command("serve")
 @click.option("--host", default=None, help="Address to bind (default settings.server.host, 127.0.0.1).")
-@click.option("--port", type=int, default=None, help="Port to bind (default settings.server.port, 8000).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port to bind (default settings.server.port, 8000).")
 @click.option("--demo", "demo", type=click.Path(path_type=Path), default=None,
               help="Corpus folder ingested when the store is empty (default settings.server.demo_corpus).")
 @click.option("--no-demo", is_flag=True, help="Never ingest a demo corpus.")

@@ -9,7 +9,7 @@ from footnote.settings.base import _Frozen
 
 class ServerSettings(_Frozen):
     host: str = Field("127.0.0.1", description="Address the server binds.")
-    port: int = Field(8000, description="Port the server binds.")
+    port: int = Field(8000, ge=0, le=65535, description="Port the server binds.")
     api_key: str = Field(
         "", description="The admin key: if set, every route but /healthz needs a key, and this one reads and writes "
         "every collection (env FOOTNOTE_API_KEY). Named keys limited to some collections: `footnote keys create`."

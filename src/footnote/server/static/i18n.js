@@ -6,6 +6,7 @@
   const STRINGS = {
     en: {
       tagline: "Answers that cite their sources — or say they don't know.",
+      welcome_head: "About this collection",
       placeholder: "Ask the corpus a question…",
       ask: "Ask",
       close: "Close",
@@ -132,6 +133,7 @@
     },
     ru: {
       tagline: "Ответы со ссылками на источники — или честное «не знаю».",
+      welcome_head: "Об этой коллекции",
       placeholder: "Задайте вопрос по корпусу…",
       ask: "Спросить",
       close: "Закрыть",
