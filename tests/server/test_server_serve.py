@@ -77,3 +77,24 @@ def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Invalid value for '--port': 99999 is not in the range 0<=x<=65535" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "footnote-data").exists()
+
+
+def test_a_bound_port_refuses_until_the_server_listens() -> None:
+    """The stranger's trial: the port listened while the demo was still being ingested, so a browser opened early
+    waited on a queued connection (12 s, nothing said). ``bind`` claims the port without listening — a connection
+    is refused at once — and ``listen`` opens it once the server is ready; a second server that bound the same port
+    before either listened is told at ``listen``, as for a busy port."""
+    from footnote.commands.serve import bind, listen
+    from footnote.errors import ServeError
+
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    try:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        listen(sock, "127.0.0.1", port)
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        with pytest.raises(ServeError, match=f"cannot listen on 127.0.0.1:{port}: .*already in use"):
+            bind("127.0.0.1", port)  # someone listens there now
+    finally:
+        sock.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -20,18 +21,38 @@ from footnote.settings import Settings
 log = logging.getLogger(__name__)
 
 def bind(host: str, port: int) -> socket.socket:
-    """Listen on ``host:port`` now, so a busy or unavailable address fails with the OS's reason before
-    anything claims to be serving."""
+    """Bind ``host:port`` now, so a busy or unavailable address fails with the OS's reason before anything claims
+    to be serving — but do not listen yet (:func:`listen`): a browser opened while the demo is still being
+    ingested is refused at once rather than left waiting on a queued connection (the stranger's trial)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock = socket.create_server((host, port), family=family, backlog=2048)
+        if os.name == "posix":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart is not blocked by TIME_WAIT
+        if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
     except OSError as e:
-        hint = " (another program is listening there: pick another port with --port, or PORT= for make run)" \
-            if e.errno in (98, 48, 10048) else ""
-        reason = (e.strerror or str(e)).split(" (while attempting")[0]  # asyncio-style suffix repeats the address
-        raise ServeError(f"cannot listen on {host}:{port}: {reason}{hint}") from e
+        sock.close()
+        raise _cannot_listen(host, port, e) from e
     sock.set_inheritable(True)
     return sock
+
+
+def listen(sock: socket.socket, host: str, port: int) -> None:
+    """Start accepting connections on a socket :func:`bind` made (two servers that bound the same port before
+    either listened: the second is told here, as for a busy port)."""
+    try:
+        sock.listen(2048)
+    except OSError as e:
+        raise _cannot_listen(host, port, e) from e
+
+
+def _cannot_listen(host: str, port: int, e: OSError) -> ServeError:
+    hint = " (another program is listening there: pick another port with --port, or PORT= for make run)" \
+        if e.errno in (98, 48, 10048) else ""
+    reason = (e.strerror or str(e)).split(" (while attempting")[0]  # asyncio-style suffix repeats the address
+    return ServeError(f"cannot listen on {host}:{port}: {reason}{hint}")
 
 
 def release_freed_memory() -> bool:
@@ -133,6 +154,7 @@ def serve(ctx: Ctx, host: str | None, port: int | None, demo: Path | None, no_de
             click.echo(f"warning: {note}", err=True)
         app = create_app(engine, settings)
         shown = f"[{host}]" if ":" in host else host
+        listen(sock, host, port)
         click.echo(f"Footnote is serving http://{shown}:{port}  (API docs: http://{shown}:{port}/docs)")
         if settings.mcp.enabled:
             click.echo(f"MCP (streamable HTTP): http://{shown}:{port}/mcp", err=True)
