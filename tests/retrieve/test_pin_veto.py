@@ -55,3 +55,26 @@ def test_a_common_word_is_not_a_title_named_and_apostrophes_do_not_matter() -> N
     # a label before a full stop is a head; a number is whole ("1.5" is not "1")
     assert names_title("What does Lecture 1 say?", "Lecture 1. The lamp and the lens")
     assert not names_title("What does lecture 1.5 say?", "Lecture 1. The lamp and the lens")
+
+
+BILINGUAL = MemoryNote("fog-horn-rule", NoteKind.PINNED, "The keepers start the fog horn when the beacon is lost.",
+                       triggers=("When do the keepers start the fog horn?", "Когда смотрители запускают туманный горн?"),
+                       title="The fog horn rule")
+
+
+def test_a_question_in_another_language_pins_only_through_a_trigger_in_that_language() -> None:
+    """The stranger's "Wie oft blinkt das Leuchtfeuer von Marrowick?" was pinned to the English fog-horn note:
+    the near-miss rule compared words only in the note's own language. In another language the note's triggers
+    in the reader's language are compared; a note with none does not pin (the search answers instead)."""
+    def veto(question: str, qlang: str, note: MemoryNote = BILINGUAL, **overrides: object) -> str | None:
+        return pin_veto(question, qlang, note, None, [], {}, Settings().with_overrides(**overrides), Analyzer())
+
+    assert veto("Когда смотрители запускают туманный горн?", "ru") is None  # its own Russian trigger: pins
+    assert veto("Как часто звучит туманный горн на маяке Марровик?", "ru") == (
+        "the question's words are not the note's (a near miss to its subject)")
+    assert veto("Wie oft blinkt das Leuchtfeuer von Marrowick?", "de") == (
+        "the note has no trigger in the reader's language to tell a near miss by")
+    assert veto("Когда смотрители запускают туманный горн?", "ru", NOTE) == (
+        "the note has no trigger in the reader's language to tell a near miss by")
+    off = {"memory.pin_across_languages_by_triggers": False}
+    assert veto("Wie oft blinkt das Leuchtfeuer von Marrowick?", "de", **off) is None  # the switch

@@ -110,10 +110,19 @@ def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None,
     if m.pin_yields_to_reader_language and note.lang != qlang and final and final[0].fragment.lang == qlang:
         return "a passage in the reader's language ranks first"
     if note.lang == qlang:
-        qterms = content_terms(question, qlang, analyzer)
-        carried = content_terms(" ".join([note.title, *note.triggers, note.body]), qlang, analyzer)
-        if qterms and len(qterms & carried) / len(qterms) <= m.pin_min_term_share:
-            return "the question's words are not the note's (a near miss to its subject)"
+        words = " ".join([note.title, *note.triggers, note.body])
+    elif m.pin_across_languages_by_triggers:
+        # in another language the note's own words cannot be compared: its triggers in the reader's language can
+        # (the editors wrote them for those readers); a note with none does not pin (the search answers instead)
+        words = " ".join(t for t in note.triggers if settings.corpus.question_lang(t) == qlang)
+        if not words:
+            return "the note has no trigger in the reader's language to tell a near miss by"
+    else:
+        return None
+    qterms = content_terms(question, qlang, analyzer)
+    carried = content_terms(words, qlang, analyzer)
+    if qterms and len(qterms & carried) / len(qterms) <= m.pin_min_term_share:
+        return "the question's words are not the note's (a near miss to its subject)"
     return None
 
 

@@ -64,6 +64,12 @@ class MemorySettings(_Frozen):
         "more than this share of the question's content words: 'When is the lamp lit?' is a near miss to the "
         "red-lamp note's subject, not its question (docs/memory.md, \"When a pinned note does not pin\").",
     )
+    pin_across_languages_by_triggers: bool = Field(
+        True, description="A pinned note pins a question in another language than the note only through its triggers "
+        "in the question's language, which must carry more than pin_min_term_share of the question's content words "
+        "(a German near miss to an English note's subject — 'Wie oft blinkt das Leuchtfeuer?' for the fog-horn note — "
+        "is searched instead); a note with no trigger in that language does not pin it.",
+    )
     pin_yields_to_reader_language: bool = Field(
         True, description="A pinned note in another language than the question does not pin when a passage in "
         "the reader's language ranks first: that passage answers, in the reader's language.",
