@@ -15,10 +15,14 @@ def test_quotes_note_names_languages_not_codes() -> None:
     assert quotes_language_note("en", ["de", "sa"]) == "The quoted passages are in German and Sanskrit."
     assert quotes_language_note("en", ["en", "en"]) is None
     assert quotes_language_note("en", ["xx"]) == "The quoted passages are in xx."  # unknown: as it is
+    # the stranger's «Как часто звучит туманный горн?»: three Russian quotes and one English were introduced as
+    # "Цитаты приведены на языке источников: английский", as if all were English
+    assert quotes_language_note("ru", ["ru", "ru", "en", "ru"]) == "Часть цитат приведена на языке источников: английский."
+    assert quotes_language_note("en", ["de", "en"]) == "Some of the quoted passages are in German."
 
 
 TABLES = ["_FALLBACK", "_DECLINE", "_NOT_FOUND", "_NEAR_MISS", "_SEARCHED", "_NO_CORPUS", "_KIND_NAMES", "_QUOTES", "_AND",
-          "_MINUTES", "_INDEX_INCOMPLETE", "_ASK_AGAIN", "_QUOTES_IN", "_MODEL_IN", "_LANG_NAMES_IN"]
+          "_MINUTES", "_INDEX_INCOMPLETE", "_ASK_AGAIN", "_QUOTES_IN", "_SOME_QUOTES_IN", "_MODEL_IN", "_LANG_NAMES_IN"]
 
 
 def test_every_text_is_written_in_the_same_languages() -> None:

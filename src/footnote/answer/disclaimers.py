@@ -222,6 +222,14 @@ _QUOTES_IN = {
     "es": "Los pasajes citados están en {langs}.",
     "pt": "As passagens citadas estão em {langs}.",
 }
+_SOME_QUOTES_IN = {
+    "en": "Some of the quoted passages are in {langs}.",
+    "ru": "Часть цитат приведена на языке источников: {langs}.",
+    "de": "Einige der zitierten Abschnitte sind auf {langs}.",
+    "fr": "Une partie des passages cités est en {langs}.",
+    "es": "Algunos de los pasajes citados están en {langs}.",
+    "pt": "Algumas das passagens citadas estão em {langs}.",
+}
 _MODEL_IN = {
     "en": "The model wrote this answer in {langs}, not in the language of your question.",
     "ru": "Модель ответила не на языке вопроса, а на языке: {langs}.",
@@ -262,12 +270,14 @@ def language_names(codes: Sequence[str], reader: str = "en") -> str:
 
 def quotes_language_note(lang: str, quote_langs: Sequence[str]) -> str | None:
     """A note in the reader's language when an answer quotes sources in other languages
-    ("Цитаты приведены на языке источников: английский."); None when every quote is in ``lang``."""
+    ("Цитаты приведены на языке источников: английский."), or when some are ("Часть цитат приведена на языке
+    источников: английский."); None when every quote is in ``lang``."""
     lg = _lang(lang)
     others = [q for q in dict.fromkeys(quote_langs) if q and q != lang]
     if not others:
         return None
-    return _QUOTES_IN[lg].format(langs=language_names(others, lg))
+    table = _SOME_QUOTES_IN if lang in quote_langs else _QUOTES_IN
+    return table[lg].format(langs=language_names(others, lg))
 
 
 def model_language_note(lang: str, answer_lang: str | None) -> str | None:
