@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -573,46 +574,56 @@ def test_answer_shows_its_citation_support(chat: Any, screenshots: Path) -> None
     chat.screenshot(path=str(screenshots / "chat-citation-support.png"))
 
 
-def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served_store: tuple[Path, Any],
-                                                             screenshots: Path) -> None:
-    """A model sentence with no citation and one whose only citation was forged are removed (and a forged
-    marker dropped); the CLI said so, the chat said nothing. One the passages it cites do not support is removed
-    too, and named apart (issue 39 §1)."""
-    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+@contextmanager
+def chat_with_writer(browser: Any, base: Any, model: str, replies: list[Any]) -> Iterator[Any]:
+    """The chat of a live server whose synthesizer is a scripted model over loopback (``model``, answering
+    ``replies``): yields the page; the page raised no error."""
+    from footnote.testing.openai_server import ScriptedOpenAIServer
 
-    _, base = served_store
-    text = ("The keepers start the fog horn when the Black Skerry beacon is lost [1][2][3][4]. "
-            "The horn was invented by aliens in 1999. It sounds like a cow [99]. "
-            "The lens was smuggled from Atlantis by pirates in 1492 [1][2][3][4].")
-    with ScriptedOpenAIServer({"synth": [Reply(text)] * 3}) as srv:
+    with ScriptedOpenAIServer({model: replies}) as srv:
         settings = base.with_overrides(**{"models.synthesizer.base_url": srv.base_url,
-                                          "models.synthesizer.model": "synth"})
+                                          "models.synthesizer.model": model})
         engine = Engine.from_settings(settings)
         url, server, thread = start_server(create_app(engine, settings))
         ctx, pg, errors = open_chat(browser, url + "/")
         try:
-            turn = ask(pg, FOG)
-            assert turn.get_attribute("data-state") == "answered"
-            assert "aliens" not in turn.locator(".turn__answer").inner_text()
-            assert "Atlantis" not in turn.locator(".turn__answer").inner_text()
-            assert turn.get_attribute("data-removed") == "3"
-            assert turn.get_attribute("data-removed-unsupported") == "1"
-            removed = turn.locator(".turn__removed")
-            assert removed.is_visible()
-            # the forged [99], and any of [2][3][4] the turn's compacted passages do not hold (how many notes the
-            # extractive outline kept decides it): at least one citation dropped, said with its count
-            line = removed.inner_text()
-            assert line.startswith(
-                "Removed before you saw it: 2 sentence(s) of the model's answer without a valid citation; "
-                "1 sentence(s) of the model's answer that the passages they cite do not support; "), line
-            m = re.search(r"; (\d+) citation\(s\) to passages this turn did not retrieve\.$", line)
-            assert m is not None and int(m.group(1)) >= 1, line
-            pg.screenshot(path=str(screenshots / "chat-removed-sentences.png"))
+            yield pg
         finally:
             ctx.close()
             stop_server(server, thread)
             engine.close()
         assert not errors, errors
+
+
+def test_answer_says_what_was_removed_from_the_model_s_text(browser: Any, served_store: tuple[Path, Any],
+                                                             screenshots: Path) -> None:
+    """A model sentence with no citation and one whose only citation was forged are removed (and a forged
+    marker dropped); the CLI said so, the chat said nothing. One the passages it cites do not support is removed
+    too, and named apart (issue 39 §1)."""
+    from footnote.testing.openai_server import Reply
+
+    _, base = served_store
+    text = ("The keepers start the fog horn when the Black Skerry beacon is lost [1][2][3][4]. "
+            "The horn was invented by aliens in 1999. It sounds like a cow [99]. "
+            "The lens was smuggled from Atlantis by pirates in 1492 [1][2][3][4].")
+    with chat_with_writer(browser, base, "synth", [Reply(text)] * 3) as pg:
+        turn = ask(pg, FOG)
+        assert turn.get_attribute("data-state") == "answered"
+        assert "aliens" not in turn.locator(".turn__answer").inner_text()
+        assert "Atlantis" not in turn.locator(".turn__answer").inner_text()
+        assert turn.get_attribute("data-removed") == "3"
+        assert turn.get_attribute("data-removed-unsupported") == "1"
+        removed = turn.locator(".turn__removed")
+        assert removed.is_visible()
+        # the forged [99], and any of [2][3][4] the turn's compacted passages do not hold (how many notes the
+        # extractive outline kept decides it): at least one citation dropped, said with its count
+        line = removed.inner_text()
+        assert line.startswith(
+            "Removed before you saw it: 2 sentence(s) of the model's answer without a valid citation; "
+            "1 sentence(s) of the model's answer that the passages they cite do not support; "), line
+        m = re.search(r"; (\d+) citation\(s\) to passages this turn did not retrieve\.$", line)
+        assert m is not None and int(m.group(1)) >= 1, line
+        pg.screenshot(path=str(screenshots / "chat-removed-sentences.png"))
 
 
 def test_the_chat_says_a_model_is_writing(browser: Any, served_store: tuple[Path, Any], screenshots: Path) -> None:
@@ -620,38 +631,27 @@ def test_the_chat_says_a_model_is_writing(browser: Any, served_store: tuple[Path
     with the local model, and the chat said "Reading the passages…" all that while (issue 39's stranger). The
     server now sends a ``writing`` event naming the model, and the chat says who writes and why nothing shows yet,
     in the reader's language."""
-    from footnote.testing.openai_server import Reply, ScriptedOpenAIServer
+    from footnote.testing.openai_server import Reply
 
     _, base = served_store
     text = "The keepers start the fog horn when the Black Skerry beacon is lost [1]."
-    with ScriptedOpenAIServer({"slow-writer": [Reply(text, delay_s=2.5)] * 4}) as srv:
-        settings = base.with_overrides(**{"models.synthesizer.base_url": srv.base_url,
-                                          "models.synthesizer.model": "slow-writer"})
-        engine = Engine.from_settings(settings)
-        url, server, thread = start_server(create_app(engine, settings))
-        ctx, pg, errors = open_chat(browser, url + "/")
-        try:
-            pg.fill("#question", FOG)
-            pg.click("#ask-button")
-            progress = pg.locator(".turn").last.locator(".turn__progress")
-            progress.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
-            said = progress.inner_text()
-            assert said.startswith("Writing the answer with slow-writer; each sentence appears once"), said
-            pg.screenshot(path=str(screenshots / "chat-model-writing.png"))
-            turn = pg.locator(".turn").last
-            pg.wait_for_function("() => document.querySelector('.turn:last-child')?.dataset.done === 'true'",
-                                 timeout=TIMEOUT_MS)
-            assert turn.get_attribute("data-state") == "answered"
-            assert turn.get_attribute("data-writer") == "slow-writer"
-            assert "Black Skerry" in turn.locator(".turn__answer").inner_text()
-            assert not progress.is_visible()
-            pg.fill("#question", RED_LAMP)
-            pg.click("#ask-button")
-            ru = pg.locator(".turn").last.locator(".turn__progress")
-            ru.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
-            assert ru.inner_text().startswith("Ответ пишет slow-writer"), ru.inner_text()
-        finally:
-            ctx.close()
-            stop_server(server, thread)
-            engine.close()
-        assert not errors, errors
+    with chat_with_writer(browser, base, "slow-writer", [Reply(text, delay_s=2.5)] * 4) as pg:
+        pg.fill("#question", FOG)
+        pg.click("#ask-button")
+        progress = pg.locator(".turn").last.locator(".turn__progress")
+        progress.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
+        said = progress.inner_text()
+        assert said.startswith("Writing the answer with slow-writer; each sentence appears once"), said
+        pg.screenshot(path=str(screenshots / "chat-model-writing.png"))
+        turn = pg.locator(".turn").last
+        pg.wait_for_function("() => document.querySelector('.turn:last-child')?.dataset.done === 'true'",
+                             timeout=TIMEOUT_MS)
+        assert turn.get_attribute("data-state") == "answered"
+        assert turn.get_attribute("data-writer") == "slow-writer"
+        assert "Black Skerry" in turn.locator(".turn__answer").inner_text()
+        assert not progress.is_visible()
+        pg.fill("#question", RED_LAMP)
+        pg.click("#ask-button")
+        ru = pg.locator(".turn").last.locator(".turn__progress")
+        ru.filter(has_text="slow-writer").wait_for(timeout=TIMEOUT_MS)
+        assert ru.inner_text().startswith("Ответ пишет slow-writer"), ru.inner_text()

@@ -75,7 +75,6 @@ def with_antecedents(chosen: list[Cand], cap: int) -> list[Cand]:
             continue  # an antecedent already pulled ahead of the sentence that needs it
         if c.before is not None and id(c.before) not in shown and PRONOUN.match(c.text):
             if id(c.before) not in ids:
-                ids.add(id(c.before))
                 added.add(id(c.before))
             out.append(c.before)  # chosen or not, it goes right before: "It must be wound…" after "The clockwork…"
             shown.add(id(c.before))

@@ -214,14 +214,19 @@ _TRANSLIT = str.maketrans({
 _SKELETON_DROP = re.compile(r"[aeiouyh']")
 
 
+def _latinised(word: str) -> str:
+    """``word`` in lower case, Cyrillic transliterated and Latin ``ph/ck/q/x/w/c/dzh/zh`` spelled as the
+    transliteration writes them: the common ground of :func:`name_skeleton` and :func:`name_spelling`."""
+    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
+    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
+    return re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j")
+
+
 def name_skeleton(word: str) -> str:
     """A script-neutral consonant skeleton of a name: Cyrillic transliterated, Latin ``c/q/x/w/ph/dzh/zh``
     spelled as the transliteration writes them, vowels and ``h`` dropped — ``Пэнтерс`` and ``Panthers``
     both give ``pntrs``, ``Джаред`` and ``Jared`` ``jrd``, ``Варшава`` and ``Warsaw`` ``vrsv``."""
-    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
-    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
-    w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("sh", "s")
-    w = re.sub(r"(.)\1+", r"\1", w)
+    w = re.sub(r"(.)\1+", r"\1", _latinised(word).replace("sh", "s"))
     if not w:
         return w
     first = "a" if w[0] in "aeiouy" else w[0]  # a leading vowel is kept (any vowel alike): Allen, Аллена → aln
@@ -233,10 +238,7 @@ def name_spelling(word: str) -> str:
     as the transliteration writes them, ``y`` as ``i``, doubled letters single — ``Marrowick`` and ``Марровик``
     both give ``marovik``, ``Марровике`` one letter more (:func:`close_spelling`). Tighter than
     :func:`name_skeleton`, which lets ``Морвик`` pass for ``Marrowick``."""
-    w = word.lower().replace("дж", "j").translate(_TRANSLIT)
-    w = w.replace("ph", "f").replace("ck", "k").replace("q", "k").replace("x", "ks").replace("w", "v")
-    w = re.sub(r"c(?=[eiy])", "s", w).replace("c", "k").replace("dzh", "j").replace("zh", "j").replace("kh", "h")
-    w = w.replace("sh", "s").replace("y", "i").replace("'", "")
+    w = _latinised(word).replace("kh", "h").replace("sh", "s").replace("y", "i").replace("'", "")
     return re.sub(r"(.)\1+", r"\1", w)
 
 
