@@ -60,6 +60,15 @@ def test_the_collections_subject_in_another_script_need_not_be_written(engine: E
     assert a.mode is AnswerMode.CORPUS and "31 metres" in a.answer, a.answer
 
 
+def test_a_letters_author_named_in_its_title_or_heading_need_not_be_in_the_sentence(engine: Engine) -> None:
+    """«Карпов» is the author of the ice letter: its title writes «Илья Карпов», its heading «Ильи Карпова» (a
+    stemmer reads «Карпов» and «Карпова» as two words), its sentences never. The question was declined as a near
+    miss; the author in the source's title, or inflected in its heading, carries the name."""
+    a = engine.ask("Что Карпов писал про лёд на стёклах фонаря?")
+    assert a.mode is AnswerMode.CORPUS and "тёплой солёной водой" in a.answer, a.answer
+    assert all("karpov-ice" in c.fragment.source_id for c in a.citations)
+
+
 @pytest.mark.parametrize("question", [
     "How tall is the Storozhevoy lighthouse?",  # only the Russian letters, brought by the name, write «Сторожевом»
     "Какой высоты башня маяка Морвик?",  # a consonant skeleton would take it for Marrowick (mrvk)

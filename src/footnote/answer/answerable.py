@@ -109,6 +109,33 @@ def _name_in(word: str, sentence: str) -> bool:
     return len(sk) >= 3 and names_shared({sk}, cross_script_names(sentence)) > 0
 
 
+def _window(c: Cand, n: int) -> str:
+    """The sentences within ``n`` before and after ``c`` in its passage (as far as the chain of candidates runs)."""
+    out: list[str] = []
+    b, a = c.before, c.after
+    for _ in range(n):
+        if b is not None:
+            out.append(b.text)
+            b = b.before
+        if a is not None:
+            out.append(a.text)
+            a = a.after
+    return "\n".join(out)
+
+
+def _spelled(word: str, spellings: set[str]) -> bool:
+    """Whether a capitalised ``word`` is one of a passage's names (``spellings``: their
+    :func:`~footnote.answer.sentences.name_spelling`): spelled alike in either script
+    (:func:`~footnote.answer.sentences.close_spelling`), or inflected — from five letters, the passage's name is
+    the word and at most two letters more («Карпов» — «Карповым»). Tighter than the skeleton of :func:`_name_in`,
+    which takes «Морвик» for "Marrowick"."""
+    if not word[:1].isupper():
+        return False
+    sp = name_spelling(word)
+    return any(close_spelling(sp, x) or (len(sp) >= 5 and x.startswith(sp) and len(x) - len(sp) <= 2)
+               for x in spellings)
+
+
 class AnswerCheck:
     """Judges a turn's chosen sentences (see the module docstring). Shared by concurrent turns."""
 
@@ -142,6 +169,7 @@ class AnswerCheck:
         focus += qnums
         best: Judged | None = None
         note_terms: dict[str, set[str]] = {}  # a passage's terms, read once however many of its sentences are judged
+        note_names: dict[str, set[str]] = {}  # … and the spellings of its capitalised words
         # the question's own numbers that none of the judged passages writes (digits: never carried by meaning); a
         # year the question gives as context may sit in a passage beside the answering one, so all are read
         written: set[str] = set()
@@ -158,11 +186,18 @@ class AnswerCheck:
             if missing and floor is not None and vecs is not None:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
             if missing:  # a word the sentence's own passage carries elsewhere (its heading, a sentence before)
-                if f.id not in note_terms:  # the passage with its section heading (a letter's "Karpov to Penhallow")
+                key = f.id if s.passage_window is None else f"{f.id}#{c.position}"
+                if key not in note_terms:  # the passage with its section heading and its source's title (a
+                    # letter's "Karpov to Penhallow"); its names as spelled, inflected as a reader inflects them
+                    # («Карпов» — «Ильи Карпова»: a stemmer reads the two as different words)
                     section = getattr(f.locator, "section", None) or ""
-                    note_terms[f.id] = set(self.scorer.terms(f"{section}\n{f.text}", c.lang))
-                note = note_terms[f.id]
-                missing = tuple(w for w in missing if not set(self.scorer.terms(w, c.lang)) <= note)
+                    whole = f"{(titles or {}).get(f.source_id, '')}\n{section}\n"
+                    whole += f.text if s.passage_window is None else _window(c, s.passage_window)
+                    note_terms[key] = set(self.scorer.terms(whole, c.lang))
+                    note_names[key] = {name_spelling(w) for w in CAPITALISED.findall(whole)}
+                note, spelled = note_terms[key], note_names[key]
+                missing = tuple(w for w in missing if not set(self.scorer.terms(w, c.lang)) <= note
+                                and not _spelled(w, spelled))
             carries = carries_kind(c.text, question, kind)
             # a same-language sentence this unlike the question is about the topic, not the fact (cross-lingual
             # cosines run lower, so a sentence in another language is not held to it)

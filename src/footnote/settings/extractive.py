@@ -145,6 +145,13 @@ class AnswerableSettings(_Frozen):
         "0.25: one of four to seven).",
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    passage_window: int | None = Field(
+        None, ge=0,
+        description="A focus word a chosen sentence lacks is carried by its passage when the source's title, its "
+        "section heading or one of this many sentences before or after it in the passage writes it (None: anywhere "
+        "in the passage). A long passage's other sentences speak of other facts: \"the lifeboat crew\" two "
+        "paragraphs on does not make the tide's range answer \"How many men make up the lifeboat crew?\".",
+    )
     trim_padding: bool = Field(
         True, description="Once a chosen sentence answers, the chosen sentences in the question's language that "
         "write none of its focus words (less the collection's subject), verbatim or by meaning, nor the kind asked "
