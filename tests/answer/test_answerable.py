@@ -72,6 +72,21 @@ def test_a_sentence_carries_the_kind_only_when_the_question_does_not_already_say
     assert carries_kind("The tower was built by Robert Stevenson.", "Who built the tower?", AskedKind.NAME)
 
 
+@pytest.mark.parametrize(("sentence", "carries"), [
+    # "one" as a pronoun is no count (a held-out near miss was answered with the handbook's first rule)
+    ("This is the first rule every keeper learns, and the one the others hang from.", False),
+    ("One of the keepers climbs to the lantern room at dusk.", False),
+    ("No one may sleep on watch.", False),
+    ("The stair has one hundred and twelve steps.", True),
+    ("It takes one keeper an hour.", True),
+    # a fraction is an amount ("How much of the light can the salt crust take away?")
+    ("Salt dries on the glass as a white crust that can swallow a third of the light.", True),
+])
+def test_one_as_a_pronoun_is_not_a_count(sentence: str, carries: bool) -> None:
+    q = "How many steps does a keeper climb to reach the lantern room?"
+    assert carries_kind(sentence, q, AskedKind.NUMBER) is carries
+
+
 @pytest.mark.parametrize(("sentence", "question", "kind", "carries"), [
     # an amount needs its mark beside the number: a size is not a price, a store's capacity not a night's burn
     ("Please send two new panes, twenty-four inches by thirty.", "How much did the new panes cost?",
@@ -106,6 +121,9 @@ NEAR = {
     "marrowick.md": "# Marrowick Light\n\n"
     "The Marrowick Light was built on the headland in 1851. The Marrowick Light was the first light on that coast.\n\n"
     "The Marrowick Light has a white tower of granite. The keepers of the Marrowick Light lived in two cottages.\n",
+    # one long paragraph: "boathouse" is written four sentences before the sentence about the meals
+    "routine.md": "The boathouse stands below the cliff. The oil is carried up every Monday. The brass is polished on "
+    "Tuesdays. The windows are washed at noon. The cook serves supper at six o'clock in the evening.\n",
 }
 
 
@@ -339,3 +357,17 @@ def test_padding_keeps_the_antecedent_of_a_kept_sentence() -> None:
     off = s.with_overrides(**{"answer.extractive.answerable.trim_padding": False})
     assert "Gulls nest on the cliffs above the cove." in [p.sentence for p in SentenceRanker(
         off, HashEmbedder(), TermScorer()).select(q, "en", notes)[0]]
+
+
+def test_a_passage_window_limits_which_sentences_lend_a_focus_word(build_engine: Any) -> None:
+    """By default a focus word the sentence lacks may sit anywhere in its passage; with
+    ``answerable.passage_window`` only that many sentences before and after it count."""
+    q = "When does the boathouse cook serve supper in the evening?"
+    whole = build_engine(**LEXICAL_FLOOR).ask(q)
+    assert whole.mode is AnswerMode.CORPUS and "six o'clock" in whole.answer, whole.answer
+    near = build_engine(**LEXICAL_FLOOR, **{"answer.extractive.answerable.passage_window": 2}).ask(q)
+    assert near.mode is AnswerMode.NOT_FOUND, near.answer
+    judged = [s for s in near.trace.stages if s.name == "outline"][-1].info["answerable"]  # type: ignore[union-attr]
+    assert "boathouse" in judged["missing"]
+    wide = build_engine(**LEXICAL_FLOOR, **{"answer.extractive.answerable.passage_window": 4}).ask(q)
+    assert wide.mode is AnswerMode.CORPUS, wide.answer

@@ -123,11 +123,11 @@ rojo roja blanco blanca negro negra amarillo
 _NUMBER_STEMS = tuple(_folded("""
 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
 eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion
-dozen half score
+dozen half score third fifth tenth
 один одна одно два две три четыр пят шест сем восем девят десят двадцат тридцат сорок сто двест трист тысяч
-миллион полтор половин
+миллион полтор половин трет четверт
 eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
-tausend million
+tausend million hälfte drittel viertel
 dois duas três quatro cinco seis sete oito nove dez vinte trinta quarenta cinquenta cem cento mil milhão
 """))
 _NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)  # a short one ("три", "two", "mil") only as the whole word
@@ -228,10 +228,19 @@ def _short_quote(rest: str) -> bool:
     return m is not None and len(rest[: m.start()].split()) <= 3
 
 
+#: "one" as a pronoun, not a count: after these words ("the one the others hang from", "no one", "each one"), or
+#: before "of" ("one of the keepers").
+_ONE_PRONOUN_AFTER = frozenset({"the", "this", "that", "which", "every", "each", "no", "any", "some", "a", "an",
+                                "another", "only"})
+
+
 def _has_number(words: list[str], qwords: set[str]) -> bool:
-    for w in words:
+    for i, w in enumerate(words):
         f = fold(w)
         if f in qwords:
+            continue
+        if f == "one" and ((i > 0 and fold(words[i - 1]) in _ONE_PRONOUN_AFTER)
+                           or (i + 1 < len(words) and fold(words[i + 1]) == "of")):
             continue
         if any(ch.isdigit() for ch in w):
             return True
