@@ -92,6 +92,20 @@ def test_the_models_yes_keeps_the_answer_and_its_floor_is_per_model(store: Setti
     assert _judged(data)["model"]["p_yes"] == 0.4 and _judged(data)["model"]["min_yes"] == 0.3
 
 
+def test_the_floor_may_be_set_per_language_of_the_question(store: Settings) -> None:
+    """``model_min_yes_by_language``: a small model's "yes" runs lower for some readers' languages; the floor for the
+    question's language is taken where one is set, the model's own elsewhere."""
+    floors = {"answer.extractive.answerable.model_min_yes": {"check-m": 0.3}}
+    own, _ = _ask(store, FOG, [_yes(0.25), _yes(0.25)], **floors,
+                  **{"answer.extractive.answerable.model_min_yes_by_language": {"check-m": {"de": 0.2}}})
+    assert own["mode"] == "not_found" and _judged(own)["model"]["min_yes"] == 0.3
+    english, _ = _ask(store, FOG, [_yes(0.25), _yes(0.25)], **floors,
+                      **{"answer.extractive.answerable.model_min_yes_by_language": {"check-m": {"en": 0.2}}})
+    assert english["mode"] == "corpus" and "Black Skerry" in english["answer"]
+    assert _judged(english)["model"] == {"model": _judged(english)["model"]["model"], "p_yes": 0.25, "min_yes": 0.2,
+                                         "declines": False}
+
+
 def test_a_failing_model_leaves_the_rules_verdict(store: Settings) -> None:
     data, _ = _ask(store, FOG, [Reply(status=503), Reply(status=503)])
     assert data["mode"] == "corpus" and "Black Skerry" in data["answer"]

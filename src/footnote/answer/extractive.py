@@ -273,7 +273,7 @@ class SentenceRanker:
                 info["chosen"] = 0
                 return [], info
             if checker is not None:
-                verdict = self.model_check.ask(checker, question, [c.text for c in ranked])
+                verdict = self.model_check.ask(checker, question, [c.text for c in ranked], qlang)
                 judged_info["model"] = verdict.to_info()
                 if verdict.declines:
                     judged_info["answers"] = False

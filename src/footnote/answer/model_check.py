@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from footnote.errors import ModelError
@@ -78,19 +78,26 @@ class _YesNoCheck:
 
     what = "check"
 
-    def __init__(self, min_yes: dict[str, float], default: float, cache: int) -> None:
+    def __init__(self, min_yes: Mapping[str, float], default: float, cache: int,
+                 by_language: Mapping[str, Mapping[str, float]] | None = None) -> None:
         self.min_yes = min_yes
         self.default = default
+        self.by_language = by_language or {}
         self._cache: LruCache[tuple[str, ...], float] = LruCache(cache)
 
-    def floor(self, model: str) -> float:
-        """The floor for ``model``: by its name, else by its name at any endpoint (``name@url``), else the default."""
+    def floor(self, model: str, lang: str | None = None) -> float:
+        """The floor for ``model``: by its name, else by its name at any endpoint (``name@url``), else the default;
+        for a question in ``lang``, the model's floor for that language where one is fitted (``by_language``)."""
+        for name in (model, model.split("@", 1)[0]):
+            if lang is not None and lang in self.by_language.get(name, {}):
+                return self.by_language[name][lang]
         if model in self.min_yes:
             return self.min_yes[model]
         return self.min_yes.get(model.split("@", 1)[0], self.default)
 
-    def _ask(self, model: ChoiceModel, key: tuple[str, ...], make: Callable[[], list[ChatMessage]]) -> ModelVerdict:
-        floor = self.floor(model.name)
+    def _ask(self, model: ChoiceModel, key: tuple[str, ...], make: Callable[[], list[ChatMessage]],
+             lang: str | None = None) -> ModelVerdict:
+        floor = self.floor(model.name, lang)
         full = (model.name, *key)
         hit = self._cache.get(full)
         if hit is not None:
@@ -114,11 +121,13 @@ class ModelCheck(_YesNoCheck):
     what = "answer check"
 
     def __init__(self, settings: AnswerableSettings) -> None:
-        super().__init__(settings.model_min_yes, settings.model_min_yes_default, settings.model_cache)
+        super().__init__(settings.model_min_yes, settings.model_min_yes_default, settings.model_cache,
+                         settings.model_min_yes_by_language)
         self.settings = settings
 
-    def ask(self, model: ChoiceModel, question: str, sentences: Sequence[str]) -> ModelVerdict:
-        return self._ask(model, (question, *sentences), lambda: messages(question, sentences))
+    def ask(self, model: ChoiceModel, question: str, sentences: Sequence[str], lang: str | None = None) -> ModelVerdict:
+        """The model's verdict on whether ``sentences`` answer ``question`` (asked in ``lang``: its floor)."""
+        return self._ask(model, (question, *sentences), lambda: messages(question, sentences), lang)
 
 
 #: The sentence check's words (measured with these: docs/answering.md, "A model's word on each sentence").
