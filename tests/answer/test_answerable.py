@@ -75,12 +75,17 @@ def test_a_sentence_carries_the_kind_only_when_the_question_does_not_already_say
 @pytest.mark.parametrize(("sentence", "carries"), [
     # "one" as a pronoun is no count (a held-out near miss was answered with the handbook's first rule)
     ("This is the first rule every keeper learns, and the one the others hang from.", False),
-    ("One of the keepers climbs to the lantern room at dusk.", False),
     ("No one may sleep on watch.", False),
     ("The stair has one hundred and twelve steps.", True),
     ("It takes one keeper an hour.", True),
-    # a fraction is an amount ("How much of the light can the salt crust take away?")
+    ("With only one ladder, a keeper climbs to the gallery.", True),  # the helper's attack: "only one" is a count
+    ("One of the keepers climbs to the lantern room at dusk.", True),
+    # a fraction is an amount ("How much of the light can the salt crust take away?"); an ordinal is not
     ("Salt dries on the glass as a white crust that can swallow a third of the light.", True),
+    ("Two fifths of the oil burns before midnight.", True),
+    ("Соль съедает треть света.", True),
+    ("The fog rule is in its third chapter.", False),
+    ("Третий узел — шкотовый.", False),
 ])
 def test_one_as_a_pronoun_is_not_a_count(sentence: str, carries: bool) -> None:
     q = "How many steps does a keeper climb to reach the lantern room?"

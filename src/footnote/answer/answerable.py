@@ -125,15 +125,22 @@ def _window(c: Cand, n: int) -> str:
 
 def _spelled(word: str, spellings: set[str]) -> bool:
     """Whether a capitalised ``word`` is one of a passage's names (``spellings``: their
-    :func:`~footnote.answer.sentences.name_spelling`): spelled alike in either script
-    (:func:`~footnote.answer.sentences.close_spelling`), or inflected — from five letters, the passage's name is
-    the word and at most two letters more («Карпов» — «Карповым»). Tighter than the skeleton of :func:`_name_in`,
-    which takes «Морвик» for "Marrowick"."""
+    :func:`~footnote.answer.sentences.name_spelling`) in another case: in either script, the two share their first
+    five letters or more and differ after them by at most two letters each («Карпов» — «Карпова», «Карповым»;
+    "Karpov's" — «Карпова»; "Marrowick" — «Марровике»). Never a letter changed: «Карлов» is not «Карпов», nor
+    "Harrowick" "Marrowick" (the skeleton of :func:`_name_in` would take «Морвик» for "Marrowick")."""
     if not word[:1].isupper():
         return False
     sp = name_spelling(word)
-    return any(close_spelling(sp, x) or (len(sp) >= 5 and x.startswith(sp) and len(x) - len(sp) <= 2)
-               for x in spellings)
+    for x in spellings:
+        n = 0
+        for a, b in zip(sp, x, strict=False):
+            if a != b:
+                break
+            n += 1
+        if n >= 5 and len(sp) - n <= 2 and len(x) - n <= 2:
+            return True
+    return False
 
 
 class AnswerCheck:
@@ -187,14 +194,14 @@ class AnswerCheck:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
             if missing:  # a word the sentence's own passage carries elsewhere (its heading, a sentence before)
                 key = f.id if s.passage_window is None else f"{f.id}#{c.position}"
-                if key not in note_terms:  # the passage with its section heading and its source's title (a
-                    # letter's "Karpov to Penhallow"); its names as spelled, inflected as a reader inflects them
-                    # («Карпов» — «Ильи Карпова»: a stemmer reads the two as different words)
+                if key not in note_terms:  # the passage with its section heading (a letter's "Karpov to
+                    # Penhallow"); its names as spelled, inflected as a reader inflects them («Карпов» — «Ильи
+                    # Карпова»: a stemmer reads the two as different words). Not its source's title: a letter's title
+                    # names its addressee too («Что Пенхеллоу писала про лёд…?» is no question about Karpov's letter)
                     section = getattr(f.locator, "section", None) or ""
-                    whole = f"{(titles or {}).get(f.source_id, '')}\n{section}\n"
-                    whole += f.text if s.passage_window is None else _window(c, s.passage_window)
+                    whole = f"{section}\n" + (f.text if s.passage_window is None else _window(c, s.passage_window))
                     note_terms[key] = set(self.scorer.terms(whole, c.lang))
-                    note_names[key] = {name_spelling(w) for w in CAPITALISED.findall(whole)}
+                    note_names[key] = {name_spelling(w) for w in CAPITALISED.findall(whole) if not is_stop(w)}
                 note, spelled = note_terms[key], note_names[key]
                 missing = tuple(w for w in missing if not set(self.scorer.terms(w, c.lang)) <= note
                                 and not _spelled(w, spelled))

@@ -123,11 +123,11 @@ rojo roja blanco blanca negro negra amarillo
 _NUMBER_STEMS = tuple(_folded("""
 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
 eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion
-dozen half score third fifth tenth
+dozen half score
 один одна одно два две три четыр пят шест сем восем девят десят двадцат тридцат сорок сто двест трист тысяч
-миллион полтор половин трет четверт
+миллион полтор половин
 eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
-tausend million hälfte drittel viertel
+tausend million
 dois duas três quatro cinco seis sete oito nove dez vinte trinta quarenta cinquenta cem cento mil milhão
 """))
 _NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)  # a short one ("три", "two", "mil") only as the whole word
@@ -228,10 +228,14 @@ def _short_quote(rest: str) -> bool:
     return m is not None and len(rest[: m.start()].split()) <= 3
 
 
-#: "one" as a pronoun, not a count: after these words ("the one the others hang from", "no one", "each one"), or
-#: before "of" ("one of the keepers").
-_ONE_PRONOUN_AFTER = frozenset({"the", "this", "that", "which", "every", "each", "no", "any", "some", "a", "an",
-                                "another", "only"})
+#: "one" as a pronoun, not a count, after these words ("the one the others hang from", "no one", "each one"; "only
+#: one", "one of the keepers" stay counts).
+_ONE_PRONOUN_AFTER = frozenset({"the", "this", "that", "which", "every", "each", "no", "another"})
+#: A fraction is an amount: a word of these after a number or an article ("a third", "two fifths"; "the third" is
+#: an ordinal), and the nouns that only name a fraction.
+_FRACTIONS = frozenset({"third", "thirds", "fifth", "fifths", "tenth", "tenths", "quarter", "quarters"})
+_FRACTION_NOUNS = frozenset(_folded("треть трети третью третей четверть четверти четвертью четвертей drittel viertel "
+                                    "hälfte"))
 
 
 def _has_number(words: list[str], qwords: set[str]) -> bool:
@@ -239,9 +243,12 @@ def _has_number(words: list[str], qwords: set[str]) -> bool:
         f = fold(w)
         if f in qwords:
             continue
-        if f == "one" and ((i > 0 and fold(words[i - 1]) in _ONE_PRONOUN_AFTER)
-                           or (i + 1 < len(words) and fold(words[i + 1]) == "of")):
+        before = fold(words[i - 1]) if i > 0 else ""
+        if f == "one" and before in _ONE_PRONOUN_AFTER:
             continue
+        if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before in {"a", "one"} or before in _NUMBER_WORD_SET
+                                                         or before.isdigit())):
+            return True
         if any(ch.isdigit() for ch in w):
             return True
         for part in f.split("-"):

@@ -175,21 +175,10 @@ def _grouped(text: str) -> set[str]:
     return {_join(m).lstrip("0") or "0" for m in _GROUPED.finditer(text)}
 
 
-#: A Russian adjective made from a name, its suffix and ending («Варшавского» from «Варшава», «Европейском»):
-#: the name's own letters are what is left.
-_RU_ADJECTIVE = re.compile(r"(?i)(?<=[а-яё]{3})[сц]к(?:ий|ого|ому|им|ом|ая|ой|ую|ое|ие|их|ими|ые|ых|ыми|ый)$")
-
-
 def _skeletons(word: str) -> set[str]:
-    stem = _RU_ADJECTIVE.sub("", word)  # «Варшавского» is also carried by "Warsaw", «Европейском» by "European"
-    out: set[str] = set()
-    for w in dict.fromkeys((word, stem)):
-        sk = name_skeleton(w)
-        if w is stem and w != word and len(sk) < 3:
-            continue
-        bare = sk[0] + sk[1:].replace("v", "") if sk else sk
-        out |= {sk, bare} if bare != sk and len(bare) >= 4 else {sk}
-    return out
+    sk = name_skeleton(word)
+    bare = sk[0] + sk[1:].replace("v", "") if sk else sk
+    return {sk, bare} if bare != sk and len(bare) >= 4 else {sk}
 
 
 @dataclass(frozen=True)
