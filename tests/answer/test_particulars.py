@@ -48,7 +48,6 @@ def test_a_particular_no_passage_carries_is_missing(claim: str, why: str) -> Non
     assert why in _missing(claim), claim
 
 
-
 def test_number_words() -> None:
     assert {"31"} <= number_words("thirty-one hours") and {"31"} <= number_words("тридцать один час")
     assert {"205"} <= number_words("two hundred and five") and {"2"} <= number_words("twice a minute")
