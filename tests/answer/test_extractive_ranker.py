@@ -79,6 +79,19 @@ def test_ranker_drops_questions_footers_and_control_characters() -> None:
     assert picks[0].sentence == "The keeper lights the lamp at sunset and enters it in the log."
 
 
+def test_a_letters_dateline_and_signature_are_no_answer() -> None:
+    """In a letter (``extractive.unended_line_kinds``) a short line without an ending is its dateline, closing or
+    signature: the stranger's trial saw «Илья Карпов, смотритель маяка на мысе Сторожевом» quoted as an answer. The
+    same line in another kind of note is a candidate, as before."""
+    text = ("Маяк на мысе Сторожевом, Белое море, 3 мая 1887 года\n\nНаш огонь постоянный, белый, без проблесков.\n\n"
+            "С глубоким уважением,\n\nИлья Карпов, смотритель маяка на мысе Сторожевом")
+    q = "Кто смотритель маяка на мысе Сторожевом?"
+    picks, info = SentenceRanker(S).select(q, "ru", [note(1, text, kind="letter", lang="ru")])
+    assert all("Илья Карпов," not in p.sentence and "3 мая" not in p.sentence for p in picks), picks
+    _, other = SentenceRanker(S).select(q, "ru", [note(1, text, kind="prose_chapter", lang="ru")])
+    assert other["candidates"] > info["candidates"]
+
+
 def test_near_duplicates_are_chosen_once() -> None:
     notes = [note(1, "At Marrowick the range of a spring tide is 5.2 metres. Gulls nest on the cliffs."),
              note(2, "At Marrowick the range of a spring tide is 5.2 metres!", score=0.69, sid="b.md"),

@@ -69,6 +69,7 @@ from footnote.answer.sentences import (
     cue_texts,
     focus_word,
     is_noise,
+    is_unended,
     names_shared,
     note_sentences,
     prose_likeness,
@@ -329,10 +330,12 @@ class SentenceRanker:
         hit = self._prep.get(key)
         if hit is not None:
             return hit
+        x = self.settings.extractive
+        unended = f.kind in x.unended_line_kinds  # a letter's dateline, closing, signature: no answer
         out = tuple(
-            (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)), is_noise(sent),
-             " ".join(tokenize(sent)))
-            for sent in note_sentences(note, cues, self.settings.extractive.max_sentence_words)
+            (sent, frozenset(self.scorer.terms(sent, lang)), frozenset(numbers(sent)),
+             is_noise(sent) or (unended and is_unended(sent, x.unended_line_words)), " ".join(tokenize(sent)))
+            for sent in note_sentences(note, cues, x.max_sentence_words)
         )
         self._prep.put(key, out)
         return out

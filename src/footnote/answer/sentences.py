@@ -26,6 +26,7 @@ __all__ = [
     "cue_texts",
     "focus_word",
     "is_noise",
+    "is_unended",
     "name_skeleton",
     "name_spelling",
     "names_shared",
@@ -60,6 +61,12 @@ _LETTER = re.compile(r"[^\W\d_]")
 _END = re.compile(r"[.!?…:;»”\"')\]]$")
 #: A clause ending in ':' of at most this many words introduces what follows and is no answer alone.
 _INTRODUCER_WORDS = 8
+
+
+def is_unended(sentence: str, max_words: int) -> bool:
+    """A line of at most ``max_words`` words without a sentence's ending (a letter's dateline, closing, signature)."""
+    s = sentence.strip()
+    return bool(s) and len(s.split()) <= max_words and not _END.search(s)
 
 
 def is_noise(sentence: str) -> bool:

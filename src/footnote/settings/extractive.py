@@ -286,6 +286,14 @@ class ExtractiveSettings(_Frozen):
     max_sentence_words: int = Field(
         40, description="A transcript sentence longer than this (no punctuation) is split at its cue boundaries."
     )
+    unended_line_kinds: list[str] = Field(
+        default_factory=lambda: ["letter"],
+        description="Kinds of note in which a line without an ending of at most unended_line_words words is a "
+        "letter's dateline, closing or signature (\"Илья Карпов, смотритель маяка на мысе Сторожевом\"), never an "
+        "answer sentence (a transcript's lines often have no ending, so it is not listed).",
+    )
+    unended_line_words: int = Field(
+        12, ge=0, description="See unended_line_kinds (a shorter line without an ending is noise in any note).")
     crosslingual: CrosslingualSettings = Field(default_factory=CrosslingualSettings, description="A question in another language than its notes.")
     names: NamesSettings = Field(default_factory=NamesSettings, description="Names the question shares with a sentence, compared across scripts.")
     duplicates: DuplicateSettings = Field(default_factory=DuplicateSettings, description="When a further sentence repeats one already chosen.")
