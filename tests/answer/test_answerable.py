@@ -342,8 +342,11 @@ def test_padding_keeps_the_antecedent_of_a_kept_sentence() -> None:
 
     from .test_extractive_ranker import note
 
+    # the question asks for a year: by the kind alone every sentence without one would be padding (below), so the
+    # focus-word rule this test is about is read with trim_padding_by_kind off
     s = Settings().with_overrides(**{**LEXICAL_FLOOR, "answer.extractive.min_overlap": 0.1, "answer.extractive.margin": 10.0,
-                                     "answer.extractive.lexical_margin": 10.0})
+                                     "answer.extractive.lexical_margin": 10.0,
+                                     "answer.extractive.answerable.trim_padding_by_kind": False})
     notes = [note(1, "The new burner reached the Marrowick Light in 1891. The cove below is quiet in summer. In that "
                      "year Mr Venn brought a gift from Glasgow. It was a new burner with four wicks."),
              note(2, "Gulls nest on the cliffs above the cove.", sid="c.md")]
@@ -362,6 +365,9 @@ def test_padding_keeps_the_antecedent_of_a_kept_sentence() -> None:
     off = s.with_overrides(**{"answer.extractive.answerable.trim_padding": False})
     assert "Gulls nest on the cliffs above the cove." in [p.sentence for p in SentenceRanker(
         off, HashEmbedder(), TermScorer()).select(q, "en", notes)[0]]
+    by_kind = s.with_overrides(**{"answer.extractive.answerable.trim_padding_by_kind": True})
+    kept = [p.sentence for p in SentenceRanker(by_kind, HashEmbedder(), TermScorer()).select(q, "en", notes)[0]]
+    assert kept[0] == "The new burner reached the Marrowick Light in 1891." and not any("four wicks" in k for k in kept)
 
 
 def test_a_passage_window_limits_which_sentences_lend_a_focus_word(build_engine: Any) -> None:

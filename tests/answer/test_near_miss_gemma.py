@@ -103,3 +103,17 @@ def test_an_answer_is_not_padded_with_the_subjects_other_sentences(engine: Engin
     a = engine.ask("How tall is the Marrowick Light?")
     assert a.mode is AnswerMode.CORPUS and "31 metres tall" in a.answer, a.answer
     assert "first rule" not in a.answer and "Gannet Head" not in a.answer, a.answer
+
+
+def test_a_sentence_without_the_kind_asked_does_not_pad_the_answer(engine: Engine) -> None:
+    """The stranger's «Какой высоты башня маяка Марровик?» opened with the knots lecture («Сегодня мы поговорим об
+    узлах, которыми пользуются смотрители маяка Марровик», sharing «маяка») before "31 metres": the question asks
+    for a length, and a sentence in its language that holds none only pads the answer
+    (``answerable.trim_padding_by_kind``); with the switch off it is back."""
+    q = "Какой высоты башня маяка Марровик?"
+    a = engine.ask(q)
+    assert a.mode is AnswerMode.CORPUS and a.answer.startswith("The tower was built in 1839; it is 31 metres"), a.answer
+    assert "узл" not in a.answer
+    off = Engine(engine.settings.with_overrides(**{"answer.extractive.answerable.trim_padding_by_kind": False}),
+                 engine.store, engine.embedder)
+    assert "узл" in off.ask(q).answer

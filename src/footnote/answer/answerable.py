@@ -229,7 +229,9 @@ class AnswerCheck:
         that opens with "It…", "This…" (its antecedent); a sentence in another language stays (its words cannot
         be compared). Only when the check judged the focus words (an embedder with a fitted ``ablation_drop``):
         without them the "answering" sentence is any sentence of the right kind, and words alone miss a
-        paraphrase. Nothing is trimmed when every focus word is the subject."""
+        paraphrase. Nothing is trimmed when every focus word is the subject — unless the question asks for a kind
+        of thing (``trim_padding_by_kind``): then a same-language sentence that holds none pads the answer, whatever
+        words it shares (the knots lecture's opening for «Какой высоты башня маяка Марровик?»)."""
         p = judged.position
         floor = self.drop_floor()
         if not judged.answers or not 0 <= p < len(chosen) or floor is None or vecs is None or not judged.focus:
@@ -237,10 +239,15 @@ class AnswerCheck:
         kind = judged.asks
         answer = chosen[p]
         keep = {id(answer), id(answer.before), id(answer.after)}
+        by_kind = kind is not None and self.settings.trim_padding_by_kind
         for c in chosen:
+            if c.lang != qlang or (kind is not None and carries_kind(c.text, question, kind)):
+                keep.add(id(c))
+                continue
+            if by_kind:
+                continue  # the kind is the answer: a sentence without one only pads it
             telling = tuple(w for w in focus_words(question) if not subject(w, c.lang))
-            if (c.lang != qlang or not telling or (kind is not None and carries_kind(c.text, question, kind))
-                    or any(self._lexical(w, c) for w in telling)
+            if (not telling or any(self._lexical(w, c) for w in telling)
                     or len(self._by_ablation(question, telling, c, vecs, floor)) < len(telling)):
                 keep.add(id(c))
         grew = True

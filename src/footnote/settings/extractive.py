@@ -145,6 +145,12 @@ class AnswerableSettings(_Frozen):
         "0.25: one of four to seven).",
     )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
+    trim_padding_by_kind: bool = Field(
+        True, description="With trim_padding, when the question asks for a kind of thing (a number, a length, a "
+        "colour, a name…), a chosen sentence in the question's language that holds none is padding even when it "
+        "writes a focus word («Сегодня мы поговорим об узлах… маяка Марровик» for «Какой высоты башня маяка "
+        "Марровик?»); the answer's neighbours and antecedents stay.",
+    )
     passage_window: int | None = Field(
         None, ge=0,
         description="A focus word a chosen sentence lacks is carried by its passage when the source's title, its "
