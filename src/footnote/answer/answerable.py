@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
 import numpy as np
 
@@ -133,11 +134,7 @@ def _spelled(word: str, spellings: set[str]) -> bool:
         return False
     sp = name_spelling(word)
     for x in spellings:
-        n = 0
-        for a, b in zip(sp, x, strict=False):
-            if a != b:
-                break
-            n += 1
+        n = sum(1 for _ in takewhile(lambda ab: ab[0] == ab[1], zip(sp, x, strict=False)))
         if n >= 5 and len(sp) - n <= 2 and len(x) - n <= 2:
             return True
     return False
@@ -240,13 +237,14 @@ class AnswerCheck:
         answer = chosen[p]
         keep = {id(answer), id(answer.before), id(answer.after)}
         by_kind = kind is not None and self.settings.trim_padding_by_kind
+        focus = focus_words(question)
         for c in chosen:
             if c.lang != qlang or (kind is not None and carries_kind(c.text, question, kind)):
                 keep.add(id(c))
                 continue
             if by_kind:
                 continue  # the kind is the answer: a sentence without one only pads it
-            telling = tuple(w for w in focus_words(question) if not subject(w, c.lang))
+            telling = tuple(w for w in focus if not subject(w, c.lang))
             if (not telling or any(self._lexical(w, c) for w in telling)
                     or len(self._by_ablation(question, telling, c, vecs, floor)) < len(telling)):
                 keep.add(id(c))

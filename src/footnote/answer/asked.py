@@ -246,8 +246,7 @@ def _has_number(words: list[str], qwords: set[str]) -> bool:
         before = fold(words[i - 1]) if i > 0 else ""
         if f == "one" and before in _ONE_PRONOUN_AFTER:
             continue
-        if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before in {"a", "one"} or before in _NUMBER_WORD_SET
-                                                         or before.isdigit())):
+        if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before == "a" or before in _NUMBER_WORD_SET or before.isdigit())):
             return True
         if any(ch.isdigit() for ch in w):
             return True

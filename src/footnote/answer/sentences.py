@@ -61,6 +61,9 @@ _LETTER = re.compile(r"[^\W\d_]")
 _END = re.compile(r"[.!?…:;»”\"')\]]$")
 #: A clause ending in ':' of at most this many words introduces what follows and is no answer alone.
 _INTRODUCER_WORDS = 8
+#: A line without an ending of at most this many words is a heading (in any note; a letter's longer dateline or
+#: signature: ``extractive.unended_line_kinds``).
+_HEADING_WORDS = 5
 
 
 def is_unended(sentence: str, max_words: int) -> bool:
@@ -87,7 +90,7 @@ def is_noise(sentence: str) -> bool:
     words = s.split()
     if len(words) < 3:
         return True
-    if len(words) <= 5 and not _END.search(s):
+    if is_unended(s, _HEADING_WORDS):
         return True  # a heading-like line
     if len(words) <= _INTRODUCER_WORDS and s.endswith(":"):
         return True  # an introducer whose list or formula follows ("heißt Metrik, wenn gilt:"): says nothing alone

@@ -42,6 +42,25 @@ class CoverageJudge:
             return ThresholdChoice(g.lexical_only, ThresholdSource.CALIBRATED, f"{qlang}-{corpus_lang}", "lexical_only")
         return g.choose(self.embedder.name if self.embedder else "none", qlang, corpus_lang)
 
+    def other_languages(
+        self, question: str, qvec: np.ndarray, qlang: str, final: Sequence[Candidate],
+        asked: tuple[AddressLocator, ...], books: BookIndex,
+    ) -> tuple[tuple[GateSignal, Verdict, ThresholdChoice, str] | None, dict[str, object]]:
+        """A bailed-out slate's fragments in each language other than its top one's, judged by that pair's own
+        thresholds (``gate.other_languages``): the first that does not bail out gives the signal, the verdict, the
+        thresholds and the fragment to lead the slate; with what each language scored, for the trace."""
+        info: dict[str, object] = {}
+        top_lang = final[0].fragment.lang if final else None
+        for lang in dict.fromkeys(c.fragment.lang for c in final if c.fragment.lang != top_lang):
+            sub = [c for c in final if c.fragment.lang == lang]
+            choice = self.choice(qlang, lang, False)
+            signal, verdict, lead = self.judge(question, qvec, qlang, sub, choice.thresholds, False, asked, books)
+            info[lang] = round(signal.value, 4)
+            if verdict is not Verdict.BAIL_OUT:
+                info["carried_by"] = lang
+                return (signal, verdict, choice, lead or max(sub, key=lambda c: c.score).fragment.id), info
+        return None, info
+
     def judge(
         self, question: str, qvec: np.ndarray | None, qlang: str, final: Sequence[Candidate], t: GateThresholds,
         lexical: bool, asked: tuple[AddressLocator, ...], books: BookIndex,

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
+from footnote.lru import LruCache
 from footnote.records.memory import MemoryNote, NoteKind
 from footnote.retrieve.types import Candidate, MemoryMatch
 from footnote.settings import Settings
@@ -53,6 +54,15 @@ class MemoryMatcher:
         self.store = store
         self.embedder_name = embedder_name
         self.analyzer = analyzer or Analyzer()
+        self._langs: LruCache[str, str] = LruCache(4096)
+
+    def lang_of(self, trigger: str) -> str:
+        """A trigger's language, detected once (≈ 5 ms each: a pinned note's triggers were read on every turn)."""
+        hit = self._langs.get(trigger)
+        if hit is None:
+            hit = self.settings.corpus.question_lang(trigger)
+            self._langs.put(trigger, hit)
+        return hit
 
     def score(self, question: str, qvec: np.ndarray | None, qlang: str) -> NoteScores:
         m = self.settings.memory
@@ -95,11 +105,13 @@ def pinned_of(matched: Sequence[MemoryMatch]) -> MemoryMatch | None:
 
 
 def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None, final: Sequence[Candidate],
-             titles: Mapping[str, str], settings: Settings, analyzer: Analyzer) -> str | None:
+             titles: Mapping[str, str], settings: Settings, analyzer: Analyzer,
+             lang_of: Callable[[str], str] | None = None) -> str | None:
     """Why a matched pinned note must not pin this question (None: it pins). The note serves, it does not
     override: a passage in the reader's language that ranks first, a source the question names by its title
     (``titles``: source id → title, of the ranked candidates' sources), or a question whose words the note does
-    not carry (a near miss to its subject) each win over it (docs/memory.md)."""
+    not carry (a near miss to its subject) each win over it (docs/memory.md). ``lang_of``: a trigger's language
+    (:meth:`MemoryMatcher.lang_of` keeps them; default: detected each time)."""
     m = settings.memory
     own = refs.source_ids if refs is not None else frozenset()
     if m.pin_yields_to_named_source:
@@ -114,7 +126,8 @@ def pin_veto(question: str, qlang: str, note: MemoryNote, refs: Resolved | None,
     elif m.pin_across_languages_by_triggers:
         # in another language the note's own words cannot be compared: its triggers in the reader's language can
         # (the editors wrote them for those readers); a note with none does not pin (the search answers instead)
-        words = " ".join(t for t in note.triggers if settings.corpus.question_lang(t) == qlang)
+        detect = lang_of or settings.corpus.question_lang
+        words = " ".join(t for t in note.triggers if detect(t) == qlang)
         if not words:
             return "the note has no trigger in the reader's language to tell a near miss by"
     else:

@@ -337,7 +337,7 @@ class Retriever:
         srcs = view.sources(c.fragment.source_id for c in ranked.final[: self.settings.memory.lean_keep_top])
         titles = {sid: src.title for sid, src in srcs.items() if src.title}
         return pin_veto(question, qlang, mem.pinned.note, mem.pinned_refs, ranked.final, titles, self.settings,
-                        self.matcher.analyzer)
+                        self.matcher.analyzer, self.matcher.lang_of)
 
     def _result(
         self, plan: QueryPlan, ranked: Ranked, rounds: int, traces: list[StageTrace], calls: int, lexical: bool,

@@ -114,19 +114,11 @@ class Ranker:
         t0 = time.perf_counter()
         signal, verdict, lead = self.judge.judge(question, qvec, qlang, final, thresholds, lexical, asked, books)
         other: dict[str, object] = {}
-        if verdict is Verdict.BAIL_OUT and s.gate.other_languages and not lexical and qvec is not None and final:
-            # the slate's fragments in another language than its top one, judged by their own pair's thresholds
-            top_lang = final[0].fragment.lang
-            for lang in dict.fromkeys(c.fragment.lang for c in final if c.fragment.lang != top_lang):
-                sub = [c for c in final if c.fragment.lang == lang]
-                ch = self.judge.choice(qlang, lang, lexical)
-                sig2, v2, lead2 = self.judge.judge(question, qvec, qlang, sub, ch.thresholds, lexical, asked, books)
-                other[lang] = round(sig2.value, 4)
-                if v2 is not Verdict.BAIL_OUT:
-                    signal, verdict, choice, thresholds = sig2, v2, ch, ch.thresholds
-                    lead = lead2 or max(sub, key=lambda c: c.score).fragment.id
-                    other["carried_by"] = lang
-                    break
+        if verdict is Verdict.BAIL_OUT and s.gate.other_languages and not lexical and qvec is not None:
+            look, other = self.judge.other_languages(question, qvec, qlang, final, asked, books)
+            if look is not None:
+                signal, verdict, choice, lead = look
+                thresholds = choice.thresholds
         if lead is not None:
             final = [c for c in final if c.fragment.id == lead] + [c for c in final if c.fragment.id != lead]
         traces.append(StageTrace(f"gate{sfx}", _ms(t0), {"candidates": len(final), "lectures": signal.lecture_count},
