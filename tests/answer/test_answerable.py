@@ -382,3 +382,69 @@ def test_a_passage_window_limits_which_sentences_lend_a_focus_word(build_engine:
     assert "boathouse" in judged["missing"]
     wide = build_engine(**LEXICAL_FLOOR, **{"answer.extractive.answerable.passage_window": 4}).ask(q)
     assert wide.mode is AnswerMode.CORPUS, wide.answer
+
+
+@pytest.mark.parametrize(("sentence", "question", "windows"), [
+    ("Two nautical miles off Gannet Head stands the beacon.", "How tall is the beacon?",
+     ["Two nautical miles off"]),
+    ("The tower, built in 1839, is 31 metres tall.", "How tall was the tower built in 1839?",
+     ["in 1839, is 31 metres tall."]),  # the question's own year holds no answer
+    ("This is the rule, and the one the others hang from.", "How many rules are there?", []),  # a pronoun
+    ("Salt dries as a crust that can swallow a third of the light.", "How much light can salt take away?",
+     ["can swallow a third of the light."]),
+    ("The band is red and the lantern white.", "What colour is the band?",
+     ["The band is red and the lantern", "and the lantern white."]),
+    ("The Black Skerry beacon stands off the head.", "What colour is the beacon?", []),  # a name, not a colour
+    ("Ada Penhallow met him at the pier.", "Who met him at the pier?", []),  # a name is not held to it
+])
+def test_the_stretches_around_the_kind_asked(sentence: str, question: str, windows: list[str]) -> None:
+    from footnote.answer.asked import kind_windows
+
+    assert kind_windows(sentence, question, asked_kind(question), 3) == windows
+
+
+@pytest.mark.parametrize(("text", "answers"), [
+    ("The beacon pole on the rock is 12 metres tall.", True),
+    # the number is about something else, far from the question's words
+    ("Two nautical miles off Gannet Head, past the harbour mouth and the pier, stands the beacon pole on the rock.",
+     False),
+])
+def test_the_number_must_stand_among_the_question_s_words(text: str, answers: bool) -> None:
+    """``answerable.kind_window_min``: the question is compared with the few words around the sentence's number;
+    "two nautical miles off…" carries a length and, further on, every word of "How tall is the beacon pole on the
+    rock?" — but not how tall it is."""
+    import numpy as np
+
+    from footnote.answer.answerable import AnswerCheck
+    from footnote.answer.candidates import Cand, TermScorer
+    from footnote.answer.types import Note
+    from footnote.models.embedders import HashEmbedder
+    from footnote.records.fragments import FileLocator, Fragment
+    from footnote.settings import load_settings
+
+    scorer = TermScorer()
+    settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0},
+                                                     "answer.extractive.answerable.kind_window_min": {"hash": 0.3},
+                                                     "answer.extractive.answerable.kind_window_words": 4})
+    check = AnswerCheck(settings.answer.extractive.answerable, HashEmbedder(256), scorer)
+    f = Fragment("a#0", "a.md", 0, "prose", "en", text, FileLocator("a.md"), "h")
+    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "en")), frozenset(), "en", sim=0.6, row=0)
+    judged = check.judge("How tall is the beacon pole on the rock?", "en", [c], lambda w, lg: True,
+                         vecs=np.zeros((1, 256), np.float32))
+    assert judged.carries and judged.near is not None
+    assert judged.answers is answers and (judged.near >= 0.3) is answers
+    assert ("near" in judged.to_info()) and judged.to_info()["close"] is answers
+
+
+@pytest.mark.parametrize(("sentence", "carries"), [
+    ("The beacon stands two miles off the head.", True),
+    ("The beacon stands miles off the head.", False),  # "mil" (Portuguese: a thousand) is no prefix
+    ("Я смотритель маяка на мысе Сторожевом.", False),  # nor «сто» of «Сторожевом»
+    ("Его семья жила на берегу.", False),
+    ("Осталось меньше двух часов.", True),  # a short stem's own forms are counted
+    ("Через пятнадцать минут огонь погас.", True),
+    ("Tendo obtido o consentimento do papa.", False),
+])
+def test_a_short_number_stem_is_no_prefix(sentence: str, carries: bool) -> None:
+    question = "Сколько их было?" if any("а" <= ch <= "я" for ch in sentence.lower()) else "How many were there?"
+    assert carries_kind(sentence, question, AskedKind.NUMBER) is carries

@@ -34,7 +34,7 @@ from itertools import takewhile
 
 import numpy as np
 
-from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind
+from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind, kind_windows
 from footnote.answer.candidates import Cand, TermScorer
 from footnote.answer.sentences import (
     ANAPHOR,
@@ -91,12 +91,14 @@ class Judged:
     coverage: float  # share of the focus words it carries
     position: int  # which chosen sentence (0-based) answered, or was judged best; -1: none judged
     close: bool = True  # that sentence is as like the question as min_similarity asks (or is not held to it)
+    near: float | None = None  # the best cosine of the question to a stretch around that sentence's number or colour
 
     def to_info(self) -> dict[str, object]:
         return {
             "answers": self.answers, "asks": self.asks.value if self.asks else None, "focus": list(self.focus),
             "missing": list(self.missing), "carries": self.carries, "coverage": round(self.coverage, 3),
             "position": self.position, "close": self.close,
+            **({} if self.near is None else {"near": round(self.near, 4)}),
         }
 
 
@@ -148,6 +150,7 @@ class AnswerCheck:
         self.embedder = embedder
         self.scorer = scorer
         self._queries_cache: LruCache[str, np.ndarray] = LruCache(settings.query_cache)
+        self._windows_cache: LruCache[str, np.ndarray] = LruCache(settings.query_cache)
 
     def drop_floor(self) -> float | None:
         """The embedder's fitted ``ablation_drop`` (None: the focus words are not judged, only the kind asked)."""
@@ -169,6 +172,7 @@ class AnswerCheck:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         min_sim = s.min_similarity.get(self.embedder.name) if self.embedder is not None else None
+        min_near = s.kind_window_min.get(self.embedder.name) if self.embedder is not None else None
         qnums = question_numbers(question) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
         focus += qnums
         best: Judged | None = None
@@ -207,9 +211,12 @@ class AnswerCheck:
             # cosines run lower, so a sentence in another language is not held to it)
             close = min_sim is None or c.sim is None or c.lang != qlang or c.sim >= min_sim
             ok = len(missing) <= allowed and numbers_ok and carries and close
+            near = self._near(question, c.text, kind) if ok else None
+            if near is not None and min_near is not None and near < min_near:
+                ok = close = False
             missing += lost
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0
-            judged = Judged(ok, kind, focus, missing, carries, cov, i, close)
+            judged = Judged(ok, kind, focus, missing, carries, cov, i, close, near)
             if judged.answers:
                 return judged
             if best is None or (cov, carries, close) > (best.coverage, best.carries, best.close):
@@ -257,6 +264,22 @@ class AnswerCheck:
                     keep.add(id(c.before))
                     grew = True
         return [c for c in chosen if id(c) in keep]
+
+    def _near(self, question: str, sentence: str, kind: AskedKind | None) -> float | None:
+        """The best cosine of ``question`` to a stretch of ``sentence`` around a thing of the kind asked
+        (:func:`~footnote.answer.asked.kind_windows`; None: no such kind, no embedder with a fitted
+        ``kind_window_min``). An answer's number stands among the words it is the number of."""
+        if self.embedder is None or self.embedder.name not in self.settings.kind_window_min:
+            return None
+        windows = kind_windows(sentence, question, kind, self.settings.kind_window_words)
+        if not windows:
+            return None
+        todo = [w for w in windows if self._windows_cache.get(w) is None]
+        if todo:
+            for w, v in zip(todo, np.asarray(self.embedder.embed_passages(todo), dtype=np.float32), strict=True):
+                self._windows_cache.put(w, v)
+        qv = self._queries([question])[0]
+        return max(float(qv @ v) for v in (self._windows_cache.get(w) for w in windows) if v is not None)
 
     def _lexical(self, word: str, c: Cand) -> bool:
         stems = set(self.scorer.terms(word, c.lang))

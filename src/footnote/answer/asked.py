@@ -21,7 +21,7 @@ from enum import Enum
 from footnote.answer.sentences import name_skeleton
 from footnote.text import clean_text, fold, is_stop, keywords
 
-__all__ = ["KIND_WORDS", "AskedKind", "asked_kind", "carries_kind"]
+__all__ = ["BOUND_KINDS", "KIND_WORDS", "AskedKind", "asked_kind", "carries_kind", "kind_windows"]
 
 
 class AskedKind(Enum):
@@ -130,7 +130,16 @@ eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißi
 tausend million
 dois duas três quatro cinco seis sete oito nove dez vinte trinta quarenta cinquenta cem cento mil milhão
 """))
-_NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)  # a short one ("три", "two", "mil") only as the whole word
+_NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)
+#: A stem of three letters or fewer is no prefix ("mil" is not in "miles", "сто" not in «Сторожевом», "сем" not in
+#: «семья», "ten" not in "tend"): only these whole words, and the longer stems of the numbers it begins.
+_SHORT_FORMS = frozenset(_folded("""
+one two six ten сто ста семь семи пять пяти пятью три трем трех тремя два две двух двум двумя elf mil cem dez
+"""))
+_LONG_STEMS = tuple(s for s in _NUMBER_STEMS if len(s) > 3) + tuple(_folded("""
+пятнадцат пятьдесят пятьсот семнадцат семьдесят семьсот тринадцат триста двенадцат одиннадцат сотн
+milh dezes dezen dezo
+"""))
 
 #: The mark an amount needs beside its number, by kind (folded stems at a word's start, or a symbol/unit after
 #: a digit).
@@ -251,7 +260,7 @@ def _has_number(words: list[str], qwords: set[str]) -> bool:
         if any(ch.isdigit() for ch in w):
             return True
         for part in f.split("-"):
-            if part in _NUMBER_WORD_SET or (len(part) > 3 and part.startswith(_NUMBER_STEMS)):
+            if part in _NUMBER_WORD_SET or part in _SHORT_FORMS or (len(part) > 3 and part.startswith(_LONG_STEMS)):
                 return True
     return False
 
@@ -289,3 +298,39 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is AskedKind.AGE:
         return bool(_AGE_MARK.search(text)) or _has_word(words, _AGE_WORDS, set())
     return True
+
+
+#: The kinds whose carrier in a sentence must stand near the question's words (:func:`kind_windows`): a number of any
+#: kind, or a colour. A name is not held to it: measured, it cost SQuAD 2.0 answers and declined no more.
+BOUND_KINDS = frozenset({AskedKind.NUMBER, AskedKind.MONEY, AskedKind.AGE, AskedKind.WEIGHT, AskedKind.LENGTH,
+                         AskedKind.YEAR, AskedKind.COLOUR})
+_TOKEN = re.compile(r"\S+")
+
+
+def kind_windows(sentence: str, question: str, kind: AskedKind | None, words: int) -> list[str]:
+    """The stretches of ``sentence`` — ``words`` words before and after — around each word that holds a thing of
+    ``kind`` (a number the question does not write; a colour), for :data:`BOUND_KINDS`; empty for other kinds.
+
+    The answer-level check compares each with the question: a sentence whose number is about something else ("Two
+    nautical miles off Gannet Head stands the Black Skerry beacon, a black iron pole" for "How tall is the iron
+    pole?"; "The range of the tide at Marrowick is 5.2 metres" for "How deep is the water over the bar?") carries
+    the kind asked and, through its passage, the question's words — but not near each other."""
+    if kind not in BOUND_KINDS:
+        return []
+    text = clean_text(sentence)
+    qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
+    tokens = list(_TOKEN.finditer(text))
+    out: list[str] = []
+    for i, m in enumerate(tokens):
+        ws = _words(m.group())
+        if not ws:
+            continue
+        if kind is AskedKind.COLOUR:
+            held = (i == 0 or not ws[0][:1].isupper()) and _has_word(ws, _COLOURS, qwords)
+        else:
+            prev = _words(tokens[i - 1].group())[-1:] if i > 0 else []
+            held = _has_number(prev + ws, qwords) and not (prev and _has_number(prev, qwords))
+        if held:
+            a, b = tokens[max(0, i - words)].start(), tokens[min(len(tokens) - 1, i + words)].end()
+            out.append(text[a:b])
+    return list(dict.fromkeys(out))

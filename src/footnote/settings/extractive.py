@@ -173,6 +173,19 @@ class AnswerableSettings(_Frozen):
         "run lower (0.40 would have cost xquad's Russian in-corpus questions 4 of 30). An embedder not listed: no "
         "floor. Fitted on SQuAD 2.0 English and squad2-pt Normans + Rhine (docs/answering.md).",
     )
+    kind_window_min: dict[str, float] = Field(
+        default_factory=lambda: {"embeddinggemma": 0.30},
+        description="By embedder: when the question asks for a number (a count, an amount, a length, a year…) or a "
+        "colour, a chosen sentence answers only when the question is at least this like a stretch of it around "
+        "such a number or colour (kind_window_words either side): the number must be the number *of* what the "
+        "question asks about (\"Two nautical miles off Gannet Head stands the Black Skerry beacon, a black iron "
+        "pole\" does not say how tall the pole is). An embedder not listed: not judged. Fitted on SQuAD 2.0 English "
+        "and squad2-pt Normans + Rhine (docs/answering.md, \"The number's neighbourhood\").",
+    )
+    kind_window_words: int = Field(
+        6, ge=1, description="Words either side of a number or colour in the stretch kind_window_min compares with "
+        "the question.",
+    )
     numbers_in_focus: bool = Field(
         True, description="A number the question writes in digits (\"the allowance in 1895\") is part of its focus: a "
         "chosen sentence answers only when it, or its passage, writes the same number. Judged by the digits, whatever "
