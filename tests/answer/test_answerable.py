@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -448,3 +448,35 @@ def test_the_number_must_stand_among_the_question_s_words(text: str, answers: bo
 def test_a_short_number_stem_is_no_prefix(sentence: str, carries: bool) -> None:
     question = "Сколько их было?" if any("а" <= ch <= "я" for ch in sentence.lower()) else "How many were there?"
     assert carries_kind(sentence, question, AskedKind.NUMBER) is carries
+
+
+def test_a_sentence_of_many_numbers_costs_a_bounded_number_of_embeddings() -> None:
+    """Each number of a judged sentence is one stretch to embed: a table row of forty numbers would cost forty.
+    At most ``kind_window_max`` stretches are compared."""
+    import numpy as np
+
+    from footnote.answer.answerable import AnswerCheck
+    from footnote.answer.candidates import Cand, TermScorer
+    from footnote.answer.types import Note
+    from footnote.models.embedders import HashEmbedder
+    from footnote.records.fragments import FileLocator, Fragment
+    from footnote.settings import load_settings
+
+    class Counting(HashEmbedder):
+        stretches: ClassVar[list[str]] = []
+
+        def embed_passages(self, texts: Any) -> np.ndarray:
+            Counting.stretches += [t for t in texts if "?" not in t]  # the hash embedder's queries come here too
+            return super().embed_passages(texts)
+
+    scorer = TermScorer()
+    settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0},
+                                                     "answer.extractive.answerable.kind_window_min": {"hash": 0.3},
+                                                     "answer.extractive.answerable.kind_window_max": 3})
+    check = AnswerCheck(settings.answer.extractive.answerable, Counting(64), scorer)
+    text = "The gauge read " + ", then ".join(str(10 * i + 7) for i in range(40)) + " feet."
+    f = Fragment("a#0", "a.md", 0, "prose", "en", text, FileLocator("a.md"), "h")
+    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "en")), frozenset(), "en", sim=0.6, row=0)
+    judged = check.judge("How many feet did the gauge read?", "en", [c], lambda w, lg: True,
+                         vecs=np.zeros((1, 64), np.float32))
+    assert judged.near is not None and len(Counting.stretches) == 3, Counting.stretches

@@ -271,7 +271,7 @@ class AnswerCheck:
         ``kind_window_min``). An answer's number stands among the words it is the number of."""
         if self.embedder is None or self.embedder.name not in self.settings.kind_window_min:
             return None
-        windows = kind_windows(sentence, question, kind, self.settings.kind_window_words)
+        windows = kind_windows(sentence, question, kind, self.settings.kind_window_words)[: self.settings.kind_window_max]
         if not windows:
             return None
         todo = [w for w in windows if self._windows_cache.get(w) is None]

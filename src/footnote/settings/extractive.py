@@ -186,6 +186,10 @@ class AnswerableSettings(_Frozen):
         6, ge=1, description="Words either side of a number or colour in the stretch kind_window_min compares with "
         "the question.",
     )
+    kind_window_max: int = Field(
+        8, ge=1, description="Stretches at most, the first in the sentence, that kind_window_min compares per judged "
+        "sentence (one passage embedding each, cached): bounds what a sentence of many numbers costs.",
+    )
     numbers_in_focus: bool = Field(
         True, description="A number the question writes in digits (\"the allowance in 1895\") is part of its focus: a "
         "chosen sentence answers only when it, or its passage, writes the same number. Judged by the digits, whatever "
