@@ -480,3 +480,20 @@ def test_a_sentence_of_many_numbers_costs_a_bounded_number_of_embeddings() -> No
     judged = check.judge("How many feet did the gauge read?", "en", [c], lambda w, lg: True,
                          vecs=np.zeros((1, 64), np.float32))
     assert judged.near is not None and len(Counting.stretches) == 3, Counting.stretches
+
+
+@pytest.mark.parametrize(("sentence", "question", "carries"), [
+    # the rest of the question's own name is no answer to "who"
+    ("Three keepers lived at the Marrowick Light: the principal keeper and two assistants.",
+     "Who was principal keeper at Marrowick before Ada Penhallow?", False),
+    ("This is the first rule every keeper of the Marrowick Light learns.",
+     "Wer war der erste Leuchtturmwärter von Marrowick?", False),
+    ("The keeper before her was Tobias Venn of Marrowick.", "Who was keeper at Marrowick before Ada Penhallow?", True),
+    # a name after a comma is a name of its own
+    ("Ada Penhallow, Tobias Venn and Samuel Orrin kept the light.", "Who kept the light with Ada Penhallow?", True),
+    # the question's first word is no name: "White" is not "What"
+    ("For keepers who correspond with the lighthouse at Cape Storozhevoy on the White Sea.",
+     "What is the fishing village near Cape Storozhevoy called?", True),
+])
+def test_the_rest_of_the_question_s_own_name_is_not_an_answer(sentence: str, question: str, carries: bool) -> None:
+    assert carries_kind(sentence, question, AskedKind.NAME) is carries

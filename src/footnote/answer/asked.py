@@ -215,16 +215,39 @@ def _same_name(word: str, own: set[str]) -> bool:
                             for q in own)
 
 
-def _mid_sentence(text: str) -> list[str]:
-    """The words of ``text`` that do not open a sentence or a quotation: where a capital marks a name."""
+def _mid_sentence(words: list[re.Match[str]], text: str) -> list[int]:
+    """Which of ``text``'s ``words`` do not open a sentence or a quotation: where a capital marks a name."""
     out = []
-    for m in re.finditer(r"[^\W_][\w'’-]*", text):
+    for i, m in enumerate(words):
         before = text[: m.start()].rstrip()
         if not before:
             continue
         if before[-1] not in _OPENS or (before[-1] in _QUOTES and _short_quote(text[m.start():])):
-            out.append(m.group())  # a word mid-sentence, or a short quoted title: the schooner «Kittiwake»
+            out.append(i)  # a word mid-sentence, or a short quoted title: the schooner «Kittiwake»
     return out
+
+
+def _tells_a_name(text: str, question: str, qwords: set[str]) -> bool:
+    """Whether ``text`` holds a name the question does not: a capitalised word mid-sentence that is no function
+    word, not one of the question's words or names (in another script or spelling: :func:`_same_name`), nor part
+    of one — written next to it with only a space between ("the Marrowick *Light*", "*Cape* Storozhevoy" for a
+    question naming Marrowick or Storozhevoy: the rest of the question's own name, not an answer to *who*)."""
+    own = {name_skeleton(w) for w in _words(question) if w[:1].isupper() and not is_stop(w)}  # not "What" ("White")
+    words = list(re.finditer(r"[^\W_][\w'’-]*", text))
+
+    def owned(i: int) -> bool:
+        w = words[i].group()
+        return w[:1].isupper() and (fold(w) in qwords or _same_name(w, own))
+
+    for i in _mid_sentence(words, text):
+        w = words[i].group()
+        if not w[:1].isupper() or is_stop(w) or owned(i):
+            continue
+        beside = [j for j in (i - 1, i + 1) if 0 <= j < len(words)
+                  and not text[min(words[i].end(), words[j].end()): max(words[i].start(), words[j].start())].strip()]
+        if not any(owned(j) for j in beside):
+            return True
+    return False
 
 
 _QUOTES = "«„“‚‘\"'"
@@ -281,9 +304,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
         plain = [w for i, w in enumerate(re.findall(r"[^\W\d_]+", text)) if i == 0 or not w[:1].isupper()]
         return _has_word(plain, _COLOURS, qwords)
     if kind is AskedKind.NAME:
-        own = {name_skeleton(w) for w in _words(question) if w[:1].isupper()}
-        return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and not _same_name(w, own)
-                   for w in _mid_sentence(text))
+        return _tells_a_name(text, question, qwords)
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
@@ -301,7 +322,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
 
 
 #: The kinds whose carrier in a sentence must stand near the question's words (:func:`kind_windows`): a number of any
-#: kind, or a colour. A name is not held to it: measured, it cost SQuAD 2.0 answers and declined no more.
+#: kind, or a colour. A name is not held to it: measured, it cost SQuAD 2.0 an answer for one more decline.
 BOUND_KINDS = frozenset({AskedKind.NUMBER, AskedKind.MONEY, AskedKind.AGE, AskedKind.WEIGHT, AskedKind.LENGTH,
                          AskedKind.YEAR, AskedKind.COLOUR})
 _TOKEN = re.compile(r"\S+")
