@@ -44,6 +44,16 @@ from .conftest import CORPUS, model_overrides
     ("Wer hat den Turm gebaut?", AskedKind.NAME),
     ("Как звали жену Карпова?", AskedKind.NAME),
     ("Why is the log kept in ink?", None),
+    ("Wie lang ist das Seil des Gewichts?", AskedKind.LENGTH),  # "wie lange" (how long a time) is a number
+    ("Wie lange musste der Schoner warten?", AskedKind.NUMBER),
+    ("Какая была температура воздуха?", AskedKind.NUMBER),  # a number asked by the measure's name
+    ("What was the temperature that night?", AskedKind.NUMBER),
+    ("Why does the temperature matter?", None),
+    ("Which firm made the lens?", AskedKind.NAME),  # a name asked by the kind of thing it names
+    ("Welche Firma hat die Maschine gebaut?", AskedKind.NAME),
+    ("Из какого порта шла шхуна?", AskedKind.NAME),
+    ("Comment s'appelle le village voisin ?", AskedKind.NAME),
+    ("¿Cómo se llama el faro?", AskedKind.NAME),
 ])
 def test_what_a_question_asks_for(question: str, kind: AskedKind | None) -> None:
     assert asked_kind(question) is kind

@@ -46,7 +46,7 @@ _ASKS_NUMBER = re.compile(
     r"(?i)\b(?:how\s+(?:many|much|long|old|far|large|big|tall|high|heavy|wide|deep)|"
     r"what\s+(?:year|percentage|percent|number|amount|age|date|sum|price)|in\s+(?:what|which)\s+year|"
     r"сколько|в\s+как\w*\s+году|какого\s+(?:числа|года)|"
-    r"wie\s+(?:viele?|lange|alt|hoch|schwer|weit|groß|breit|tief)|in\s+welchem\s+jahr|"
+    r"wie\s+(?:viele?|lange?|alt|hoch|schwer|weit|groß|breit|tief)|in\s+welchem\s+jahr|"
     r"quant[oa]s?|em\s+que\s+ano|qual\s+(?:o\s+)?(?:ano|número|valor)|"
     r"combien|en\s+quelle\s+année|cu[aá]nt[oa]s?|en\s+qu[eé]\s+año)\b"
 )
@@ -57,7 +57,19 @@ _ASKS_COLOUR = re.compile(
 _ASKS_NAME = re.compile(
     r"(?i)(?:\b(?:who|whom|whose|wer|wen|wem|wessen|quem|qui)\b|(?<![\w-])(?:кто|кого|кому|кем|чей|чья|чьё|чьи)(?![\w-])|"
     r"\b(?:what|which)\s+(?:was|is)\s+the\s+name|как\s+(?:звали|зовут|называ\w+)|wie\s+(?:hie(?:ß|ss)|hei(?:ß|ss)t)|"
-    r"como\s+se\s+chama\w*|qual\s+(?:era\s+|é\s+)?o\s+nome)"
+    r"como\s+se\s+chama\w*|qual\s+(?:era\s+|é\s+)?o\s+nome|comment\s+s['’]appel\w+|c[oó]mo\s+se\s+llam\w+)"
+)
+#: "What was the temperature", «какая была температура»: a number asked by the measure's name.
+_ASKS_MEASURE = re.compile(
+    r"(?i)(?<![\w-])(?:temperature|температур\w*|temperatur|température|temperatura)(?![\w-])"
+)
+#: "Which firm built…", «из какого порта…», "aus welchem Hafen": a name asked by the kind of thing it names.
+_ASKS_NAMED = re.compile(
+    r"(?i)(?<![\w-])(?:which|what|как(?:ой|ого|ому|ом|ая|ую|ие|их)|welche[mnrs]?|quel(?:le)?s?|qu[eé]|qual|cu[aá]l)\s+"
+    r"(?:firm|firms|company|companies|manufacturer|maker|makers|builder|shipyard|port|town|city|village|island|"
+    r"фирм\w*|компани\w*|завод\w*|порт\w*|город\w*|деревн\w*|сел\w*|остров\w*|"
+    r"firma|hersteller|unternehmen|werft|hafen|stadt|dorf|insel|"
+    r"entreprise|firme|société|port|ville|village|île|empresa|compañía|puerto|ciudad|pueblo|isla)(?![\w-])"
 )
 #: A question that asks "what/which … is the X" (no count word): the X may still be an amount ("What was her
 #: salary?", "Какое жалованье…", "Qual era o salário…").
@@ -87,7 +99,7 @@ _ASKS_WEIGHT = re.compile(
 _ASKS_LENGTH = re.compile(
     r"(?i)\b(?:how\s+(?:far|tall|high|wide|deep)|"
     r"what\s+(?:is|was|are|were)\s+the\s+(?:height|length|width|depth|diameter|radius|distance|altitude|elevation)|"
-    r"wie\s+(?:weit|hoch|breit|tief)|in\s+welcher\s+(?:entfernung|höhe)|"
+    r"wie\s+(?:weit|hoch|breit|tief|lang)|in\s+welcher\s+(?:entfernung|höhe)|"
     r"a\s+que\s+dist[âa]ncia|qual\s+(?:é\s+|era\s+)?a\s+(?:altura|dist[âa]ncia|largura|profundidade)|que\s+altura)\b"
     r"|(?<![\w-])(?:на\s+каком\s+расстоянии|как\s+далеко|какой\s+(?:высоты|длины|ширины|глубины)|"
     r"какова\s+(?:высота|длина|ширина|глубина|дальность)|каков\s+диаметр)(?![\w-])"
@@ -107,6 +119,8 @@ percentage percent age price sum total much many long often old far oft част
 name namen hieß hiess heißt heisst jahr jahre jahres farbe anzahl zahl viel viele lange alt
 nome nomes chama chamava chamado chamada ano anos data número números cor cores quantidade quantos quantas
 quanto quanta
+appelle appelait appelaient s'appelle s'appelait s'appelaient s’appelle s’appelait s’appelaient llama llamaba llamaban
+temperature температура температуры temperatur température temperatura
 """)
 
 #: Colour words by language (folded; a stem is enough: "красн" matches красный, красная…).
@@ -192,9 +206,9 @@ def asked_kind(question: str) -> AskedKind | None:
                           (_ASKS_YEAR, AskedKind.YEAR), (_ASKS_LENGTH, AskedKind.LENGTH)):
         if pattern.search(q):
             return kind
-    if number:
+    if number or (_ASKS_MEASURE.search(q) and _ASKS_WHAT.search(q)):
         return AskedKind.NUMBER
-    if _ASKS_NAME.search(q):
+    if _ASKS_NAME.search(q) or _ASKS_NAMED.search(q):
         return AskedKind.NAME
     return None
 
