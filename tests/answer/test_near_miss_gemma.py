@@ -119,23 +119,25 @@ def test_a_sentence_without_the_kind_asked_does_not_pad_the_answer(engine: Engin
     assert "узл" in off.ask(q).answer
 
 
-@pytest.mark.parametrize("question", [
-    "Wie viele Fischerboote hatte der Hafen von Marrowick?",  # "loaded boats … within two hours of high water"
-    "Wie breit ist die Hafeneinfahrt von Marrowick?",  # "the range of a spring tide is 5.2 metres"
-    "Сколько масла в час сжигает машина туманного горна в Марровике?",
+@pytest.mark.parametrize(("question", "floor"), [
+    # "Two nautical miles off Gannet Head stands the Black Skerry beacon, a black iron pole on a bare rock."
+    ("How tall is the iron pole of the Black Skerry beacon?", "kind_window_min"),
+    # "At Marrowick the range of a spring tide is 5.2 metres…": a Russian question, English sentences
+    ("Сколько масла в час сжигает машина туманного горна в Марровике?", "kind_window_min_other_language"),
 ])
-def test_a_number_about_something_else_is_no_answer(engine: Engine, question: str) -> None:
-    """Held-out near misses (``scripts/demo/held_out.jsonl``): each chosen sentence holds a number and, in it or its
+def test_a_number_about_something_else_is_no_answer(engine: Engine, question: str, floor: str) -> None:
+    """Held-out near misses (``scripts/demo/held_out.jsonl``): a chosen sentence holds a number and, in it or its
     passage, the question's words, but the number is not the number *of* what is asked — the few words around it
-    are unlike the question (``answerable.kind_window_min``, the trace's ``near``). Without the rule they were
-    answered with the tide's range."""
+    are unlike the question (``answerable.kind_window_min``; for a sentence in another language
+    ``kind_window_min_other_language``; the trace's ``near`` and ``bound``). Without the rule they were answered."""
     a = engine.ask(question)
     assert a.mode is AnswerMode.NOT_FOUND, a.answer
     assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
     judged = a.trace.answerable() if a.trace is not None else None
-    floor = engine.settings.answer.extractive.answerable.kind_window_min["embeddinggemma"]
-    assert judged is not None and judged["near"] < floor, judged
-    off = Engine(engine.settings.with_overrides(**{"answer.extractive.answerable.kind_window_min": {}}),
+    limit = getattr(engine.settings.answer.extractive.answerable, floor)["embeddinggemma"]
+    assert judged is not None and judged["near"] < limit and judged["bound"] is False, judged
+    off = Engine(engine.settings.with_overrides(**{"answer.extractive.answerable.kind_window_min": {},
+                                                   "answer.extractive.answerable.kind_window_min_other_language": {}}),
                  engine.store, engine.embedder)
     assert off.ask(question).mode is AnswerMode.CORPUS
 
@@ -144,5 +146,18 @@ def test_a_number_among_the_question_s_words_still_answers(engine: Engine) -> No
     a = engine.ask("Wie viele Kurbelumdrehungen braucht man, um das Gewicht wieder hochzuziehen?")
     assert a.mode is AnswerMode.CORPUS and "one hundred and twenty turns" in a.answer, a.answer
     judged = a.trace.answerable() if a.trace is not None else None
-    floor = engine.settings.answer.extractive.answerable.kind_window_min["embeddinggemma"]
+    floor = engine.settings.answer.extractive.answerable.kind_window_min_other_language["embeddinggemma"]
     assert judged is not None and judged["near"] >= floor, judged
+
+
+@pytest.mark.parametrize(("question", "gold"), [
+    ("Какого цвета вспышка маяка Марровик?", "white flash"),
+    ("Сколько стёкол выбил шторм в Марровике?", "two panes"),
+    ("In welchem Jahr wechselte man in Marrowick zu Petroleum?", "1868"),
+])
+def test_an_answer_in_another_language_is_held_to_its_own_floor(engine: Engine, question: str, gold: str) -> None:
+    """The attack on the first version: one floor for every sentence declined these (the stretches' cosines 0.29,
+    0.27, 0.20 — cross-lingual cosines run lower); a sentence in another language is held to
+    ``kind_window_min_other_language``."""
+    a = engine.ask(question)
+    assert a.mode is AnswerMode.CORPUS and gold in a.answer, a.answer

@@ -92,13 +92,14 @@ class Judged:
     position: int  # which chosen sentence (0-based) answered, or was judged best; -1: none judged
     close: bool = True  # that sentence is as like the question as min_similarity asks (or is not held to it)
     near: float | None = None  # the best cosine of the question to a stretch around that sentence's number or colour
+    bound: bool = True  # that stretch is as like the question as kind_window_min asks (or it is not held to it)
 
     def to_info(self) -> dict[str, object]:
         return {
             "answers": self.answers, "asks": self.asks.value if self.asks else None, "focus": list(self.focus),
             "missing": list(self.missing), "carries": self.carries, "coverage": round(self.coverage, 3),
             "position": self.position, "close": self.close,
-            **({} if self.near is None else {"near": round(self.near, 4)}),
+            **({} if self.near is None else {"near": round(self.near, 4), "bound": self.bound}),
         }
 
 
@@ -172,7 +173,9 @@ class AnswerCheck:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
         min_sim = s.min_similarity.get(self.embedder.name) if self.embedder is not None else None
-        min_near = s.kind_window_min.get(self.embedder.name) if self.embedder is not None else None
+        name = self.embedder.name if self.embedder is not None else ""
+        # cross-lingual cosines run lower: a sentence in another language has its own floor
+        min_near = {True: s.kind_window_min.get(name), False: s.kind_window_min_other_language.get(name)}
         qnums = question_numbers(question) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
         focus += qnums
         best: Judged | None = None
@@ -211,15 +214,16 @@ class AnswerCheck:
             # cosines run lower, so a sentence in another language is not held to it)
             close = min_sim is None or c.sim is None or c.lang != qlang or c.sim >= min_sim
             ok = len(missing) <= allowed and numbers_ok and carries and close
-            near = self._near(question, c.text, kind) if ok else None
-            if near is not None and min_near is not None and near < min_near:
-                ok = close = False
+            floor_near = min_near[c.lang == qlang]
+            near = self._near(question, c.text, kind) if ok and floor_near is not None else None
+            bound = near is None or floor_near is None or near >= floor_near
+            ok = ok and bound
             missing += lost
             cov = 1.0 - len(missing) / len(focus) if focus else 1.0
-            judged = Judged(ok, kind, focus, missing, carries, cov, i, close, near)
+            judged = Judged(ok, kind, focus, missing, carries, cov, i, close, near, bound)
             if judged.answers:
                 return judged
-            if best is None or (cov, carries, close) > (best.coverage, best.carries, best.close):
+            if best is None or (cov, carries, close, bound) > (best.coverage, best.carries, best.close, best.bound):
                 best = judged
         return best if best is not None else Judged(True, kind, focus, (), True, 1.0, -1)
 
@@ -269,7 +273,7 @@ class AnswerCheck:
         """The best cosine of ``question`` to a stretch of ``sentence`` around a thing of the kind asked
         (:func:`~footnote.answer.asked.kind_windows`; None: no such kind, no embedder with a fitted
         ``kind_window_min``). An answer's number stands among the words it is the number of."""
-        if self.embedder is None or self.embedder.name not in self.settings.kind_window_min:
+        if self.embedder is None:
             return None
         windows = kind_windows(sentence, question, kind, self.settings.kind_window_words)[: self.settings.kind_window_max]
         if not windows:

@@ -133,27 +133,32 @@ rouge vert bleu blanc noir jaune gris brun
 rojo roja blanco blanca negro negra amarillo
 """))
 
-#: Number words (folded stems, matched at a word's start, or each part of "twenty-four").
+#: Number words, matched at a word's start (or each part of "twenty-four"): stems of four letters or more that
+#: begin no other common word. A shorter or ambiguous stem is no prefix — "mil" is not in "miles", «сто» not in
+#: «Сторожевом», «сем» not in «семья», «одна» not in «однако», «шест» not in «шест» (a pole), "zwei" not in "Zweig",
+#: "sete" not in "setembro" — so those numbers are listed whole (:data:`_NUMBER_FORMS`) with the longer stems of
+#: the numbers they begin.
 _NUMBER_STEMS = tuple(_folded("""
-one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
-eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion
-dozen half score
-один одна одно два две три четыр пят шест сем восем девят десят двадцат тридцат сорок сто двест трист тысяч
-миллион полтор половин
-eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig fünfzig hundert
-tausend million
-dois duas três quatro cinco seis sete oito nove dez vinte trinta quarenta cinquenta cem cento mil milhão
+three four five seven eight nine eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen
+twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion dozen
+четыр пятнадцат пятьдесят пятидесят пятьсот пятисот пятист шестнадцат шестьдесят шестидесят шестьсот шестисот
+шестист семнадцат семьдесят семидесят семьсот семисот семист семер пятер восем восьм девят десят одиннадцат
+двенадцат тринадцат двадцат тридцат сорок девяност двест двухсот трист трехсот трёхсот сотн сотен полсотн тысяч
+миллион миллиард полтор половин трижд дважд
+drei vier fünf sechs sieben neun zehn zwölf zwanzig dreißig dreissig vierzig fünfzig sechz siebz achtzig
+neunzig hundert tausend million milliard zweiund zweihundert zweitausend achtund achtzehn achthundert
+achttausend einund einhundert eintausend
+dois duas três quatro cinco seis oito vinte trinta quarenta cinquenta sessenta setent oitenta novent cento
+duzent trezent quatrocent quinhent seiscent setecent oitocent novecent treze catorze quatorze quinze dezes dezen
+dezo milhao milhoe milhar
 """))
-_NUMBER_WORD_SET = frozenset(_NUMBER_STEMS)
-#: A stem of three letters or fewer is no prefix ("mil" is not in "miles", "сто" not in «Сторожевом», "сем" not in
-#: «семья», "ten" not in "tend"): only these whole words, and the longer stems of the numbers it begins.
-_SHORT_FORMS = frozenset(_folded("""
-one two six ten сто ста семь семи пять пяти пятью три трем трех тремя два две двух двум двумя elf mil cem dez
+_NUMBER_FORMS = frozenset(_folded("""
+one two six ten tens half score sixpence twopence tenfold twofold sixfold
+один одна одно одну одной одного одному одним одном два две двух двум двумя двое двоих три трех трём трем тремя
+трое троих пять пяти пятью шесть шести шестью шестеро шестерых семь семи сто ста
+eins zwei elf acht mil cem dez sete nove onze doze mille
 """))
-_LONG_STEMS = tuple(s for s in _NUMBER_STEMS if len(s) > 3) + tuple(_folded("""
-пятнадцат пятьдесят пятьсот семнадцат семьдесят семьсот тринадцат триста двенадцат одиннадцат сотн
-milh dezes dezen dezo
-"""))
+_NUMBER_WORD_SET = frozenset(_NUMBER_STEMS) | _NUMBER_FORMS
 
 #: The mark an amount needs beside its number, by kind (folded stems at a word's start, or a symbol/unit after
 #: a digit).
@@ -279,7 +284,8 @@ def _short_quote(rest: str) -> bool:
 _ONE_PRONOUN_AFTER = frozenset({"the", "this", "that", "which", "every", "each", "no", "another"})
 #: A fraction is an amount: a word of these after a number or an article ("a third", "two fifths"; "the third" is
 #: an ordinal), and the nouns that only name a fraction.
-_FRACTIONS = frozenset({"third", "thirds", "fifth", "fifths", "tenth", "tenths", "quarter", "quarters"})
+_FRACTIONS = frozenset({"third", "thirds", "fifth", "fifths", "sixth", "sixths", "seventh", "sevenths", "eighth",
+                        "eighths", "ninth", "ninths", "tenth", "tenths", "quarter", "quarters"})
 _FRACTION_NOUNS = frozenset(_folded("треть трети третью третей четверть четверти четвертью четвертей drittel viertel "
                                     "hälfte"))
 
@@ -297,7 +303,7 @@ def _has_number(words: list[str], qwords: set[str]) -> bool:
         if any(ch.isdigit() for ch in w):
             return True
         for part in f.split("-"):
-            if part in _NUMBER_WORD_SET or part in _SHORT_FORMS or (len(part) > 3 and part.startswith(_LONG_STEMS)):
+            if part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS):
                 return True
     return False
 
