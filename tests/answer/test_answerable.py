@@ -413,16 +413,9 @@ def test_the_stretches_around_the_kind_asked(sentence: str, question: str, windo
     assert kind_windows(sentence, question, asked_kind(question), 3) == windows
 
 
-@pytest.mark.parametrize(("text", "answers"), [
-    ("The beacon pole on the rock is 12 metres tall.", True),
-    # the number is about something else, far from the question's words
-    ("Two nautical miles off Gannet Head, past the harbour mouth and the pier, stands the beacon pole on the rock.",
-     False),
-])
-def test_the_number_must_stand_among_the_question_s_words(text: str, answers: bool) -> None:
-    """``answerable.kind_window_min``: the question is compared with the few words around the sentence's number;
-    "two nautical miles off…" carries a length and, further on, every word of "How tall is the beacon pole on the
-    rock?" — but not how tall it is."""
+def _judge_one(question: str, text: str, overrides: dict[str, Any], embedder: Any = None, lang: str = "en") -> Any:
+    """The answer-level check on one chosen sentence (in ``lang``; the question in English) whose every focus word
+    is the collection's subject, so that only the kind asked, closeness and the number's neighbourhood decide."""
     import numpy as np
 
     from footnote.answer.answerable import AnswerCheck
@@ -432,18 +425,41 @@ def test_the_number_must_stand_among_the_question_s_words(text: str, answers: bo
     from footnote.records.fragments import FileLocator, Fragment
     from footnote.settings import load_settings
 
+    embedder = embedder or HashEmbedder(256)
     scorer = TermScorer()
     settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0},
-                                                     "answer.extractive.answerable.kind_window_min": {"hash": 0.3},
-                                                     "answer.extractive.answerable.kind_window_words": 4})
-    check = AnswerCheck(settings.answer.extractive.answerable, HashEmbedder(256), scorer)
-    f = Fragment("a#0", "a.md", 0, "prose", "en", text, FileLocator("a.md"), "h")
-    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "en")), frozenset(), "en", sim=0.6, row=0)
-    judged = check.judge("How tall is the beacon pole on the rock?", "en", [c], lambda w, lg: True,
-                         vecs=np.zeros((1, 256), np.float32))
+                                                     **{f"answer.extractive.answerable.{k}": v for k, v in overrides.items()}})
+    check = AnswerCheck(settings.answer.extractive.answerable, embedder, scorer)
+    f = Fragment("a#0", "a.md", 0, "prose", lang, text, FileLocator("a.md"), "h")
+    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, lang)), frozenset(), lang, sim=0.6, row=0)
+    return check.judge(question, "en", [c], lambda w, lg: True, vecs=np.zeros((1, embedder.dim), np.float32))
+
+
+_FAR = "Two nautical miles off Gannet Head, past the harbour mouth and the pier, stands the beacon pole on the rock."
+
+
+@pytest.mark.parametrize(("text", "answers"), [
+    ("The beacon pole on the rock is 12 metres tall.", True),
+    (_FAR, False),  # the number is about something else, far from the question's words
+])
+def test_the_number_must_stand_among_the_question_s_words(text: str, answers: bool) -> None:
+    """``answerable.kind_window_min``: the question is compared with the few words around the sentence's number;
+    "two nautical miles off…" carries a length and, further on, every word of "How tall is the beacon pole on the
+    rock?" — but not how tall it is."""
+    judged = _judge_one("How tall is the beacon pole on the rock?", text,
+                        {"kind_window_min": {"hash": 0.3}, "kind_window_words": 4})
     assert judged.carries and judged.near is not None
     assert judged.answers is answers and (judged.near >= 0.3) is answers
     assert judged.to_info()["bound"] is answers and judged.bound is answers and judged.close
+
+
+@pytest.mark.parametrize(("floors", "answers"), [
+    ({"kind_window_min": {"hash": 0.3}, "kind_window_min_other_language": {}}, True),  # not held to it
+    ({"kind_window_min": {}, "kind_window_min_other_language": {"hash": 0.3}}, False),
+])
+def test_a_sentence_in_another_language_has_its_own_floor(floors: dict[str, Any], answers: bool) -> None:
+    judged = _judge_one("How tall is the beacon pole on the rock?", _FAR, {**floors, "kind_window_words": 4}, lang="de")
+    assert judged.answers is answers and (judged.near is None) is answers
 
 
 @pytest.mark.parametrize(("sentence", "carries"), [
@@ -486,12 +502,7 @@ def test_a_sentence_of_many_numbers_costs_a_bounded_number_of_embeddings() -> No
     At most ``kind_window_max`` stretches are compared."""
     import numpy as np
 
-    from footnote.answer.answerable import AnswerCheck
-    from footnote.answer.candidates import Cand, TermScorer
-    from footnote.answer.types import Note
     from footnote.models.embedders import HashEmbedder
-    from footnote.records.fragments import FileLocator, Fragment
-    from footnote.settings import load_settings
 
     class Counting(HashEmbedder):
         stretches: ClassVar[list[str]] = []
@@ -500,16 +511,9 @@ def test_a_sentence_of_many_numbers_costs_a_bounded_number_of_embeddings() -> No
             Counting.stretches += [t for t in texts if "?" not in t]  # the hash embedder's queries come here too
             return super().embed_passages(texts)
 
-    scorer = TermScorer()
-    settings = load_settings(None).with_overrides(**{"answer.extractive.answerable.ablation_drop": {"hash": 0.0},
-                                                     "answer.extractive.answerable.kind_window_min": {"hash": 0.3},
-                                                     "answer.extractive.answerable.kind_window_max": 3})
-    check = AnswerCheck(settings.answer.extractive.answerable, Counting(64), scorer)
     text = "The gauge read " + ", then ".join(str(10 * i + 7) for i in range(40)) + " feet."
-    f = Fragment("a#0", "a.md", 0, "prose", "en", text, FileLocator("a.md"), "h")
-    c = Cand(Note(1, f, 1.0), 0, 0, text, frozenset(scorer.terms(text, "en")), frozenset(), "en", sim=0.6, row=0)
-    judged = check.judge("How many feet did the gauge read?", "en", [c], lambda w, lg: True,
-                         vecs=np.zeros((1, 64), np.float32))
+    judged = _judge_one("How many feet did the gauge read?", text,
+                        {"kind_window_min": {"hash": 0.3}, "kind_window_max": 3}, embedder=Counting(64))
     assert judged.near is not None and len(Counting.stretches) == 3, Counting.stretches
 
 
