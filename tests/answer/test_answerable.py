@@ -532,3 +532,15 @@ def test_a_sentence_of_many_numbers_costs_a_bounded_number_of_embeddings() -> No
 ])
 def test_the_rest_of_the_question_s_own_name_is_not_an_answer(sentence: str, question: str, carries: bool) -> None:
     assert carries_kind(sentence, question, AskedKind.NAME) is carries
+
+
+@pytest.mark.parametrize(("sentence", "carries"), [
+    ("The gale of the night of 12 February broke the panes.", False),  # a day of the month is no count
+    ("Днём десятого ноября мы услышали слабый ответ.", False),
+    ("On February 12 two boats were lost.", True),  # the count beside the date still counts
+    ("The log of 12 February 1886 is enclosed.", True),  # a year is a number (not a day)
+    ("In May the keepers painted 12 panes.", True),  # a month elsewhere in the sentence changes nothing
+])
+def test_a_day_of_the_month_is_no_count(sentence: str, carries: bool) -> None:
+    question = "Сколько человек было в команде?" if "ноября" in sentence else "How many boats did the gale wreck?"
+    assert carries_kind(sentence, question, AskedKind.NUMBER) is carries

@@ -290,22 +290,43 @@ _FRACTION_NOUNS = frozenset(_folded("треть трети третью трет
                                     "hälfte"))
 
 
+#: Month names (folded; Russian in the forms a date writes them): a number beside one is a day of the month.
+_MONTH_WORDS = _folded("""
+january february march april may june july august september october november december jan feb mar apr jun jul aug
+sep sept oct nov dec
+январь января январе февраль февраля феврале март марта марте апрель апреля апреле май мая мае июнь июня июне
+июль июля июле август августа августе сентябрь сентября сентябре октябрь октября октябре ноябрь ноября ноябре
+декабрь декабря декабре
+januar jänner februar märz april mai juni juli august september oktober november dezember
+janvier février mars avril mai juin juillet août septembre octobre novembre décembre
+enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre
+janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro
+""")
+
+
+def _number_at(words: list[str], i: int, qwords: set[str]) -> bool:
+    """Whether ``words[i]`` holds a number (a count, an amount, a fraction) the question does not write — not "one"
+    as a pronoun ("the one the others hang from"), nor a day of the month ("the night of 12 February", «днём
+    десятого ноября»: a date is no count)."""
+    w = words[i]
+    f = fold(w)
+    if f in qwords:
+        return False
+    before = fold(words[i - 1]) if i > 0 else ""
+    after = fold(words[i + 1]) if i + 1 < len(words) else ""
+    if f == "one" and before in _ONE_PRONOUN_AFTER:
+        return False
+    if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before == "a" or before in _NUMBER_WORD_SET or before.isdigit())):
+        return True
+    digits = any(ch.isdigit() for ch in w)
+    if not digits and not any(part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS) for part in f.split("-")):
+        return False
+    day = not digits or (f.isdigit() and 1 <= int(f) <= 31)
+    return not (day and (after in _MONTH_WORDS or (before in _MONTH_WORDS and f.isdigit())))
+
+
 def _has_number(words: list[str], qwords: set[str]) -> bool:
-    for i, w in enumerate(words):
-        f = fold(w)
-        if f in qwords:
-            continue
-        before = fold(words[i - 1]) if i > 0 else ""
-        if f == "one" and before in _ONE_PRONOUN_AFTER:
-            continue
-        if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before == "a" or before in _NUMBER_WORD_SET or before.isdigit())):
-            return True
-        if any(ch.isdigit() for ch in w):
-            return True
-        for part in f.split("-"):
-            if part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS):
-                return True
-    return False
+    return any(_number_at(words, i, qwords) for i in range(len(words)))
 
 
 def _has_word(words: list[str], stems: tuple[str, ...], qwords: set[str]) -> bool:
@@ -348,8 +369,8 @@ BOUND_KINDS = frozenset({AskedKind.NUMBER, AskedKind.MONEY, AskedKind.AGE, Asked
 _TOKEN = re.compile(r"\S+")
 
 
-def kind_windows(sentence: str, question: str, kind: AskedKind | None, words: int) -> list[str]:
-    """The stretches of ``sentence`` — ``words`` words before and after — around each word that holds a thing of
+def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int) -> list[str]:
+    """The stretches of ``sentence`` — ``span`` words before and after — around each word that holds a thing of
     ``kind`` (a number the question does not write; a colour), for :data:`BOUND_KINDS`; empty for other kinds.
 
     The answer-level check compares each with the question: a sentence whose number is about something else ("Two
@@ -361,17 +382,20 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, words: in
     text = clean_text(sentence)
     qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
     tokens = list(_TOKEN.finditer(text))
+    words: list[str] = []
+    token_of: list[int] = []  # the token each word stands in
+    for t, m in enumerate(tokens):
+        for w in _words(m.group()):
+            words.append(w)
+            token_of.append(t)
     out: list[str] = []
-    for i, m in enumerate(tokens):
-        ws = _words(m.group())
-        if not ws:
-            continue
+    for j, w in enumerate(words):
+        i = token_of[j]
         if kind is AskedKind.COLOUR:
-            held = (i == 0 or not ws[0][:1].isupper()) and _has_word(ws, _COLOURS, qwords)
+            held = (i == 0 or not w[:1].isupper()) and _has_word([w], _COLOURS, qwords)
         else:
-            prev = _words(tokens[i - 1].group())[-1:] if i > 0 else []
-            held = _has_number(prev + ws, qwords) and not (prev and _has_number(prev, qwords))
+            held = _number_at(words, j, qwords)
         if held:
-            a, b = tokens[max(0, i - words)].start(), tokens[min(len(tokens) - 1, i + words)].end()
+            a, b = tokens[max(0, i - span)].start(), tokens[min(len(tokens) - 1, i + span)].end()
             out.append(text[a:b])
     return list(dict.fromkeys(out))
