@@ -1,15 +1,13 @@
 """Fit and report the floor of the number's neighbourhood (answer.extractive.answerable.kind_window_min and
 kind_window_min_other_language; docs/answering.md, "The number's neighbourhood").
 
-    # rows: bench/answerable_fit.py collect --store STORE --questions Q --out rows.jsonl (the check recording)
-    .venv/bin/python bench/kind_window.py floors --store STORE rows.jsonl [more.jsonl …] [--words 6]
+    .venv/bin/python bench/kind_window.py floors --store STORE QUESTIONS.jsonl [more.jsonl …] [--config F]
     # the cross-lingual gap: the same stretch of an English answer against the question asked in English and Russian
     .venv/bin/python bench/kind_window.py gap --store XQUAD_EN_STORE [--n 150]
 
-``floors`` takes the turns the shipped rules answer (``answerable_fit.answers`` at the shipped ablation floors)
-whose question asks for a number or a colour, embeds the stretches around each judged sentence's number or colour
-(``asked.kind_windows``), and prints, per floor, how many near misses it would decline more and how many answers
-it would cost (with the gold string in the answer), for sentences in the question's language and in another one.
+``floors`` asks each question whose kind is a number or a colour with the rule recording and never declining, and
+prints, per floor, how many near misses it would decline more and how many answers it would cost (with the gold
+string in the answer), varying the floor for sentences in the question's language and in another one.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from answerable_fit import answers  # type: ignore[import-not-found]
 
 from footnote.answer.asked import BOUND_KINDS, asked_kind, kind_windows
 
@@ -38,40 +35,56 @@ def _engine(store: str) -> Any:
 
 
 def floors(args: argparse.Namespace) -> int:
-    eng = _engine(args.store)
-    emb = eng.embedder
-    for path in args.rows:
-        scored: list[tuple[bool, bool, bool, float]] = []  # (answerable, gold in answer, same language, best)
+    """Each question asked with the rule recording and never declining (both floors at -1): for every chosen
+    sentence the other rules pass, the best stretch's cosine as the engine computes it (the subject masked when
+    ``kind_window_mask_subject``); a turn is declined at a pair of floors when every such sentence is under its
+    floor (the question's language, another)."""
+    from footnote.answer.answerable import AnswerCheck
+    from footnote.engine import Engine
+    from footnote.eval.answers import normalise
+    from footnote.settings import load_settings
+
+    over = {"store.url": args.store, "answer.extractive.answerable.kind_window_min": {args.embedder: -1.0},
+            "answer.extractive.answerable.kind_window_min_other_language": {args.embedder: -1.0},
+            "answer.extractive.answerable.kind_window_mask_subject": not args.no_mask}
+    eng = Engine.from_settings(load_settings(args.config, **over), create=False)
+    check: AnswerCheck = eng.answerer.ranker.check
+    seen: list[tuple[bool, float]] = []  # (same language, near) for the turn's sentences
+
+    def judge(question: str, qlang: str, chosen: Any, subject: Any, *rest: Any, **kw: Any) -> Any:
+        for c in chosen[: check.settings.sentences]:  # each sentence on its own: the turn stops at the first
+            one = AnswerCheck.judge(check, question, qlang, [c], subject, *rest, **kw)
+            if one.answers and one.near is not None:
+                seen.append((c.lang == qlang, one.near))
+        return AnswerCheck.judge(check, question, qlang, chosen, subject, *rest, **kw)
+
+    check.judge = judge  # type: ignore[method-assign]
+    for path in args.questions:
+        turns = []  # (answerable, gold in the answer, [(same, near)])
         for line in Path(path).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line) if line.strip() else None
-            ch = row and row["check"]
-            if not ch or row["mode"] != "corpus" or not answers(row, 0.0, -0.03, 3):
+            if not line.strip():
                 continue
-            kind = asked_kind(ch["question"])
-            if kind not in BOUND_KINDS:
+            q = json.loads(line)
+            if asked_kind(q["question"]) not in BOUND_KINDS:
                 continue
-            best: dict[bool, float] = {}
-            qv = np.asarray(emb.embed_queries([ch["question"]]))[0]
-            for c in ch["cands"]:
-                windows = kind_windows(c["text"], ch["question"], kind, args.words)
-                if windows:
-                    same = c["lang"] == row["lang"]
-                    v = float(np.max(np.asarray(emb.embed_passages(windows)) @ qv))
-                    best[same] = max(best.get(same, -1.0), v)
-            for same, v in best.items():
-                scored.append((row["answerable"], row["gold_in_answer"], same, v))
-        print(f"{Path(path).stem}: {len(scored)} judged turns asking for a number or a colour")
-        for same in (True, False):
-            part = [s for s in scored if s[2] is same]
-            if not part:
+            seen.clear()
+            a = eng.ask(q["question"]).to_dict()
+            if a["mode"] != "corpus" or not seen:
                 continue
-            cells = []
-            for f in FLOORS:
-                dec = sum(1 for a, _, _, v in part if not a and v < f)
-                lost = sum(1 for a, _, _, v in part if a and v < f)
-                gold = sum(1 for a, g, _, v in part if a and g and v < f)
-                cells.append(f"{f:.2f}: +{dec} declined, -{lost} answered ({gold} gold)")
-            print(f"  {'same language' if same else 'other language'} (n {len(part)}): " + " · ".join(cells))
+            gold = [normalise(g) for g in q.get("answers", []) if g]
+            turns.append((q.get("answerable", True), any(g in normalise(a["answer"]) for g in gold), list(seen)))
+        print(f"{Path(path).stem}: {len(turns)} answered turns asking for a number or a colour, held to the rule")
+
+        def line_for(f_same: float, f_other: float, turns: list[Any] = turns) -> str:
+            out = [t for t in turns if all(v < (f_same if same else f_other) for same, v in t[2])]
+            dec = sum(1 for t in out if not t[0])
+            lost = [t for t in out if t[0]]
+            return f"+{dec} declined, -{len(lost)} answered ({sum(1 for t in lost if t[1])} gold)"
+
+        print("  floor in the question's language (other at " + f"{args.other}): " + " · ".join(
+            f"{f:.2f}: {line_for(f, args.other)}" for f in FLOORS))
+        print("  floor in another language (same at " + f"{args.same}): " + " · ".join(
+            f"{f:.2f}: {line_for(args.same, f)}" for f in FLOORS))
     eng.close()
     return 0
 
@@ -118,9 +131,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("floors")
-    f.add_argument("rows", nargs="+")
+    f.add_argument("questions", nargs="+", help="question files (JSON lines with question, answerable, answers)")
     f.add_argument("--store", required=True)
-    f.add_argument("--words", type=int, default=6)
+    f.add_argument("--config", default=None, help="a settings file (the demo's: demo/footnote.toml)")
+    f.add_argument("--embedder", default="embeddinggemma")
+    f.add_argument("--no-mask", action="store_true", help="compare without taking the subject out (the first rule)")
+    f.add_argument("--same", type=float, default=0.30, help="the same-language floor while the other one varies")
+    f.add_argument("--other", type=float, default=0.21, help="the other-language floor while the same one varies")
     g = sub.add_parser("gap")
     g.add_argument("--store", required=True)
     g.add_argument("--eval", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "eval"))

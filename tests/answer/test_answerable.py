@@ -544,3 +544,12 @@ def test_the_rest_of_the_question_s_own_name_is_not_an_answer(sentence: str, que
 def test_a_day_of_the_month_is_no_count(sentence: str, carries: bool) -> None:
     question = "Сколько человек было в команде?" if "ноября" in sentence else "How many boats did the gale wreck?"
     assert carries_kind(sentence, question, AskedKind.NUMBER) is carries
+
+
+def test_the_subject_can_be_taken_out_of_the_stretch() -> None:
+    """``kind_window_mask_subject``: the collection's own name, in every passage, makes any stretch look like the
+    question; taken out of both (in another case too: "Marrowick's"), the stretch is judged by what is left."""
+    q, text = "How many men make up the Marrowick lifeboat crew?", "The range of the tide at Marrowick's bar is 5.2 metres."
+    kept, masked = (_judge_one(q, text, {"kind_window_min": {"hash": -1.0}, "kind_window_mask_subject": m}).near
+                    for m in (False, True))
+    assert kept is not None and masked is not None and masked < kept
