@@ -16,6 +16,7 @@ some French and Spanish; a question in another language is judged without a kind
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from enum import Enum
 
 from footnote.answer.sentences import name_skeleton
@@ -57,19 +58,21 @@ _ASKS_COLOUR = re.compile(
 _ASKS_NAME = re.compile(
     r"(?i)(?:\b(?:who|whom|whose|wer|wen|wem|wessen|quem|qui)\b|(?<![\w-])(?:кто|кого|кому|кем|чей|чья|чьё|чьи)(?![\w-])|"
     r"\b(?:what|which)\s+(?:was|is)\s+the\s+name|как\s+(?:звали|зовут|называ\w+)|wie\s+(?:hie(?:ß|ss)|hei(?:ß|ss)t)|"
-    r"como\s+se\s+chama\w*|qual\s+(?:era\s+|é\s+)?o\s+nome|comment\s+s['’]appel\w+|c[oó]mo\s+se\s+llam\w+)"
+    r"como\s+se\s+chama\w*|qual\s+(?:era\s+|é\s+)?o\s+nome)"
 )
-#: "What was the temperature", «какая была температура»: a number asked by the measure's name.
+#: A temperature asked: "What was the temperature…", "How cold did it get…", «Какая была температура…»: a number.
 _ASKS_MEASURE = re.compile(
-    r"(?i)(?<![\w-])(?:temperature|температур\w*|temperatur|température|temperatura)(?![\w-])"
+    r"(?i)\b(?:what\s+(?:was|is|were)\s+the\s+temperature|how\s+(?:cold|hot|warm)\b|how\s+(?:low|high)\s+did\s+the\s+"
+    r"temperature|welche\s+temperatur|wie\s+(?:kalt|warm|heiß)|quelle\s+(?:était\s+|est\s+)?la\s+température|"
+    r"qu[eé]\s+temperatura|qual\s+(?:era\s+|é\s+)?a\s+temperatura)\b"
+    r"|(?<![\w-])(?:как(?:ая|ой)\s+(?:была\s+|будет\s+|стояла\s+)?температур\w*|какой\s+(?:был\s+)?мороз|"
+    r"насколько\s+(?:холодно|тепло))(?![\w-])"
 )
-#: "Which firm built…", «из какого порта…», "aus welchem Hafen": a name asked by the kind of thing it names.
+#: "Which firm built…", "Welche Firma…", «Какая фирма…»: a maker is asked by name.
 _ASKS_NAMED = re.compile(
-    r"(?i)(?<![\w-])(?:which|what|как(?:ой|ого|ому|ом|ая|ую|ие|их)|welche[mnrs]?|quel(?:le)?s?|qu[eé]|qual|cu[aá]l)\s+"
-    r"(?:firm|firms|company|companies|manufacturer|maker|makers|builder|shipyard|port|town|city|village|island|"
-    r"фирм\w*|компани\w*|завод\w*|порт\w*|город\w*|деревн\w*|сел\w*|остров\w*|"
-    r"firma|hersteller|unternehmen|werft|hafen|stadt|dorf|insel|"
-    r"entreprise|firme|société|port|ville|village|île|empresa|compañía|puerto|ciudad|pueblo|isla)(?![\w-])"
+    r"(?i)(?<![\w-])(?:which|what|как(?:ая|ой|ую|ие)|welche[mnrs]?|quel(?:le)?s?|qu[eé]|qual|cu[aá]l)\s+"
+    r"(?:firm|firms|company|companies|manufacturer|manufacturers|maker|makers|фирма|фирмы|фирму|компания|компании|"
+    r"компанию|firma|hersteller|entreprise|firme|empresa|compañía)(?![\w-])"
 )
 #: A question that asks "what/which … is the X" (no count word): the X may still be an amount ("What was her
 #: salary?", "Какое жалованье…", "Qual era o salário…").
@@ -99,7 +102,7 @@ _ASKS_WEIGHT = re.compile(
 _ASKS_LENGTH = re.compile(
     r"(?i)\b(?:how\s+(?:far|tall|high|wide|deep)|"
     r"what\s+(?:is|was|are|were)\s+the\s+(?:height|length|width|depth|diameter|radius|distance|altitude|elevation)|"
-    r"wie\s+(?:weit|hoch|breit|tief|lang)|in\s+welcher\s+(?:entfernung|höhe)|"
+    r"wie\s+(?:weit|hoch|breit|tief)|in\s+welcher\s+(?:entfernung|höhe)|"
     r"a\s+que\s+dist[âa]ncia|qual\s+(?:é\s+|era\s+)?a\s+(?:altura|dist[âa]ncia|largura|profundidade)|que\s+altura)\b"
     r"|(?<![\w-])(?:на\s+каком\s+расстоянии|как\s+далеко|какой\s+(?:высоты|длины|ширины|глубины)|"
     r"какова\s+(?:высота|длина|ширина|глубина|дальность)|каков\s+диаметр)(?![\w-])"
@@ -119,7 +122,6 @@ percentage percent age price sum total much many long often old far oft част
 name namen hieß hiess heißt heisst jahr jahre jahres farbe anzahl zahl viel viele lange alt
 nome nomes chama chamava chamado chamada ano anos data número números cor cores quantidade quantos quantas
 quanto quanta
-appelle appelait appelaient s'appelle s'appelait s'appelaient s’appelle s’appelait s’appelaient llama llamaba llamaban
 temperature температура температуры temperatur température temperatura
 """)
 
@@ -133,30 +135,33 @@ rouge vert bleu blanc noir jaune gris brun
 rojo roja blanco blanca negro negra amarillo
 """))
 
-#: Number words, matched at a word's start (or each part of "twenty-four"): stems of four letters or more that
-#: begin no other common word. A shorter or ambiguous stem is no prefix — "mil" is not in "miles", «сто» not in
+#: Number words, matched at a word's start (or each part of "twenty-four"): stems of four letters or more chosen to
+#: begin few other common words. A shorter or ambiguous stem is no prefix — "mil" is not in "miles", «сто» not in
 #: «Сторожевом», «сем» not in «семья», «одна» not in «однако», «шест» not in «шест» (a pole), "zwei" not in "Zweig",
 #: "sete" not in "setembro" — so those numbers are listed whole (:data:`_NUMBER_FORMS`) with the longer stems of
 #: the numbers they begin.
 _NUMBER_STEMS = tuple(_folded("""
-three four five seven eight nine eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen
-twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion dozen
-четыр пятнадцат пятьдесят пятидесят пятьсот пятисот пятист шестнадцат шестьдесят шестидесят шестьсот шестисот
-шестист семнадцат семьдесят семидесят семьсот семисот семист семер пятер восем восьм девят десят одиннадцат
-двенадцат тринадцат двадцат тридцат сорок девяност двест двухсот трист трехсот трёхсот сотн сотен полсотн тысяч
-миллион миллиард полтор половин трижд дважд
-drei vier fünf sechs sieben neun zehn zwölf zwanzig dreißig dreissig vierzig fünfzig sechz siebz achtzig
-neunzig hundert tausend million milliard zweiund zweihundert zweitausend achtund achtzehn achthundert
-achttausend einund einhundert eintausend
-dois duas três quatro cinco seis oito vinte trinta quarenta cinquenta sessenta setent oitenta novent cento
-duzent trezent quatrocent quinhent seiscent setecent oitocent novecent treze catorze quatorze quinze dezes dezen
-dezo milhao milhoe milhar
+three five seven eight nine eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen
+twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion dozen fourfold
+четыр пятнадцат пятьдесят пятидесят пятьсот пятисот пятист пятикрат шести семнадцат семьдесят семидесят семьсот
+семисот семист семикрат семер пятер восем восьм девят десят одиннадцат двенадцат тринадцат двадцат тридцат сорок
+девяност двест двухсот трист трехсот двукрат трехкрат полсотн тысяч миллион миллиард полтор половин трижд дважд
+fünf sechs sieben neun zehn zwölf zwanzig dreißig dreissig vierzig fünfzig sechz siebz achtzig neunzig hundert
+tausend million milliard zweiund zweihundert zweitausend zweimal zweiein zweijähr dreizehn dreihundert
+dreitausend dreiund dreimal dreiein vierzehn vierhundert viertausend vierund viermal viertel achtund achtzehn
+achthundert achttausend achtmal achtel einund einhundert eintausend
+dois duas quatro cinco oito vinte trinta quarenta cinquenta sessenta setent oitenta novent cento duzent trezent
+quatrocent quinhent seiscent setecent oitocent novecent treze catorze quatorze quinze dezes dezen dezo milhao
+milhoe milhar millon millier
 """))
+#: Numbers listed whole: their stem is short or begins other words ("four" — "Fourier", "vier" — "viernes", «сотн» —
+#: «сотник», "seis" — "seismic").
 _NUMBER_FORMS = frozenset(_folded("""
-one two six ten tens half score sixpence twopence tenfold twofold sixfold
+one two four six ten tens half score sixpence twopence tenfold twofold sixfold
 один одна одно одну одной одного одному одним одном два две двух двум двумя двое двоих три трех трём трем тремя
-трое троих пять пяти пятью шесть шести шестью шестеро шестерых семь семи сто ста
-eins zwei elf acht mil cem dez sete nove onze doze mille
+трое троих пять пяти пятью шесть шести шестью шестеро шестерых семь семи сто ста сотня сотни сотню сотней сотен
+сотнями
+eins zwei drei vier elf acht mil cem dez tres seis sete nove onze doze mille
 """))
 _NUMBER_WORD_SET = frozenset(_NUMBER_STEMS) | _NUMBER_FORMS
 
@@ -211,7 +216,7 @@ def asked_kind(question: str) -> AskedKind | None:
                           (_ASKS_YEAR, AskedKind.YEAR), (_ASKS_LENGTH, AskedKind.LENGTH)):
         if pattern.search(q):
             return kind
-    if number or (_ASKS_MEASURE.search(q) and _ASKS_WHAT.search(q)):
+    if number or _ASKS_MEASURE.search(q):
         return AskedKind.NUMBER
     if _ASKS_NAME.search(q) or _ASKS_NAMED.search(q):
         return AskedKind.NAME
@@ -248,25 +253,12 @@ def _mid_sentence(words: list[re.Match[str]], text: str) -> list[int]:
 
 def _tells_a_name(text: str, question: str, qwords: set[str]) -> bool:
     """Whether ``text`` holds a name the question does not: a capitalised word mid-sentence that is no function
-    word, not one of the question's words or names (in another script or spelling: :func:`_same_name`), nor part
-    of one — written next to it with only a space between ("the Marrowick *Light*", "*Cape* Storozhevoy" for a
-    question naming Marrowick or Storozhevoy: the rest of the question's own name, not an answer to *who*)."""
-    own = {name_skeleton(w) for w in _words(question) if w[:1].isupper() and not is_stop(w)}  # not "What" ("White")
+    word, nor one of the question's words or names (in another script or spelling: :func:`_same_name`). The
+    question's own function words are no names of its own: "What" and "White" share a consonant skeleton."""
+    own = {name_skeleton(w) for w in _words(question) if w[:1].isupper() and not is_stop(w)}
     words = list(re.finditer(r"[^\W_][\w'’-]*", text))
-
-    def owned(i: int) -> bool:
-        w = words[i].group()
-        return w[:1].isupper() and (fold(w) in qwords or _same_name(w, own))
-
-    for i in _mid_sentence(words, text):
-        w = words[i].group()
-        if not w[:1].isupper() or is_stop(w) or owned(i):
-            continue
-        beside = [j for j in (i - 1, i + 1) if 0 <= j < len(words)
-                  and not text[min(words[i].end(), words[j].end()): max(words[i].start(), words[j].start())].strip()]
-        if not any(owned(j) for j in beside):
-            return True
-    return False
+    return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and not _same_name(w, own)
+               for w in (words[i].group() for i in _mid_sentence(words, text)))
 
 
 _QUOTES = "«„“‚‘\"'"
@@ -290,30 +282,52 @@ _FRACTION_NOUNS = frozenset(_folded("треть трети третью трет
                                     "hälfte"))
 
 
-#: Month names (folded; Russian in the forms a date writes them): a number beside one is a day of the month.
-_MONTH_WORDS = _folded("""
-january february march april may june july august september october november december jan feb mar apr jun jul aug
-sep sept oct nov dec
+#: Month names (folded; Russian in the forms a date writes them): a number beside one is a day of the month. The
+#: English ones only capitalised ("may" and "march" are verbs).
+_MONTHS_CAPITALISED = _folded("""
+january february march april may june july august september october november december jan feb apr jun jul aug sep
+oct nov dec
+""")
+_MONTHS = _folded("""
 январь января январе февраль февраля феврале март марта марте апрель апреля апреле май мая мае июнь июня июне
 июль июля июле август августа августе сентябрь сентября сентябре октябрь октября октябре ноябрь ноября ноябре
 декабрь декабря декабре
 januar jänner februar märz april mai juni juli august september oktober november dezember
-janvier février mars avril mai juin juillet août septembre octobre novembre décembre
+janvier février mars avril juin juillet août septembre octobre novembre décembre
 enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre
 janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro
 """)
+_WORD = r"[^\W_][\w'’.-]*"
+#: A day's number, in digits with an ordinal ending or none ("3rd", «10-го»).
+_DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th|-?го|-?е|-?й|\.)?$")
 
 
-def _number_at(words: list[str], i: int, qwords: set[str]) -> bool:
+def _month(word: str) -> bool:
+    f = fold(word)
+    return f in _MONTHS or (f in _MONTHS_CAPITALISED and word[:1].isupper())
+
+
+def _split(text: str) -> tuple[list[str], list[bool]]:
+    """``text``'s words, and for each whether only spaces part it from the word before (no comma, no full stop)."""
+    words, joined, end = [], [], None
+    for m in re.finditer(_WORD, text):
+        w = m.group().rstrip(".") or m.group()
+        words.append(w)
+        joined.append(end is not None and not text[end: m.start()].strip())
+        end = m.start() + len(w)
+    return words, joined
+
+
+def _number_at(words: list[str], i: int, qwords: set[str], joined: list[bool] | None = None) -> bool:
     """Whether ``words[i]`` holds a number (a count, an amount, a fraction) the question does not write — not "one"
-    as a pronoun ("the one the others hang from"), nor a day of the month ("the night of 12 February", «днём
-    десятого ноября»: a date is no count)."""
+    as a pronoun ("the one the others hang from"), nor a day of the month written beside its month ("the night of
+    12 February", «днём десятого ноября», "March 3rd", "the 3rd of March": a date is no count; "In April, 30
+    keepers served" is one). ``joined``: from :func:`_split` (without it, words are taken as written together)."""
     w = words[i]
     f = fold(w)
     if f in qwords:
         return False
     before = fold(words[i - 1]) if i > 0 else ""
-    after = fold(words[i + 1]) if i + 1 < len(words) else ""
     if f == "one" and before in _ONE_PRONOUN_AFTER:
         return False
     if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before == "a" or before in _NUMBER_WORD_SET or before.isdigit())):
@@ -321,12 +335,24 @@ def _number_at(words: list[str], i: int, qwords: set[str]) -> bool:
     digits = any(ch.isdigit() for ch in w)
     if not digits and not any(part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS) for part in f.split("-")):
         return False
-    day = not digits or (f.isdigit() and 1 <= int(f) <= 31)
-    return not (day and (after in _MONTH_WORDS or (before in _MONTH_WORDS and f.isdigit())))
+    if digits:
+        m = _DAY.match(f)
+        if m is None or not 1 <= int(m.group(1)) <= 31:
+            return True  # no day of a month: "5.2", "1886", "600"
+
+    def beside(j: int) -> bool:  # words[j] next to words[i], nothing but spaces between
+        lo, hi = min(i, j), max(i, j)
+        return 0 <= j < len(words) and (joined is None or all(joined[k] for k in range(lo + 1, hi + 1)))
+
+    after_month = (beside(i + 1) and _month(words[i + 1])) or (
+        beside(i + 2) and fold(words[i + 1]) in {"of", "de"} and _month(words[i + 2]))
+    before_month = digits and beside(i - 1) and _month(words[i - 1])
+    return not (after_month or before_month)
 
 
-def _has_number(words: list[str], qwords: set[str]) -> bool:
-    return any(_number_at(words, i, qwords) for i in range(len(words)))
+def _has_number(text: str, qwords: set[str]) -> bool:
+    words, joined = _split(text)
+    return any(_number_at(words, i, qwords, joined) for i in range(len(words)))
 
 
 def _has_word(words: list[str], stems: tuple[str, ...], qwords: set[str]) -> bool:
@@ -349,7 +375,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
-    if not _has_number(words, qwords):
+    if not _has_number(text, qwords):
         return False
     if kind is AskedKind.MONEY:
         return bool(_MONEY_SYMBOL.search(text)) or _has_word(words, _MONEY_WORDS, set())
@@ -382,19 +408,16 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
     text = clean_text(sentence)
     qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
     tokens = list(_TOKEN.finditer(text))
-    words: list[str] = []
-    token_of: list[int] = []  # the token each word stands in
-    for t, m in enumerate(tokens):
-        for w in _words(m.group()):
-            words.append(w)
-            token_of.append(t)
+    starts = [m.start() for m in tokens]
+    words, joined = _split(text)
+    token_of = [bisect_right(starts, m.start()) - 1 for m in re.finditer(_WORD, text)]  # the token each word is in
     out: list[str] = []
     for j, w in enumerate(words):
         i = token_of[j]
         if kind is AskedKind.COLOUR:
             held = (i == 0 or not w[:1].isupper()) and _has_word([w], _COLOURS, qwords)
         else:
-            held = _number_at(words, j, qwords)
+            held = _number_at(words, j, qwords, joined)
         if held:
             a, b = tokens[max(0, i - span)].start(), tokens[min(len(tokens) - 1, i + span)].end()
             out.append(text[a:b])
