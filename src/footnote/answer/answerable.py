@@ -20,6 +20,9 @@ well. What tells it apart is what the answer would say. A chosen sentence *answe
   (``numbers_in_focus``: digits are never carried by meaning);
 - and, when it is in the question's own language, it is at least ``min_similarity`` like the question (fitted per
   embedder): a sentence that shares the question's words but is this unlike it speaks of the topic, not the fact.
+- and, when the question asks for a number or a colour, the few words around the sentence's number or colour are at
+  least ``kind_window_min`` like the question (``kind_window_min_other_language`` for a sentence in another
+  language): the number is the number *of* what is asked, not of the tide beside it.
 
 When no chosen sentence answers, the extractive answer declines as ``answer_not_in_passages`` (a near miss),
 naming where the closest passages come from.
@@ -289,12 +292,8 @@ class AnswerCheck:
                 question = without(question, n)
             windows = [" ".join(t for t in w.split() if not (t[:1].isupper() and any(
                 close_spelling(name_spelling(t.strip(_PUNCT)), sp) for sp in spellings))) for w in windows]
-        todo = [w for w in windows if self._windows_cache.get(w) is None]
-        if todo:
-            for w, v in zip(todo, np.asarray(self.embedder.embed_passages(todo), dtype=np.float32), strict=True):
-                self._windows_cache.put(w, v)
         qv = self._queries([question])[0]
-        return max(float(qv @ v) for v in (self._windows_cache.get(w) for w in windows) if v is not None)
+        return max(float(qv @ v) for v in self._passages(windows))
 
     def _lexical(self, word: str, c: Cand) -> bool:
         stems = set(self.scorer.terms(word, c.lang))
@@ -315,20 +314,29 @@ class AnswerCheck:
     def _queries(self, texts: list[str]) -> list[np.ndarray]:
         """Query vectors of ``texts`` through a bounded cache shared by turns."""
         assert self.embedder is not None
-        out: dict[str, np.ndarray] = {}
-        todo = []
-        for t in dict.fromkeys(texts):
-            hit = self._queries_cache.get(t)
-            if hit is None:
-                todo.append(t)
-            else:
-                out[t] = hit
-        if todo:
-            for t, v in zip(todo, np.asarray(self.embedder.embed_queries(todo), dtype=np.float32), strict=True):
-                self._queries_cache.put(t, v)
-                out[t] = v
-        return [out[t] for t in texts]
+        return _cached(texts, self._queries_cache, self.embedder.embed_queries)
 
+    def _passages(self, texts: list[str]) -> list[np.ndarray]:
+        """Passage vectors of ``texts`` (the stretches around a number) through a bounded cache shared by turns."""
+        assert self.embedder is not None
+        return _cached(texts, self._windows_cache, self.embedder.embed_passages)
+
+
+def _cached(texts: list[str], cache: LruCache[str, np.ndarray],
+            embed: Callable[[Sequence[str]], np.ndarray]) -> list[np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    todo = []
+    for t in dict.fromkeys(texts):
+        hit = cache.get(t)
+        if hit is None:
+            todo.append(t)
+        else:
+            out[t] = hit
+    if todo:
+        for t, v in zip(todo, np.asarray(embed(todo), dtype=np.float32), strict=True):
+            cache.put(t, v)
+            out[t] = v
+    return [out[t] for t in texts]
 
 def subject_of(by_note: Mapping[int, set[str]], cands: Sequence[Cand], scorer: TermScorer,
                names: NamesSettings) -> Callable[[str, str], bool]:
@@ -378,7 +386,6 @@ def subject_of(by_note: Mapping[int, set[str]], cands: Sequence[Cand], scorer: T
 
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _PUNCT = "«»„“”‚‘’\"'()[]{}.,;:!?—–-"
-
 _LETTER = re.compile(r"[^\W\d_]")
 
 

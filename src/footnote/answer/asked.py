@@ -7,7 +7,10 @@ question does not already say*. A count is any number; the narrower kinds need t
 a currency for money ("fifty pounds", "£50", "сорок рублей"), a unit for a weight or a length ("600 gallons"
 does not say how heavy or how far), a year's digits for "in which year". That is what tells "How much did the
 new panes cost?" (a near miss) from the letter that asks for the panes by their size: both carry numbers, only
-an answer carries money.
+an answer carries money. A day of the month written beside its month ("the night of 12 February") is no count.
+
+:func:`kind_windows` gives the few words around a sentence's number or colour, which the answer-level check
+compares with the question (the number must be the number *of* what is asked).
 
 Word lists cover English, Russian, German and Portuguese (the collections' and evaluation sets' languages) and
 some French and Spanish; a question in another language is judged without a kind, by its focus words only.
