@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from footnote.answer.asked import BOUND_KINDS, asked_kind, kind_windows
+from footnote.text import split_sentences
 
 FLOORS = (0.10, 0.16, 0.20, 0.25, 0.30, 0.35, 0.40)
 
@@ -111,7 +111,7 @@ def gap(args: argparse.Namespace) -> int:
         if en is None or kind not in BOUND_KINDS:
             continue
         text = corpus[en["gold"][0]]
-        hits = [s for s in re.split(r"(?<=[.!?])\s+", text) if any(a.lower() in s.lower() for a in en["answers"])]
+        hits = [s for s in split_sentences(text) if any(a.lower() in s.lower() for a in en["answers"])]
         windows = kind_windows(hits[0], en["question"], kind, args.words) if hits else []
         if not windows:
             continue

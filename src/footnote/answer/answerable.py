@@ -175,8 +175,8 @@ class AnswerCheck:
         if floor is not None and self.embedder is not None and len(focus) <= s.short_focus_words:
             floor = s.ablation_drop_short.get(self.embedder.name, floor)
         allowed = int(s.missing_share * len(focus))
-        min_sim = s.min_similarity.get(self.embedder.name) if self.embedder is not None else None
         name = self.embedder.name if self.embedder is not None else ""
+        min_sim = s.min_similarity.get(name)
         # cross-lingual cosines run lower: a sentence in another language has its own floor
         min_near = {True: s.kind_window_min.get(name), False: s.kind_window_min_other_language.get(name)}
         # the collection's own subject among the question's names: out of the question and the stretches compared

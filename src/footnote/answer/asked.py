@@ -310,15 +310,22 @@ def _month(word: str) -> bool:
     return f in _MONTHS or (f in _MONTHS_CAPITALISED and word[:1].isupper())
 
 
-def _split(text: str) -> tuple[list[str], list[bool]]:
-    """``text``'s words, and for each whether only spaces part it from the word before (no comma, no full stop)."""
-    words, joined, end = [], [], None
+def _question_words(question: str) -> set[str]:
+    """The question's words and keywords, folded: what a sentence's number or name must not merely repeat."""
+    return {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
+
+
+def _split(text: str) -> tuple[list[str], list[bool], list[int]]:
+    """``text``'s words; for each whether only spaces part it from the word before (no comma, no full stop); and
+    where each starts."""
+    words, joined, starts, end = [], [], [], None
     for m in re.finditer(_WORD, text):
         w = m.group().rstrip(".") or m.group()
         words.append(w)
         joined.append(end is not None and not text[end: m.start()].strip())
+        starts.append(m.start())
         end = m.start() + len(w)
-    return words, joined
+    return words, joined, starts
 
 
 def _number_at(words: list[str], i: int, qwords: set[str], joined: list[bool] | None = None) -> bool:
@@ -354,7 +361,7 @@ def _number_at(words: list[str], i: int, qwords: set[str], joined: list[bool] | 
 
 
 def _has_number(text: str, qwords: set[str]) -> bool:
-    words, joined = _split(text)
+    words, joined, _ = _split(text)
     return any(_number_at(words, i, qwords, joined) for i in range(len(words)))
 
 
@@ -367,7 +374,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is None:
         return True
     text = clean_text(sentence)
-    qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
+    qwords = _question_words(question)
     words = _words(text)
     if kind is AskedKind.COLOUR:
         # a capitalised colour word past the sentence's first is a name ("the Black Skerry beacon"), not a colour
@@ -409,11 +416,11 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
     if kind not in BOUND_KINDS:
         return []
     text = clean_text(sentence)
-    qwords = {fold(w) for w in keywords(question)} | {fold(w) for w in _words(question)}
+    qwords = _question_words(question)
     tokens = list(_TOKEN.finditer(text))
-    starts = [m.start() for m in tokens]
-    words, joined = _split(text)
-    token_of = [bisect_right(starts, m.start()) - 1 for m in re.finditer(_WORD, text)]  # the token each word is in
+    token_starts = [m.start() for m in tokens]
+    words, joined, starts = _split(text)
+    token_of = [bisect_right(token_starts, at) - 1 for at in starts]  # the token each word stands in
     out: list[str] = []
     for j, w in enumerate(words):
         i = token_of[j]
