@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from footnote.answer.answerable import AskedKind, asked_kind, carries_kind, focus_words
+from footnote.answer.asked import counted_thing
 from footnote.answer.types import AbstentionReason, AnswerMode
 from footnote.testing.openai_server import Reply
 
@@ -557,14 +558,78 @@ def test_a_name_beside_the_question_s_words(sentence: str, question: str, carrie
     ("In May the keepers painted 12 panes.", True),  # a month elsewhere in the sentence changes nothing
 ])
 def test_a_day_of_the_month_is_no_count(sentence: str, carries: bool) -> None:
-    question = "Сколько человек было в команде?" if "ноября" in sentence else "How many boats did the gale wreck?"
+    # "How many were lost…" counts no named thing, so a year counts as a number (a count of boats is no year)
+    question = "Сколько человек было в команде?" if "ноября" in sentence else "How many were lost in the gale?"
     assert carries_kind(sentence, question, AskedKind.NUMBER) is carries
 
 
 def test_the_subject_can_be_taken_out_of_the_stretch() -> None:
     """``kind_window_mask_subject``: the collection's own name, in every passage, makes any stretch look like the
     question; taken out of both (in another case too: "Marrowick's"), the stretch is judged by what is left."""
-    q, text = "How many men make up the Marrowick lifeboat crew?", "The range of the tide at Marrowick's bar is 5.2 metres."
+    q, text = "How many men make up the Marrowick lifeboat crew?", "Marrowick's bar wrecked five boats."
     kept, masked = (_judge_one(q, text, {"kind_window_min": {"hash": -1.0}, "kind_window_mask_subject": m}).near
                     for m in (False, True))
     assert kept is not None and masked is not None and masked < kept
+
+
+@pytest.mark.parametrize(("question", "thing"), [
+    ("How many steps does a keeper climb to reach the lantern room?", "steps"),
+    ("How many of the keepers were hurt?", "keepers"),
+    ("Wie viele Fischerboote hatte der Hafen?", "Fischerboote"),
+    ("Combien de panneaux compte la lentille ?", "panneaux"),
+    ("¿Cuántos escalones tiene la torre?", "escalones"),
+    ("Quantas pessoas viviam ali?", "pessoas"),
+    ("Сколько рыбацких лодок было в гавани?", "лодок"),
+    # a measure asked, a frequency, a verb or no noun: nothing counted
+    ("How many miles out to sea can the horn be heard?", None),
+    ("How many square miles is the park?", None),
+    ("How many years did it take?", None),
+    ("How many times has Polonia won the cup?", None),
+    ("How many were killed?", None),
+    ("wie viele waren es?", None),
+    ("Сколько длился туман?", None),
+    ("Сколько раз заводят гирю?", None),
+    ("Сколько лет он служил?", None),
+    ("Сколько галлонов масла в кладовой?", None),
+    ("What colour is the lamp?", None),
+])
+def test_the_thing_a_question_counts(question: str, thing: str | None) -> None:
+    assert counted_thing(question) == thing
+
+
+@pytest.mark.parametrize(("sentence", "carries"), [
+    # a measure or a year is no count of things
+    ("The range of the tide is 5.2 metres at springs and 2.4 metres at neaps.", False),
+    ("Прилив достигает 5,2 метра.", False),
+    ("The bar can be crossed only within two hours of high water.", False),
+    ("The light is 48 m above water.", False),
+    ("It rose 5.2m in a night.", False),
+    ("About 50% of them did.", False),
+    ("Two nautical miles off Gannet Head stands the beacon.", False),
+    ("It warmed from 22,000 years ago onward.", False),
+    ("Until 1868 the lamp burned colza oil.", False),
+    ("It is a World Heritage Site (2002).", False),
+    ("В 1886 году разбились стёкла.", False),
+    # a count of things still counts, and so does a number a unit's first letters begin ("Grammy", "European")
+    ("Three keepers lived at the Light.", True),
+    ("In 1886 two panes broke.", True),
+    ("An army of 1500 soldiers came.", True),
+    ("There are 1,500 steps.", True),
+    ("Тридцать ступеней ведут наверх.", True),
+    ("Six Grammy winners sang.", True),
+    ("Four European boats came in.", True),
+    ("Два миллиона человек.", True),
+])
+def test_a_measure_or_a_year_is_no_count_of_things(sentence: str, carries: bool) -> None:
+    """"How many men make up the lifeboat crew?" was answered with the tide's "5.2 metres", and "How many country
+    villages…?" with a site's year "(2002)": a question that counts a named thing is answered by a number of things,
+    not by a length, a time, an amount of money, a share or a year (:func:`~footnote.answer.asked.counted_thing`)."""
+    question = "Сколько ступенек в башне?" if any("а" <= ch <= "я" for ch in sentence.lower()) else \
+        "How many steps does the tower have?"
+    assert carries_kind(sentence, question, AskedKind.NUMBER) is carries
+
+
+def test_a_measure_asked_is_answered_by_a_measure() -> None:
+    """Nothing counted, nothing held back: "How many miles…" is answered by "two nautical miles"."""
+    assert carries_kind("Two nautical miles off Gannet Head stands the beacon.",
+                        "How many miles out to sea can the horn be heard?", AskedKind.NUMBER)

@@ -160,3 +160,23 @@ def test_an_answer_in_another_language_is_held_to_its_own_floor(engine: Engine, 
     ``kind_window_min_other_language``."""
     a = engine.ask(question)
     assert a.mode is AnswerMode.CORPUS and gold in a.answer, a.answer
+
+
+@pytest.mark.parametrize("question", [
+    # "At Marrowick the range of a spring tide is 5.2 metres…", "…within two hours of high water" had answered them
+    "How many steps does a keeper climb to reach the lantern room at Marrowick?",
+    "Wie viele Fischerboote hatte der Hafen von Marrowick?",
+])
+def test_a_measure_is_no_count_of_the_things_asked(engine: Engine, question: str) -> None:
+    """Held-out near misses (``scripts/demo/held_out.jsonl``) that count a named thing: a length, a time or a year in
+    the sentence is no number of steps or boats, so no chosen sentence carries the kind asked."""
+    a = engine.ask(question)
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    judged = a.trace.answerable() if a.trace is not None else None
+    assert judged is not None and judged["carries"] is False, judged
+
+
+def test_a_count_of_the_things_asked_still_answers(engine: Engine) -> None:
+    a = engine.ask("How many keepers lived at the Marrowick Light?")
+    assert a.mode is AnswerMode.CORPUS and "Three keepers" in a.answer, a.answer

@@ -7,7 +7,9 @@ question does not already say*. A count is any number; the narrower kinds need t
 a currency for money ("fifty pounds", "£50", "сорок рублей"), a unit for a weight or a length ("600 gallons"
 does not say how heavy or how far), a year's digits for "in which year". That is what tells "How much did the
 new panes cost?" (a near miss) from the letter that asks for the panes by their size: both carry numbers, only
-an answer carries money. A day of the month written beside its month ("the night of 12 February") is no count.
+an answer carries money. A day of the month written beside its month ("the night of 12 February") is no count; and
+a question that counts a named thing ("How many *steps*…") is answered by no measure or year ("5.2 metres", "until
+1868"): :func:`counted_thing`.
 
 :func:`kind_windows` gives the few words around a sentence's number or colour, which the answer-level check
 compares with the question (the number must be the number *of* what is asked).
@@ -360,9 +362,97 @@ def _number_at(words: list[str], i: int, qwords: set[str], joined: list[bool] | 
     return not (after_month or before_month)
 
 
-def _has_number(text: str, qwords: set[str]) -> bool:
-    words, joined, _ = _split(text)
-    return any(_number_at(words, i, qwords, joined) for i in range(len(words)))
+#: Time and other measures a number may be written with (folded, whole words): with a length, a weight or money
+#: (:data:`_LENGTH_WORDS`, :data:`_WEIGHT_WORDS`, :data:`_MONEY_WORDS`), what makes "5.2 metres" or "two hours" a
+#: measure, not a count of things.
+_MEASURE_FORMS = _folded("""
+second seconds minute minutes hour hours day days week weeks fortnight fortnights month months year years decade
+decades century centuries night nights degree degrees percent square cubic sq gallon gallons litre litres liter liters
+pint pints quart quarts barrel barrels bushel bushels acre acres hectare hectares
+секунда секунды секунд секунду минута минуты минут минуту час часа часов сутки суток день дня дней неделя недели
+недель неделю месяц месяца месяцев год года году годах годов лет век века веков ночь ночи ночей градус градуса градусов процент
+процента процентов времени квадратных кубических галлон галлона галлонов литр литра литров баррель баррелей
+гектар гектара гектаров
+sekunde sekunden minute minuten stunde stunden tag tage tagen woche wochen monat monate monaten jahr jahre jahren
+jahrzehnt jahrzehnte jahrhundert jahrhunderte nacht nächte grad prozent quadratmeter quadratkilometer gallone
+gallonen hektar
+seconde secondes heure heures jour jours semaine semaines mois ans année années siècle siècles nuit nuits degré
+degrés pour-cent
+segundo segundos minuto minutos hora horas día días dia dias semana semanas mes meses mês ano anos año años siglo
+siglos século séculos noche noches noite noites grado grados grau graus litro litros galão galões barril barris
+hectare hectares hectárea hectáreas gallon gallons carré carrés quadrados cuadrados
+""")
+_UNIT_JOINED = re.compile(r"(?i)^\d[\d.,]*(?:km|m|cm|mm|mi|ft|yd|nmi|kg|g|lb|lbs|oz|t|h|min)$")
+_MEASURE_STEMS = _LENGTH_WORDS + _WEIGHT_WORDS + _MONEY_WORDS
+_MEASURE_SIGN = re.compile(r"(?i)^\s*(?:%|°|‰)|^(?:km|m|cm|mm|mi|ft|yd|nmi|kg|g|lb|lbs|oz|t|h|s|min)$")
+#: "How many <things>", "combien de <choses>", "cuántos/quantos <cosas>", "wie viele <Dinge>": the thing counted is
+#: named right after the opening ("of the" may stand between; a German noun is capitalised). Russian «сколько» is
+#: left out: a verb may follow it («Сколько длился туман?» asks a time).
+_COUNT_OF = re.compile(
+    r"(?i:\bhow\s+many|\bcombien\s+d[e'’]|\bcu[aá]nt[oa]s|\bquant[oa]s)\s*((?:of\s+|the\s+|de\s+|los\s+|las\s+|os\s+|as\s+)*)"
+    r"([^\W\d_][\w'’-]*)|\b(?i:wie\s+viele)\s+([A-ZÄÖÜ][\w-]*)"
+    r"|(?<![\w-])(?i:сколько)\s+((?:[а-яё]+(?:ых|их)\s+)*)([а-яё]+)"
+)
+#: A Russian word that ends as a verb does («Сколько *длился*…», «Сколько *стоит*…»): no thing counted.
+_RU_VERB = re.compile(r"(?:л|ла|ло|ли|лся|лась|лось|лись|ет|ит|ют|ят|ут|ат|ется|ится|ются|ятся|ешь|ишь)$")
+
+
+#: "How many times…": a frequency, which a year may answer ("won the cup in 1946 and in 2000"), not a thing counted.
+_TIMES = _folded("time times fois veces vezes mal раз раза")
+
+
+#: The endings a unit's stem takes in the words above ("metre*s*", «метр*ов*», "Meile*n*"): a unit is the stem with
+#: one of these, not any word it begins ("Grammy", "European", "French", «миллион»).
+_UNIT_ENDINGS = _folded("s es n en e er ns a  а ы и у е ом ам ах ами ов ев ей ь я ю ям ях ых") | {""}
+
+
+def _measure(word: str) -> bool:
+    f = fold(word)
+    return (f in _MEASURE_FORMS or any(f.startswith(st) and f[len(st):] in _UNIT_ENDINGS for st in _MEASURE_STEMS)
+            or bool(_MEASURE_SIGN.match(word)))
+
+
+def counted_thing(question: str) -> str | None:
+    """The thing ``question`` counts ("How many *steps*…", "Wie viele *Fischerboote*…"), when it is no measure
+    ("How many *miles*…", "How many *years*…" ask a measure): a number of that thing is no length, time or amount of
+    money. None: the question counts no named thing."""
+    m = _COUNT_OF.search(clean_text(question))
+    if m is None:
+        return None
+    thing = m.group(2) or m.group(3) or m.group(5)
+    if m.group(5) and _RU_VERB.search(fold(m.group(5))):
+        return None
+    if not thing or is_stop(thing) or _measure(thing) or fold(thing) in KIND_WORDS | _TIMES:
+        return None
+    return thing
+
+
+def _measured(words: list[str], i: int, joined: list[bool], text: str, starts: list[int]) -> bool:
+    """Whether the number ``words[i]`` is a measure or a year, not a count of things: a measure's word or sign
+    right after it, or after one word more ("5.2 metres", "two nautical miles", "50 %", "12 °C"); a year is four
+    digits from 1000 to 2100 that no word of their own follows ("until 1868 the lamp", "(2002)", "in the 1860s")."""
+    end = starts[i] + len(words[i])
+    if _MEASURE_SIGN.match(text[end: end + 2]) or _UNIT_JOINED.match(words[i]):
+        return True
+    if i + 1 < len(words) and starts[i + 1] == end + 1 and text[end] in ",." and words[i + 1][:1].isdigit():
+        return _measured(words, i + 1, joined, text, starts)  # "5,2 метра", "22,000 years": one number
+    for j in (i + 1, i + 2):
+        if j < len(words) and all(joined[k] for k in range(i + 1, j + 1)) and _measure(words[j]) and (
+                j == i + 1 or not is_stop(words[i + 1])):
+            return True
+    m = re.fullmatch(r"(\d{4})(?:s|-х|-е)?", words[i])
+    if m and 1000 <= int(m.group(1)) <= 2100:
+        nxt = i + 1 < len(words) and joined[i + 1] and not is_stop(words[i + 1]) and not _month(words[i + 1])
+        return not nxt
+    return False
+
+
+def _has_number(text: str, qwords: set[str], counted: str | None = None) -> bool:
+    """Whether ``text`` holds a number the question does not write; with ``counted`` (the thing a question counts:
+    :func:`counted_thing`), a number that is no measure or year."""
+    words, joined, starts = _split(text)
+    return any(_number_at(words, i, qwords, joined) and (counted is None or not _measured(words, i, joined, text, starts))
+               for i in range(len(words)))
 
 
 def _has_word(words: list[str], stems: tuple[str, ...], qwords: set[str]) -> bool:
@@ -385,7 +475,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
-    if not _has_number(text, qwords):
+    if not _has_number(text, qwords, counted_thing(question) if kind is AskedKind.NUMBER else None):
         return False
     if kind is AskedKind.MONEY:
         return bool(_MONEY_SYMBOL.search(text)) or _has_word(words, _MONEY_WORDS, set())
@@ -421,13 +511,15 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
     token_starts = [m.start() for m in tokens]
     words, joined, starts = _split(text)
     token_of = [bisect_right(token_starts, at) - 1 for at in starts]  # the token each word stands in
+    counted = counted_thing(question) if kind is AskedKind.NUMBER else None
     out: list[str] = []
     for j, w in enumerate(words):
         i = token_of[j]
         if kind is AskedKind.COLOUR:
             held = (i == 0 or not w[:1].isupper()) and _has_word([w], _COLOURS, qwords)
         else:
-            held = _number_at(words, j, qwords, joined)
+            held = _number_at(words, j, qwords, joined) and (
+                counted is None or not _measured(words, j, joined, text, starts))
         if held:
             a, b = tokens[max(0, i - span)].start(), tokens[min(len(tokens) - 1, i + span)].end()
             out.append(text[a:b])
