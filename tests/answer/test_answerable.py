@@ -57,6 +57,13 @@ from .conftest import CORPUS, model_overrides
     ("На каком острове стоит крест?", None),  # an island may have no name («на острове в одной миле от мыса»)
     ("Comment s'appelle la pièce où veille le gardien ?", None),  # nor a room ("the lantern room")
     ("Which city council decided?", None),
+    # the held-out sets' ways of asking a price or a height (B, read once)
+    ("Во сколько обошёлся ремонт стёкол фонаря?", AskedKind.MONEY),
+    ("На какой высоте над водой стоит огонь?", AskedKind.LENGTH),
+    ("Quelle est la profondeur de l'eau autour du rocher ?", AskedKind.LENGTH),
+    ("À quelle distance entend-on la corne ?", AskedKind.LENGTH),
+    ("¿A qué distancia se oye la sirena?", AskedKind.LENGTH),
+    ("¿Cuál es la altura de la torre?", AskedKind.LENGTH),
 ])
 def test_what_a_question_asks_for(question: str, kind: AskedKind | None) -> None:
     assert asked_kind(question) is kind
@@ -324,6 +331,20 @@ def test_the_question_s_own_numbers(question: str, numbers: tuple[str, ...]) -> 
 ])
 def test_the_question_s_own_name_in_another_script_is_not_an_answer(sentence: str, carries: bool) -> None:
     assert carries_kind(sentence, "Who was the principal keeper before Ada Penhallow?", AskedKind.NAME) is carries
+
+
+@pytest.mark.parametrize(("sentence", "question", "carries"), [
+    # the question's own name in another case («Сторожевого» — «Сторожевом») is no name of the answer
+    ("Я смотритель маяка на мысе Сторожевом и двенадцатый год несу здесь службу.",
+     "Как звали помощников Карпова на маяке мыса Сторожевого?", False),
+    ("Мне помогали Оррин и Сидоров на мысе Сторожевом.", "Как звали помощников Карпова на маяке мыса Сторожевого?", True),
+    # a letter's polite "your" is no name
+    ("О Вашем маяке я прочёл в морском журнале.", "What was the name of the magazine Karpov read?", False),
+    ("Ich habe Ihren Brief erhalten.", "Wer hat den Brief geschrieben?", False),
+    ("О Вашем маяке я прочёл в «Морском сборнике».", "What was the name of the magazine Karpov read?", True),
+])
+def test_an_inflected_own_name_or_a_polite_you_is_no_name(sentence: str, question: str, carries: bool) -> None:
+    assert carries_kind(sentence, question, AskedKind.NAME) is carries
 
 
 def test_padding_is_left_out(build_engine: Any, corpus_dir: Path) -> None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import takewhile
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from footnote.answer.sentences import (
     CAPITALISED,
     close_spelling,
     cross_script_names,
+    inflected_spelling,
     name_skeleton,
     name_spelling,
     names_shared,
@@ -139,11 +139,7 @@ def _spelled(word: str, spellings: set[str]) -> bool:
     if not word[:1].isupper():
         return False
     sp = name_spelling(word)
-    for x in spellings:
-        n = sum(1 for _ in takewhile(lambda ab: ab[0] == ab[1], zip(sp, x, strict=False)))
-        if n >= 5 and len(sp) - n <= 2 and len(x) - n <= 2:
-            return True
-    return False
+    return any(inflected_spelling(sp, x) for x in spellings)
 
 
 class AnswerCheck:

@@ -24,7 +24,7 @@ import re
 from bisect import bisect_right
 from enum import Enum
 
-from footnote.answer.sentences import name_skeleton
+from footnote.answer.sentences import inflected_spelling, name_skeleton, name_spelling
 from footnote.text import clean_text, fold, is_stop, keywords
 
 __all__ = ["BOUND_KINDS", "KIND_WORDS", "AskedKind", "asked_kind", "carries_kind", "kind_windows"]
@@ -90,6 +90,7 @@ _ASKS_WHAT = re.compile(
 _MONEY_Q = re.compile(
     r"(?i)(?<![\w-])(?:cost|costs|costed|price[ds]?|paid|pay|salar(?:y|ies)|wages?|fees?|fares?|earn(?:s|ed)?|worth|allowances?|stipends?|income|"
     r"стои(?:л|ла|ло|ли|т|ят|мост\w*)|цен(?:а|ы|у|е|ой)|жаловань\w*|зарплат\w*|оплат\w*|заплати\w*|платил\w*|заработ\w*|"
+    r"обош(?:ёлся|елся|лась|лось|лись)|обойд(?:ётся|ется|утся)|"
     r"\w*kost(?:et|ete|eten|en)?|\w*preis\w*|\w*gehalt\w*|\w*l[oö]hn\w*|bezahl\w*|verdien\w*|"
     r"custo|custa|custou|custava|preço|salários?|pago|pagou|pagava|ganhava|ganha|"
     r"coût\w*|prix|co[uû]te\w*|cuesta|cost[oó]|precio|salario|sueldo)(?![\w-])"
@@ -108,8 +109,11 @@ _ASKS_LENGTH = re.compile(
     r"(?i)\b(?:how\s+(?:far|tall|high|wide|deep)|"
     r"what\s+(?:is|was|are|were)\s+the\s+(?:height|length|width|depth|diameter|radius|distance|altitude|elevation)|"
     r"wie\s+(?:weit|hoch|breit|tief)|in\s+welcher\s+(?:entfernung|höhe)|"
-    r"a\s+que\s+dist[âa]ncia|qual\s+(?:é\s+|era\s+)?a\s+(?:altura|dist[âa]ncia|largura|profundidade)|que\s+altura)\b"
-    r"|(?<![\w-])(?:на\s+каком\s+расстоянии|как\s+далеко|какой\s+(?:высоты|длины|ширины|глубины)|"
+    r"a\s+que\s+dist[âa]ncia|qual\s+(?:é\s+|era\s+)?a\s+(?:altura|dist[âa]ncia|largura|profundidade)|que\s+altura|"
+    r"quelle\s+(?:est|était)\s+la\s+(?:hauteur|longueur|largeur|profondeur|distance)|à\s+quelle\s+(?:distance|hauteur|"
+    r"profondeur)|a\s+qu[eé]\s+(?:distancia|altura|profundidad)|cu[aá]l\s+(?:es|era)\s+la\s+(?:altura|longitud|anchura|"
+    r"profundidad|distancia)|qu[eé]\s+(?:altura|profundidad|longitud))\b"
+    r"|(?<![\w-])(?:на\s+каком\s+расстоянии|на\s+какой\s+(?:высоте|глубине)|как\s+далеко|какой\s+(?:высоты|длины|ширины|глубины)|"
     r"какова\s+(?:высота|длина|ширина|глубина|дальность)|каков\s+диаметр)(?![\w-])"
 )
 _ASKS_YEAR = re.compile(
@@ -232,14 +236,24 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_][\w'’-]*", clean_text(text))
 
 
+#: The polite "you" and "your" a letter capitalises mid-sentence («О Вашем маяке…», "Ihr Brief"): no names.
+_POLITE = _folded("""
+вы вас вам вами ваш ваша ваше ваши вашего вашей вашему вашим вашими вашем вашу ваших
+sie ihnen ihr ihre ihrem ihren ihrer ihres euch euer eure vous votre vos usted ustedes
+""")
+
 #: What a capitalised word may follow and still open a sentence (a quotation, a clause after a colon or dash).
 _OPENS = "«„“‚‘\"'([:—–.!?"
 
 
-def _same_name(word: str, own: set[str]) -> bool:
+def _same_name(word: str, own: set[str], spelled: set[str]) -> bool:
     """Whether ``word`` is one of the question's own names in another script or spelling (``Пенхеллоу`` for
-    ``Penhallow``): skeletons equal, or one a prefix of the other of at least three letters."""
+    ``Penhallow``): skeletons equal, or one a prefix of the other of at least three letters; or in another case
+    (``spelled``: the question's names as :func:`~footnote.answer.sentences.name_spelling` writes them —
+    «Сторожевом» for «Сторожевого»)."""
     sk = name_skeleton(word)
+    if any(inflected_spelling(name_spelling(word), q) for q in spelled):
+        return True
     return bool(sk) and any(sk == q or (min(len(sk), len(q)) >= 3 and (sk.startswith(q) or q.startswith(sk)))
                             for q in own)
 
@@ -260,10 +274,12 @@ def _tells_a_name(text: str, question: str, qwords: set[str]) -> bool:
     """Whether ``text`` holds a name the question does not: a capitalised word mid-sentence that is no function
     word, nor one of the question's words or names (in another script or spelling: :func:`_same_name`). The
     question's own function words are no names of its own: "What" and "White" share a consonant skeleton."""
-    own = {name_skeleton(w) for w in _words(question) if w[:1].isupper() and not is_stop(w)}
+    names = [w for w in _words(question) if w[:1].isupper() and not is_stop(w)]
+    own = {name_skeleton(w) for w in names}
+    spelled = {name_spelling(w) for w in names}
     words = list(re.finditer(r"[^\W_][\w'’-]*", text))
-    return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and not _same_name(w, own)
-               for w in (words[i].group() for i in _mid_sentence(words, text)))
+    return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and fold(w) not in _POLITE
+               and not _same_name(w, own, spelled) for w in (words[i].group() for i in _mid_sentence(words, text)))
 
 
 _QUOTES = "«„“‚‘\"'"

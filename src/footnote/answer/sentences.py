@@ -260,6 +260,18 @@ def close_spelling(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 5 and abs(len(a) - len(b)) <= 1 and edit_distance(a, b) <= 1
 
 
+def inflected_spelling(a: str, b: str) -> bool:
+    """Whether two :func:`name_spelling` forms are one name in two cases: they share their first five letters or more
+    and differ after them by at most two letters each («Карпов» — «Карпова», «Карповым»; «Сторожевом» —
+    «Сторожевого»; "Karpov's" — «Карпова»). Never a letter changed: «Карлов» is not «Карпов»."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 and len(a) - n <= 2 and len(b) - n <= 2
+
+
 #: A capitalised word of three letters or more, Latin or Cyrillic (a name, mostly).
 CAPITALISED = re.compile(r"\b[A-ZА-ЯЁ][^\W\d_]{2,}")
 
