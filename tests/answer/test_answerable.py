@@ -318,6 +318,9 @@ def test_a_same_language_sentence_must_be_close_enough(sim: float, lang: str, an
     ("What did the crew of Apollo 11 bring back?", ()),
     ("Во что были одеты астронавты миссии AS-278?", ()),
     ("من أدى لغة الإشارة للنشيد الوطني في سوبر بول 50؟", ()),  # no capitals: left to the words
+    # a span of years written short: its second year whole, as the letter of "15 января 1888 года" writes it
+    ("How low did the temperature drop on Epiphany night in the winter of 1887-88?", ("1887", "1888")),
+    ("Who served in 1914–18?", ("1914", "1918")),
 ])
 def test_the_question_s_own_numbers(question: str, numbers: tuple[str, ...]) -> None:
     from footnote.answer.answerable import question_numbers

@@ -402,12 +402,18 @@ def _names(word: str) -> bool:
     return word[:1].isupper() and not (is_stop(word) or _MONTHS.match(word))
 
 
+#: "1887-88", "1914–18", "1998/99": a span of years whose second is written by its last two digits.
+_YEAR_SPAN = re.compile(r"(?<!\d)(1\d|20)(\d\d)\s?[-–—/]\s?(\d\d)(?!\d)")
+
+
 def question_numbers(question: str) -> tuple[str, ...]:
     """The numbers ``question`` writes in digits that are its own point (a year, a count, an amount), not part of
     a name; an answering sentence or its passage must write them (``answerable.numbers_in_focus``). Of three or
     more, a third may be missing ("from 2000 to 2005 against 1995 to 2000")."""
     named = {m.group(2) for m in _NAMED_NUMBER.finditer(question) if m.group(1) is None or _names(m.group(1))}
-    return tuple(sorted(n for n in numbers(question) if n not in named))
+    # a span of years written short ("the winter of 1887-88"): its second year is 1888, which a passage writes whole
+    short = {m.group(3): m.group(1) + m.group(3) for m in _YEAR_SPAN.finditer(question)}
+    return tuple(sorted(short.get(n, n) for n in numbers(question) if n not in named))
 
 
 def without(question: str, word: str) -> str:
