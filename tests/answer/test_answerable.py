@@ -653,6 +653,57 @@ def test_a_measure_or_a_year_is_no_count_of_things(sentence: str, carries: bool)
     assert carries_kind(sentence, question, AskedKind.NUMBER) is carries
 
 
+@pytest.mark.parametrize(("question", "sentence"), [
+    # the attack on the first version: each of these lost a true answer
+    ("How many nautical miles off the head does the beacon stand?", "Two nautical miles off the head stands the beacon."),
+    ("Combien de temps a duré la construction ?", "La construction a duré 4 ans."),
+    ("How many goals did he score for Arsenal?", "He scored 150 league goals for Arsenal."),
+    ("How many stations does the city have?", "The city has 24 metro stations."),
+    ("How many keepers tended the light?", "The light was tended by three keepers day and night."),
+    ("How many watchmen were there?", "There were two night watchmen."),
+    ("How many coins were found?", "They found 300 pound coins."),
+    ("How many caps did he win?", "He won 72 France caps."),
+    ("Combien d'ouvrages compte la bibliothèque ?", "La bibliothèque compte 3000 livres."),
+    ("Сколько девушек пришло?", "Пришли три милых девушки."),
+    ("How many people live there?", "Its population is 1200."),
+    ("Wie viele Einwohner hatte das Dorf?", "Das Dorf hatte 1200."),
+    ("How many died in the flood?", "The flood of 1953 killed 1835 in the Netherlands."),
+    ("How many people lived there?", "The population was 1450 at the 2010 census."),
+    ("How many of the voters supported the measure?", "62 percent of the voters supported it."),
+    ("How many of the voters supported the measure?", "62% of the voters supported it."),
+])
+def test_a_count_in_the_company_of_unit_words_still_counts(question: str, sentence: str) -> None:
+    """A unit word that is an ordinary word there ("league goals", "night watchmen", "France caps"), a count from
+    1000 to 2100 that no "until" or bracket makes a year, a share for "how many *of* the voters", a measure asked
+    with a word before its unit ("nautical miles", "combien de temps")."""
+    assert carries_kind(sentence, question, asked_kind(question))
+
+
+@pytest.mark.parametrize("sentence", [
+    "It is seen 18 nautical miles away.",
+    "Since 1932, a freshwater lake.",
+    "The tower was painted in the 1860s.",
+    "В ночь на Крещение мороз дошёл до тридцати восьми градусов.",  # one number in words, and its unit
+    "It rose a hundred and twenty metres.",
+])
+def test_more_measures_and_years(sentence: str) -> None:
+    assert not carries_kind(sentence, "How many steps does the tower have?", AskedKind.NUMBER)
+
+
+@pytest.mark.parametrize(("question", "numbers"), [
+    ("What did the keepers do in the winter of 1887-88?", {"1887", "1888", "88"}),
+    ("It ran from 1999-00.", {"1999", "2000", "00"}),
+    ("Dated 2021-05-12.", {"2021", "05", "12"}),  # a date, no span
+])
+def test_a_passage_s_short_span_is_written_whole_too(question: str, numbers: set[str]) -> None:
+    """A passage that writes "1887-88" as the question does writes 1888 (the attack: the question's span read whole
+    and the passage's not had declined it)."""
+    from footnote.answer.answerable import question_numbers, written_numbers
+
+    assert written_numbers(question) == numbers
+    assert set(question_numbers(question)) <= written_numbers(question)
+
+
 def test_a_measure_asked_is_answered_by_a_measure() -> None:
     """Nothing counted, nothing held back: "How many miles…" is answered by "two nautical miles"."""
     assert carries_kind("Two nautical miles off Gannet Head stands the beacon.",

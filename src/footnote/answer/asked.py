@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from enum import Enum
+from typing import NamedTuple
 
 from footnote.answer.sentences import inflected_spelling, name_skeleton, name_spelling
 from footnote.text import clean_text, fold, is_stop, keywords
@@ -239,7 +240,7 @@ def _words(text: str) -> list[str]:
 #: The polite "you" and "your" a letter capitalises mid-sentence («О Вашем маяке…», "Ihr Brief"): no names.
 _POLITE = _folded("""
 вы вас вам вами ваш ваша ваше ваши вашего вашей вашему вашим вашими вашем вашу ваших
-sie ihnen ihr ihre ihrem ihren ihrer ihres euch euer eure vous votre vos usted ustedes
+sie ihnen ihr ihre ihrem ihren ihrer ihres euch euer eure vous votre usted ustedes
 """)
 
 #: What a capitalised word may follow and still open a sentence (a quotation, a clause after a colon or dash).
@@ -361,7 +362,7 @@ def _number_at(words: list[str], i: int, qwords: set[str], joined: list[bool] | 
     if f in _FRACTION_NOUNS or (f in _FRACTIONS and (before == "a" or before in _NUMBER_WORD_SET or before.isdigit())):
         return True
     digits = any(ch.isdigit() for ch in w)
-    if not digits and not any(part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS) for part in f.split("-")):
+    if not digits and not _number_word(w):
         return False
     if digits:
         m = _DAY.match(f)
@@ -401,25 +402,51 @@ hectare hectares hectárea hectáreas gallon gallons carré carrés quadrados cu
 _UNIT_JOINED = re.compile(r"(?i)^\d[\d.,]*(?:km|m|cm|mm|mi|ft|yd|nmi|kg|g|lb|lbs|oz|t|h|min)$")
 _MEASURE_STEMS = _LENGTH_WORDS + _WEIGHT_WORDS + _MONEY_WORDS
 _MEASURE_SIGN = re.compile(r"(?i)^\s*(?:%|°|‰)|^(?:km|m|cm|mm|mi|ft|yd|nmi|kg|g|lb|lbs|oz|t|h|s|min)$")
-#: "How many <things>", "combien de <choses>", "cuántos/quantos <cosas>", "wie viele <Dinge>": the thing counted is
-#: named right after the opening ("of the" may stand between; a German noun is capitalised). Russian «сколько» is
-#: left out: a verb may follow it («Сколько длился туман?» asks a time).
+#: Shares: no count of things, unless the question counts "how many *of* the voters".
+_SHARE_FORMS = _folded("percent per-cent процент процента процентов prozent pour-cent por-ciento")
+#: Unit words that are as often ordinary words ("150 *league* goals", "24 *metro* stations", "3000 *livres*" — books,
+#: "three *Crown* dependencies"): no measure of a count.
+_PLAIN_TOO = _folded("""
+league leagues metro metros real reais crown crowns sovereign sovereigns guinea guineas cable cables foot sou sous
+livre livres elle ellen mil pé
+""")
+#: Words between a number and its unit ("two *nautical* miles", "5 *square* metres", «две *морских* мили»).
+_UNIT_MODIFIERS = _folded("""
+nautical square cubic statute metric imperial light sea english морских морские морская морской квадратных
+квадратные кубических кубические quadratische carré carrés cuadrados quadrados náuticas náuticos marinas
+""")
+#: Words that follow a measure and end it ("18 nautical miles *away*", "one year *old*").
+_AFTER_MEASURE = _folded("away long high wide deep tall ago old later earlier apart thick across")
+#: "How many <things>", "combien de <choses>", "cuántos/quantos <cosas>", "wie viele <Dinge>", «сколько <вещей>»: the
+#: thing counted is named right after the opening ("of the" may stand between; a German noun is capitalised; Russian
+#: adjectives in -ых/-их may stand before it, and a word ending as a verb does is no thing).
 _COUNT_OF = re.compile(
-    r"(?i:\bhow\s+many|\bcombien\s+d[e'’]|\bcu[aá]nt[oa]s|\bquant[oa]s)\s*((?:of\s+|the\s+|de\s+|los\s+|las\s+|os\s+|as\s+)*)"
-    r"([^\W\d_][\w'’-]*)|\b(?i:wie\s+viele)\s+([A-ZÄÖÜ][\w-]*)"
-    r"|(?<![\w-])(?i:сколько)\s+((?:[а-яё]+(?:ых|их)\s+)*)([а-яё]+)"
+    r"(?i:\bhow\s+many|\bcombien\s+d[e'’]|\bcu[aá]nt[oa]s|\bquant[oa]s)\s*((?:of\s+|the\s+|de\s+|des\s+|los\s+|las\s+|"
+    r"os\s+|as\s+|dos\s+|das\s+)*)([^\W\d_][\w'’-]*)((?:\s+[^\W\d_][\w'’-]*){0,2})"
+    r"|\b(?i:wie\s+viele)\s+((?:der\s+|die\s+)?)([A-ZÄÖÜ][\w-]*)((?:\s+[^\W\d_][\w'’-]*){0,2})"
+    r"|(?<![\w-])(?i:сколько)\s+((?:из\s+)?(?:[а-яё]+(?:ых|их)\s+)*)([а-яё]+)((?:\s+[а-яё]+){0,2})"
 )
 #: A Russian word that ends as a verb does («Сколько *длился*…», «Сколько *стоит*…»): no thing counted.
 _RU_VERB = re.compile(r"(?:л|ла|ло|ли|лся|лась|лось|лись|ет|ит|ют|ят|ут|ат|ется|ится|ются|ятся|ешь|ишь)$")
+#: "How many times…": a frequency, which a year may answer ("won the cup in 1946 and in 2000"), not a thing counted;
+#: "combien de temps": a time.
+_TIMES = _folded("time times fois veces vezes mal раз раза temps tiempo tempo zeit")
+#: Words before a year ("*until* 1868 the lamp…", «*с* 1868»): a four-digit number after one of them, with no word of
+#: its own after it, is a year. Not "of" or "to" ("a population *of* 1200", "rose *to* 1500": counts).
+_YEAR_BEFORE = _folded("""
+in since until till from before after circa c ca during в с до после около со im seit bis vor nach ab em desde até
+en depuis jusqu hasta antes durante dès
+""")
 
 
-#: "How many times…": a frequency, which a year may answer ("won the cup in 1946 and in 2000"), not a thing counted.
-_TIMES = _folded("time times fois veces vezes mal раз раза")
+class _Count(NamedTuple):
+    thing: str
+    shares: bool  # "how many *of* the voters": a share answers too ("62 % of the voters")
 
 
 #: The endings a unit's stem takes in the words above ("metre*s*", «метр*ов*», "Meile*n*"): a unit is the stem with
-#: one of these, not any word it begins ("Grammy", "European", "French", «миллион»).
-_UNIT_ENDINGS = _folded("s es n en e er ns a  а ы и у е ом ам ах ами ов ев ей ь я ю ям ях ых") | {""}
+#: one of these, not any word it begins ("Grammy", "European", "France", «миллион», «милых»).
+_UNIT_ENDINGS = _folded("s es n en ns  а ы и у е ом ам ах ами ов ев ей ь я ю ям ях") | {""}
 
 
 def _measure(word: str) -> bool:
@@ -428,46 +455,85 @@ def _measure(word: str) -> bool:
             or bool(_MEASURE_SIGN.match(word)))
 
 
-def counted_thing(question: str) -> str | None:
-    """The thing ``question`` counts ("How many *steps*…", "Wie viele *Fischerboote*…"), when it is no measure
-    ("How many *miles*…", "How many *years*…" ask a measure): a number of that thing is no length, time or amount of
-    money. None: the question counts no named thing."""
+def _counting(question: str) -> _Count | None:
     m = _COUNT_OF.search(clean_text(question))
     if m is None:
         return None
-    thing = m.group(2) or m.group(3) or m.group(5)
-    if m.group(5) and _RU_VERB.search(fold(m.group(5))):
+    between, thing, after = next((m.group(k), m.group(k + 1), m.group(k + 2)) for k in (1, 4, 7) if m.group(k + 1))
+    if (m.group(8) and _RU_VERB.search(fold(thing))) or is_stop(thing) or fold(thing) in KIND_WORDS | _TIMES:
         return None
-    if not thing or is_stop(thing) or _measure(thing) or fold(thing) in KIND_WORDS | _TIMES:
-        return None
-    return thing
+    if any(_measure(w) or fold(w) in _TIMES for w in [thing, *after.split()]):
+        return None  # "How many nautical *miles*…", "How many working *days*…": a measure asked
+    return _Count(thing, bool(re.search(r"(?i)\b(?:of|des|de|dos|das|der|из)\b", between)))
 
 
-def _measured(words: list[str], i: int, joined: list[bool], text: str, starts: list[int]) -> bool:
-    """Whether the number ``words[i]`` is a measure or a year, not a count of things: a measure's word or sign
-    right after it, or after one word more ("5.2 metres", "two nautical miles", "50 %", "12 °C"); a year is four
-    digits from 1000 to 2100 that no word of their own follows ("until 1868 the lamp", "(2002)", "in the 1860s")."""
+def counted_thing(question: str) -> str | None:
+    """The thing ``question`` counts ("How many *steps*…", "Wie viele *Fischerboote*…"), when it is no measure
+    ("How many *miles*…", "How many nautical *miles*…", "How many *years*…", "combien de *temps*…" ask a measure):
+    a number of that thing is no length, time or amount of money. None: the question counts no named thing."""
+    c = _counting(question)
+    return None if c is None else c.thing
+
+
+def _unit_at(words: list[str], j: int, joined: list[bool], shares: bool) -> bool:
+    """Whether ``words[j]`` (just after a number, or after one of :data:`_UNIT_MODIFIERS`) is its unit. Not a
+    capitalised word (a name: "72 *France* caps"), a unit word as often an ordinary one (:data:`_PLAIN_TOO`), a share
+    when the question counts "how many of", nor an English singular that names the kind of the next word ("two
+    *night* watchmen", "300 *pound* coins")."""
+    w = words[j]
+    f = fold(w)
+    if w[:1].isupper() or f in _PLAIN_TOO or (shares and f in _SHARE_FORMS) or not _measure(w):
+        return False
+    nxt = words[j + 1] if j + 1 < len(words) and joined[j + 1] else ""
+    modifier = (w.isascii() and not f.endswith("s") and nxt and not is_stop(nxt) and fold(nxt) not in _AFTER_MEASURE
+                and not nxt[:1].isdigit())
+    return not modifier
+
+
+_AND = _folded("and и und e y et")
+
+
+def _number_word(word: str) -> bool:
+    f = fold(word)
+    return f.isdigit() or any(part in _NUMBER_WORD_SET or part.startswith(_NUMBER_STEMS) for part in f.split("-"))
+
+
+def _measured(words: list[str], i: int, joined: list[bool], text: str, starts: list[int], shares: bool = False) -> bool:
+    """Whether the number ``words[i]`` is a measure or a year, not a count of things: a unit right after it, or
+    after a word like "nautical" ("5.2 metres", "two nautical miles", "50 %", "12 °C", "48 m"); a year is four digits
+    from 1000 to 2100 after a word like "until", «с», "seit", or in brackets, with no word of its own after them
+    ("until 1868 the lamp", "(2002)"), or a decade ("the 1860s")."""
     end = starts[i] + len(words[i])
-    if _MEASURE_SIGN.match(text[end: end + 2]) or _UNIT_JOINED.match(words[i]):
+    if (not shares and _MEASURE_SIGN.match(text[end: end + 2])) or _UNIT_JOINED.match(words[i]):
         return True
     if i + 1 < len(words) and starts[i + 1] == end + 1 and text[end] in ",." and words[i + 1][:1].isdigit():
-        return _measured(words, i + 1, joined, text, starts)  # "5,2 метра", "22,000 years": one number
-    for j in (i + 1, i + 2):
-        if j < len(words) and all(joined[k] for k in range(i + 1, j + 1)) and _measure(words[j]) and (
-                j == i + 1 or not is_stop(words[i + 1])):
-            return True
-    m = re.fullmatch(r"(\d{4})(?:s|-х|-е)?", words[i])
-    if m and 1000 <= int(m.group(1)) <= 2100:
-        nxt = i + 1 < len(words) and joined[i + 1] and not is_stop(words[i + 1]) and not _month(words[i + 1])
-        return not nxt
-    return False
+        return _measured(words, i + 1, joined, text, starts, shares)  # "5,2 метра", "22,000 years": one number
+    # one number in words: «тридцати восьми градусов», "a hundred and twenty metres" — judged by its last word
+    j = i + 2 if i + 2 < len(words) and fold(words[i + 1]) in _AND and joined[i + 2] else i + 1
+    if j < len(words) and joined[i + 1] and _number_word(words[j]):
+        return _measured(words, j, joined, text, starts, shares)
+    if i + 1 < len(words) and joined[i + 1] and _unit_at(words, i + 1, joined, shares):
+        return True
+    if (i + 2 < len(words) and joined[i + 1] and joined[i + 2] and fold(words[i + 1]) in _UNIT_MODIFIERS
+            and _unit_at(words, i + 2, joined, shares)):
+        return True
+    m = re.fullmatch(r"(\d{4})(s|-х|-е)?", words[i])
+    if m is None or not 1000 <= int(m.group(1)) <= 2100:
+        return False
+    if m.group(2):
+        return True  # a decade
+    if i + 1 < len(words) and joined[i + 1] and not is_stop(words[i + 1]) and not _month(words[i + 1]):
+        return False  # "1500 soldiers"
+    before = text[: starts[i]].rstrip()
+    return before.endswith("(") or (i > 0 and joined[i] and fold(words[i - 1]) in _YEAR_BEFORE)
 
 
-def _has_number(text: str, qwords: set[str], counted: str | None = None) -> bool:
+def _has_number(text: str, qwords: set[str], counted: _Count | None = None) -> bool:
     """Whether ``text`` holds a number the question does not write; with ``counted`` (the thing a question counts:
     :func:`counted_thing`), a number that is no measure or year."""
     words, joined, starts = _split(text)
-    return any(_number_at(words, i, qwords, joined) and (counted is None or not _measured(words, i, joined, text, starts))
+    return any(_number_at(words, i, qwords, joined)
+               and (counted is None or not _measured(words, i, joined, text, starts, counted.shares))
                for i in range(len(words)))
 
 
@@ -491,7 +557,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))
-    if not _has_number(text, qwords, counted_thing(question) if kind is AskedKind.NUMBER else None):
+    if not _has_number(text, qwords, _counting(question) if kind is AskedKind.NUMBER else None):
         return False
     if kind is AskedKind.MONEY:
         return bool(_MONEY_SYMBOL.search(text)) or _has_word(words, _MONEY_WORDS, set())
@@ -527,7 +593,7 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
     token_starts = [m.start() for m in tokens]
     words, joined, starts = _split(text)
     token_of = [bisect_right(token_starts, at) - 1 for at in starts]  # the token each word stands in
-    counted = counted_thing(question) if kind is AskedKind.NUMBER else None
+    counted = _counting(question) if kind is AskedKind.NUMBER else None
     out: list[str] = []
     for j, w in enumerate(words):
         i = token_of[j]
@@ -535,7 +601,7 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
             held = (i == 0 or not w[:1].isupper()) and _has_word([w], _COLOURS, qwords)
         else:
             held = _number_at(words, j, qwords, joined) and (
-                counted is None or not _measured(words, j, joined, text, starts))
+                counted is None or not _measured(words, j, joined, text, starts, counted.shares))
         if held:
             a, b = tokens[max(0, i - span)].start(), tokens[min(len(tokens) - 1, i + span)].end()
             out.append(text[a:b])
