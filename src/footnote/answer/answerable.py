@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind, category_word, kind_windows
+from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind, kind_windows
 from footnote.answer.candidates import Cand, TermScorer
 from footnote.answer.sentences import (
     ANAPHOR,
@@ -178,7 +178,6 @@ class AnswerCheck:
         # the collection's own subject among the question's names: out of the question and the stretches compared
         names = [w for w in focus_words(question) if w[:1].isupper() and subject(w, qlang)] if s.kind_window_mask_subject else []
         qnums = question_numbers(question) if s.numbers_in_focus else ()  # "… in 1895?": the year is the point
-        category = category_word(question) if s.category_word_free else None  # "What *artist*…": the answer names one
         focus += qnums
         best: Judged | None = None
         note_terms: dict[str, set[str]] = {}  # a passage's terms, read once however many of its sentences are judged
@@ -195,10 +194,7 @@ class AnswerCheck:
         numbers_ok = len(lost) <= len(qnums) // 3  # the same for every sentence of the turn
         for i, c in enumerate(chosen[: s.sentences]):
             f = c.note.fragment
-            # the answer's kind named by the question ("What *artist*…") is an instance in the sentence: a name
-            named = category is not None and carries_kind(c.text, question, AskedKind.NAME)
-            missing = tuple(w for w in focus if w not in qnums and not (named and w == category)
-                            and not self._lexical(w, c) and not subject(w, c.lang))
+            missing = tuple(w for w in focus if w not in qnums and not self._lexical(w, c) and not subject(w, c.lang))
             if missing and floor is not None and vecs is not None:
                 missing = self._by_ablation(question, missing, c, vecs, floor)
             if missing:  # a word the sentence's own passage carries elsewhere (its heading, a sentence before)

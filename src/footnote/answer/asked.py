@@ -28,7 +28,7 @@ from typing import NamedTuple
 from footnote.answer.sentences import inflected_spelling, name_skeleton, name_spelling
 from footnote.text import clean_text, fold, is_stop, keywords
 
-__all__ = ["BOUND_KINDS", "KIND_WORDS", "AskedKind", "asked_kind", "carries_kind", "category_word", "counted_thing", "kind_windows"]
+__all__ = ["BOUND_KINDS", "KIND_WORDS", "AskedKind", "asked_kind", "carries_kind", "kind_windows"]
 
 
 class AskedKind(Enum):
@@ -230,47 +230,6 @@ def asked_kind(question: str) -> AskedKind | None:
         return AskedKind.NUMBER
     if _ASKS_NAME.search(q) or _ASKS_NAMED.search(q):
         return AskedKind.NAME
-    return None
-
-
-#: "What *artist*…", "In what *area*…", "What U.S. *entity*…": the noun after the question word names the kind of
-#: thing the answer is, which an answering sentence names by itself ("woodcuts by Lucas Cranach"), not by the noun.
-#: English only: "Welche *Brennweite*…", «Какой *толщины*…» name what is measured, and so do the words of
-#: :data:`_ATTRIBUTES`.
-_CATEGORY = re.compile(
-    r"(?i:\b(?:what|which)\s+(?:kind\s+of\s+|sort\s+of\s+|type\s+of\s+)?)([^\W\d_][\w'’.-]*)(?:\s+([^\W\d_][\w'’-]*))?"
-    r"(?:\s+([^\W\d_][\w'’-]*))?"
-)
-#: After a verb, not a noun: an article or a preposition ("What *caused* the Rhine…", "What *fell* to the Normans").
-_AFTER_VERB = _folded("the a an this that these those its their his her to into from on at by with for of in")
-#: Nouns after "what" that name a value, not a kind of thing ("What *height*…", "What *focal* length…").
-_ATTRIBUTES = _folded("""
-height length width depth size weight distance speed range temperature capacity volume population price cost
-value rate percentage proportion share thickness diameter radius power pressure frequency duration focal altitude
-elevation level degree score result time day month season number amount total
-""")
-
-
-def category_word(question: str) -> str | None:
-    """The noun an English "what/which…" names the answer's kind by ("What *artist* provided the woodcuts…?",
-    "What U.S. *entity* said…?"), which an answering sentence that names something need not write; None: the
-    question has none. The first lowercase word of the two after "what/which" that no article or preposition or
-    capitalised word follows, no past participle ("What *caused* the…", "What *fell* to…", "What *gave* Priestley…"
-    are verbs) and no attribute (:data:`_ATTRIBUTES`)."""
-    m = _CATEGORY.search(clean_text(question))
-    if m is None:
-        return None
-    words = [w for w in (m.group(1), m.group(2), m.group(3)) if w]
-    for i, w in enumerate(words[:2]):
-        if is_stop(w):
-            return None
-        if w[:1].isupper():
-            continue  # "What *U.S.* entity", "What *Western* country": a name before the noun
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if (fold(nxt) in _AFTER_VERB or nxt[:1].isupper() or (w.endswith("ed") and len(w) > 4)
-                or fold(w) in KIND_WORDS | _ATTRIBUTES):
-            return None
-        return w
     return None
 
 

@@ -144,12 +144,6 @@ class AnswerableSettings(_Frozen):
         description="Share of the question's focus words (rounded down) an answering sentence may lack (0: none; "
         "0.25: one of four to seven).",
     )
-    category_word_free: bool = Field(
-        True, description="The noun a question's what/which names the answer's kind by (\"What *artist* provided the "
-        "woodcuts?\") need not be in an answering sentence that names something the question does not (\"woodcuts "
-        "by Lucas Cranach\"): the name is the artist (answer.asked.category_word). Off: it is a focus word like the "
-        "others.",
-    )
     sentences: int = Field(4, ge=1, description="Chosen sentences judged, best first (one that answers is enough).")
     trim_padding_by_kind: bool = Field(
         True, description="With trim_padding, when the question asks for a kind of thing (a number, a length, a "
