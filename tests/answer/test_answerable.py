@@ -708,3 +708,24 @@ def test_a_measure_asked_is_answered_by_a_measure() -> None:
     """Nothing counted, nothing held back: "How many miles…" is answered by "two nautical miles"."""
     assert carries_kind("Two nautical miles off Gannet Head stands the beacon.",
                         "How many miles out to sea can the horn be heard?", AskedKind.NUMBER)
+
+
+@pytest.mark.parametrize(("sentence", "carries"), [
+    ("Tesla died on 7 January 1943.", False),  # a month is no name (a helper's attack: "What disease…" got it)
+    ("He came on a Monday in May.", False),
+    ("He was treated by Dr Reed in January.", True),
+])
+def test_a_month_or_a_weekday_is_no_name(sentence: str, carries: bool) -> None:
+    assert carries_kind(sentence, "Who treated Tesla?", AskedKind.NAME) is carries
+
+
+@pytest.mark.parametrize(("sentence", "carries"), [
+    ("Fossils have been found as far back as the early Cambrian, about 515 million years ago.", True),
+    ("The tower was built 48 years ago.", True),
+    ("Эти окаменелости появились 500 миллионов лет назад.", True),
+    ("The fossils have 12 comb-rows.", False),
+])
+def test_the_age_of_a_thing(sentence: str, carries: bool) -> None:
+    """"How old are the fossils…?" is answered by "515 million years ago" (xquad: declined before, for want of "years
+    old" or "aged")."""
+    assert carries_kind(sentence, "How old are the fossils that represent ctenophores?", AskedKind.AGE) is carries

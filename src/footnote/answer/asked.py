@@ -209,7 +209,9 @@ ans âge años edad
 _MONEY_SYMBOL = re.compile(r"[£$€¥₽₹]|\b\d[\d.,]*\s*(?:[£$€₽]|руб|коп|usd|eur|gbp|rub)|\b(?:us\$|r\$)")
 _WEIGHT_UNIT = re.compile(r"(?i)\d\s*(?:kg|g|lb|lbs|oz|cwt|кг)\b")
 _LENGTH_UNIT = re.compile(r"(?i)\d\s*(?:km|m|cm|mm|mi|ft|yd|nmi|км|м|см|мм)\b")
-_AGE_MARK = re.compile(r"(?i)\byears?[\s-]+old\b|\bde\s+idade\b|\bans\b")
+#: An age: "years old", "aged"; of a thing, "515 million years ago", «лет назад», "anos atrás".
+_AGE_MARK = re.compile(r"(?i)\byears?[\s-]+old\b|\bde\s+idade\b|\bans\b|\byears?\s+ago\b|\b(?:million|billion)\s+years\b|"
+                       r"(?<![\w-])лет\s+назад(?![\w-])|\banos\s+atr[aá]s\b")
 _YEAR_DIGITS = re.compile(r"(?<![\d.,])(\d{3,4})(?:s|-?е|-?х|-?м|-?го)?(?![\d.,]?\d)")
 
 
@@ -241,6 +243,13 @@ def _words(text: str) -> list[str]:
 _POLITE = _folded("""
 вы вас вам вами ваш ваша ваше ваши вашего вашей вашему вашим вашими вашем вашу ваших
 sie ihnen ihr ihre ihrem ihren ihrer ihres euch euer eure vous votre usted ustedes
+""")
+
+#: Days of the week, capitalised mid-sentence in English and German as months are: no names ("Tesla died on 7
+#: January 1943" names no one).
+_WEEKDAYS = _folded("""
+monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch donnerstag freitag samstag
+sonnabend sonntag
 """)
 
 #: What a capitalised word may follow and still open a sentence (a quotation, a clause after a colon or dash).
@@ -280,7 +289,8 @@ def _tells_a_name(text: str, question: str, qwords: set[str]) -> bool:
     spelled = {name_spelling(w) for w in names}
     words = list(re.finditer(r"[^\W_][\w'’-]*", text))
     return any(w[:1].isupper() and fold(w) not in qwords and not is_stop(w) and fold(w) not in _POLITE
-               and not _same_name(w, own, spelled) for w in (words[i].group() for i in _mid_sentence(words, text)))
+               and not _month(w) and fold(w) not in _WEEKDAYS and not _same_name(w, own, spelled)
+               for w in (words[i].group() for i in _mid_sentence(words, text)))
 
 
 _QUOTES = "«„“‚‘\"'"
