@@ -698,7 +698,8 @@ def test_more_measures_and_years(sentence: str) -> None:
 def test_a_passage_s_short_span_is_written_whole_too(question: str, numbers: set[str]) -> None:
     """A passage that writes "1887-88" as the question does writes 1888 (the attack: the question's span read whole
     and the passage's not had declined it)."""
-    from footnote.answer.answerable import question_numbers, written_numbers
+    from footnote.answer.answerable import question_numbers
+    from footnote.answer.numbers import written_numbers
 
     assert written_numbers(question) == numbers
     assert set(question_numbers(question)) <= written_numbers(question)

@@ -38,6 +38,7 @@ import numpy as np
 
 from footnote.answer.asked import KIND_WORDS, AskedKind, asked_kind, carries_kind, kind_windows
 from footnote.answer.candidates import Cand, TermScorer
+from footnote.answer.numbers import short_years, written_numbers
 from footnote.answer.sentences import (
     ANAPHOR,
     CAPITALISED,
@@ -402,34 +403,13 @@ def _names(word: str) -> bool:
     return word[:1].isupper() and not (is_stop(word) or _MONTHS.match(word))
 
 
-#: "1887-88", "1914–18", "1998/99": a span of years whose second is written by its last two digits.
-_YEAR_SPAN = re.compile(r"(?<![\d-])(1\d|20)(\d\d)\s?[-–—/]\s?(\d\d)(?![\d-])")
-
-
 def question_numbers(question: str) -> tuple[str, ...]:
     """The numbers ``question`` writes in digits that are its own point (a year, a count, an amount), not part of
     a name; an answering sentence or its passage must write them (``answerable.numbers_in_focus``). Of three or
     more, a third may be missing ("from 2000 to 2005 against 1995 to 2000")."""
     named = {m.group(2) for m in _NAMED_NUMBER.finditer(question) if m.group(1) is None or _names(m.group(1))}
-    short = _short_years(question)
+    short = short_years(question)
     return tuple(sorted(short.get(n, n) for n in numbers(question) if n not in named))
-
-
-def _short_years(text: str) -> dict[str, str]:
-    """The second years of the spans ``text`` writes short, whole ("the winter of 1887-88": 88 → 1888; 1999-00 →
-    2000), by their two digits. Not a date ("2021-05-12")."""
-    out = {}
-    for m in _YEAR_SPAN.finditer(text):
-        first, second = int(m.group(1) + m.group(2)), int(m.group(3))
-        year = first - first % 100 + second + (100 if second < first % 100 else 0)
-        if year != first:
-            out[m.group(3)] = str(year)
-    return out
-
-
-def written_numbers(text: str) -> set[str]:
-    """The numbers ``text`` writes (:func:`footnote.text.numbers`), with a span's short second year whole too."""
-    return numbers(text) | set(_short_years(text).values())
 
 
 def without(question: str, word: str) -> str:

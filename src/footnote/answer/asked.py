@@ -218,8 +218,8 @@ def _same_name(word: str, own: set[str], spelled: set[str]) -> bool:
     ``Penhallow``): skeletons equal, or one a prefix of the other of at least three letters; or in another case
     (``spelled``: the question's names as :func:`~footnote.answer.sentences.name_spelling` writes them —
     «Сторожевом» for «Сторожевого»)."""
-    sk = name_skeleton(word)
-    if any(inflected_spelling(name_spelling(word), q) for q in spelled):
+    sk, sp = name_skeleton(word), name_spelling(word)
+    if any(inflected_spelling(sp, q) for q in spelled):
         return True
     return bool(sk) and any(sk == q or (min(len(sk), len(q)) >= 3 and (sk.startswith(q) or q.startswith(sk)))
                             for q in own)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from footnote.text import fold, is_stop
+from footnote.text import fold, is_stop, numbers
 
 __all__ = ["LENGTH_WORDS", "MONEY_WORDS", "WEIGHT_WORDS", "folded", "has_number", "is_measure", "is_month",
-           "is_number_word", "measured", "number_at", "split_words"]
+           "is_number_word", "measured", "number_at", "short_years", "split_words", "written_numbers"]
 
 
 def folded(words: str) -> frozenset[str]:
@@ -281,3 +281,24 @@ def has_number(text: str, qwords: set[str], shares: bool | None = None) -> bool:
     return any(number_at(words, i, qwords, joined)
                and (shares is None or not measured(words, i, joined, text, starts, shares))
                for i in range(len(words)))
+
+
+#: "1887-88", "1914–18", "1998/99": a span of years whose second is written by its last two digits.
+_YEAR_SPAN = re.compile(r"(?<![\d-])(1\d|20)(\d\d)\s?[-–—/]\s?(\d\d)(?![\d-])")
+
+
+def short_years(text: str) -> dict[str, str]:
+    """The second years of the spans ``text`` writes short, whole ("the winter of 1887-88": 88 → 1888; 1999-00 →
+    2000), by their two digits. Not a date ("2021-05-12")."""
+    out = {}
+    for m in _YEAR_SPAN.finditer(text):
+        first, second = int(m.group(1) + m.group(2)), int(m.group(3))
+        year = first - first % 100 + second + (100 if second < first % 100 else 0)
+        if year != first:
+            out[m.group(3)] = str(year)
+    return out
+
+
+def written_numbers(text: str) -> set[str]:
+    """The numbers ``text`` writes (:func:`footnote.text.numbers`), with a span's short second year whole too."""
+    return numbers(text) | set(short_years(text).values())
