@@ -730,3 +730,35 @@ def test_the_age_of_a_thing(sentence: str, carries: bool) -> None:
     """"How old are the fossils…?" is answered by "515 million years ago" (xquad: declined before, for want of "years
     old" or "aged")."""
     assert carries_kind(sentence, "How old are the fossils that represent ctenophores?", AskedKind.AGE) is carries
+
+
+@pytest.mark.parametrize(("sentence", "question", "carries"), [
+    # a unit, a colour or an age is a whole word in its forms, never any word it begins: "people" is no foot ("pé"),
+    # "central" no cent, "France" no franc, "south" no sou, "Grammy" no gram, "branch" no "branco", «серия» no «серый»
+    ("In 1887 people came to see the tower.", "How tall is the tower?", False),
+    ("The tower was whitewashed by Penhallow in 1887.", "How tall is the tower?", False),
+    ("The tower is 31 metres high.", "How tall is the tower?", True),
+    ("Der Turm ist 31 Meter hoch.", "Wie hoch ist der Turm?", True),
+    ("Башня высотой 31 метр.", "Какой высоты башня?", True),
+    ("In 1887 the central lamp was lit in France.", "How much did the lamp cost?", False),
+    ("The lamp burned 600 gallons in the south tower.", "How much did the lamp cost?", False),
+    ("The lamp cost 40 dollars.", "How much did the lamp cost?", True),
+    ("Лампа стоила 40 долларов.", "Сколько стоила лампа?", True),
+    ("Лампа стоила сорок копеек.", "Сколько стоила лампа?", True),
+    ("It cost 3000 livres.", "How much did it cost?", True),
+    ("She won the 1887 Grammy.", "How heavy is the weight?", False),
+    ("The weight is three grams.", "How heavy is the weight?", True),
+    ("The lamp hung from a branch in 1887.", "What colour is the lamp?", False),
+    ("The lamp was reduced, then rotated.", "What colour is the lamp?", False),
+    ("Лампа серии 1887 года.", "Какого цвета лампа?", False),
+    ("Лампа была серого цвета.", "Какого цвета лампа?", True),
+    ("Лампа серебряная.", "Какого цвета лампа?", True),
+    ("The lamp glowed reddish.", "What colour is the lamp?", True),
+    ("La lampe est blanche.", "De quelle couleur est la lampe?", True),
+    ("Ada answered the board in 1887.", "How old was Ada?", False),
+    ("Ada was aged 40.", "How old was Ada?", True),
+])
+def test_a_mark_is_a_whole_word_not_a_prefix(sentence: str, question: str, carries: bool) -> None:
+    kind = asked_kind(question)
+    assert kind is not None
+    assert carries_kind(sentence, question, kind) is carries

@@ -32,6 +32,7 @@ from footnote.answer.numbers import (
     WEIGHT_WORDS,
     folded,
     has_number,
+    holds_unit,
     is_measure,
     is_month,
     measured,
@@ -151,18 +152,30 @@ _COLOURS = tuple(folded("""
 red green blue white black yellow grey gray brown orange purple pink violet golden silver crimson scarlet
 красн зелен зелён син голуб бел черн чёрн желт жёлт сер коричнев оранжев фиолетов розов золот серебр
 rot grün blau weiß weiss schwarz gelb grau braun orange lila rosa golden silbern
-vermelh verde azul branc pret amarel cinz marrom laranja roxo rosa dourad prateado
+vermelh verde azul branc pret amarel cinz marrom laranja rox rosa dourad pratead
 rouge vert bleu blanc noir jaune gris brun
-rojo roja blanco blanca negro negra amarillo
+roj negr amarill
 """))
+#: The endings a colour's stem takes ("red*dish*", «сер*ого*», "rot*e*", "blanc*he*", "branc*o*"): a colour is its
+#: stem with one of these, not any word it begins ("reduce", "branch", "pretend", "vertical", «серия», «голубь»).
+_ADJECTIVE_ENDINGS = folded("ый ий ой ая яя ое ее ые ие ого его ому ему ым им ых их ую юю ыми ими ом ем")
+_COLOUR_ENDINGS = (frozenset(folded("s e es er en em ens ers he hes o a os as ish dish lich ness")) | {""}
+                   | {infix + e for infix in ("", "ян", "ист", "оват", "еват") for e in _ADJECTIVE_ENDINGS})
 
-_AGE_WORDS = tuple(folded("""
-aged age
-лет год года возраст
+
+def _is_colour(word: str) -> bool:
+    f = fold(word)
+    return any(f.startswith(st) and f[len(st):] in _COLOUR_ENDINGS for st in _COLOURS)
+
+
+#: The words of an age beside its number, whole ("40 *years*" is no age without "old"; «40 *лет*» is).
+_AGE_WORDS = folded("""
+aged age ages
+лет год года возраст возрасте возраста
 jahre jahren jährig alter
 anos idade
 ans âge años edad
-"""))
+""")
 _MONEY_SYMBOL = re.compile(r"[£$€¥₽₹]|\b\d[\d.,]*\s*(?:[£$€₽]|руб|коп|usd|eur|gbp|rub)|\b(?:us\$|r\$)")
 _WEIGHT_UNIT = re.compile(r"(?i)\d\s*(?:kg|g|lb|lbs|oz|cwt|кг)\b")
 _LENGTH_UNIT = re.compile(r"(?i)\d\s*(?:km|m|cm|mm|mi|ft|yd|nmi|км|м|см|мм)\b")
@@ -311,8 +324,8 @@ def counted_thing(question: str) -> str | None:
     return None if c is None else c.thing
 
 
-def _has_word(words: list[str], stems: tuple[str, ...], qwords: set[str]) -> bool:
-    return any(fold(w).startswith(stems) and fold(w) not in qwords for w in words)
+def _has_colour(words: list[str], qwords: set[str]) -> bool:
+    return any(_is_colour(w) and fold(w) not in qwords for w in words)
 
 
 def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
@@ -325,7 +338,7 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if kind is AskedKind.COLOUR:
         # a capitalised colour word past the sentence's first is a name ("the Black Skerry beacon"), not a colour
         plain = [w for i, w in enumerate(re.findall(r"[^\W\d_]+", text)) if i == 0 or not w[:1].isupper()]
-        return _has_word(plain, _COLOURS, qwords)
+        return _has_colour(plain, qwords)
     if kind is AskedKind.NAME:
         return _tells_a_name(text, question, qwords)
     if kind is AskedKind.YEAR:
@@ -334,13 +347,13 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
     if not has_number(text, qwords, _shares(question) if kind is AskedKind.NUMBER else None):
         return False
     if kind is AskedKind.MONEY:
-        return bool(_MONEY_SYMBOL.search(text)) or _has_word(words, MONEY_WORDS, set())
+        return bool(_MONEY_SYMBOL.search(text)) or holds_unit(words, MONEY_WORDS)
     if kind is AskedKind.WEIGHT:
-        return bool(_WEIGHT_UNIT.search(text)) or _has_word(words, WEIGHT_WORDS, set())
+        return bool(_WEIGHT_UNIT.search(text)) or holds_unit(words, WEIGHT_WORDS)
     if kind is AskedKind.LENGTH:
-        return bool(_LENGTH_UNIT.search(text)) or _has_word(words, LENGTH_WORDS, set())
+        return bool(_LENGTH_UNIT.search(text)) or holds_unit(words, LENGTH_WORDS)
     if kind is AskedKind.AGE:
-        return bool(_AGE_MARK.search(text)) or _has_word(words, _AGE_WORDS, set())
+        return bool(_AGE_MARK.search(text)) or any(fold(w) in _AGE_WORDS for w in words)
     return True
 
 
@@ -372,7 +385,7 @@ def kind_windows(sentence: str, question: str, kind: AskedKind | None, span: int
     for j, w in enumerate(words):
         i = token_of[j]
         if kind is AskedKind.COLOUR:
-            held = (i == 0 or not w[:1].isupper()) and _has_word([w], _COLOURS, qwords)
+            held = (i == 0 or not w[:1].isupper()) and _has_colour([w], qwords)
         else:
             held = number_at(words, j, qwords, joined) and (
                 counted is None or not measured(words, j, joined, text, starts, counted.shares))

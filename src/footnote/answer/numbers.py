@@ -15,8 +15,9 @@ import re
 
 from footnote.text import fold, is_stop, numbers
 
-__all__ = ["LENGTH_WORDS", "MONEY_WORDS", "WEIGHT_WORDS", "folded", "has_number", "is_measure", "is_month",
-           "is_number_word", "measured", "number_at", "short_years", "split_words", "written_numbers"]
+__all__ = ["LENGTH_WORDS", "MONEY_WORDS", "WEIGHT_WORDS", "folded", "has_number", "holds_unit", "is_measure",
+           "is_month", "is_number_word", "is_unit", "measured", "number_at", "short_years", "split_words",
+           "written_numbers"]
 
 
 def folded(words: str) -> frozenset[str]:
@@ -59,7 +60,7 @@ _NUMBER_WORD_SET = frozenset(_NUMBER_STEMS) | _NUMBER_FORMS
 MONEY_WORDS = tuple(folded("""
 pound shilling pence penny pennies guinea dollar cent euro franc crown rupee yen peso rouble ruble sovereign
 farthing
-рубл копе копеек фунт шиллинг пенс пенни долл евро франк гине крон
+рубл копейк копеек фунт шиллинг пенс пенни доллар евро франк гине крон
 pfund schilling pfennig dollar euro taler thaler gulden kronen groschen
 libra xelim xelins dólar euro centavo escudo réis real reais cruzeiro
 livre sou écu dólares peseta
@@ -211,13 +212,31 @@ en depuis jusqu hasta antes durante dès
 
 #: The endings a unit's stem takes in the words above ("metre*s*", «метр*ов*», "Meile*n*"): a unit is the stem with
 #: one of these, not any word it begins ("Grammy", "European", "France", «миллион», «милых»).
-_UNIT_ENDINGS = folded("s es n en ns  а ы и у е ом ам ах ами ов ев ей ь я ю ям ях") | {""}
+_UNIT_ENDINGS = folded("s es n en ns  а ы и у е ом ам ах ами ов ев ей й ь я ю ям ях") | {""}
+
+
+def is_unit(word: str, stems: tuple[str, ...]) -> bool:
+    """Whether ``word`` is one of the units ``stems`` name: a stem whole or with a plural or case ending
+    (:data:`_UNIT_ENDINGS`), never any word it begins ("Grammy", "central", "France", "people", «милых»)."""
+    f = fold(word)
+    return any(f.startswith(st) and f[len(st):] in _UNIT_ENDINGS for st in stems)
 
 
 def is_measure(word: str) -> bool:
-    f = fold(word)
-    return (f in _MEASURE_FORMS or any(f.startswith(st) and f[len(st):] in _UNIT_ENDINGS for st in _MEASURE_STEMS)
-            or bool(_MEASURE_SIGN.match(word)))
+    return fold(word) in _MEASURE_FORMS or is_unit(word, _MEASURE_STEMS) or bool(_MEASURE_SIGN.match(word))
+
+
+def holds_unit(words: list[str], stems: tuple[str, ...]) -> bool:
+    """Whether ``words`` hold a unit of ``stems`` (:func:`is_unit`: "fifty *shillings*", «сорок *рублей*», "48
+    *metres*"); a unit word as often an ordinary one (:data:`_PLAIN_TOO`: "league", "real", "crown", "sous") only
+    right after a number."""
+    for j, w in enumerate(words):
+        if not is_unit(w, stems):
+            continue
+        before = words[j - 1] if j > 0 else ""
+        if fold(w) not in _PLAIN_TOO or any(ch.isdigit() for ch in before) or (before and is_number_word(before)):
+            return True
+    return False
 
 
 def _unit_at(words: list[str], j: int, joined: list[bool], shares: bool) -> bool:
