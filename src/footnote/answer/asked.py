@@ -39,6 +39,7 @@ from footnote.answer.numbers import (
     number_at,
     split_words,
 )
+from footnote.answer.reasons import asks_reason, gives_reason
 from footnote.answer.sentences import inflected_spelling, name_skeleton, name_spelling
 from footnote.text import clean_text, fold, is_stop, keywords
 
@@ -56,6 +57,7 @@ class AskedKind(Enum):
     YEAR = "year"
     COLOUR = "colour"
     NAME = "name"
+    REASON = "reason"  # why: a sentence that gives a reason or an aim (footnote.answer.reasons)
 
 
 
@@ -145,6 +147,7 @@ name namen hieß hiess heißt heisst jahr jahre jahres farbe anzahl zahl viel vi
 nome nomes chama chamava chamado chamada ano anos data número números cor cores quantidade quantos quantas
 quanto quanta
 temperature температура температуры temperatur température temperatura
+reason reasons purpose причина причины причине цель цели целью grund raison raisons razão razón motivo
 """)
 
 #: Colour words by language (folded; a stem is enough: "красн" matches красный, красная…).
@@ -189,6 +192,8 @@ def asked_kind(question: str) -> AskedKind | None:
     """What kind of thing ``question`` asks for (None: it does not say). The narrower kinds first: an amount of
     money, an age, a weight, a length or distance, a year — then any number, a colour, a name."""
     q = clean_text(question)
+    if asks_reason(q):
+        return AskedKind.REASON
     if _ASKS_COLOUR.search(q):
         return AskedKind.COLOUR
     number = bool(_ASKS_NUMBER.search(q))
@@ -341,6 +346,8 @@ def carries_kind(sentence: str, question: str, kind: AskedKind | None) -> bool:
         return _has_colour(plain, qwords)
     if kind is AskedKind.NAME:
         return _tells_a_name(text, question, qwords)
+    if kind is AskedKind.REASON:
+        return gives_reason(text)
     if kind is AskedKind.YEAR:
         qdigits = set(re.findall(r"\d+", question))
         return any(m.group(1) not in qdigits for m in _YEAR_DIGITS.finditer(text))

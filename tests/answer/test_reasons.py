@@ -1,0 +1,87 @@
+"""A question that asks why is answered by a sentence that gives a reason (answer/reasons.py): a sentence that only
+states the fact the question starts from is a near miss. Real SQLite store, hash embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footnote.answer.asked import AskedKind, asked_kind, carries_kind
+from footnote.answer.reasons import asks_reason, gives_reason
+from footnote.answer.types import AbstentionReason, AnswerMode
+
+from .test_answerable import LEXICAL_FLOOR
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("Why are keepers on watch not allowed an armchair?", True),
+    ("why won't Karpov scrape the ice off with a knife", True),
+    ("Почему вахтенный журнал не ведут карандашом?", True),
+    ("Зачем Ада просила вторую лестницу?", True),
+    ("Warum ist eine trübe Flamme gefährlich?", True),
+    ("Pourquoi la corne de brume n'a-t-elle pas servi ?", True),
+    ("¿Por qué se cambió el aceite?", True),
+    ("Por que o oxigênio é transportado em criogenia?", True),
+    ("Por que meios os cientistas liquefizeram o ar?", False),  # by what means
+    ("How is the log kept?", False),
+    ("What is the reason for the red band?", True),
+])
+def test_a_question_that_asks_why(question: str, asks: bool) -> None:
+    assert asks_reason(question) is asks
+    assert (asked_kind(question) is AskedKind.REASON) is asks
+
+
+@pytest.mark.parametrize(("sentence", "gives"), [
+    ("Every hour of fog is written in the log, because the Harbour Board pays for the oil.", True),
+    ("Keepers tied a knot in a string for every winding, so that the count could be checked.", True),
+    ("The fog horn was not needed, as the Black Skerry could be seen throughout.", True),
+    ("Rates of sea-level rise had dropped so far, that sedimentation could compensate.", True),
+    ("Мы не скоблим стекло ножом, потому что нож оставляет царапины.", True),
+    ("Лёд счищают тёплой водой, чтобы не поцарапать стекло.", True),
+    ("Das Log wird mit Tinte geführt, damit nichts ausradiert werden kann.", True),
+    ("Um das Glas zu schonen, nimmt man warmes Wasser.", True),
+    ("La corne n'a pas servi, car le rocher restait visible.", True),
+    ("No se usa un cuchillo porque raya el cristal.", True),
+    # the fact the question starts from, and words that only look like a reason
+    ("The keeper on watch sits in no chair with arms; a plain stool is provided.", False),
+    ("The log is kept in ink, never in pencil.", False),
+    ("Since 1868 the lamp has burned paraffin.", False),
+    ("The lens is as tall as a man.", False),
+    ("The car was left at the pier.", False),
+    ("Das Schiff lief auf Grund.", False),
+])
+def test_a_sentence_that_gives_a_reason(sentence: str, gives: bool) -> None:
+    assert gives_reason(sentence) is gives
+    assert carries_kind(sentence, "Why is it so?", AskedKind.REASON) is gives
+
+
+WATCH = {
+    "watch.md": "# The Night Watch\n\n"
+    "The keeper on watch sits on a plain stool in the watch room. The keeper on watch may not sit in a chair with "
+    "arms.\n\n"
+    "Every hour of fog is written in the watch log, because the Harbour Board pays for the oil the engine burns.\n",
+}
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for name, text in WATCH.items():
+        (d / name).write_text(text, encoding="utf-8")
+    return d
+
+
+def test_why_without_a_reason_in_the_passages_is_a_near_miss(build_engine: Any) -> None:
+    """The passage says the keeper may not sit in a chair with arms, not why: the turn ends as a near miss. The
+    question whose reason is written is answered with it."""
+    eng = build_engine(**LEXICAL_FLOOR)
+    a = eng.ask("Why may the keeper on watch not sit in a chair with arms?")
+    assert a.mode is AnswerMode.NOT_FOUND, a.answer
+    assert a.abstention is not None and a.abstention.reason is AbstentionReason.ANSWER_NOT_IN_PASSAGES
+    judged = [s for s in a.trace.stages if s.name == "outline"][-1].info["answerable"]  # type: ignore[union-attr]
+    assert judged["asks"] == "reason" and judged["answers"] is False
+    b = eng.ask("Why is every hour of fog written in the watch log?")
+    assert b.mode is AnswerMode.CORPUS and "because the Harbour Board pays" in b.answer, b.answer
