@@ -44,6 +44,8 @@ def test_a_question_that_asks_why(question: str, asks: bool) -> None:
     ("Um das Glas zu schonen, nimmt man warmes Wasser.", True),
     ("La corne n'a pas servi, car le rocher restait visible.", True),
     ("No se usa un cuchillo porque raya el cristal.", True),
+    ("Trim the wick at every change of watch, for a smoking flame is a lie told to ships.", True),
+    ("Outside those hours the bar is too shallow, and the keepers warn the boats.", True),
     # the fact the question starts from, and words that only look like a reason
     ("The keeper on watch sits in no chair with arms; a plain stool is provided.", False),
     ("The log is kept in ink, never in pencil.", False),
@@ -51,6 +53,8 @@ def test_a_question_that_asks_why(question: str, asks: bool) -> None:
     ("The lens is as tall as a man.", False),
     ("The car was left at the pier.", False),
     ("Das Schiff lief auf Grund.", False),
+    ("The keeper kept the log, for example the weather and the wind.", False),
+    ("It was too late in the year.", False),
 ])
 def test_a_sentence_that_gives_a_reason(sentence: str, gives: bool) -> None:
     assert gives_reason(sentence) is gives

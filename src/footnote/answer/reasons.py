@@ -7,9 +7,11 @@ answer-level check (:mod:`footnote.answer.asked`, ``AskedKind.REASON``) asks for
 sentence, in any of the languages below whatever the question's language (a Russian question is often answered by
 an English sentence).
 
-Words that are as often something else are marks only where a reason uses them: "as", "since", "so", German "da"
-and French "car" after a comma (", as the Black Skerry could be seen"; not "as big as", "since 1868", "the car");
-"since" not before a number.
+Words that are as often something else are marks only where a reason uses them: "as", "since", "so", "for", German
+"da" and French "car" after a comma (", as the Black Skerry could be seen", ", for a smoking flame is a lie told to
+ships"; not "as big as", "since 1868", "the car", ", for example"); "since" not before a number. What is *too*
+something (*too shallow, слишком мелко, trop, demasiado*) is a reason too: "Outside those hours the bar is too
+shallow" answers why loaded boats wait for high water.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ _GIVES_REASON = re.compile(
     r"perch[eé]|poich[eé]|siccome|quindi|affinch[eé])\b"
     r"|\b(?:so|such)\s+(?:\w+\s+){0,2}?(?:\w+,?\s+)?that\b"  # a consequence: "had dropped so far, that…"
     r"|,\s*(?:as|since|so|da|car)\s+(?!\d)"
+    r"|[,;]\s*for\s+(?!(?:example|instance|all|each|every|ever|now|once|the\s+first|years?|months?|weeks?|days?|hours?)\b|\d)"
+    r"|\btoo\s+(?!much\b|many\b|late\b)\w+|(?<![\w-])слишком(?![\w-])|\btrop\b|\bdemasiad[oa]s?\b"
     r"|\bsince\s+(?![\d(])(?:the\s+|a\s+|it\s+|he\s+|she\s+|they\s+|there\s+|we\s+)"
     r"|(?<![\w-])(?:потому|поэтому|так\s+как|поскольку|чтобы|дабы|из-за|благодаря|ради|оттого|причин\w*|иначе|ведь|"
     r"так\s+что|вследствие|для\s+того|затем\s+чтобы|следовательно|вызва\w*)(?![\w-])"
