@@ -44,7 +44,7 @@ from .conftest import CORPUS, model_overrides
     ("Кто построил маяк?", AskedKind.NAME),
     ("Wer hat den Turm gebaut?", AskedKind.NAME),
     ("Как звали жену Карпова?", AskedKind.NAME),
-    ("Why is the log kept in ink?", None),
+    ("Why is the log kept in ink?", AskedKind.REASON),
     ("Wie lang ist das Seil des Gewichts?", AskedKind.NUMBER),  # a length or a time ("wie lang musste er warten")
     ("Wie lange musste der Schoner warten?", AskedKind.NUMBER),
     ("Какая была температура воздуха?", AskedKind.NUMBER),  # a temperature asked: a number
