@@ -757,6 +757,24 @@ def test_the_age_of_a_thing(sentence: str, carries: bool) -> None:
     ("La lampe est blanche.", "De quelle couleur est la lampe?", True),
     ("Ada answered the board in 1887.", "How old was Ada?", False),
     ("Ada was aged 40.", "How old was Ada?", True),
+    # forms the first version lost or took (a helper's attack)
+    ("The lamp hung from the branches in 1887.", "What colour is the lamp?", False),
+    ("A lâmpada está prête desde 1887.", "De que cor é a lâmpada?", False),
+    ("Лампа серий 1887 года.", "Какого цвета лампа?", False),
+    ("The lamp glowed bluish.", "What colour is the lamp?", True),
+    ("Лампа была тёмно-красной.", "Какого цвета лампа?", True),
+    ("Лампа была красноватой.", "Какого цвета лампа?", True),
+    ("Die Lampe war dunkelblau.", "Welche Farbe hatte die Lampe?", True),
+    ("A lâmpada era amarelada.", "De que cor era a lâmpada?", True),
+    ("Стекло стоило тремя рублями дороже.", "Сколько стоило стекло?", True),
+    ("Стекло стоило сорок копеек, с копейкой.", "Сколько стоило стекло?", True),
+    ("Das Glas kostete 3 Schillinge.", "Wie viel kostete das Glas?", True),
+    ("It cost half a crown.", "How much did the glass cost?", True),
+    ("It stands on a 3 metre-high plinth.", "How tall is the plinth?", True),
+    ("A torre tem trinta e um metros.", "Qual é a altura da torre?", True),
+    ("The sea pounds the pier 3 times a minute.", "How heavy is the weight?", False),
+    ("Маяк видно за 14 миль.", "На каком расстоянии видно маяк?", True),
+    ("Три милых девушки пришли в 1887 году.", "На каком расстоянии видно маяк?", False),
 ])
 def test_a_mark_is_a_whole_word_not_a_prefix(sentence: str, question: str, carries: bool) -> None:
     kind = asked_kind(question)

@@ -27,6 +27,11 @@ from .test_answerable import LEXICAL_FLOOR
     ("Por que meios os cientistas liquefizeram o ar?", False),  # by what means
     ("How is the log kept?", False),
     ("What is the reason for the red band?", True),
+    ("Besides constant flooding, why else was the Rhine regulated?", True),
+    ("Who asked why the lamp was red?", False),  # a why it mentions is not what it asks (a helper's attack)
+    ("Which verse says a ship 'does not ask why'?", False),
+    ("Por que cidades passou o rio?", False),  # through which
+    ("O diário é escrito a tinta por quê?", True),
 ])
 def test_a_question_that_asks_why(question: str, asks: bool) -> None:
     assert asks_reason(question) is asks
@@ -46,6 +51,12 @@ def test_a_question_that_asks_why(question: str, asks: bool) -> None:
     ("No se usa un cuchillo porque raya el cristal.", True),
     ("Trim the wick at every change of watch, for a smoking flame is a lie told to ships.", True),
     ("Outside those hours the bar is too shallow, and the keepers warn the boats.", True),
+    ("Les bateaux attendent parce que la barre est basse.", True),
+    ("Puisque la barre est basse, les bateaux attendent.", True),
+    ("As the engine is slow to start, the keeper starts it at the first sign of fog.", True),
+    ("If the weight ever reaches the floor, the lens stops.", True),
+    ("Хуже всего лёд на стёклах: пар от лампы оседает и замерзает.", True),
+    ("Ножом не скоблят, ибо остаются царапины.", True),
     # the fact the question starts from, and words that only look like a reason
     ("The keeper on watch sits in no chair with arms; a plain stool is provided.", False),
     ("The log is kept in ink, never in pencil.", False),
@@ -55,6 +66,15 @@ def test_a_question_that_asks_why(question: str, asks: bool) -> None:
     ("Das Schiff lief auf Grund.", False),
     ("The keeper kept the log, for example the weather and the wind.", False),
     ("It was too late in the year.", False),
+    # marks that are something else (a helper's attack)
+    ("Keepers have to keep the log in ink.", False),
+    ("The spare wicks are kept in order on a shelf.", False),
+    ("The keeper, as well as his assistant, signs the log.", False),
+    ("The lamp has burned paraffin, since the change of 1868.", False),
+    ("He kept the horn going, for twenty minutes.", False),
+    ("Karpov too kept a log.", False),
+    ("Um zehn Uhr geht der Wärter zu Bett.", False),
+    ("Иначе говоря, журнал ведут чернилами.", False),
 ])
 def test_a_sentence_that_gives_a_reason(sentence: str, gives: bool) -> None:
     assert gives_reason(sentence) is gives

@@ -150,25 +150,42 @@ temperature температура температуры temperatur températur
 reason reasons purpose причина причины причине цель цели целью grund raison raisons razão razón motivo
 """)
 
-#: Colour words by language (folded; a stem is enough: "красн" matches красный, красная…).
-_COLOURS = tuple(folded("""
-red green blue white black yellow grey gray brown orange purple pink violet golden silver crimson scarlet
-красн зелен зелён син голуб бел черн чёрн желт жёлт сер коричнев оранжев фиолетов розов золот серебр
-rot grün blau weiß weiss schwarz gelb grau braun orange lila rosa golden silbern
-vermelh verde azul branc pret amarel cinz marrom laranja rox rosa dourad pratead
-rouge vert bleu blanc noir jaune gris brun
-roj negr amarill
-"""))
-#: The endings a colour's stem takes ("red*dish*", «сер*ого*», "rot*e*", "blanc*he*", "branc*o*"): a colour is its
-#: stem with one of these, not any word it begins ("reduce", "branch", "pretend", "vertical", «серия», «голубь»).
-_ADJECTIVE_ENDINGS = folded("ый ий ой ая яя ое ее ые ие ого его ому ему ым им ых их ую юю ыми ими ом ем")
-_COLOUR_ENDINGS = (frozenset(folded("s e es er en em ens ers he hes o a os as ish dish lich ness")) | {""}
-                   | {infix + e for infix in ("", "ян", "ист", "оват", "еват") for e in _ADJECTIVE_ENDINGS})
+#: Colour words by language: each stem with the endings its language gives it ("red*dish*", «сер*ого*», «син*ей*»,
+#: "rot*e*", "blanc*he*", "branc*o*", "cinz*enta*"), so that a colour is never a word it merely begins ("reduce",
+#: "redes", "branch", "prêt", "rota", «серия», «голубь»). Compounds are read by their parts ("blue-green",
+#: «тёмно-красный»).
+_HARD = "ый ой ая ое ые ого ому ым ых ую ыми ом"
+_SOFT = "ий яя ее ие его ему им их юю ими ем ей"
+_COLOUR_GROUPS: tuple[tuple[str, str], ...] = (
+    ("red green blue white black yellow grey gray brown orange purple pink violet golden silver crimson scarlet navy "
+     "maroon", "_ s ish dish ness er est y ey"),
+    ("красн зелен зелён голуб бел черн чёрн желт жёлт сер коричнев оранжев фиолетов розов золот ал бордов "
+     "багров пурпурн", _HARD + " ее изна изны изну " + " ".join(i + e for i in ("оват", "еват", "ист") for e in _HARD.split())),
+    ("серебр", " ".join("ян" + e for e in _HARD.split()) + " ист " + " ".join("ист" + e for e in _HARD.split())),
+    ("син", _SOFT + " " + " ".join("еват" + e for e in _HARD.split())),
+    ("rot grün blau weiß weiss schwarz gelb grau braun lila rosa golden silbern orange", "_ e er es en em lich liche"),
+    ("rouge vert verd bleu blanc noir jaun gris brun", "_ e s es he hes atre atres"),
+    ("vermelh avermelh branc blanc pret amarel cinz acinzent rox dourad pratead roj negr amarill morad rosad",
+     "o a os as ado ada ados adas ento enta izo iza"),
+    ("azul verde marrom laranja rosa marrón", "_ s es ado ada ados adas"),
+)
+_COLOUR_ENDINGS: dict[str, frozenset[str]] = {}
+for _stems, _endings in _COLOUR_GROUPS:
+    for _st in folded(_stems):
+        _COLOUR_ENDINGS[_st] = _COLOUR_ENDINGS.get(_st, frozenset()) | {"" if e == "_" else fold(e) for e in _endings.split()}
+#: Forms no ending makes.
+_COLOUR_FORMS = folded("azuis whites whiter whitest whitish bluish bluer redder reddest purplish")
+#: A German shade or colour before a colour in one word ("*dunkel*blau", "*rot*braun").
+_SHADE = re.compile(r"^(?:dunkel|hell|tief|blass|zart|rot|blau|grün|grun|gelb|grau|braun|schwarz|weiß|weiss)(?=\w{3})")
 
 
 def _is_colour(word: str) -> bool:
-    f = fold(word)
-    return any(f.startswith(st) and f[len(st):] in _COLOUR_ENDINGS for st in _COLOURS)
+    for part in fold(word).split("-"):
+        for form in {part, _SHADE.sub("", part)}:
+            if form in _COLOUR_FORMS or any(form.startswith(st) and form[len(st):] in ends
+                                            for st, ends in _COLOUR_ENDINGS.items()):
+                return True
+    return False
 
 
 #: The words of an age beside its number, whole ("40 *years*" is no age without "old"; «40 *лет*» is).

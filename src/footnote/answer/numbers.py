@@ -60,22 +60,22 @@ _NUMBER_WORD_SET = frozenset(_NUMBER_STEMS) | _NUMBER_FORMS
 MONEY_WORDS = tuple(folded("""
 pound shilling pence penny pennies guinea dollar cent euro franc crown rupee yen peso rouble ruble sovereign
 farthing
-рубл копейк копеек фунт шиллинг пенс пенни доллар евро франк гине крон
-pfund schilling pfennig dollar euro taler thaler gulden kronen groschen
+рубл копейк копеек фунт шиллинг пенс пенни доллар долл евро франк гине крон
+pfund pfunde schilling schillinge pfennig pfennige dollar euro taler thaler gulden kronen groschen
 libra xelim xelins dólar euro centavo escudo réis real reais cruzeiro
-livre sou écu dólares peseta
+livre sou écu dólares peseta centime céntimo
 """))
 WEIGHT_WORDS = tuple(folded("""
 kilogram kilogramme kilo gram gramme tonne ton pound ounce hundredweight
 килограмм кило грамм тонн пуд фунт унци центнер
-kilogramm gramm tonne pfund zentner unze
+kilogramm gramm tonne pfund pfunde zentner unze gramo kilogramo quilograma
 quilo grama tonelada libra arroba onça
 """))
 LENGTH_WORDS = tuple(folded("""
 metre meter kilometre kilometer centimetre centimeter millimetre millimeter mile yard foot feet inch fathom
 league cable
 метр километр сантиметр миллиметр мил ярд фут дюйм сажен верст кабельтов
-meter kilometer zentimeter meile fuß fuss zoll elle klafter seemeile
+meter kilometer zentimeter meile fuß füße fuss zoll elle klafter seemeile
 metro quilômetro quilómetro centímetro milha pé pés polegada légua braça
 mètre kilomètre pied pouce lieue metro kilómetro
 """))
@@ -212,14 +212,16 @@ en depuis jusqu hasta antes durante dès
 
 #: The endings a unit's stem takes in the words above ("metre*s*", «метр*ов*», "Meile*n*"): a unit is the stem with
 #: one of these, not any word it begins ("Grammy", "European", "France", «миллион», «милых»).
-_UNIT_ENDINGS = folded("s es n en ns  а ы и у е ом ам ах ами ов ев ей й ь я ю ям ях") | {""}
+_UNIT_ENDINGS = folded("s es n en ns  а ы и у е ом ам ах ами ов ев ей й ь я ю ям ях ями ём ем ой ых ыми") | {""}
+#: Stems whose other forms are other words: «мил*и*, мил*ь*» are miles, «мил*ой*, мил*ых*» dear.
+_STEM_ENDINGS = {fold("мил"): folded("и ь е ях ям ями ю я")}
 
 
 def is_unit(word: str, stems: tuple[str, ...]) -> bool:
     """Whether ``word`` is one of the units ``stems`` name: a stem whole or with a plural or case ending
     (:data:`_UNIT_ENDINGS`), never any word it begins ("Grammy", "central", "France", "people", «милых»)."""
     f = fold(word)
-    return any(f.startswith(st) and f[len(st):] in _UNIT_ENDINGS for st in stems)
+    return any(f.startswith(st) and f[len(st):] in _STEM_ENDINGS.get(st, _UNIT_ENDINGS) for st in stems)
 
 
 def is_measure(word: str) -> bool:
@@ -228,15 +230,26 @@ def is_measure(word: str) -> bool:
 
 def holds_unit(words: list[str], stems: tuple[str, ...]) -> bool:
     """Whether ``words`` hold a unit of ``stems`` (:func:`is_unit`: "fifty *shillings*", «сорок *рублей*», "48
-    *metres*"); a unit word as often an ordinary one (:data:`_PLAIN_TOO`: "league", "real", "crown", "sous") only
-    right after a number."""
+    *metres*", "a 3 *metre*-high plinth"); a unit word as often an ordinary one (:data:`_ONLY_AFTER_A_NUMBER`:
+    "league", "real", "crown", "sous", "pounds") only right after a number."""
     for j, w in enumerate(words):
-        if not is_unit(w, stems):
-            continue
-        before = words[j - 1] if j > 0 else ""
-        if fold(w) not in _PLAIN_TOO or any(ch.isdigit() for ch in before) or (before and is_number_word(before)):
-            return True
+        for part in w.split("-"):  # "a 3 metre-high plinth"
+            if not is_unit(part, stems):
+                continue
+            if fold(part) not in _ONLY_AFTER_A_NUMBER or any(
+                    any(ch.isdigit() for ch in b) or is_number_word(b) or fold(b) in _COUNT_TOO for b in words[max(0, j - 3): j]):
+                return True
     return False
+
+
+#: Words that count a unit too, where a number may be read whole only over several words ("*half* a crown", "trinta
+#: e *um* metros").
+_COUNT_TOO = folded("half um uma un une una")
+
+
+#: Unit words that are as often other words: units only right after a number ("the sea *pounds* the pier", "two
+#: *tones*", French "*cent* marches").
+_ONLY_AFTER_A_NUMBER = _PLAIN_TOO | folded("pound pounds tone tones cent cents")
 
 
 def _unit_at(words: list[str], j: int, joined: list[bool], shares: bool) -> bool:
