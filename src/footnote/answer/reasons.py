@@ -26,7 +26,8 @@ __all__ = ["asks_reason", "gives_reason"]
 #: Questions that ask why: the word opens the question or a clause of it ("Besides flooding, why else…"), so a
 #: question that only mentions a why ("Who asked why the lamp was red?", "Which verse says a ship 'does not ask
 #: why'?") asks what it asks; not "por que meios / cidades…" (through which). A question for an aim alone ("what
-#: for", "wozu", "para qué") is not read as one: its answers ("to call the crew") rarely carry a mark.
+#: for", "wozu", "para qué") is not read as one: its answers ("to call the crew") rarely carry a mark; nor one for a
+#: cause by its name ("What caused…", «Из-за чего…», «Какова причина…»): "a gust drove a piece of slate" answers it.
 _OPENS = r"(?:^|[,;:]\s*|\b(?:and|but|so|then|и|а|но|und|aber|et|mais|y|pero|e|mas|ma)\s+)[\s¿¡«\"'(]*"
 _ASKS_REASON = re.compile(
     _OPENS + r"(?:(?:why|how\s+come|for\s+what\s+reason|what(?:'s|\s+(?:was|is|were|are))\s+the\s+reasons?|"
@@ -34,7 +35,7 @@ _ASKS_REASON = re.compile(
     r"porque\s+é\s+que|por\s+qu[eé](?!\s+(?:meios?|medios?|vias?|caminhos?|tipos?|m[eé]todos?|cidades?|ciudad(?:es)?|"
     r"ruas?|calles?|portos?|puertos?|pa[ií]s(?:es)?|regi(?:ão|ões|ón|ones)|lugar(?:es)?|estradas?|rios?|r[ií]os?)\b)|"
     r"qual\s+(?:foi|é|era)\s+(?:o\s+motivo|a\s+raz[aã]o)|cu[aá]l\s+(?:fue|es|era)\s+(?:el\s+motivo|la\s+raz[oó]n))\b|"
-    r"(?:почему|отчего|зачем|по\s+какой\s+причине|из-за\s+чего|какова\s+причина)(?![\w-]))"
+    r"(?:почему|отчего|зачем|по\s+какой\s+причине)(?![\w-]))"
     r"|\bpor\s+qu[eê]\s*\?\s*$",
     re.IGNORECASE,
 )
