@@ -38,13 +38,18 @@ RU_Q = "Когда смотритель включает туманный гор
 OFF_Q = "Which football club won the league in 2018?"
 
 
-@pytest.fixture
-def corpus_dir(tmp_path: Path) -> Path:
+def write_corpus(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A corpus folder under ``tmp_path`` holding ``files`` (name → text)."""
     d = tmp_path / "corpus"
     d.mkdir()
-    for name, text in CORPUS.items():
+    for name, text in files.items():
         (d / name).write_text(text, encoding="utf-8")
     return d
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path, CORPUS)
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

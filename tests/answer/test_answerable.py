@@ -15,7 +15,7 @@ from footnote.answer.asked import counted_thing
 from footnote.answer.types import AbstentionReason, AnswerMode
 from footnote.testing.openai_server import Reply
 
-from .conftest import CORPUS, model_overrides
+from .conftest import CORPUS, model_overrides, write_corpus
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -154,11 +154,7 @@ NEAR = {
 
 @pytest.fixture
 def corpus_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "corpus"
-    d.mkdir()
-    for name, text in {**CORPUS, **NEAR}.items():
-        (d / name).write_text(text, encoding="utf-8")
-    return d
+    return write_corpus(tmp_path, {**CORPUS, **NEAR})
 
 
 #: the hash embedder (tests only) has no fitted drop; 0.0 judges its focus words (its vectors are bags of tokens)

@@ -12,6 +12,7 @@ from footnote.answer.asked import AskedKind, asked_kind, carries_kind
 from footnote.answer.reasons import asks_reason, gives_reason
 from footnote.answer.types import AbstentionReason, AnswerMode
 
+from .conftest import write_corpus
 from .test_answerable import LEXICAL_FLOOR
 
 
@@ -91,11 +92,7 @@ WATCH = {
 
 @pytest.fixture
 def corpus_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "corpus"
-    d.mkdir()
-    for name, text in WATCH.items():
-        (d / name).write_text(text, encoding="utf-8")
-    return d
+    return write_corpus(tmp_path, WATCH)
 
 
 def test_why_without_a_reason_in_the_passages_is_a_near_miss(build_engine: Any) -> None:

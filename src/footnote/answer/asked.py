@@ -33,6 +33,7 @@ from footnote.answer.numbers import (
     folded,
     has_number,
     holds_unit,
+    inflected,
     is_measure,
     is_month,
     measured,
@@ -169,10 +170,18 @@ _COLOUR_GROUPS: tuple[tuple[str, str], ...] = (
      "o a os as ado ada ados adas ento enta izo iza"),
     ("azul verde marrom laranja rosa marrón", "_ s es ado ada ados adas"),
 )
-_COLOUR_ENDINGS: dict[str, frozenset[str]] = {}
-for _stems, _endings in _COLOUR_GROUPS:
-    for _st in folded(_stems):
-        _COLOUR_ENDINGS[_st] = _COLOUR_ENDINGS.get(_st, frozenset()) | {"" if e == "_" else fold(e) for e in _endings.split()}
+
+
+def _colour_endings() -> dict[str, frozenset[str]]:
+    """Each colour stem (folded) with every ending its languages give it ("_": none)."""
+    out: dict[str, frozenset[str]] = {}
+    for stems, endings in _COLOUR_GROUPS:
+        for st in folded(stems):
+            out[st] = out.get(st, frozenset()) | {"" if e == "_" else fold(e) for e in endings.split()}
+    return out
+
+
+_COLOUR_ENDINGS = _colour_endings()
 #: Forms no ending makes.
 _COLOUR_FORMS = folded("azuis whites whiter whitest whitish bluish bluer redder reddest purplish")
 #: A German shade or colour before a colour in one word ("*dunkel*blau", "*rot*braun").
@@ -180,12 +189,8 @@ _SHADE = re.compile(r"^(?:dunkel|hell|tief|blass|zart|rot|blau|grün|grun|gelb|g
 
 
 def _is_colour(word: str) -> bool:
-    for part in fold(word).split("-"):
-        for form in {part, _SHADE.sub("", part)}:
-            if form in _COLOUR_FORMS or any(form.startswith(st) and form[len(st):] in ends
-                                            for st, ends in _COLOUR_ENDINGS.items()):
-                return True
-    return False
+    return any(form in _COLOUR_FORMS or inflected(form, _COLOUR_ENDINGS, _COLOUR_ENDINGS.__getitem__)
+               for part in fold(word).split("-") for form in {part, _SHADE.sub("", part)})
 
 
 #: The words of an age beside its number, whole ("40 *years*" is no age without "old"; «40 *лет*» is).
@@ -206,8 +211,9 @@ _YEAR_DIGITS = re.compile(r"(?<![\d.,])(\d{3,4})(?:s|-?е|-?х|-?м|-?го)?(?![
 
 
 def asked_kind(question: str) -> AskedKind | None:
-    """What kind of thing ``question`` asks for (None: it does not say). The narrower kinds first: an amount of
-    money, an age, a weight, a length or distance, a year — then any number, a colour, a name."""
+    """What kind of thing ``question`` asks for (None: it does not say). A reason first (a why-question), then a
+    colour, then the narrower kinds: an amount of money, an age, a weight, a length or distance, a year — then any
+    number, a name."""
     q = clean_text(question)
     if asks_reason(q):
         return AskedKind.REASON

@@ -12,11 +12,12 @@ what a question asks and uses these to tell whether a sentence holds it).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 from footnote.text import fold, is_stop, numbers
 
-__all__ = ["LENGTH_WORDS", "MONEY_WORDS", "WEIGHT_WORDS", "folded", "has_number", "holds_unit", "is_measure",
-           "is_month", "is_number_word", "is_unit", "measured", "number_at", "short_years", "split_words",
+__all__ = ["LENGTH_WORDS", "MONEY_WORDS", "WEIGHT_WORDS", "folded", "has_number", "holds_unit", "inflected",
+           "is_measure", "is_month", "is_number_word", "is_unit", "measured", "number_at", "short_years", "split_words",
            "written_numbers"]
 
 
@@ -217,11 +218,17 @@ _UNIT_ENDINGS = folded("s es n en ns  а ы и у е ом ам ах ами ов 
 _STEM_ENDINGS = {fold("мил"): folded("и ь е ях ям ями ю я")}
 
 
+def inflected(folded_word: str, stems: Iterable[str], endings: Callable[[str], frozenset[str]]) -> bool:
+    """Whether ``folded_word`` is one of ``stems`` with one of the ``endings`` that stem takes — a whole word in one
+    of its forms, never any word the stem begins. Units (:func:`is_unit`) and colours
+    (:func:`footnote.answer.asked.carries_kind`) are read this way."""
+    return any(folded_word.startswith(st) and folded_word[len(st):] in endings(st) for st in stems)
+
+
 def is_unit(word: str, stems: tuple[str, ...]) -> bool:
     """Whether ``word`` is one of the units ``stems`` name: a stem whole or with a plural or case ending
     (:data:`_UNIT_ENDINGS`), never any word it begins ("Grammy", "central", "France", "people", «милых»)."""
-    f = fold(word)
-    return any(f.startswith(st) and f[len(st):] in _STEM_ENDINGS.get(st, _UNIT_ENDINGS) for st in stems)
+    return inflected(fold(word), stems, lambda st: _STEM_ENDINGS.get(st, _UNIT_ENDINGS))
 
 
 def is_measure(word: str) -> bool:
@@ -231,7 +238,7 @@ def is_measure(word: str) -> bool:
 def holds_unit(words: list[str], stems: tuple[str, ...]) -> bool:
     """Whether ``words`` hold a unit of ``stems`` (:func:`is_unit`: "fifty *shillings*", «сорок *рублей*», "48
     *metres*", "a 3 *metre*-high plinth"); a unit word as often an ordinary one (:data:`_ONLY_AFTER_A_NUMBER`:
-    "league", "real", "crown", "sous", "pounds") only right after a number."""
+    "league", "real", "crown", "sous", "pounds") only within three words after a number ("*half* a crown")."""
     for j, w in enumerate(words):
         for part in w.split("-"):  # "a 3 metre-high plinth"
             if not is_unit(part, stems):
@@ -247,7 +254,7 @@ def holds_unit(words: list[str], stems: tuple[str, ...]) -> bool:
 _COUNT_TOO = folded("half um uma un une una")
 
 
-#: Unit words that are as often other words: units only right after a number ("the sea *pounds* the pier", "two
+#: Unit words that are as often other words: units only just after a number ("the sea *pounds* the pier", "two
 #: *tones*", French "*cent* marches").
 _ONLY_AFTER_A_NUMBER = _PLAIN_TOO | folded("pound pounds tone tones cent cents")
 

@@ -78,8 +78,8 @@ _GIVES_REASON = re.compile(
 
 
 def asks_reason(question: str) -> bool:
-    """Whether ``question`` asks why (or what for), in English, Russian, German, French, Spanish, Portuguese or
-    Italian."""
+    """Whether ``question`` asks why, in English, Russian, German, French, Spanish, Portuguese or Italian (not what
+    for, nor what caused: :data:`_ASKS_REASON`)."""
     return bool(_ASKS_REASON.search(question))
 
 
